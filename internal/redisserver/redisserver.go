@@ -1,0 +1,214 @@
+// Package redisserver runs a throwaway redis-server process: on a free
+// loopback port, with no persistence, in its own process group, killed with
+// its parent. The test helper (internal/redistest) and the simulator's default
+// environment both use it, so there is one way to spawn Redis in leaselab.
+package redisserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrNotInstalled is returned by Start when no redis-server binary is found.
+var ErrNotInstalled = errors.New("no redis-server on PATH (install it: `apt-get install redis-server` or `brew install redis`)")
+
+// Options configure Start. Zero values mean the documented defaults.
+type Options struct {
+	// Path of the redis-server binary. Default: "redis-server" looked up on PATH.
+	Path string
+	// Dir is the server's working directory. Default: a new temporary
+	// directory, removed by Stop.
+	Dir string
+	// Hz is the server's hz. Default 100: expired keys are noticed (and their
+	// keyspace notifications sent) within ~12 ms instead of ~100 ms at hz 10.
+	Hz int
+	// ReadyTimeout bounds the wait for the first PONG. Default 10s.
+	ReadyTimeout time.Duration
+}
+
+// Server is one redis-server process. Its port survives Restart.
+type Server struct {
+	Addr    string
+	Version string // the server's redis_version, read at start
+
+	path    string
+	args    []string
+	dir     string
+	tempDir bool
+	ready   time.Duration
+	cmd     *exec.Cmd
+	exited  chan struct{} // closed when cmd has been reaped
+}
+
+// Start spawns a redis-server and waits until it answers PING. The server has
+// keyspace notifications for keys, generic commands and expirations enabled
+// ("Kgx$"), which the simulator's ground-truth lane subscribes to.
+func Start(ctx context.Context, o Options) (*Server, error) {
+	path := o.Path
+	if path == "" {
+		path = "redis-server"
+	}
+	bin, err := exec.LookPath(path)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrNotInstalled, err)
+	}
+	s := &Server{path: bin, dir: o.Dir, ready: o.ReadyTimeout}
+	if s.ready == 0 {
+		s.ready = 10 * time.Second
+	}
+	if s.dir == "" {
+		if s.dir, err = os.MkdirTemp("", "leaselab-redis-"); err != nil {
+			return nil, fmt.Errorf("creating redis-server directory: %w", err)
+		}
+		s.tempDir = true
+	}
+	hz := o.Hz
+	if hz == 0 {
+		hz = 100
+	}
+	port, err := FreePort()
+	if err != nil {
+		s.cleanDir()
+		return nil, err
+	}
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	s.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--daemonize", "no", "--dir", s.dir, "--hz", strconv.Itoa(hz), "--notify-keyspace-events", "Kgx$",
+		"--protected-mode", "no"}
+	if err := s.start(ctx); err != nil {
+		s.cleanDir()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Server) start(ctx context.Context) error {
+	cmd := exec.Command(s.path, s.args...)
+	// Own process group (a signal to the harness's group does not hit it
+	// twice), and SIGKILLed by the kernel if the harness dies first.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting %s: %w", s.path, err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	s.cmd, s.exited = cmd, exited
+
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialTimeout: 200 * time.Millisecond})
+	defer c.Close()
+	deadline := time.Now().Add(s.ready)
+	for {
+		pctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		info, err := c.Info(pctx, "server").Result()
+		cancel()
+		if err == nil {
+			s.Version = field(info, "redis_version")
+			return nil
+		}
+		select {
+		case <-exited:
+			return fmt.Errorf("redis-server on %s exited before answering (port taken?): %v", s.Addr, cmd.ProcessState)
+		case <-ctx.Done():
+			s.kill()
+			return fmt.Errorf("waiting for redis-server on %s: %w", s.Addr, ctx.Err())
+		case <-time.After(5 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			s.kill()
+			return fmt.Errorf("redis-server on %s did not answer within %v: %w", s.Addr, s.ready, err)
+		}
+	}
+}
+
+// kill SIGKILLs the process group and waits for the process to be reaped.
+func (s *Server) kill() {
+	if s.cmd == nil {
+		return
+	}
+	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	<-s.exited
+	s.cmd = nil
+}
+
+// Stop kills the server, waits for it and removes its temporary directory.
+// Calling it twice is harmless.
+func (s *Server) Stop() {
+	s.kill()
+	s.cleanDir()
+}
+
+// Restart kills the server and starts a new one on the same port with an
+// empty dataset, as a crash of a Redis without persistence does. Clients
+// reconnect to the same address.
+func (s *Server) Restart(ctx context.Context) error {
+	s.kill()
+	return s.start(ctx)
+}
+
+// Running reports whether the process is alive.
+func (s *Server) Running() bool {
+	if s.cmd == nil {
+		return false
+	}
+	select {
+	case <-s.exited:
+		return false
+	default:
+		return true
+	}
+}
+
+func (s *Server) cleanDir() {
+	if s.tempDir {
+		_ = os.RemoveAll(s.dir)
+		s.tempDir = false
+	}
+}
+
+// FreePort asks the kernel for a free loopback TCP port. Another process can
+// take it before it is used; Start fails clearly if that happens.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("finding a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// field reads "name:value" from an INFO reply.
+func field(info, name string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// Pause freezes the server with SIGSTOP: connections stay open and accepted,
+// but nothing is answered, as with a hung Redis or a silent network.
+func (s *Server) Pause() error {
+	if s.cmd == nil {
+		return errors.New("redis-server is not running")
+	}
+	return syscall.Kill(s.cmd.Process.Pid, syscall.SIGSTOP)
+}
+
+// Resume undoes Pause with SIGCONT.
+func (s *Server) Resume() error {
+	if s.cmd == nil {
+		return errors.New("redis-server is not running")
+	}
+	return syscall.Kill(s.cmd.Process.Pid, syscall.SIGCONT)
+}
