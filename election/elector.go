@@ -80,6 +80,7 @@ type Opts struct {
 	// only by the client's own timeouts. go-redis honours the deadline only
 	// when the client has ContextTimeoutEnabled; otherwise its ReadTimeout
 	// (and MaxRetries) decide how long a call to an unreachable Redis takes.
+	// The deadline is taken from Clock, as a drifting process's would be.
 	OpTimeout time.Duration
 	// StopTimeout bounds Stop. Default TTL: after TTL an unreleased lease
 	// has expired anyway, so waiting longer buys nothing.
@@ -102,6 +103,10 @@ func (o Opts) Validate() error {
 		return fmt.Errorf("election: Opts.Wait is %v; it must be positive", o.Wait)
 	case o.JitterMS < 0:
 		return fmt.Errorf("election: Opts.JitterMS is %d; it must not be negative", o.JitterMS)
+	case time.Duration(o.JitterMS)*time.Millisecond >= o.TTL/2:
+		// Renewal comes TTL/2 + jitter after the last one; jitter of TTL/2
+		// or more could renew after the lease expired.
+		return fmt.Errorf("election: Opts.JitterMS is %d ms; it must be less than TTL/2 (%v)", o.JitterMS, o.TTL/2)
 	case o.OpTimeout < 0:
 		return fmt.Errorf("election: Opts.OpTimeout is %v; it must not be negative", o.OpTimeout)
 	case o.StopTimeout < 0:

@@ -132,7 +132,7 @@ type MachineConfig struct {
 }
 
 // NewMachine returns a machine in Follower state, not yet started. The config
-// must be valid (see Opts.validate): the machine does not check it twice.
+// must be valid (see Opts.Validate): the machine does not check it twice.
 func NewMachine(c MachineConfig) *Machine {
 	return &Machine{ttl: c.TTL, wait: c.Wait, jitterMS: c.JitterMS, jitter: c.Jitter}
 }

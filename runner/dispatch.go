@@ -1,0 +1,86 @@
+package runner
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// ErrUnknownTask is returned by Dispatch and friends for a task name that is
+// not in Config.Tasks.
+var ErrUnknownTask = errors.New("runner: unknown task")
+
+// newTaskID returns a random task ID. It is stored in the task's stream entry
+// and delayed member and survives retries, reclaims and hand-backs, so a
+// harness can match a dispatch to its completions.
+func newTaskID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand docs)
+	return hex.EncodeToString(b[:])
+}
+
+func (r *Runner) checkTask(task string) error {
+	if _, ok := r.cfg.Tasks[task]; !ok {
+		return fmt.Errorf("%w %q", ErrUnknownTask, task)
+	}
+	return nil
+}
+
+// Dispatch appends a task to the group's stream, for any instance to run, and
+// returns its ID. It may be called before Start and after Stop.
+func (r *Runner) Dispatch(ctx context.Context, task string, payload []byte) (string, error) {
+	if err := r.checkTask(task); err != nil {
+		return "", err
+	}
+	id := newTaskID()
+	err := r.rdb.XAdd(ctx, &redis.XAddArgs{
+		Stream: r.keys.stream,
+		Values: []any{"id", id, "task", task, "payload", payload, "attempt", "1"},
+	}).Err()
+	if err != nil {
+		return "", fmt.Errorf("runner: dispatching %s: %w", task, err)
+	}
+	r.stats.dispatched.Add(1)
+	r.emit(Event{Kind: EventTaskDispatched, TaskID: id, Task: task, Attempt: 1})
+	return id, nil
+}
+
+// DispatchDelayed stores a task that becomes due after delay, measured by the
+// Redis server's clock (so an instance's drifting clock does not move it).
+// The leader's scheduler moves it into the stream on its first tick after it
+// is due; see Config.ChoreInterval for the lateness that implies. A delay of
+// zero or less dispatches at once.
+func (r *Runner) DispatchDelayed(ctx context.Context, task string, payload []byte, delay time.Duration) (string, error) {
+	if delay <= 0 {
+		return r.Dispatch(ctx, task, payload)
+	}
+	return r.enqueueDelayed(ctx, task, payload, "", delay)
+}
+
+// ScheduleAt stores a task that becomes due at the given time (Unix
+// milliseconds, compared with the Redis server's clock). A time in the past
+// is due at the scheduler's next tick.
+func (r *Runner) ScheduleAt(ctx context.Context, task string, payload []byte, at time.Time) (string, error) {
+	return r.enqueueDelayed(ctx, task, payload, strconv.FormatInt(at.UnixMilli(), 10), 0)
+}
+
+func (r *Runner) enqueueDelayed(ctx context.Context, task string, payload []byte, at string, delay time.Duration) (string, error) {
+	if err := r.checkTask(task); err != nil {
+		return "", err
+	}
+	id := newTaskID()
+	due, err := enqueueDelayedScript.Run(ctx, r.rdb, []string{r.keys.delayed},
+		at, delay.Milliseconds(), id, task, payload, "1").Int64()
+	if err != nil {
+		return "", fmt.Errorf("runner: dispatching delayed %s: %w", task, err)
+	}
+	r.stats.dispatched.Add(1)
+	r.emit(Event{Kind: EventTaskDispatched, TaskID: id, Task: task, Attempt: 1, Due: time.UnixMilli(due)})
+	return id, nil
+}

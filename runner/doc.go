@@ -1,0 +1,29 @@
+// Package runner is TaskRunner: a task queue on Redis Streams in which every
+// instance works and one elected instance also does the group's chores.
+//
+// The model. Instances that share a consumer group (Config.Group) form one
+// runner fleet. Dispatch appends a task to the group's stream; every instance
+// reads the stream with XREADGROUP under its own consumer name and runs the
+// tasks on a bounded worker pool. A task is acknowledged (XACK) only after its
+// handler returned nil, so delivery is at least once: a failed task is retried
+// with backoff up to its MaxRetries and then dead-lettered, and the pending
+// entries of an instance that crashed or stalled are taken over (XAUTOCLAIM)
+// by the live ones once they have been idle for ClaimIdle.
+//
+// The leader. Each instance runs the spec's elector (package election) on the
+// group's lease. The instance whose IsLeader flag is set also does the three
+// "global" chores on every chore tick: it moves due delayed tasks (and due
+// retries) into the stream, computes and resets the timing metrics, and
+// decides and publishes the per-instance worker-pool capacity. Followers only
+// heartbeat and apply the published capacity. The chores are written so that
+// two instances that both believe they lead (the spec allows a brief overlap)
+// do no harm: each chore is one atomic Lua script, so a delayed task reaches
+// the stream once, a metric sample is counted once, and capacity versions only
+// grow.
+//
+// Observability. Config.OnEvent receives every event (leadership, chores,
+// task life cycle, errors) synchronously, and Stats returns counters. Nothing
+// the runner reports can block it unless the hook itself blocks.
+//
+// The Redis keys a group uses are listed in keys.go.
+package runner

@@ -1,0 +1,59 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// The in-flight registry: which deliveries run here. It lets a graceful Stop
+// hand back what did not finish in time, and keeps the fetcher from starting
+// a second copy of an entry this instance is still running.
+
+// track registers d as running; false if it already runs here.
+func (r *Runner) track(d delivery) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if _, ok := r.flights[d.entry]; ok {
+		return false
+	}
+	r.flights[d.entry] = &d
+	return true
+}
+
+// untrack unregisters entry; false if Stop took it to hand it back, in which
+// case the worker must not settle it.
+func (r *Runner) untrack(entry string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	_, ok := r.flights[entry]
+	delete(r.flights, entry)
+	return ok
+}
+
+// handBackAll takes every running delivery from its worker and returns it to
+// the stream for any instance to run.
+func (r *Runner) handBackAll(ctx context.Context) error {
+	r.mu.Lock()
+	var ds []*delivery
+	for entry, d := range r.flights {
+		ds = append(ds, d)
+		delete(r.flights, entry)
+	}
+	r.mu.Unlock()
+	var errs []error
+	for _, d := range ds {
+		acked, err := handBackScript.Run(ctx, r.rdb, []string{r.keys.stream},
+			r.cfg.Group, d.entry, d.id, d.task, d.payload, d.attempt).Int64()
+		if err != nil {
+			// Still pending under this consumer: reclaimed after ClaimIdle.
+			errs = append(errs, fmt.Errorf("runner: stop: handing back task %s (%s): %w", d.id, d.task, err))
+			continue
+		}
+		if acked == 1 {
+			r.stats.handedBack.Add(1)
+			r.emit(Event{Kind: EventTaskHandedBack, TaskID: d.id, Task: d.task, Attempt: d.attempt})
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,108 @@
+package runner
+
+import (
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// TaskTiming is one task's executions in a metrics period.
+type TaskTiming struct {
+	Count int64
+	Avg   time.Duration
+}
+
+// MetricsReport is what the metrics chore computed for one period: the
+// samples every instance recorded since the previous reset.
+type MetricsReport struct {
+	// At is when the period ended, by the leader's clock.
+	At time.Time
+	// Tasks holds each task's executions (successful or not) in the period.
+	Tasks map[string]TaskTiming
+	// Samples and Avg are over all tasks; Avg is 0 when Samples is 0.
+	Samples int64
+	Avg     time.Duration
+	// Queued entries wait for delivery; Pending ones were delivered and not
+	// yet acknowledged (running, or left by a crashed instance).
+	Queued, Pending int64
+	// Instances is the number of live (heartbeating) instances; Capacity the
+	// per-instance pool size the leader has applied.
+	Instances, Capacity int
+	// PredictedWait is how long a task dispatched now would wait before it
+	// starts: Queued × average task time / (Instances × Capacity). The
+	// average is this period's, or the last period's that had samples.
+	PredictedWait time.Duration
+	// SlowTasks are the tasks whose Avg exceeded Config.AvgThreshold, and
+	// WaitExceeded says PredictedWait exceeded Config.WaitThreshold.
+	SlowTasks    []string
+	WaitExceeded bool
+}
+
+// metrics is the metrics chore: it reads and resets every instance's samples
+// in one script (no sample recorded meanwhile is lost), computes the report,
+// and calls OnThreshold when a threshold is exceeded. ok is false when Redis
+// failed.
+func (r *Runner) metrics() (MetricsReport, bool) {
+	res, err := metricsScript.Run(r.ctx, r.rdb,
+		[]string{r.keys.metricsN, r.keys.metricsUS, r.keys.stream, r.keys.instances}, r.cfg.Group).Slice()
+	if err == nil && len(res) != 5 {
+		err = fmt.Errorf("unexpected reply %v", res)
+	}
+	if err != nil {
+		r.fail(fmt.Errorf("runner: metrics: reading and resetting the samples: %w", err))
+		return MetricsReport{}, false
+	}
+	counts, sums := pairs(res[0]), pairs(res[1])
+	length, _ := res[2].(int64)
+	pending, _ := res[3].(int64)
+	live, _ := res[4].(int64)
+
+	rep := MetricsReport{At: r.clock.Now(), Tasks: make(map[string]TaskTiming, len(counts)),
+		Queued: max(length-pending, 0), Pending: pending, Instances: int(live)}
+	rep.Capacity, _ = r.pool.state()
+	var totalUS int64
+	for task, n := range counts {
+		if n <= 0 {
+			continue
+		}
+		us := sums[task]
+		rep.Tasks[task] = TaskTiming{Count: n, Avg: time.Duration(us/n) * time.Microsecond}
+		rep.Samples += n
+		totalUS += us
+	}
+	if rep.Samples > 0 {
+		rep.Avg = time.Duration(totalUS/rep.Samples) * time.Microsecond
+		r.lastAvg = rep.Avg
+	}
+	if workers := int64(max(rep.Instances, 1) * rep.Capacity); workers > 0 {
+		rep.PredictedWait = time.Duration(rep.Queued * int64(r.lastAvg) / workers)
+	}
+
+	for task, t := range rep.Tasks {
+		if r.cfg.AvgThreshold > 0 && t.Avg > r.cfg.AvgThreshold {
+			rep.SlowTasks = append(rep.SlowTasks, task)
+		}
+	}
+	slices.Sort(rep.SlowTasks)
+	rep.WaitExceeded = r.cfg.WaitThreshold > 0 && rep.PredictedWait > r.cfg.WaitThreshold
+	r.choreRan(Event{Chore: ChoreMetrics, N: int(rep.Samples), Metrics: &rep})
+	if (len(rep.SlowTasks) > 0 || rep.WaitExceeded) && r.cfg.OnThreshold != nil {
+		r.cfg.OnThreshold(rep)
+	}
+	return rep, true
+}
+
+// pairs reads an HGETALL reply of integer values.
+func pairs(v any) map[string]int64 {
+	flat, _ := v.([]any)
+	m := make(map[string]int64, len(flat)/2)
+	for i := 0; i+1 < len(flat); i += 2 {
+		k, _ := flat[i].(string)
+		n, err := strconv.ParseInt(fmt.Sprint(flat[i+1]), 10, 64)
+		if err == nil {
+			m[k] = n
+		}
+	}
+	return m
+}

@@ -1,0 +1,270 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/leaselab/leaselab/election"
+	"github.com/redis/go-redis/v9"
+)
+
+// Runner is one TaskRunner instance. Create it with New, run it with Start,
+// end it with Stop (graceful) or by cancelling Start's context (a crash).
+type Runner struct {
+	cfg   Config
+	rdb   redis.UniversalClient
+	keys  keys
+	clock clock.Clock
+	log   *slog.Logger
+	id    string
+
+	elector      *election.Elector
+	promote      <-chan time.Time
+	demote       <-chan time.Time
+	electionErrs <-chan error
+
+	pool    *pool
+	leading atomic.Bool
+	killed  atomic.Bool
+	stats   counters
+
+	mu      sync.Mutex
+	state   int                  // stateNew, stateRunning or stateStopped
+	flights map[string]*delivery // stream entry id -> task running here
+	applied published            // the capacity this instance applied last
+
+	// Set by Start, read-only after.
+	ctx            context.Context // Start's: cancelled means killed
+	taskCtx        context.Context // parent of every handler's ctx
+	cancelTasks    context.CancelFunc
+	cancelFetch    context.CancelFunc
+	cancelChores   context.CancelFunc
+	fetchDone      chan struct{}
+	choreDone      chan struct{}
+	electionDone   chan struct{}
+	electorStopped chan struct{}
+	stopReq        chan context.Context
+	done           chan struct{}
+	stopErr        error // written before done is closed
+
+	lastAvg time.Duration // the leader's last known average task time; chore goroutine only
+}
+
+const (
+	stateNew = iota
+	stateRunning
+	stateStopped
+)
+
+// New returns a runner for cfg that talks to Redis through rdb. rdb may be a
+// *redis.Client or a *redis.ClusterClient; the runner never closes it.
+func New(rdb redis.UniversalClient, cfg Config) (*Runner, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	r := &Runner{
+		cfg:     cfg,
+		rdb:     rdb,
+		keys:    keysFor(cfg.Group),
+		clock:   cfg.Clock,
+		pool:    newPool(cfg.Workers),
+		flights: make(map[string]*delivery),
+		done:    make(chan struct{}),
+	}
+	r.applied.capacity = cfg.Workers
+	cfg.Election.Redis = leaseClient{Scripter: rdb, r: r}
+	if err := cfg.Election.Validate(); err != nil {
+		return nil, fmt.Errorf("runner: %w", err)
+	}
+	r.elector, r.promote, r.demote, r.electionErrs = election.NewElector(cfg.Election)
+	r.id = r.elector.ID()
+	r.log = cfg.Logger.With("instance", r.id, "group", cfg.Group)
+	return r, nil
+}
+
+// ElectorID returns the instance's ID: the value its elector writes into the
+// lease, and its consumer name in the group.
+func (r *Runner) ElectorID() string { return r.id }
+
+// LeaseKey returns the Redis key of the group's lease.
+func (r *Runner) LeaseKey() string { return r.keys.lease }
+
+// IsLeader reports whether this instance acts as the leader: the flag the
+// elector's promote and demote signals set, checked before every chore.
+func (r *Runner) IsLeader() bool { return r.leading.Load() }
+
+// Done is closed when every goroutine of the runner has returned, after Stop
+// or after Start's context was cancelled.
+func (r *Runner) Done() <-chan struct{} { return r.done }
+
+// Start creates the stream and the consumer group if needed, then starts the
+// elector, the fetcher and the chore ticker, and returns.
+//
+// Cancelling ctx kills the runner: it stops dead, as if its process had
+// crashed. It releases nothing, acknowledges nothing, sends no more Redis
+// commands (the lease is left to expire, the tasks it was running to be
+// reclaimed by others) and reports no more events. Done is closed once its
+// goroutines have returned. To simulate a crash fully, also close its client.
+func (r *Runner) Start(ctx context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.state != stateNew {
+		return errors.New("runner: Start called twice, or after Stop")
+	}
+	if err := r.ensureGroup(ctx); err != nil {
+		return err
+	}
+	r.state = stateRunning
+	r.ctx = ctx
+	r.taskCtx, r.cancelTasks = context.WithCancel(ctx)
+	fetchCtx, cancelFetch := context.WithCancel(ctx)
+	choreCtx, cancelChores := context.WithCancel(ctx)
+	r.cancelFetch, r.cancelChores = cancelFetch, cancelChores
+	r.fetchDone = make(chan struct{})
+	r.choreDone = make(chan struct{})
+	r.electionDone = make(chan struct{})
+	r.electorStopped = make(chan struct{})
+	r.stopReq = make(chan context.Context)
+
+	go r.watchElection()
+	r.elector.Start()
+	go r.fetch(fetchCtx)
+	go r.chores(choreCtx)
+	go r.supervise()
+	return nil
+}
+
+// ensureGroup creates the group at the start of the stream (and the stream),
+// so that tasks dispatched before any instance ran are not skipped.
+func (r *Runner) ensureGroup(ctx context.Context) error {
+	err := r.rdb.XGroupCreateMkStream(ctx, r.keys.stream, r.cfg.Group, "0").Err()
+	if err != nil && !strings.HasPrefix(err.Error(), "BUSYGROUP") {
+		return fmt.Errorf("runner: creating consumer group %q on %s: %w", r.cfg.Group, r.keys.stream, err)
+	}
+	return nil
+}
+
+// Stop stops the runner gracefully: it stops fetching, lets the tasks in
+// flight finish until ctx is done, then hands the unfinished ones back to the
+// stream and cancels their handlers, stops the chores, steps down and
+// releases the lease (so another instance promotes on its next election
+// tick), and leaves the group.
+//
+// Every goroutine of the runner has returned when Stop returns, so Stop takes
+// as long as they do: ctx bounds the tasks in flight; the fetcher's current
+// read takes up to Block; the hand-back and leave calls are bounded by the
+// elector's StopTimeout (default TTL), and so is the elector's release.
+// Against an unreachable Redis, go-redis honours those bounds only with
+// ContextTimeoutEnabled; otherwise its ReadTimeout and MaxRetries decide. The
+// one exception is a handler that ignores its cancelled ctx: Stop gives up on
+// it after StopTimeout, says so in its error, and leaves it running.
+//
+// Stop after a kill only waits for the runner to wind down and returns nil.
+// Stop is idempotent; Stop before Start makes a later Start fail.
+func (r *Runner) Stop(ctx context.Context) error {
+	r.mu.Lock()
+	if r.state != stateRunning {
+		if r.state == stateNew {
+			r.state = stateStopped
+			close(r.done)
+		}
+		r.mu.Unlock()
+		<-r.done
+		return r.stopErr
+	}
+	r.mu.Unlock()
+	select {
+	case r.stopReq <- ctx:
+	case <-r.done:
+	}
+	<-r.done
+	return r.stopErr
+}
+
+// supervise waits for the end, graceful or not, and carries it out.
+func (r *Runner) supervise() {
+	defer close(r.done)
+	select {
+	case <-r.ctx.Done():
+		r.kill()
+	case ctx := <-r.stopReq:
+		r.stopErr = r.shutdown(ctx)
+	}
+	r.mu.Lock()
+	r.state = stateStopped
+	r.mu.Unlock()
+}
+
+// kill winds the runner down after Start's context was cancelled. Every
+// goroutine sees the cancellation; the lease client refuses to run the
+// release, so the elector stops without a word to Redis.
+func (r *Runner) kill() {
+	r.killed.Store(true)
+	<-r.fetchDone
+	<-r.choreDone
+	_ = r.pool.waitIdle(context.Background())
+	_ = r.stopElection()
+	r.cancelTasks()
+	r.cancelFetch()
+	r.cancelChores()
+}
+
+// shutdown is Stop's work.
+func (r *Runner) shutdown(ctx context.Context) error {
+	bound := r.cfg.Election.StopTimeout
+	if bound == 0 {
+		bound = r.cfg.Election.TTL
+	}
+	var errs []error
+	r.cancelFetch()
+	<-r.fetchDone
+	if r.pool.waitIdle(ctx) != nil {
+		// Out of time: return what is unfinished to the stream first, so the
+		// handlers' cancellation below does not count as a failure.
+		cleanup, cancel := context.WithTimeout(r.ctx, bound)
+		errs = append(errs, r.handBackAll(cleanup))
+		r.cancelTasks()
+		if r.pool.waitIdle(cleanup) != nil {
+			_, busy := r.pool.state()
+			errs = append(errs, fmt.Errorf("runner: stop: %d handlers ignored their cancelled ctx for %v; left running", busy, bound))
+		}
+		cancel()
+	}
+	r.cancelChores()
+	<-r.choreDone
+	errs = append(errs, r.stopElection())
+	cleanup, cancel := context.WithTimeout(r.ctx, bound)
+	errs = append(errs, r.leave(cleanup))
+	cancel()
+	r.cancelTasks()
+	return errors.Join(errs...)
+}
+
+// leave removes this instance from the live set, and its consumer from the
+// group when it holds no pending entry (it would only clutter XINFO).
+func (r *Runner) leave(ctx context.Context) error {
+	if err := r.rdb.ZRem(ctx, r.keys.instances, r.id).Err(); err != nil {
+		return fmt.Errorf("runner: stop: removing the heartbeat: %w", err)
+	}
+	pending, err := r.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
+		Stream: r.keys.stream, Group: r.cfg.Group, Start: "-", End: "+", Count: 1, Consumer: r.id,
+	}).Result()
+	if err != nil {
+		return fmt.Errorf("runner: stop: reading this consumer's pending entries: %w", err)
+	}
+	if len(pending) > 0 {
+		return nil
+	}
+	if err := r.rdb.XGroupDelConsumer(ctx, r.keys.stream, r.cfg.Group, r.id).Err(); err != nil {
+		return fmt.Errorf("runner: stop: deleting consumer %s: %w", r.id, err)
+	}
+	return nil
+}

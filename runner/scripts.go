@@ -1,0 +1,129 @@
+package runner
+
+import "github.com/redis/go-redis/v9"
+
+// The Lua scripts. Each runs atomically on the server; that is what makes the
+// leader's chores safe when two instances believe they lead, and what keeps a
+// task from being lost or doubled between two keys. Times that decide what is
+// due come from the Redis server's clock (TIME), never an instance's, so a
+// drifting instance clock cannot make a task early or late. Delayed members
+// are packed with cmsgpack inside Redis, so the Go side never encodes them.
+
+// luaNow sets now to the server time in Unix milliseconds.
+const luaNow = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`
+
+// luaAck acknowledges entry ARGV[2] of stream KEYS[1] for group ARGV[1] and
+// deletes it, so the stream holds only unfinished tasks. acked is 0 when
+// another instance finished the entry first: then it must not be retried,
+// dead-lettered or handed back a second time.
+const luaAck = `
+local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
+if acked == 1 then redis.call('XDEL', KEYS[1], ARGV[2]) end
+`
+
+// luaSample records one execution of task ARGV[3] that took ARGV[4] µs, in
+// the two metrics hashes KEYS[2] and KEYS[3].
+const luaSample = `
+redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+redis.call('HINCRBY', KEYS[3], ARGV[3], ARGV[4])
+`
+
+var (
+	// enqueueDelayedScript adds a task to the delayed ZSET KEYS[1], due at
+	// ARGV[1] (Unix ms), or ARGV[2] ms from now by the server's clock when
+	// ARGV[1] is empty. ARGV[3..6]: id, task, payload, attempt. Returns the
+	// due time.
+	enqueueDelayedScript = redis.NewScript(luaNow + `
+local due = tonumber(ARGV[1])
+if ARGV[1] == '' then due = now + tonumber(ARGV[2]) end
+redis.call('ZADD', KEYS[1], due, cmsgpack.pack(ARGV[3], ARGV[4], ARGV[5], ARGV[6]))
+return due`)
+
+	// scheduleScript is the delayed scheduler's tick: it moves up to ARGV[1]
+	// due members of the ZSET KEYS[1] into the stream KEYS[2]. XADD and ZREM
+	// of a member happen in one script, so two leaders ticking at once cannot
+	// both move it. Returns id, task, attempt, lateness (ms) per moved task.
+	scheduleScript = redis.NewScript(luaNow + `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+local out = {}
+for i = 1, #due, 2 do
+  local id, task, payload, attempt = cmsgpack.unpack(due[i])
+  redis.call('XADD', KEYS[2], '*', 'id', id, 'task', task, 'payload', payload, 'attempt', attempt)
+  redis.call('ZREM', KEYS[1], due[i])
+  table.insert(out, id)
+  table.insert(out, task)
+  table.insert(out, attempt)
+  table.insert(out, now - tonumber(due[i + 1]))
+end
+return out`)
+
+	// completeScript finishes a successful task. KEYS: stream, metrics:n,
+	// metrics:us. ARGV: group, entry id, task, µs. Returns acked.
+	completeScript = redis.NewScript(luaAck + luaSample + `return acked`)
+
+	// retryScript finishes a failed task that has retries left: the entry is
+	// acknowledged and the task goes to the delayed ZSET KEYS[4], due ARGV[8]
+	// ms from now, in one step, so it is neither lost nor doubled. ARGV[5..7]:
+	// id, payload, next attempt. Returns acked.
+	retryScript = redis.NewScript(luaAck + luaSample + luaNow + `
+if acked == 1 then
+  redis.call('ZADD', KEYS[4], now + tonumber(ARGV[8]), cmsgpack.pack(ARGV[5], ARGV[3], ARGV[6], ARGV[7]))
+end
+return acked`)
+
+	// deadScript finishes a task out of retries: acknowledged and appended to
+	// the dead-letter stream KEYS[4] in one step. ARGV[5..9]: id, payload,
+	// attempt, error, instance. Returns acked.
+	deadScript = redis.NewScript(luaAck + luaSample + `
+if acked == 1 then
+  redis.call('XADD', KEYS[4], '*', 'id', ARGV[5], 'task', ARGV[3], 'payload', ARGV[6],
+    'attempt', ARGV[7], 'error', ARGV[8], 'instance', ARGV[9])
+end
+return acked`)
+
+	// handBackScript returns an unfinished task to the stream at a graceful
+	// Stop: the entry is acknowledged and a copy (same id and attempt)
+	// appended for any instance to take. KEYS: stream. ARGV: group, entry id,
+	// id, task, payload, attempt. Returns acked.
+	handBackScript = redis.NewScript(luaAck + `
+if acked == 1 then
+  redis.call('XADD', KEYS[1], '*', 'id', ARGV[3], 'task', ARGV[4], 'payload', ARGV[5], 'attempt', ARGV[6])
+end
+return acked`)
+
+	// metricsScript reads and resets the metrics hashes KEYS[1] (counts) and
+	// KEYS[2] (µs) in one step, so a sample recorded concurrently lands either
+	// in this read or in the next, never in neither. It also returns the
+	// stream's length KEYS[3], the group ARGV[1]'s pending count, and the
+	// number of live instances in KEYS[4].
+	metricsScript = redis.NewScript(luaNow + `
+local n = redis.call('HGETALL', KEYS[1])
+local us = redis.call('HGETALL', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+local len = redis.call('XLEN', KEYS[3])
+local pending = 0
+local ok, p = pcall(redis.call, 'XPENDING', KEYS[3], ARGV[1])
+if ok then pending = p[1] end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+return {n, us, len, pending, redis.call('ZCARD', KEYS[4])}`)
+
+	// beatScript is every instance's heartbeat: instance ARGV[1] is live for
+	// ARGV[2] ms more in the ZSET KEYS[1]. The ZSET itself expires when the
+	// whole fleet is gone. Returns the published capacity, version and leader
+	// from KEYS[2].
+	beatScript = redis.NewScript(luaNow + `
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('HMGET', KEYS[2], 'capacity', 'version', 'leader')`)
+
+	// publishScript publishes capacity ARGV[1] from leader ARGV[2] in the hash
+	// KEYS[1] under the next version. HINCRBY makes the versions grow even
+	// when two leaders publish at once. Returns the version.
+	publishScript = redis.NewScript(`
+local v = redis.call('HINCRBY', KEYS[1], 'version', 1)
+redis.call('HSET', KEYS[1], 'capacity', ARGV[1], 'leader', ARGV[2])
+return v`)
+)

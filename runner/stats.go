@@ -1,0 +1,60 @@
+package runner
+
+import "sync/atomic"
+
+// Stats is a snapshot of one runner's state and counters. The counters are
+// this instance's since New.
+type Stats struct {
+	Instance string
+	Leader   bool
+
+	// Capacity is the pool size in force, CapacityVersion and CapacityFrom
+	// the version and leader of the publication it came from (0 and "" for
+	// Config.Workers before any publication). InFlight counts the handlers running.
+	Capacity        int
+	CapacityVersion int64
+	CapacityFrom    string
+	InFlight        int
+
+	Dispatched   uint64 // tasks stored by this instance's Dispatch calls
+	Started      uint64 // handlers started
+	Completed    uint64 // handlers that returned nil, acknowledged
+	Failed       uint64 // handlers that failed, settled (retry or dead letter)
+	DeadLettered uint64
+	Reclaimed    uint64 // entries taken over from idle consumers
+	HandedBack   uint64 // unfinished tasks returned to the stream by Stop
+	DelayedMoved uint64 // delayed tasks and retries this instance moved as leader
+	ChoreRuns    uint64 // leader chore runs (all three kinds)
+	Errors       uint64 // EventError count
+}
+
+type counters struct {
+	dispatched, started, completed, failed, deadLettered, reclaimed,
+	handedBack, delayedMoved, choreRuns, errors atomic.Uint64
+}
+
+// Stats returns a snapshot.
+func (r *Runner) Stats() Stats {
+	size, _ := r.pool.state()
+	r.mu.Lock()
+	p, inFlight := r.applied, len(r.flights)
+	r.mu.Unlock()
+	return Stats{
+		Instance:        r.id,
+		Leader:          r.IsLeader(),
+		Capacity:        size,
+		CapacityVersion: p.version,
+		CapacityFrom:    p.from,
+		InFlight:        inFlight,
+		Dispatched:      r.stats.dispatched.Load(),
+		Started:         r.stats.started.Load(),
+		Completed:       r.stats.completed.Load(),
+		Failed:          r.stats.failed.Load(),
+		DeadLettered:    r.stats.deadLettered.Load(),
+		Reclaimed:       r.stats.reclaimed.Load(),
+		HandedBack:      r.stats.handedBack.Load(),
+		DelayedMoved:    r.stats.delayedMoved.Load(),
+		ChoreRuns:       r.stats.choreRuns.Load(),
+		Errors:          r.stats.errors.Load(),
+	}
+}

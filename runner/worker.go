@@ -1,0 +1,128 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"runtime/debug"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// work runs one delivery on a slot the fetcher reserved, and settles it.
+func (r *Runner) work(m redis.XMessage, reclaimed bool) {
+	defer r.pool.release(1)
+	d, err := parseDelivery(m)
+	if err != nil {
+		r.fail(err)
+		r.settle(d, Task{}, err, 0)
+		return
+	}
+	if !r.track(d) {
+		return // our own running entry, reclaimed because it ran past ClaimIdle
+	}
+	if reclaimed {
+		r.stats.reclaimed.Add(1)
+		r.emit(Event{Kind: EventTaskReclaimed, TaskID: d.id, Task: d.task, Attempt: d.attempt})
+	}
+	t := r.cfg.Tasks[d.task]
+	r.stats.started.Add(1)
+	r.emit(Event{Kind: EventTaskStarted, TaskID: d.id, Task: d.task, Attempt: d.attempt})
+	start := r.clock.Now()
+	err = r.run(t, d)
+	took := r.clock.Since(start)
+	if !r.untrack(d.entry) {
+		return // a graceful Stop ran out of time and handed it back
+	}
+	if r.ctx.Err() != nil {
+		return // killed: the entry stays pending, for another instance to reclaim
+	}
+	r.settle(d, t, err, took)
+}
+
+type taskIDKey struct{}
+
+// TaskID returns the ID of the task a handler's ctx belongs to (the ID
+// Dispatch returned), or "" for any other ctx. A task keeps its ID across
+// retries, reclaims and hand-backs, so a handler can use it to be idempotent.
+func TaskID(ctx context.Context) string {
+	id, _ := ctx.Value(taskIDKey{}).(string)
+	return id
+}
+
+// run calls the handler with a ctx cancelled at the task's Timeout. A panic
+// is a failure like any other: one bad task must not take the instance down.
+func (r *Runner) run(t Task, d delivery) (err error) {
+	if t.Handler == nil {
+		return fmt.Errorf("%w %q on this instance", ErrUnknownTask, d.task)
+	}
+	ctx, cancel := r.clock.WithTimeout(context.WithValue(r.taskCtx, taskIDKey{}, d.id), t.Timeout)
+	defer cancel()
+	defer func() {
+		if p := recover(); p != nil {
+			r.log.Error("task handler panicked", "task", d.task, "id", d.id, "panic", p, "stack", string(debug.Stack()))
+			err = fmt.Errorf("handler panicked: %v", p)
+		}
+	}()
+	return t.Handler(ctx, d.payload)
+}
+
+// settle acknowledges a finished delivery and, when the handler failed,
+// schedules its retry or dead-letters it, each in one script with the
+// acknowledgement. A Redis error leaves the entry pending: it is reclaimed
+// and run again after ClaimIdle, never lost.
+func (r *Runner) settle(d delivery, t Task, failure error, took time.Duration) {
+	keys := []string{r.keys.stream, r.keys.metricsN, r.keys.metricsUS}
+	args := []any{r.cfg.Group, d.entry, d.task, took.Microseconds()}
+	ev := Event{TaskID: d.id, Task: d.task, Attempt: d.attempt, Duration: took, Err: failure}
+	switch {
+	case failure == nil:
+		acked, err := completeScript.Run(r.ctx, r.rdb, keys, args...).Int64()
+		if err != nil {
+			r.fail(fmt.Errorf("runner: acknowledging task %s (%s): %w", d.id, d.task, err))
+			return
+		}
+		r.stats.completed.Add(1)
+		ev.Kind, ev.Duplicate = EventTaskCompleted, acked == 0
+		r.emit(ev)
+	case t.Handler != nil && d.attempt <= t.MaxRetries:
+		// (A malformed entry or an unknown task has no Handler: it goes
+		// straight to the dead letters, where an operator can see it.)
+		keys = append(keys, r.keys.delayed)
+		args = append(args, d.id, d.payload, d.attempt+1, r.backoff(d.attempt).Milliseconds())
+		acked, err := retryScript.Run(r.ctx, r.rdb, keys, args...).Int64()
+		if err != nil {
+			r.fail(fmt.Errorf("runner: scheduling the retry of task %s (%s): %w", d.id, d.task, err))
+			return
+		}
+		r.stats.failed.Add(1)
+		ev.Kind, ev.Retry, ev.Duplicate = EventTaskFailed, acked == 1, acked == 0
+		r.emit(ev)
+	default:
+		keys = append(keys, r.keys.dead)
+		args = append(args, d.id, d.payload, d.attempt, failure.Error(), r.id)
+		acked, err := deadScript.Run(r.ctx, r.rdb, keys, args...).Int64()
+		if err != nil {
+			r.fail(fmt.Errorf("runner: dead-lettering task %s (%s): %w", d.id, d.task, err))
+			return
+		}
+		r.stats.failed.Add(1)
+		ev.Kind, ev.Duplicate = EventTaskFailed, acked == 0
+		r.emit(ev)
+		if acked == 1 {
+			r.stats.deadLettered.Add(1)
+			ev.Kind = EventTaskDeadLettered
+			r.emit(ev)
+		}
+	}
+}
+
+// backoff is the delay before the retry that follows attempt: RetryBackoff,
+// doubled per attempt, capped at 5 minutes.
+func (r *Runner) backoff(attempt int) time.Duration {
+	d := r.cfg.RetryBackoff
+	for i := 1; i < attempt && d < maxRetryBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxRetryBackoff)
+}
