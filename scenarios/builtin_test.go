@@ -1,0 +1,160 @@
+package scenarios
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// required are the built-ins the suite must have.
+var required = []string{
+	"steady-state", "leader-crash", "follower-crash", "leader-stop", "renew-blip",
+	"partition-blackhole", "partition-refuse", "partition-reset", "partition-one-way",
+	"latency", "slow-redis", "clock-drift", "pause", "redis-restart", "script-flush",
+	"rolling-restart", "thundering-herd", "flapping-network",
+}
+
+func TestBuiltinSuite(t *testing.T) {
+	entries := Builtin()
+	files, _ := filepath.Glob("builtin/*.yaml")
+	if len(entries) != len(files) {
+		t.Fatalf("%d entries for %d files", len(entries), len(files))
+	}
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.Name)
+		t.Run(e.Name, func(t *testing.T) {
+			onDisk, err := os.ReadFile(strings.TrimPrefix(e.File, "scenarios/"))
+			if err != nil || string(onDisk) != string(e.Raw) {
+				t.Errorf("%s is not the embedded file (%v)", e.File, err)
+			}
+			if e.Scenario.Name != e.Name || filepath.Base(e.File) != e.Name+".yaml" {
+				t.Errorf("name %q, file %s", e.Scenario.Name, e.File)
+			}
+			if len(e.Description) < 100 || e.Description != e.Scenario.Description {
+				t.Errorf("description too short or inconsistent: %q", e.Description)
+			}
+			if len(e.Scenario.Expect) == 0 {
+				t.Error("no expectations: the run would pass whatever happened")
+			}
+			if !strings.Contains(string(readme), "| `"+e.Name+"` |") {
+				t.Errorf("README.md's suite table does not list %s", e.Name)
+			}
+			checkPredictable(t, e.Scenario)
+		})
+	}
+	for _, n := range required {
+		if !slices.Contains(names, n) {
+			t.Errorf("missing built-in %s", n)
+		}
+	}
+	if !slices.IsSorted(names) {
+		t.Errorf("Builtin is not sorted by name: %v", names)
+	}
+}
+
+// checkPredictable makes sure a "predicted" limit has a failure mode to be
+// predicted from: without one the prediction is 0 and the limit is just the
+// slack, which is never what the writer meant.
+func checkPredictable(t *testing.T, sc sim.Scenario) {
+	t.Helper()
+	modes := 0
+	for _, f := range sc.Faults {
+		if sim.ModeOf(f.Kind, f.Mode) != "" {
+			modes++
+		}
+	}
+	for _, x := range sc.Expect {
+		if x.Max == predicted && modes == 0 && len(sc.Faults) > 0 {
+			t.Errorf("%s: predicted, but no fault maps to a failure mode of the bound calculator", x.Metric)
+		}
+	}
+}
+
+// TestBuiltinBudget keeps the suite within its time budget: at default
+// settings it must finish within 5 minutes on 2 cores with 3 runs in
+// parallel, setup included.
+func TestBuiltinBudget(t *testing.T) {
+	var total time.Duration
+	for _, e := range Builtin() {
+		sc := e.Scenario
+		d, _, p := effective(sc)
+		r := sc.Recovery
+		if r == 0 {
+			r = p.TTL + p.Wait + 2*time.Second
+		}
+		if sc.TimeScale != 0 {
+			t.Errorf("%s sets time_scale; the suite's budget assumes real time", e.Name)
+		}
+		if d+r > 45*time.Second {
+			t.Errorf("%s runs %v; keep each built-in within 45s", e.Name, d+r)
+		}
+		total += d + r
+	}
+	if total > 10*time.Minute {
+		t.Errorf("the suite runs %v in all; 3 in parallel must stay well under 5 minutes", total)
+	}
+	t.Logf("suite: %v of run time", total)
+}
+
+// TestBuiltinTimings checks the suite uses the spec's timings and go-redis's
+// defaults, except where changing them is the point.
+func TestBuiltinTimings(t *testing.T) {
+	spec := sim.Params{JitterMS: sim.DefaultJitterMS}
+	for _, e := range Builtin() {
+		p := e.Scenario.Params
+		if e.Name == "partition-blackhole-tuned" {
+			p.Client = sim.ClientParams{}
+		}
+		if p != spec {
+			t.Errorf("%s changes the timings: %+v", e.Name, p)
+		}
+		sc := e.Scenario
+		if sc.Mode == sim.ModeRunner && (sc.Workload.DispatchRate <= 0 || sc.Workload.DelayedRate <= 0) {
+			t.Errorf("%s runs runners without dispatched and delayed tasks", e.Name)
+		}
+	}
+	for _, n := range []string{"leader-crash", "leader-stop", "rolling-restart"} {
+		if e, _ := Lookup(n); e.Scenario.Mode != sim.ModeRunner {
+			t.Errorf("%s should run task runners", n)
+		}
+	}
+}
+
+func TestLookup(t *testing.T) {
+	e, ok := Lookup("pause")
+	if !ok || e.Name != "pause" || e.Scenario.Faults[0].Kind != sim.FaultPause {
+		t.Fatalf("Lookup(pause) = %+v, %v", e, ok)
+	}
+	if _, ok := Lookup("no-such"); ok {
+		t.Error("Lookup(no-such) found something")
+	}
+	// Entries are copies.
+	e.Scenario.Faults[0].Kind = sim.FaultCrash
+	e.Raw[0] = 'X'
+	again, _ := Lookup("pause")
+	if again.Scenario.Faults[0].Kind != sim.FaultPause || again.Raw[0] == 'X' {
+		t.Error("changing an entry changed the suite")
+	}
+}
+
+func TestOpen(t *testing.T) {
+	if sc, err := Open("leader-crash"); err != nil || sc.Name != "leader-crash" {
+		t.Errorf("Open(name): %v %q", err, sc.Name)
+	}
+	if sc, err := Open("builtin/pause.yaml"); err != nil || sc.Name != "pause" {
+		t.Errorf("Open(path): %v %q", err, sc.Name)
+	}
+	if _, err := Open("leader-krash"); err == nil || !strings.Contains(err.Error(), "steady-state") {
+		t.Errorf("Open(unknown) should list the built-ins: %v", err)
+	}
+}

@@ -1,0 +1,360 @@
+package scenarios
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+	"gopkg.in/yaml.v3"
+)
+
+// paramKeys are the per-kind parameters of a fault.
+var paramKeys = []string{"mode", "latency", "jitter", "direction", "rate", "jump", "restart"}
+
+var faultKeys = append([]string{"at", "for", "kind", "target"}, paramKeys...)
+
+// kindKeys are the parameters each kind takes beyond at, for, kind and
+// target. A parameter given to a kind that does not take it is refused: the
+// simulator would ignore it, and the writer meant something by it.
+var kindKeys = map[sim.FaultKind][]string{
+	sim.FaultCrash:     {"restart"},
+	sim.FaultStop:      {"restart"},
+	sim.FaultPartition: {"mode"},
+	sim.FaultLatency:   {"latency", "jitter", "direction"},
+	sim.FaultClock:     {"rate", "jump"},
+}
+
+var roles = []string{sim.RoleLeader, sim.RoleFollower, sim.RoleAll, sim.RoleRandom}
+
+var directions = []string{sim.DirectionBoth, sim.DirectionRequests, sim.DirectionReplies}
+
+func kindList() string {
+	s := make([]string, len(sim.FaultKinds))
+	for i, k := range sim.FaultKinds {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+// untargeted kinds act on Redis itself.
+func untargeted(k sim.FaultKind) bool {
+	return k == sim.FaultRedisRestart || k == sim.FaultScriptFlush
+}
+
+// processKind reports whether the fault acts on the instance's process (so
+// it cannot hit an instance that is down), not on its proxy.
+func processKind(k sim.FaultKind) bool {
+	return k == sim.FaultCrash || k == sim.FaultStop || k == sim.FaultPause || k == sim.FaultClock
+}
+
+// placed is a decoded fault and where it was written.
+type placed struct {
+	f    sim.Fault
+	line int
+	// ok is true when the fault decoded without a problem; conflicts are
+	// only looked for between such faults, so one typo is not reported
+	// again as a conflict.
+	ok bool
+}
+
+// faults decodes the fault schedule and checks it for conflicts.
+func (d *decoder) faults(n *yaml.Node, sc sim.Scenario) []sim.Fault {
+	if !d.present(n, "faults") {
+		return nil
+	}
+	if n.Kind != yaml.SequenceNode {
+		d.bad(n, "faults", "want a list of faults; got %s", describe(n))
+		return nil
+	}
+	duration, instances, _ := effective(sc)
+	ps := make([]placed, 0, len(n.Content))
+	for i, item := range n.Content {
+		ps = append(ps, d.fault(item, faultWhere(i), duration, instances))
+	}
+	d.conflicts(ps, duration)
+	out := make([]sim.Fault, len(ps))
+	for i, p := range ps {
+		out[i] = p.f
+	}
+	return out
+}
+
+// fault decodes one entry of the schedule.
+func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, instances int) placed {
+	before := len(d.probs)
+	p := placed{line: max(n.Line, 1)}
+	f, ok := d.mapping(n, where, faultKeys)
+	if !ok {
+		return p
+	}
+	fl := &p.f
+
+	known := false
+	if e, ok := f.get("kind"); !ok {
+		if !f.typos["kind"] {
+			d.bad(n, where, "missing kind; want one of %s", kindList())
+		}
+	} else if v, ok := d.str(e.val, where+".kind"); ok {
+		if known = slices.Contains(sim.FaultKinds, sim.FaultKind(v)); known {
+			fl.Kind = sim.FaultKind(v)
+		} else {
+			d.bad(e.val, where+".kind", "unknown fault kind %q; want one of %s", v, kindList())
+		}
+	}
+
+	if e, ok := f.get("at"); !ok {
+		if !f.typos["at"] {
+			d.bad(n, where, "missing at (when the fault is injected, from the start of the run, e.g. at: 10s)")
+		}
+	} else if v, ok := d.nonNegative(e.val, where+".at"); ok {
+		fl.At = v
+		if v >= duration {
+			d.bad(e.val, where+".at", "%v is not before the end of the fault phase (duration %v)", v, duration)
+		}
+	}
+
+	if known {
+		d.kindParams(n, f, fl, where)
+	}
+
+	if e, ok := f.get("for"); ok {
+		if v, ok := d.positive(e.val, where+".for", "until the end of the fault phase"); ok {
+			fl.For = v
+			_, drift := f.get("rate") // a bad rate is reported once, as itself
+			switch {
+			case !known:
+			case fl.Kind == sim.FaultClock && !drift:
+				d.bad(e.key, where+".for", "a clock jump is instant; for applies only with rate (a drift)")
+			case untargeted(fl.Kind):
+				d.bad(e.key, where+".for", "%s is instant; it takes no for", fl.Kind)
+			case fl.At < duration && fl.At+v > duration:
+				d.bad(e.val, where+".for", "the fault would end at %v, after the fault phase (duration %v); shorten it, or remove for to last until the end", fl.At+v, duration)
+			}
+		}
+	}
+
+	if e, ok := f.get("target"); ok {
+		if known && untargeted(fl.Kind) {
+			d.bad(e.key, where+".target", "%s acts on Redis itself; it takes no target", fl.Kind)
+		} else if t, ok := d.target(e.val, where+".target", instances); ok {
+			fl.Target = t
+		}
+	}
+
+	p.ok = len(d.probs) == before
+	return p
+}
+
+// kindParams decodes the parameters of the fault's kind and refuses those of
+// other kinds.
+func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string) {
+	allowed := kindKeys[fl.Kind]
+	for _, e := range f.list {
+		k := e.key.Value
+		if !slices.Contains(paramKeys, k) || slices.Contains(allowed, k) {
+			continue
+		}
+		var owners []string
+		for _, kind := range sim.FaultKinds {
+			if slices.Contains(kindKeys[kind], k) {
+				owners = append(owners, string(kind))
+			}
+		}
+		msg := fmt.Sprintf("applies only to %s faults, not %s", strings.Join(owners, " and "), fl.Kind)
+		if k == "jitter" {
+			msg += " (the elector's renewal jitter is elector.jitter)"
+		}
+		d.bad(e.key, where+"."+k, "%s", msg)
+	}
+	get := func(k string) (entry, bool) {
+		if !slices.Contains(allowed, k) {
+			return entry{}, false
+		}
+		return f.get(k)
+	}
+
+	switch fl.Kind {
+	case sim.FaultPartition:
+		if e, ok := get("mode"); ok {
+			if v, ok := d.str(e.val, where+".mode"); ok {
+				if slices.Contains(sim.PartitionModes, v) {
+					fl.Mode = v
+				} else {
+					d.bad(e.val, where+".mode", "unknown partition mode %q; want one of %s", v, strings.Join(sim.PartitionModes, ", "))
+				}
+			}
+		}
+	case sim.FaultLatency:
+		if e, ok := get("latency"); !ok {
+			if !f.typos["latency"] {
+				d.bad(n, where, "a latency fault needs latency (the one-way delay added, e.g. latency: 200ms)")
+			}
+		} else if v, ok := d.duration(e.val, where+".latency"); ok {
+			// Toxiproxy takes whole milliseconds; less would be rounded to 0.
+			if v < time.Millisecond {
+				d.bad(e.val, where+".latency", "%v; must be at least 1ms", v)
+			} else {
+				fl.Latency = v
+			}
+		}
+		if e, ok := get("jitter"); ok {
+			if v, ok := d.nonNegative(e.val, where+".jitter"); ok {
+				if fl.Latency > 0 && v > fl.Latency {
+					d.bad(e.val, where+".jitter", "%v is more than the latency %v (the delay would go negative)", v, fl.Latency)
+				}
+				fl.Jitter = v
+			}
+		}
+		if e, ok := get("direction"); ok {
+			if v, ok := d.str(e.val, where+".direction"); ok {
+				if slices.Contains(directions, v) {
+					fl.Direction = v
+				} else {
+					d.bad(e.val, where+".direction", "unknown direction %q; want one of %s", v, strings.Join(directions, ", "))
+				}
+			}
+		}
+	case sim.FaultClock:
+		e, hasRate := get("rate")
+		if hasRate {
+			if v, ok := d.number(e.val, where+".rate"); ok {
+				// Outside [0.01, 100] the instance's timers either never fire
+				// within a run or their scaled durations overflow.
+				if v < 0.01 || v > 100 {
+					d.bad(e.val, where+".rate", "%v; want a clock speed from 0.01 to 100 (1 = true time, 0.5 = half speed)", v)
+				} else {
+					fl.Rate = v
+				}
+			}
+		}
+		j, hasJump := get("jump")
+		if hasJump {
+			if v, ok := d.duration(j.val, where+".jump"); ok {
+				if v == 0 {
+					d.bad(j.val, where+".jump", "0s; a jump must move the clock (negative steps back)")
+				}
+				fl.Jump = v
+			}
+		}
+		if !hasRate && !hasJump {
+			d.bad(n, where, "a clock fault needs rate (a drift, e.g. rate: 0.5) or jump (a step, e.g. jump: -2s)")
+		}
+	case sim.FaultCrash, sim.FaultStop:
+		if e, ok := get("restart"); ok {
+			fl.Restart, _ = d.boolean(e.val, where+".restart")
+		}
+	}
+}
+
+// target decodes an instance index, a list of them, or a role.
+func (d *decoder) target(n *yaml.Node, field string, instances int) (sim.Target, bool) {
+	if !d.present(n, field) {
+		return sim.Target{}, false
+	}
+	index := func(n *yaml.Node) (int, bool) {
+		v, ok := d.integer(n, field)
+		if !ok {
+			return 0, false
+		}
+		if v < 0 || v >= int64(instances) {
+			d.bad(n, field, "instance %d is out of range; this scenario has %d instances (0..%d)", v, instances, instances-1)
+			return 0, false
+		}
+		return int(v), true
+	}
+	want := "want an instance index, a list of indexes, or one of " + strings.Join(roles, ", ")
+	switch {
+	case isScalar(n, "!!int"):
+		x, ok := index(n)
+		return sim.Target{Indexes: []int{x}}, ok
+	case isScalar(n, "!!str"):
+		if slices.Contains(roles, n.Value) {
+			return sim.Target{Role: n.Value}, true
+		}
+		d.bad(n, field, "unknown target %q; %s", n.Value, want)
+		return sim.Target{}, false
+	case n.Kind == yaml.SequenceNode:
+		if len(n.Content) == 0 {
+			d.bad(n, field, "an empty list hits nobody; give at least one instance index")
+			return sim.Target{}, false
+		}
+		var t sim.Target
+		ok := true
+		for _, item := range n.Content {
+			x, good := index(item)
+			switch {
+			case !good:
+				ok = false
+			case slices.Contains(t.Indexes, x):
+				d.bad(item, field, "instance %d is listed twice", x)
+				ok = false
+			default:
+				t.Indexes = append(t.Indexes, x)
+			}
+		}
+		return t, ok
+	}
+	d.bad(n, field, "%s; got %s", want, describe(n))
+	return sim.Target{}, false
+}
+
+// conflicts reports faults on the same fixed instance that cannot both
+// happen as written: a fault on an instance that a crash or stop has taken
+// down, or two faults of one kind at once (the second toxic would replace or
+// stack on the first, and the heal of one would undo both). Faults aimed at a
+// role are resolved only at run time, so they are not checked.
+func (d *decoder) conflicts(ps []placed, duration time.Duration) {
+	end := func(f sim.Fault) time.Duration {
+		if f.For > 0 {
+			return f.At + f.For
+		}
+		return duration
+	}
+	for j := range ps {
+		b := ps[j].f
+		if !ps[j].ok {
+			continue
+		}
+		for i := range ps {
+			a := ps[i].f
+			// a is the earlier fault (ties go by position).
+			if i == j || !ps[i].ok || a.At > b.At || (a.At == b.At && i > j) {
+				continue
+			}
+			x, shared := sharedIndex(a.Target.Indexes, b.Target.Indexes)
+			if !shared {
+				continue
+			}
+			where := faultWhere(j)
+			down := a.Kind == sim.FaultCrash || a.Kind == sim.FaultStop
+			switch {
+			case down && !a.Restart:
+				d.badLine(ps[j].line, where, "instance %d is already down: faults[%d] (line %d) is a %s at %v without restart, so nothing can happen to it later", x, i, ps[i].line, a.Kind, a.At)
+			case down && b.At < end(a) && processKind(b.Kind):
+				d.badLine(ps[j].line, where, "instance %d is down from %v to %v (faults[%d], line %d: %s with restart); a %s cannot hit it then", x, a.At, end(a), i, ps[i].line, a.Kind, b.Kind)
+			case a.Kind == b.Kind && !a.Instant() && !b.Instant() && b.At < end(a):
+				d.badLine(ps[j].line, where, "overlaps faults[%d] (line %d): two %s faults on instance %d at once (%v to %v, and %v to %v)", i, ps[i].line, a.Kind, x, a.At, end(a), b.At, end(b))
+			default:
+				continue
+			}
+			break // one conflict per fault is enough to point at it
+		}
+	}
+}
+
+// sharedIndex returns an index in both lists.
+func sharedIndex(a, b []int) (int, bool) {
+	for _, x := range a {
+		if slices.Contains(b, x) {
+			return x, true
+		}
+	}
+	return 0, false
+}
+
+// badLine records a problem at a line.
+func (d *decoder) badLine(line int, field, format string, a ...any) {
+	d.probs = append(d.probs, Problem{Line: max(line, 1), Field: field, Msg: fmt.Sprintf(format, a...)})
+}

@@ -1,0 +1,407 @@
+package scenarios
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+	"gopkg.in/yaml.v3"
+)
+
+// topKeys are the keys of a scenario file, in the order README.md documents
+// them (and Marshal writes them).
+var topKeys = []string{
+	"name", "description", "seed", "instances", "mode", "duration", "recovery", "time_scale",
+	"elector", "client", "chore_interval", "workload", "faults", "expect",
+}
+
+var (
+	electorKeys  = []string{"ttl", "wait", "jitter", "op_timeout"}
+	clientKeys   = []string{"read_timeout", "write_timeout", "dial_timeout", "max_retries", "context_timeouts", "pool_size"}
+	workloadKeys = []string{"dispatch_rate", "delayed_rate", "delay", "task_duration"}
+)
+
+// validName is what a scenario name may be: it names the run's Redis keys
+// and Toxiproxy proxies, so it stays a plain identifier.
+var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// Workload rates are bounded because the simulator dispatches on a ticker of
+// period 1s/rate: a huge rate rounds the period to zero and a tiny one
+// overflows it.
+const (
+	minRate = 0.01
+	maxRate = 10000
+)
+
+// Load reads and parses a scenario file; messages name the file by path.
+func Load(path string) (sim.Scenario, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return sim.Scenario{}, err
+	}
+	return Parse(path, data)
+}
+
+// Parse reads a scenario from YAML. name is the file name used in messages
+// and, without its extension, the scenario's name when the file gives none.
+//
+// Fields the file leaves out stay zero in the result, which the simulator
+// reads as their defaults (README.md lists them), with one exception: an
+// omitted jitter is set to the spec's 5ms, because the simulator would
+// otherwise drop it whenever ttl or wait is given.
+//
+// On failure the error is an *Error listing every problem found, one per
+// line, each as "name:line: field: what is wrong".
+func Parse(name string, data []byte) (sim.Scenario, error) {
+	d := &decoder{file: name}
+	sc, root := d.parse(name, data)
+	if len(d.probs) == 0 {
+		// Everything the simulator checks should have been caught above,
+		// with a line; this is the backstop for what was not.
+		if err := sc.Validate(); err != nil {
+			d.bad(root, "", "%v", err)
+		}
+	}
+	if len(d.probs) > 0 {
+		slices.SortStableFunc(d.probs, func(a, b Problem) int { return a.Line - b.Line })
+		return sim.Scenario{}, &Error{File: name, Problems: d.probs}
+	}
+	return sc, nil
+}
+
+// yamlLine finds the line in yaml.v3's error messages ("yaml: line 3: ...").
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// unmarshal parses data into a node tree. yaml.v3 has panicked on crafted
+// input before (CVE-2022-28948, fixed in v3.0.1); a scenario file may come
+// from anywhere, so a panic is turned into an error rather than trusted
+// never to happen.
+func (d *decoder) unmarshal(data []byte, doc *yaml.Node) (ok bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			d.bad(nil, "", "the YAML parser failed: %v", r)
+			ok = false
+		}
+	}()
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	err := dec.Decode(doc)
+	if errors.Is(err, io.EOF) {
+		return true // an empty file: parse reports it
+	}
+	if err == nil {
+		// A second document would be silently ignored by a plain
+		// Unmarshal; it is more likely a paste than a wish.
+		var next yaml.Node
+		switch err = dec.Decode(&next); {
+		case errors.Is(err, io.EOF):
+			return true
+		case err == nil:
+			line := 1
+			if len(next.Content) > 0 {
+				line = next.Content[0].Line
+			}
+			d.badLine(line, "", "a file holds one scenario; this is a second YAML document")
+			return false
+		}
+	}
+	if err != nil {
+		for _, msg := range strings.Split(err.Error(), "\n") {
+			msg = strings.TrimSpace(msg)
+			if msg == "" {
+				continue
+			}
+			if m := yamlLine.FindStringSubmatch(msg); m != nil {
+				line, _ := strconv.Atoi(m[1])
+				d.probs = append(d.probs, Problem{Line: max(line, 1), Msg: m[2]})
+				continue
+			}
+			d.bad(nil, "", "%s", strings.TrimPrefix(msg, "yaml: "))
+		}
+		return false
+	}
+	return true
+}
+
+// parse decodes the whole file; root is the top-level node (nil if none).
+func (d *decoder) parse(name string, data []byte) (sc sim.Scenario, root *yaml.Node) {
+	var doc yaml.Node
+	if !d.unmarshal(data, &doc) {
+		return sc, nil
+	}
+	if len(doc.Content) == 0 {
+		d.bad(nil, "", "the file is empty; a scenario is a YAML mapping (see scenarios/README.md)")
+		return sc, nil
+	}
+	root = doc.Content[0]
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		d.bad(root, "", "the file is empty; a scenario is a YAML mapping (see scenarios/README.md)")
+		return sc, root
+	}
+	d.noAliases(root)
+	top, ok := d.mapping(root, "", topKeys)
+	if !ok {
+		return sc, root
+	}
+
+	d.header(&sc, top, name, root)
+	d.elector(&sc.Params, top)
+	d.client(&sc.Params.Client, top)
+	d.runnerOnly(&sc, top)
+	if e, ok := top.get("faults"); ok {
+		sc.Faults = d.faults(e.val, sc)
+	}
+	if e, ok := top.get("expect"); ok {
+		sc.Expect = d.expect(e.val, sc)
+	}
+	return sc, root
+}
+
+// header decodes the scalar top-level fields.
+func (d *decoder) header(sc *sim.Scenario, top fields, name string, root *yaml.Node) {
+	if e, ok := top.get("name"); ok {
+		if v, ok := d.text(e.val, "name"); ok {
+			if validName.MatchString(v) {
+				sc.Name = v
+			} else {
+				d.bad(e.val, "name", "%q; use letters, digits, '.', '_' and '-' (it names the run's Redis keys and proxies)", v)
+			}
+		}
+	} else {
+		base := filepath.Base(name)
+		v := strings.TrimSuffix(base, filepath.Ext(base))
+		if validName.MatchString(v) {
+			sc.Name = v
+		} else {
+			d.bad(root, "name", "the file name gives the name %q, which is not one; set name: to letters, digits, '.', '_' and '-'", v)
+		}
+	}
+	if e, ok := top.get("description"); ok {
+		if v, ok := d.text(e.val, "description"); ok {
+			sc.Description = strings.TrimSpace(v)
+		}
+	}
+	if e, ok := top.get("seed"); ok {
+		if v, ok := d.integer(e.val, "seed"); ok {
+			if v == 0 {
+				// The simulator reads 0 as "the default seed, 1": refuse it
+				// so that the seed in a report is the one in the file.
+				d.bad(e.val, "seed", "0 means the default seed 1; give a non-zero seed or remove the key")
+			}
+			sc.Seed = v
+		}
+	}
+	if e, ok := top.get("instances"); ok {
+		if v, ok := d.integer(e.val, "instances"); ok {
+			if v < 1 || v > 1000 {
+				// 1000 is far beyond any useful fleet: each instance is a
+				// proxy, a client and goroutines on one machine, and past
+				// that the host, not the elector, is what gets measured.
+				d.bad(e.val, "instances", "%d; want 1 to 1000", v)
+			} else {
+				sc.Instances = int(v)
+			}
+		}
+	}
+	if e, ok := top.get("mode"); ok {
+		if v, ok := d.str(e.val, "mode"); ok {
+			if m := sim.Mode(v); m == sim.ModeElector || m == sim.ModeRunner {
+				sc.Mode = m
+			} else {
+				d.bad(e.val, "mode", "unknown mode %q; want elector or runner", v)
+			}
+		}
+	}
+	if e, ok := top.get("duration"); ok {
+		sc.Duration, _ = d.positive(e.val, "duration", "30s")
+	}
+	if e, ok := top.get("recovery"); ok {
+		sc.Recovery, _ = d.positive(e.val, "recovery", "ttl + wait + 2s")
+	}
+	if e, ok := top.get("time_scale"); ok {
+		if v, ok := d.number(e.val, "time_scale"); ok {
+			// Above 100 a default scenario would run for days, and the
+			// scaled durations start to overflow.
+			if v <= 0 || v > 100 {
+				d.bad(e.val, "time_scale", "%v; want a factor above 0 and at most 100 (0.2 runs 5× faster)", v)
+			} else {
+				sc.TimeScale = v
+			}
+		}
+	}
+}
+
+// elector decodes the elector's timings.
+func (d *decoder) elector(p *sim.Params, top fields) {
+	// The spec's jitter unless the file says otherwise; see Parse.
+	p.JitterMS = sim.DefaultJitterMS
+	e, ok := top.get("elector")
+	if !ok {
+		return
+	}
+	f, ok := d.mapping(e.val, "elector", electorKeys)
+	if !ok {
+		return
+	}
+	if e, ok := f.get("ttl"); ok {
+		if v, ok := d.positive(e.val, "elector.ttl", "5s"); ok {
+			if v < 2*time.Millisecond {
+				d.bad(e.val, "elector.ttl", "%v; must be at least 2ms (the renewal comes at ttl/2, in whole milliseconds)", v)
+			} else {
+				p.TTL = v
+			}
+		}
+	}
+	if e, ok := f.get("wait"); ok {
+		p.Wait, _ = d.positive(e.val, "elector.wait", "6s")
+	}
+	if e, ok := f.get("jitter"); ok {
+		if v, ok := d.nonNegative(e.val, "elector.jitter"); ok {
+			switch {
+			case v%time.Millisecond != 0:
+				d.bad(e.val, "elector.jitter", "%v; must be whole milliseconds (the elector draws it in ms)", v)
+			case v == 0:
+				p.JitterMS = -1 // the simulator's way to say "no jitter"
+			case v > time.Hour: // far past any sane jitter; keeps ms arithmetic from overflowing
+				d.bad(e.val, "elector.jitter", "%v; must be at most 1h", v)
+			default:
+				p.JitterMS = int(v / time.Millisecond)
+			}
+		}
+	}
+	if e, ok := f.get("op_timeout"); ok {
+		p.OpTimeout, _ = d.nonNegative(e.val, "elector.op_timeout")
+	}
+}
+
+// client decodes the go-redis options.
+func (d *decoder) client(c *sim.ClientParams, top fields) {
+	e, ok := top.get("client")
+	if !ok {
+		return
+	}
+	f, ok := d.mapping(e.val, "client", clientKeys)
+	if !ok {
+		return
+	}
+	timeout := func(key string, dst *time.Duration) {
+		e, ok := f.get(key)
+		if !ok {
+			return
+		}
+		field := "client." + key
+		if isScalar(e.val, "!!str") && strings.TrimSpace(e.val.Value) == "none" {
+			*dst = -1 // go-redis: -1 means no deadline
+			return
+		}
+		*dst, _ = d.positive(e.val, field, "5s")
+	}
+	timeout("read_timeout", &c.ReadTimeout)
+	timeout("write_timeout", &c.WriteTimeout)
+	if e, ok := f.get("dial_timeout"); ok {
+		c.DialTimeout, _ = d.positive(e.val, "client.dial_timeout", "5s")
+	}
+	if e, ok := f.get("max_retries"); ok {
+		if v, ok := d.integer(e.val, "client.max_retries"); ok {
+			switch {
+			case v < 0 || v > 100:
+				d.bad(e.val, "client.max_retries", "%d; want 0 (no retries) to 100", v)
+			case v == 0:
+				// A person writing 0 means "no retries"; to go-redis (and
+				// the simulator) 0 means "the default, 3" and -1 means none.
+				c.MaxRetries = -1
+			default:
+				c.MaxRetries = int(v)
+			}
+		}
+	}
+	if e, ok := f.get("context_timeouts"); ok {
+		c.ContextTimeoutEnabled, _ = d.boolean(e.val, "client.context_timeouts")
+	}
+	if e, ok := f.get("pool_size"); ok {
+		if v, ok := d.integer(e.val, "client.pool_size"); ok {
+			if v < 1 || v > 10000 {
+				d.bad(e.val, "client.pool_size", "%d; want 1 to 10000 (remove the key for go-redis's default, 10 per CPU)", v)
+			} else {
+				c.PoolSize = int(v)
+			}
+		}
+	}
+}
+
+// runnerOnly decodes what only runner-mode instances use: the chore interval
+// and the workload. In elector mode they are refused, not ignored: a file
+// that sets them expects an effect it would not get.
+func (d *decoder) runnerOnly(sc *sim.Scenario, top fields) {
+	elector := sc.Mode != sim.ModeRunner
+	notHere := func(e entry, key string) bool {
+		if elector {
+			d.bad(e.key, key, "applies only to mode: runner (this scenario runs bare electors)")
+		}
+		return elector
+	}
+	if e, ok := top.get("chore_interval"); ok && !notHere(e, "chore_interval") {
+		sc.Params.ChoreInterval, _ = d.positive(e.val, "chore_interval", "1s")
+	}
+	e, ok := top.get("workload")
+	if !ok || notHere(e, "workload") {
+		return
+	}
+	f, ok := d.mapping(e.val, "workload", workloadKeys)
+	if !ok {
+		return
+	}
+	scale := sc.TimeScale
+	if scale == 0 {
+		scale = 1
+	}
+	rate := func(key string, dst *float64) {
+		e, ok := f.get(key)
+		if !ok {
+			return
+		}
+		field := "workload." + key
+		v, ok := d.number(e.val, field)
+		if !ok {
+			return
+		}
+		// The simulator divides rates by the time scale: bound what it uses.
+		if eff := v / scale; v < 0 || (v > 0 && (eff < minRate || eff > maxRate)) {
+			d.bad(e.val, field, "%v tasks/s; want 0 or %v to %v (after time_scale)", v, minRate, maxRate)
+			return
+		}
+		*dst = v
+	}
+	rate("dispatch_rate", &sc.Workload.DispatchRate)
+	rate("delayed_rate", &sc.Workload.DelayedRate)
+	if e, ok := f.get("delay"); ok {
+		sc.Workload.Delay, _ = d.positive(e.val, "workload.delay", "1s")
+	}
+	if e, ok := f.get("task_duration"); ok {
+		sc.Workload.TaskDuration, _ = d.positive(e.val, "workload.task_duration", "10ms")
+	}
+}
+
+// effective returns the scenario with the defaults the checks below need
+// (duration, instances, timings) filled the way the simulator fills them.
+func effective(sc sim.Scenario) (duration time.Duration, instances int, p sim.Params) {
+	duration, instances = sc.Duration, sc.Instances
+	if duration == 0 {
+		duration = 30 * time.Second
+	}
+	if instances == 0 {
+		instances = 3
+	}
+	return duration, instances, sc.Params.WithDefaults()
+}
+
+// faultWhere names a fault in messages: "faults[2]".
+func faultWhere(i int) string { return fmt.Sprintf("faults[%d]", i) }

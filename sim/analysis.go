@@ -1,0 +1,1069 @@
+package sim
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+)
+
+// ClaimSlack is the measurement tolerance added to a bound before a claim is
+// marked "not held". Believed leadership is timestamped when the harness sees
+// the signal, one Redis round trip and a goroutine hand-off after the elector
+// decided, and a loaded 2-core CI machine under -race adds tens of
+// milliseconds of scheduling delay; 50 ms covers that without hiding a real
+// violation of a bound measured in seconds.
+const ClaimSlack = 50 * time.Millisecond
+
+// Verdict is the outcome of checking one of the spec's claims.
+type Verdict string
+
+// Verdicts. "Not exercised" means the run never created the situation the
+// claim talks about, so it says nothing either way.
+const (
+	Held         Verdict = "held"
+	NotHeld      Verdict = "not held"
+	NotExercised Verdict = "not exercised"
+)
+
+// Member identifies one incarnation of an instance: its index and the elector
+// id it runs with. A restart at the same index gets a new id, so it is a new
+// Member and its leadership is not confused with its predecessor's.
+type Member struct {
+	Instance int    `json:"instance"`
+	ID       string `json:"id"`
+}
+
+// Window is the half-open interval [Start, End) of the run's clock.
+type Window struct {
+	Start    time.Duration `json:"start"`
+	End      time.Duration `json:"end"`
+	Duration time.Duration `json:"duration"`
+	// Open means the window was still going when the run ended: End is the
+	// run's end and Duration only a lower bound.
+	Open bool `json:"open,omitempty"`
+}
+
+func window(start, end time.Duration, open bool) Window {
+	return Window{Start: start, End: end, Duration: end - start, Open: open}
+}
+
+// Belief is one stretch during which an incarnation acted as leader.
+type Belief struct {
+	Member
+	Window
+	// EndedBy is the event that ended the belief: LeaderLost,
+	// InstanceCrashed, InstanceStopped, InstanceStarted (the index restarted
+	// under a new id without a crash being recorded) or RunEnded (Open).
+	EndedBy Kind `json:"ended_by"`
+}
+
+// Overlap is a window in which two or more incarnations believed they led:
+// the split brain the spec says the TTL bounds.
+type Overlap struct {
+	Window
+	// Leaders is everyone who believed at some point of the window, ordered by
+	// instance index then id.
+	Leaders []Member `json:"leaders"`
+}
+
+// FaultRef names a fault from the schedule.
+type FaultRef struct {
+	ID      int           `json:"id"`
+	Kind    string        `json:"kind"`
+	Applied time.Duration `json:"applied"`
+}
+
+// Gap is a window with no believed leader, after the first leader appeared.
+type Gap struct {
+	Window
+	// After is the fault applied most recently at or before the gap began, if
+	// any: the likeliest cause.
+	After *FaultRef `json:"after,omitempty"`
+	// Excuse is set when for part of the gap no instance could have led (all
+	// crashed, stopped, paused or partitioned). Such gaps are listed but do not
+	// count against the spec's gap claim, which presumes a surviving instance
+	// that can reach Redis.
+	Excuse string `json:"excuse,omitempty"`
+}
+
+// Stale is a window in which an incarnation believed it led while the Redis
+// key did not hold its id.
+type Stale struct {
+	Member
+	Window
+	Holder string `json:"holder"` // what the key held when the window began ("" = no key)
+}
+
+// Phantom is a window in which the Redis key held an id whose incarnation did
+// not believe it led (demoted, crashed, or never told).
+type Phantom struct {
+	Member // Instance is -1 when the id belongs to no known incarnation
+	Window
+}
+
+// RedisLane is the comparison of believed leadership with Redis truth.
+type RedisLane struct {
+	// Observed is false when the timeline has no RedisHolder event at all;
+	// then Stale and Phantom are not computed rather than reporting every
+	// belief as stale.
+	Observed bool      `json:"observed"`
+	Stale    []Stale   `json:"stale,omitempty"`
+	Phantom  []Phantom `json:"phantom,omitempty"`
+	// NotificationLateness is the lateness of keyspace notifications that
+	// carried one (Lateness > 0): the measurement error of this lane.
+	NotificationLateness DurationStats `json:"notification_lateness"`
+	// BelowResolution counts the stale and phantom windows dropped as
+	// shorter than TruthResolution.
+	BelowResolution int `json:"below_resolution,omitempty"`
+}
+
+// FaultSpan is one fault of the schedule from injection to heal, derived from
+// its FaultApplied and FaultHealed events (matched by FaultID).
+type FaultSpan struct {
+	ID     int    `json:"id"`
+	Kind   string `json:"kind"`
+	Mode   string `json:"mode,omitempty"` // ModeOf(Kind, partition mode); "" when none applies
+	Target []int  `json:"target,omitempty"`
+	Detail string `json:"detail,omitempty"`
+
+	Applied time.Duration `json:"applied"`
+	Healed  time.Duration `json:"healed"`
+	// Open means no FaultHealed was recorded: Healed is the run's end.
+	Open bool `json:"open,omitempty"`
+}
+
+// hits reports whether the fault touched instance i. An empty Target means a
+// fault on Redis or the network as a whole, which touches every instance.
+func (f FaultSpan) hits(i int) bool {
+	return len(f.Target) == 0 || slices.Contains(f.Target, i)
+}
+
+// reach is the end of the fault's influence: heal plus one lease and one
+// retry period, after which leadership must have settled (the worst-case
+// crash gap). An unhealed fault reaches the end of the run.
+func (f FaultSpan) reach(p Params, end time.Duration) time.Duration {
+	if f.Open {
+		return end
+	}
+	return f.Healed + p.TTL + p.Wait
+}
+
+// FaultOutcome is what one fault did to leadership. Pointer fields are nil
+// when the value could not be measured; Note says why.
+type FaultOutcome struct {
+	FaultSpan
+	// LeadersAtInjection believed just before the fault (Start < Applied <= End),
+	// so a leader the fault itself crashed at that instant is included.
+	LeadersAtInjection []Member `json:"leaders_at_injection,omitempty"`
+	// LeaderHit is true when a leader at injection was in the fault's Target.
+	LeaderHit bool `json:"leader_hit"`
+	// Demotion is injection → the last hit leader stopped believing, counted
+	// only if that happened within the fault's reach (heal + TTL + Wait).
+	Demotion *time.Duration `json:"demotion,omitempty"`
+	// Failover is injection → the first stable leader after that demotion.
+	Failover  *time.Duration `json:"failover,omitempty"`
+	NewLeader *Member        `json:"new_leader,omitempty"`
+	// Recovery is heal → a stable leader (0 when one was already leading).
+	Recovery *time.Duration `json:"recovery,omitempty"`
+	Note     string         `json:"note,omitempty"`
+}
+
+// Handover is leadership changing from one incarnation to another.
+type Handover struct {
+	At   time.Duration `json:"at"`
+	From Member        `json:"from"`
+	To   Member        `json:"to"`
+}
+
+// ChoreRun is one run of a leader-only chore.
+type ChoreRun struct {
+	Member
+	At time.Duration `json:"at"`
+}
+
+// DuplicateChore is the same chore run by two different instances less than
+// one ChoreInterval apart: work the spec promises only one leader does.
+type DuplicateChore struct {
+	Chore  string        `json:"chore"`
+	First  ChoreRun      `json:"first"`
+	Second ChoreRun      `json:"second"`
+	Apart  time.Duration `json:"apart"`
+}
+
+// RepeatedTask is a task completed more than once.
+type RepeatedTask struct {
+	Task        string `json:"task"`
+	Completions int    `json:"completions"`
+}
+
+// DurationStats summarises a set of durations. Median is the mean of the two
+// middle values when Count is even.
+type DurationStats struct {
+	Count  int           `json:"count"`
+	Min    time.Duration `json:"min"`
+	Median time.Duration `json:"median"`
+	Max    time.Duration `json:"max"`
+}
+
+func durationStats(ds []time.Duration) DurationStats {
+	if len(ds) == 0 {
+		return DurationStats{}
+	}
+	slices.Sort(ds)
+	n := len(ds)
+	return DurationStats{
+		Count:  n,
+		Min:    ds[0],
+		Median: (ds[(n-1)/2] + ds[n/2]) / 2,
+		Max:    ds[n-1],
+	}
+}
+
+// Claim is one of the spec's timing claims checked against the run.
+type Claim struct {
+	Name      string        `json:"name"`
+	Statement string        `json:"statement"`
+	Verdict   Verdict       `json:"verdict"`
+	Measured  time.Duration `json:"measured"`
+	Bound     time.Duration `json:"bound"`
+	Slack     time.Duration `json:"slack"`
+	Detail    string        `json:"detail"`
+}
+
+// Claim names.
+const (
+	ClaimGap              = "gap"                // worst-case leadership gap <= TTL + Wait
+	ClaimSplitBrain       = "split-brain"        // overlap window <= TTL
+	ClaimNoFaultlessSplit = "no-faultless-split" // no overlap away from faults
+)
+
+// Summary is the headline numbers of a run.
+type Summary struct {
+	LeaderGains     int           `json:"leader_gains"` // LeaderGained events ("flaps")
+	Handovers       int           `json:"handovers"`
+	ElectorErrors   int           `json:"elector_errors"`
+	Overlaps        int           `json:"overlaps"`
+	MaxOverlap      time.Duration `json:"max_overlap"`
+	TotalOverlap    time.Duration `json:"total_overlap"`
+	Gaps            int           `json:"gaps"`
+	MaxGap          time.Duration `json:"max_gap"`
+	Failover        DurationStats `json:"failover"` // over faults with a measured Failover
+	Faults          int           `json:"faults"`
+	StaleWindows    int           `json:"stale_windows"`
+	MaxStale        time.Duration `json:"max_stale"`
+	PhantomWindows  int           `json:"phantom_windows"`
+	MaxPhantom      time.Duration `json:"max_phantom"`
+	DuplicateChores int           `json:"duplicate_chores"`
+	TasksDispatched int           `json:"tasks_dispatched"`
+	TasksLost       int           `json:"tasks_lost"`
+	TasksRepeated   int           `json:"tasks_repeated"`
+	DelayedLateness DurationStats `json:"delayed_lateness"`
+}
+
+// Analysis is everything Analyze measures in one timeline.
+type Analysis struct {
+	Params Params        `json:"params"` // effective (WithDefaults) parameters
+	End    time.Duration `json:"end"`    // At of the last event
+	Ended  string        `json:"ended,omitempty"`
+	// StabilityWindow is how long a sole leader must keep leading to count
+	// as "stable" in failover and recovery times: one TTL. A leader that
+	// lasts a TTL has renewed at least once (the first renewal comes
+	// TTL/2 + jitter after it won), so a leader that wins and falls over at
+	// its first renewal is not taken for the end of a failover. There is no
+	// floor: sub-second TTLs are what short test runs use.
+	StabilityWindow time.Duration `json:"stability_window"`
+
+	Beliefs         []Belief         `json:"beliefs,omitempty"`
+	Overlaps        []Overlap        `json:"overlaps,omitempty"`
+	Gaps            []Gap            `json:"gaps,omitempty"`
+	Handovers       []Handover       `json:"handovers,omitempty"`
+	Redis           RedisLane        `json:"redis"`
+	Faults          []FaultOutcome   `json:"faults,omitempty"`
+	DuplicateChores []DuplicateChore `json:"duplicate_chores,omitempty"`
+	LostTasks       []string         `json:"lost_tasks,omitempty"`     // dispatched, never completed, in dispatch order
+	RepeatedTasks   []RepeatedTask   `json:"repeated_tasks,omitempty"` // completed more than once, in first-dispatch order
+	Claims          []Claim          `json:"claims"`
+	Summary         Summary          `json:"summary"`
+}
+
+// Analyze measures a timeline against the parameters it ran with. It is pure:
+// it reads nothing but its arguments, so every backend (real Redis, virtual
+// time) and every hand-built test timeline goes through the same code.
+//
+// Same-instant events: the timeline is sorted stably by At, so events at one
+// instant keep their recorded order for per-instance bookkeeping, but windows
+// (overlaps, gaps, stale, phantom) are built from the state after ALL events
+// of an instant are applied. A LeaderLost and another instance's LeaderGained
+// at the same instant therefore make neither an overlap nor a gap, and no
+// window ever has zero length.
+func Analyze(t Timeline, p Params) Analysis {
+	p = p.WithDefaults()
+	ev := inOrder(t)
+
+	a := Analysis{Params: p, StabilityWindow: p.TTL}
+	if len(ev) > 0 {
+		a.End = ev[len(ev)-1].At
+	}
+	for _, e := range ev {
+		if e.Kind == RunEnded {
+			a.Ended = e.Detail
+		}
+	}
+
+	a.Beliefs = beliefsOf(ev, a.End)
+	var sole []stretch
+	a.Overlaps, a.Gaps, sole = sweep(a.Beliefs, a.End)
+	a.Handovers = handoversOf(a.Beliefs)
+
+	faults := faultSpans(ev, a.End)
+	blocked := leaderless(ev, faults, a.End)
+	for i := range a.Gaps {
+		g := &a.Gaps[i]
+		if f := lastAppliedBy(faults, g.Start); f != nil {
+			g.After = &FaultRef{ID: f.ID, Kind: f.Kind, Applied: f.Applied}
+		}
+		if intersects(blocked, g.Window) {
+			g.Excuse = "for part of it no instance could lead (all crashed, stopped, paused or partitioned)"
+		}
+	}
+	for _, f := range faults {
+		a.Faults = append(a.Faults, outcome(f, a.Beliefs, sole, p, a.End))
+	}
+
+	a.Redis = redisLane(ev, a.Beliefs, a.End)
+	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
+	a.LostTasks, a.RepeatedTasks = taskFates(ev)
+	a.Summary = summarize(a, ev)
+	a.Claims = claims(a, faults, p)
+	return a
+}
+
+// inOrder returns the events sorted stably by At without touching t. The
+// recorder appends in order, so t itself is usually returned. Otherwise
+// (At, position) keys are sorted, which is stable because positions differ,
+// and cheaper than moving the large events around.
+func inOrder(t Timeline) []Event {
+	if slices.IsSortedFunc(t, func(a, b Event) int { return cmp.Compare(a.At, b.At) }) {
+		return t
+	}
+	type key struct {
+		at  time.Duration
+		pos int
+	}
+	keys := make([]key, len(t))
+	for i, e := range t {
+		keys[i] = key{e.At, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int { return cmp.Or(cmp.Compare(a.at, b.at), cmp.Compare(a.pos, b.pos)) })
+	ev := make([]Event, len(t))
+	for i, k := range keys {
+		ev[i] = t[k.pos]
+	}
+	return ev
+}
+
+// beliefsOf turns promotion, demotion and lifecycle events into belief
+// windows, in order of start. Events that name an id other than the belief's
+// (a late event of an earlier incarnation) do not end it.
+func beliefsOf(ev []Event, end time.Duration) []Belief {
+	var out []Belief
+	current := map[int]string{} // instance index → id of its live incarnation
+	open := map[int]int{}       // instance index → position in out of its open belief
+	finish := func(i int, id string, at time.Duration, by Kind) {
+		k, ok := open[i]
+		if !ok || (id != "" && id != out[k].ID) {
+			return
+		}
+		out[k].Window = window(out[k].Start, at, false)
+		out[k].EndedBy = by
+		delete(open, i)
+	}
+	for _, e := range ev {
+		if e.Instance < 0 {
+			continue
+		}
+		switch e.Kind {
+		case InstanceStarted:
+			if k, ok := open[e.Instance]; ok && out[k].ID != e.ID {
+				finish(e.Instance, "", e.At, InstanceStarted)
+			}
+			current[e.Instance] = e.ID
+		case LeaderGained:
+			id := e.ID
+			if id == "" {
+				id = current[e.Instance]
+			}
+			if k, ok := open[e.Instance]; ok {
+				if out[k].ID == id {
+					continue // a repeated promotion is the same belief
+				}
+				finish(e.Instance, "", e.At, InstanceStarted)
+			}
+			open[e.Instance] = len(out)
+			out = append(out, Belief{Member: Member{e.Instance, id}, Window: Window{Start: e.At}})
+		case LeaderLost, InstanceCrashed, InstanceStopped:
+			finish(e.Instance, e.ID, e.At, e.Kind)
+		}
+	}
+	for _, k := range open {
+		out[k].Window = window(out[k].Start, end, true)
+		out[k].EndedBy = RunEnded
+	}
+	return out
+}
+
+// stretch is a window with exactly one believed leader.
+type stretch struct {
+	Member
+	Window
+}
+
+// sweep walks belief boundaries in time order and cuts the run into overlaps
+// (2+ believers), gaps (none, after the first leader) and sole-leader
+// stretches. All boundaries at one instant are applied before the state is
+// read, which is what drops zero-length windows.
+func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap, sole []stretch) {
+	type edge struct {
+		at    time.Duration
+		m     Member
+		delta int
+	}
+	var edges []edge
+	for _, b := range beliefs {
+		if b.Duration == 0 {
+			continue
+		}
+		edges = append(edges, edge{b.Start, b.Member, +1})
+		if !b.Open {
+			edges = append(edges, edge{b.End, b.Member, -1})
+		}
+	}
+	slices.SortFunc(edges, func(x, y edge) int { return cmp.Compare(x.at, y.at) })
+
+	// Counts, not a set: an incarnation's belief may end and restart at the
+	// same instant, and must then stay active throughout.
+	active := map[Member]int{}
+	var (
+		ov   *Overlap
+		seen map[Member]bool // everyone who believed during ov
+		gap  *Gap
+		solo *stretch
+	)
+	// Each finish closes its window at `at`. A window that opened at the
+	// same instant has no length and is dropped; that only happens at the
+	// end of the run, as every other boundary instant is visited once.
+	finishOverlap := func(at time.Duration, open bool) {
+		if ov != nil && at > ov.Start {
+			ov.Window = window(ov.Start, at, open)
+			for m := range seen {
+				ov.Leaders = append(ov.Leaders, m)
+			}
+			slices.SortFunc(ov.Leaders, func(x, y Member) int {
+				return cmp.Or(cmp.Compare(x.Instance, y.Instance), cmp.Compare(x.ID, y.ID))
+			})
+			overlaps = append(overlaps, *ov)
+		}
+		ov, seen = nil, nil
+	}
+	finishGap := func(at time.Duration, open bool) {
+		if gap != nil && at > gap.Start {
+			gap.Window = window(gap.Start, at, open)
+			gaps = append(gaps, *gap)
+		}
+		gap = nil
+	}
+	finishStretch := func(at time.Duration, open bool) {
+		if solo != nil && at > solo.Start {
+			solo.Window = window(solo.Start, at, open)
+			sole = append(sole, *solo)
+		}
+		solo = nil
+	}
+
+	for i := 0; i < len(edges); {
+		at := edges[i].at
+		for ; i < len(edges) && edges[i].at == at; i++ {
+			e := edges[i]
+			if active[e.m] += e.delta; active[e.m] == 0 {
+				delete(active, e.m)
+			}
+		}
+		switch len(active) {
+		case 0:
+			finishOverlap(at, false)
+			finishStretch(at, false)
+			// Nobody leads, and as beliefs of zero length were left out,
+			// somebody led before: a gap.
+			if gap == nil {
+				gap = &Gap{Window: Window{Start: at}}
+			}
+		case 1:
+			finishOverlap(at, false)
+			finishGap(at, false)
+			var m Member
+			for m = range active {
+			}
+			if solo != nil && solo.Member != m {
+				finishStretch(at, false)
+			}
+			if solo == nil {
+				solo = &stretch{Member: m, Window: Window{Start: at}}
+			}
+		default:
+			finishGap(at, false)
+			finishStretch(at, false)
+			if ov == nil {
+				ov, seen = &Overlap{Window: Window{Start: at}}, map[Member]bool{}
+			}
+			for m := range active {
+				seen[m] = true
+			}
+		}
+	}
+	// Whatever is still open ran into the end of the run.
+	finishOverlap(end, true)
+	finishGap(end, true)
+	finishStretch(end, true)
+	return overlaps, gaps, sole
+}
+
+// handoversOf lists leadership changing hands: a belief starting whose
+// incarnation differs from the one that started before it. Regaining
+// leadership after a gap is not a handover.
+func handoversOf(beliefs []Belief) []Handover {
+	var out []Handover
+	for i := 1; i < len(beliefs); i++ {
+		if prev, b := beliefs[i-1], beliefs[i]; prev.Member != b.Member {
+			out = append(out, Handover{At: b.Start, From: prev.Member, To: b.Member})
+		}
+	}
+	return out
+}
+
+// faultSpans pairs FaultApplied with the next FaultHealed of the same
+// FaultID, in order of injection.
+func faultSpans(ev []Event, end time.Duration) []FaultSpan {
+	var out []FaultSpan
+	open := map[int]int{} // FaultID → position in out
+	for _, e := range ev {
+		switch e.Kind {
+		case FaultApplied:
+			open[e.FaultID] = len(out)
+			out = append(out, FaultSpan{
+				ID: e.FaultID, Kind: e.Fault, Mode: ModeOf(FaultKind(e.Fault), e.Mode),
+				Target: e.Target, Detail: e.Detail, Applied: e.At,
+			})
+		case FaultHealed:
+			if k, ok := open[e.FaultID]; ok {
+				out[k].Healed = e.At
+				delete(open, e.FaultID)
+			}
+		}
+	}
+	for _, k := range open {
+		out[k].Healed, out[k].Open = end, true
+	}
+	return out
+}
+
+// lastAppliedBy is the fault applied most recently at or before t.
+func lastAppliedBy(faults []FaultSpan, t time.Duration) *FaultSpan {
+	i := sort.Search(len(faults), func(i int) bool { return faults[i].Applied > t })
+	if i == 0 {
+		return nil
+	}
+	return &faults[i-1]
+}
+
+// intersects reports whether w shares a positive length with any of ws.
+func intersects(ws []Window, w Window) bool {
+	for _, x := range ws {
+		if x.Start < w.End && w.Start < x.End {
+			return true
+		}
+	}
+	return false
+}
+
+// leaderless returns the windows in which no instance could have led: every
+// known instance was crashed, stopped, paused or cut off by a partition
+// fault. Instances are known from any event naming them; one whose first
+// lifecycle event is InstanceStarted is down before it, any other is up from
+// the start (hand-built timelines often have no lifecycle events).
+func leaderless(ev []Event, faults []FaultSpan, end time.Duration) []Window {
+	type state struct {
+		down, paused bool
+		cut          int
+	}
+	inst := map[int]*state{}
+	note := func(i int) {
+		if i >= 0 && inst[i] == nil {
+			inst[i] = &state{}
+		}
+	}
+	lifecycle := map[int]bool{} // instances whose first lifecycle event was seen
+	type change struct {
+		at time.Duration
+		do func()
+	}
+	var changes []change
+	for _, e := range ev {
+		note(e.Instance)
+		for _, i := range e.Target {
+			note(i)
+		}
+		if e.Instance < 0 {
+			continue
+		}
+		switch e.Kind {
+		case InstanceStarted, InstanceCrashed, InstanceStopped:
+			s := inst[e.Instance]
+			if !lifecycle[e.Instance] {
+				lifecycle[e.Instance] = true
+				s.down = e.Kind == InstanceStarted
+			}
+			up := e.Kind == InstanceStarted
+			changes = append(changes, change{e.At, func() { s.down, s.paused = !up, false }})
+		case InstancePaused, InstanceResumed:
+			s, paused := inst[e.Instance], e.Kind == InstancePaused
+			changes = append(changes, change{e.At, func() { s.paused = paused }})
+		}
+	}
+	for _, f := range faults {
+		if f.Mode != ModePartitionBlackhole && f.Mode != ModePartitionRefuse && f.Mode != ModePartitionReset {
+			continue
+		}
+		for i, s := range inst {
+			if f.hits(i) {
+				changes = append(changes,
+					change{f.Applied, func() { s.cut++ }},
+					change{f.Healed, func() { s.cut-- }})
+			}
+		}
+	}
+	if len(inst) == 0 {
+		return nil
+	}
+	slices.SortStableFunc(changes, func(x, y change) int { return cmp.Compare(x.at, y.at) })
+
+	var out []Window
+	blockedSince := time.Duration(-1)
+	check := func(at time.Duration) {
+		able := 0
+		for _, s := range inst {
+			if !s.down && !s.paused && s.cut <= 0 {
+				able++
+			}
+		}
+		switch {
+		case able == 0 && blockedSince < 0:
+			blockedSince = at
+		case able > 0 && blockedSince >= 0:
+			if at > blockedSince {
+				out = append(out, window(blockedSince, at, false))
+			}
+			blockedSince = -1
+		}
+	}
+	check(0)
+	for i := 0; i < len(changes); {
+		at := changes[i].at
+		for ; i < len(changes) && changes[i].at == at; i++ {
+			changes[i].do()
+		}
+		check(at)
+	}
+	if blockedSince >= 0 && end > blockedSince {
+		out = append(out, window(blockedSince, end, true))
+	}
+	return out
+}
+
+// outcome measures what one fault did to leadership.
+func outcome(f FaultSpan, beliefs []Belief, sole []stretch, p Params, end time.Duration) FaultOutcome {
+	o := FaultOutcome{FaultSpan: f}
+	reach := f.reach(p, end)
+	var demotedAt time.Duration
+	kept := false
+	for _, b := range beliefs {
+		if b.Start >= f.Applied {
+			break // beliefs are in order of start
+		}
+		if b.End < f.Applied || b.Duration == 0 {
+			continue
+		}
+		o.LeadersAtInjection = append(o.LeadersAtInjection, b.Member)
+		if !f.hits(b.Instance) {
+			continue
+		}
+		o.LeaderHit = true
+		if b.Open || b.End > reach {
+			kept = true
+			continue
+		}
+		demotedAt = max(demotedAt, b.End)
+	}
+
+	if !f.Open {
+		if at, _, ok := stableFrom(sole, f.Healed, p.TTL); ok {
+			o.Recovery = durationOf(at - f.Healed)
+		}
+	}
+	switch {
+	case len(o.LeadersAtInjection) == 0:
+		o.Note = "no leader at injection"
+		return o
+	case !o.LeaderHit:
+		o.Note = "the fault did not hit the leader"
+		return o
+	case kept:
+		o.Note = "the hit leader kept believing it led through the fault"
+		return o
+	}
+	o.Demotion = durationOf(demotedAt - f.Applied)
+	at, m, ok := stableFrom(sole, demotedAt, p.TTL)
+	if !ok {
+		o.Note = "no stable leader before the run ended"
+		return o
+	}
+	o.Failover, o.NewLeader = durationOf(at-f.Applied), &m
+	return o
+}
+
+func durationOf(d time.Duration) *time.Duration { return &d }
+
+// stableFrom finds the first moment at or after t from which one incarnation
+// led alone for at least w. A stretch cut short by the end of the run is not
+// known to be stable.
+func stableFrom(sole []stretch, t, w time.Duration) (time.Duration, Member, bool) {
+	i := sort.Search(len(sole), func(i int) bool { return sole[i].End > t })
+	for ; i < len(sole); i++ {
+		s := sole[i]
+		from := max(s.Start, t)
+		if s.End-from >= w {
+			return from, s.Member, true
+		}
+	}
+	return 0, Member{}, false
+}
+
+// redisLane compares beliefs with the key's holder as Redis reported it.
+func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
+	type segment struct {
+		holder string
+		Window
+	}
+	var segs []segment
+	var late []time.Duration
+	holder, since, observed := "", time.Duration(0), false
+	add := func(h string, from, to time.Duration) {
+		if to <= from {
+			return
+		}
+		if n := len(segs); n > 0 && segs[n-1].holder == h && segs[n-1].End == from {
+			segs[n-1].Window = window(segs[n-1].Start, to, false)
+			return
+		}
+		segs = append(segs, segment{h, window(from, to, false)})
+	}
+	owner := map[string]int{}
+	for _, e := range ev {
+		if e.ID != "" && e.Instance >= 0 {
+			owner[e.ID] = e.Instance
+		}
+		if e.Kind != RedisHolder {
+			continue
+		}
+		observed = true
+		if e.Lateness > 0 {
+			late = append(late, e.Lateness)
+		}
+		add(holder, since, e.At)
+		holder, since = e.Holder, e.At
+	}
+	lane := RedisLane{Observed: observed, NotificationLateness: durationStats(late)}
+	if !observed {
+		return lane
+	}
+	add(holder, since, end)
+
+	// Stale: the parts of each belief where the key held another id.
+	byID := map[string][]Window{}
+	for _, b := range beliefs {
+		if b.Duration == 0 {
+			continue
+		}
+		byID[b.ID] = append(byID[b.ID], b.Window)
+		i := sort.Search(len(segs), func(i int) bool { return segs[i].End > b.Start })
+		for ; i < len(segs) && segs[i].Start < b.End; i++ {
+			s := segs[i]
+			if s.holder == b.ID {
+				continue
+			}
+			from, to := max(s.Start, b.Start), min(s.End, b.End)
+			if n := len(lane.Stale); n > 0 && lane.Stale[n-1].Member == b.Member && lane.Stale[n-1].End == from {
+				lane.Stale[n-1].Window = window(lane.Stale[n-1].Start, to, false)
+			} else {
+				lane.Stale = append(lane.Stale, Stale{Member: b.Member, Window: window(from, to, false), Holder: s.holder})
+			}
+		}
+	}
+	for i := range lane.Stale {
+		lane.Stale[i].Open = lane.Stale[i].End == end
+	}
+
+	// Phantom: the parts of each holder segment its owner did not believe.
+	for _, s := range segs {
+		if s.holder == "" {
+			continue
+		}
+		m := Member{Instance: -1, ID: s.holder}
+		if i, ok := owner[s.holder]; ok {
+			m.Instance = i
+		}
+		piece := func(from, to time.Duration) {
+			if to > from {
+				lane.Phantom = append(lane.Phantom, Phantom{Member: m, Window: window(from, to, to == end)})
+			}
+		}
+		own := byID[s.holder]
+		cursor := s.Start
+		for i := sort.Search(len(own), func(i int) bool { return own[i].End > s.Start }); i < len(own) && own[i].Start < s.End; i++ {
+			piece(cursor, own[i].Start)
+			cursor = max(cursor, own[i].End)
+		}
+		piece(cursor, s.End)
+	}
+	lane.Stale = slices.DeleteFunc(lane.Stale, func(w Stale) bool { return lane.belowResolution(w.Window) })
+	lane.Phantom = slices.DeleteFunc(lane.Phantom, func(w Phantom) bool { return lane.belowResolution(w.Window) })
+	return lane
+}
+
+// TruthResolution is the shortest stale or phantom window the analysis
+// reports. The belief lane and the Redis lane are observed by different
+// means (an instance's signal; a keyspace notification followed by a GET),
+// so at every acquire, release and expiry they disagree for the time one
+// observation takes: microseconds for set/del, up to ~12 ms for an expiry at
+// hz 100 (NOTES.md). Closed windows shorter than this are that measurement
+// error, not stale leadership; they are counted in BelowResolution.
+const TruthResolution = 20 * time.Millisecond
+
+func (l *RedisLane) belowResolution(w Window) bool {
+	if w.Open || w.Duration >= TruthResolution {
+		return false
+	}
+	l.BelowResolution++
+	return true
+}
+
+// duplicateChores finds a chore run by one instance less than one
+// ChoreInterval after the same chore ran on a different instance (the latest
+// run of each). Equal spacing is the normal cadence of a clean handover, so
+// it is not a duplicate.
+func duplicateChores(ev []Event, interval time.Duration) []DuplicateChore {
+	var out []DuplicateChore
+	// Per chore, the latest run of each instance within the last interval,
+	// oldest first: short, as only leaders run chores.
+	recent := map[string][]ChoreRun{}
+	for _, e := range ev {
+		if e.Kind != ChoreRan {
+			continue
+		}
+		run := ChoreRun{Member: Member{e.Instance, e.ID}, At: e.At}
+		kept := recent[e.Chore][:0]
+		for _, prev := range recent[e.Chore] {
+			switch {
+			case e.At-prev.At >= interval:
+				// too old to clash with this or any later run
+			case prev.Instance == e.Instance:
+				// superseded by this run
+			default:
+				out = append(out, DuplicateChore{Chore: e.Chore, First: prev, Second: run, Apart: e.At - prev.At})
+				kept = append(kept, prev)
+			}
+		}
+		recent[e.Chore] = append(kept, run)
+	}
+	return out
+}
+
+// taskFates lists tasks dispatched but never completed, and tasks completed
+// more than once, both in order of first dispatch (completions of tasks
+// never dispatched follow, in order of first completion).
+func taskFates(ev []Event) (lost []string, repeated []RepeatedTask) {
+	var order []string
+	dispatched := map[string]bool{}
+	done := map[string]int{}
+	for _, e := range ev {
+		switch e.Kind {
+		case TaskDispatched:
+			if !dispatched[e.Task] {
+				dispatched[e.Task] = true
+				if _, ok := done[e.Task]; !ok {
+					order = append(order, e.Task)
+				}
+			}
+		case TaskCompleted:
+			if _, ok := done[e.Task]; !ok && !dispatched[e.Task] {
+				order = append(order, e.Task)
+			}
+			done[e.Task]++
+		}
+	}
+	for _, task := range order {
+		switch n := done[task]; {
+		case n == 0:
+			lost = append(lost, task)
+		case n > 1:
+			repeated = append(repeated, RepeatedTask{Task: task, Completions: n})
+		}
+	}
+	return lost, repeated
+}
+
+func summarize(a Analysis, ev []Event) Summary {
+	s := Summary{
+		Handovers:       len(a.Handovers),
+		Overlaps:        len(a.Overlaps),
+		Gaps:            len(a.Gaps),
+		Faults:          len(a.Faults),
+		StaleWindows:    len(a.Redis.Stale),
+		PhantomWindows:  len(a.Redis.Phantom),
+		DuplicateChores: len(a.DuplicateChores),
+		TasksLost:       len(a.LostTasks),
+		TasksRepeated:   len(a.RepeatedTasks),
+	}
+	var delayed []time.Duration
+	tasks := map[string]bool{}
+	for _, e := range ev {
+		switch e.Kind {
+		case LeaderGained:
+			s.LeaderGains++
+		case ElectorError:
+			s.ElectorErrors++
+		case DelayedDue:
+			delayed = append(delayed, e.Lateness)
+		case TaskDispatched:
+			tasks[e.Task] = true
+		}
+	}
+	s.TasksDispatched = len(tasks)
+	s.DelayedLateness = durationStats(delayed)
+	for _, o := range a.Overlaps {
+		s.MaxOverlap = max(s.MaxOverlap, o.Duration)
+		s.TotalOverlap += o.Duration
+	}
+	for _, g := range a.Gaps {
+		s.MaxGap = max(s.MaxGap, g.Duration)
+	}
+	for _, x := range a.Redis.Stale {
+		s.MaxStale = max(s.MaxStale, x.Duration)
+	}
+	for _, x := range a.Redis.Phantom {
+		s.MaxPhantom = max(s.MaxPhantom, x.Duration)
+	}
+	var failovers []time.Duration
+	for _, f := range a.Faults {
+		if f.Failover != nil {
+			failovers = append(failovers, *f.Failover)
+		}
+	}
+	s.Failover = durationStats(failovers)
+	return s
+}
+
+// claims checks the spec's three timing claims.
+func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
+	// (1) Worst-case gap <= TTL + Wait. Exercised once leadership was lost or
+	// changed hands; excused gaps (nobody could lead) do not count.
+	gap := Claim{
+		Name: ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait",
+		Bound: p.TTL + p.Wait, Slack: ClaimSlack,
+	}
+	var longest *Gap
+	excused := 0
+	for i, g := range a.Gaps {
+		if g.Excuse != "" {
+			excused++
+			continue
+		}
+		if longest == nil || g.Duration > longest.Duration {
+			longest = &a.Gaps[i]
+		}
+	}
+	switch {
+	case longest == nil && len(a.Handovers) == 0:
+		gap.Verdict, gap.Detail = NotExercised, "leadership was never lost or handed over"
+	case longest == nil:
+		gap.Verdict, gap.Detail = Held, fmt.Sprintf("no counted gap in %d handovers", len(a.Handovers))
+	default:
+		gap.Measured = longest.Duration
+		gap.Verdict = verdict(Within(gap.Measured, gap.Bound, gap.Slack))
+		gap.Detail = fmt.Sprintf("longest gap %v from %v", longest.Duration, longest.Start)
+		if longest.After != nil {
+			gap.Detail += fmt.Sprintf(", after fault %d (%s)", longest.After.ID, longest.After.Kind)
+		}
+		if longest.Open {
+			gap.Detail += ", still open at the end of the run"
+		}
+	}
+	if excused > 0 {
+		gap.Detail += fmt.Sprintf("; %d gaps excused: no instance could lead", excused)
+	}
+
+	// (2) The split-brain window is bounded by the TTL.
+	split := Claim{
+		Name: ClaimSplitBrain, Statement: "split-brain (overlap) window <= TTL",
+		Bound: p.TTL, Slack: ClaimSlack, Measured: a.Summary.MaxOverlap,
+	}
+	switch {
+	case len(faults) == 0 && len(a.Overlaps) == 0:
+		split.Verdict, split.Detail = NotExercised, "no fault and no overlap"
+	default:
+		split.Verdict = verdict(Within(split.Measured, split.Bound, split.Slack))
+		split.Detail = fmt.Sprintf("%d overlaps, longest %v, total %v", len(a.Overlaps), a.Summary.MaxOverlap, a.Summary.TotalOverlap)
+	}
+
+	// (3) No overlap away from faults: an overlap that intersects no fault's
+	// span [applied, healed + TTL + Wait] has no excuse at all.
+	calm := Claim{
+		Name: ClaimNoFaultlessSplit, Statement: "no overlap without a fault",
+		Slack: ClaimSlack,
+	}
+	var unexplained []Overlap
+	var total time.Duration
+	for _, o := range a.Overlaps {
+		explained := false
+		for _, f := range faults {
+			if o.Start < f.reach(p, a.End) && o.End > f.Applied {
+				explained = true
+				break
+			}
+		}
+		if !explained {
+			unexplained = append(unexplained, o)
+			calm.Measured = max(calm.Measured, o.Duration)
+			total += o.Duration
+		}
+	}
+	switch {
+	case len(a.Beliefs) == 0:
+		calm.Verdict, calm.Detail = NotExercised, "no instance ever led"
+	default:
+		calm.Verdict = verdict(Within(calm.Measured, 0, calm.Slack))
+		calm.Detail = fmt.Sprintf("%d overlaps away from any fault, total %v", len(unexplained), total)
+		if len(unexplained) > 0 {
+			calm.Detail += fmt.Sprintf(", first at %v", unexplained[0].Start)
+		}
+	}
+	return []Claim{gap, split, calm}
+}
+
+func verdict(held bool) Verdict {
+	if held {
+		return Held
+	}
+	return NotHeld
+}

@@ -1,0 +1,455 @@
+package sim
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// Failure modes a prediction is made for. The strings are stable: they appear
+// in reports next to the measurement.
+const (
+	ModeLeaderCrash        = "leader-crash"
+	ModeRenewError         = "renew-error"
+	ModePartitionBlackhole = "partition-blackhole"
+	ModePartitionRefuse    = "partition-refuse"
+	ModePartitionReset     = "partition-reset"
+	ModeLatency            = "latency"
+	ModePause              = "pause"
+	ModeClockDrift         = "clock-drift"
+	ModeLeaseLoss          = "lease-loss"
+	ModeGracefulStop       = "graceful-stop"
+)
+
+// Modes lists every failure mode in the order Predict returns them.
+var Modes = []string{
+	ModeLeaderCrash, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse,
+	ModePartitionReset, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss, ModeGracefulStop,
+}
+
+// Unbounded stands for a bound that does not exist: a call that never times
+// out, a fault of unlimited size. Within treats it as infinity.
+const Unbounded = time.Duration(math.MaxInt64)
+
+// go-redis v9.23.0 options that decide retry timing but are not in
+// ClientParams; these are its defaults (options.go, internal/pool).
+const (
+	redisMinRetryBackoff   = 10 * time.Millisecond
+	redisMaxRetryBackoff   = time.Second
+	redisDialerRetries     = 5
+	redisDialerRetryPeriod = 100 * time.Millisecond
+)
+
+// FaultSize is the size of the faults whose effect depends on it. A zero
+// field means that fault is absent, and its mode predicts nothing.
+type FaultSize struct {
+	// Latency is the one-way latency added to the leader's connection, in
+	// each direction, so a round trip costs 2 × Latency more.
+	Latency time.Duration `json:"latency,omitempty"`
+	// Pause is how long the leader is frozen (clock stopped, traffic held).
+	Pause time.Duration `json:"pause,omitempty"`
+	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
+	// at half speed. 0 means 1 (no drift).
+	ClockRate float64 `json:"clock_rate,omitempty"`
+}
+
+// Prediction is the analytic worst case of one failure mode for one
+// parameter set, with the reasoning written out so a reader can check it.
+type Prediction struct {
+	Mode       string        `json:"mode"`
+	MaxGap     time.Duration `json:"max_gap"`
+	MaxOverlap time.Duration `json:"max_overlap"`
+	// GapFormula and OverlapFormula give the symbols, the numbers
+	// substituted and the result, e.g. "TTL + Wait = 5s + 6s = 11s".
+	GapFormula     string `json:"gap_formula"`
+	OverlapFormula string `json:"overlap_formula"`
+	// Call is the worst-case duration of the failing Redis call, for the
+	// modes where one decides the timing; CallFormula derives it.
+	Call        time.Duration `json:"call,omitempty"`
+	CallFormula string        `json:"call_formula,omitempty"`
+	Note        string        `json:"note"`
+}
+
+// Within reports whether a measured value respects a predicted bound, give
+// or take slack for measurement error. Nothing exceeds Unbounded.
+func Within(measured, predicted, slack time.Duration) bool {
+	if predicted == Unbounded || predicted > Unbounded-slack {
+		return true
+	}
+	return measured <= predicted+slack
+}
+
+// ModeOf maps a fault of the schedule (its kind, and its partition mode for
+// partitions) to the failure mode whose prediction applies, "" when none
+// does (a SCRIPT FLUSH costs one EVAL, not a lease). One-way blackholes fail
+// the renew the way a full blackhole does: the call waits out the read
+// timeout (and with replies dropped, the PEXPIRE even applies).
+func ModeOf(kind FaultKind, partition string) string {
+	switch kind {
+	case FaultCrash:
+		return ModeLeaderCrash
+	case FaultStop:
+		return ModeGracefulStop
+	case FaultPartition:
+		switch partition {
+		case PartitionRefuse:
+			return ModePartitionRefuse
+		case PartitionReset:
+			return ModePartitionReset
+		default:
+			return ModePartitionBlackhole
+		}
+	case FaultLatency:
+		return ModeLatency
+	case FaultPause:
+		return ModePause
+	case FaultClock:
+		return ModeClockDrift
+	case FaultRedisRestart:
+		return ModeLeaseLoss
+	}
+	return ""
+}
+
+// CallBound is the worst-case duration of one elector call to Redis under a
+// partition mode (and under latency, where a late reply is waited for no
+// longer than a dropped one). Other modes return 0: their calls fail at once
+// or do not fail.
+//
+// The model is go-redis v9.23.0's retry logic checked against the
+// measurements in NOTES.md:
+//
+//   - partition-blackhole: the request vanishes, so each attempt lasts one
+//     ReadTimeout. A timed-out command on a pooled connection is retried; the
+//     retry dials a fresh connection (Toxiproxy accepts it) whose handshake
+//     times out too, and a handshake timeout is NOT retried. So at most
+//     min(MaxRetries, 1) + 1 attempts plus one backoff: 2 × 5s + 30ms with
+//     defaults (measured ~10 s), 1 × 500ms with MaxRetries -1 (measured
+//     0.5 s). This assumes the pool holds one connection, as a bare elector's
+//     does; a pool with idle connections can retry on each of them, up to
+//     (MaxRetries + 1) × ReadTimeout. A partition that also drops the TCP
+//     handshake would cost DialTimeout per retry instead.
+//   - partition-refuse: the in-flight call gets EOF at once (retried) and
+//     every attempt then dials a refused port: DialerRetries tries with
+//     DialerRetryPeriod between them. (MaxRetries + 1) attempts plus the
+//     backoffs: 4 × 400ms + 170ms = 1.77s with defaults (measured ~1.7 s).
+//   - partition-reset: fails faster than refuse in practice (the proxy
+//     accepts, then resets); refuse's bound is used as a conservative one.
+//
+// The backoff before retry a is below MinRetryBackoff + MinRetryBackoff<<a,
+// capped at MaxRetryBackoff, so the bound uses that. With
+// ContextTimeoutEnabled and OpTimeout > 0 the context deadline caps the
+// whole call; without ContextTimeoutEnabled it only stops further retries
+// (go-redis sleeps on the context), which is ignored here to stay
+// conservative.
+func CallBound(p Params, mode string) time.Duration {
+	d, _ := callBound(p.WithDefaults(), mode)
+	return d
+}
+
+// callBound is CallBound with its derivation; p already has defaults.
+func callBound(p Params, mode string) (time.Duration, string) {
+	c := p.Client
+	retries := max(c.MaxRetries, 0) // -1 = none
+	var d time.Duration
+	var f string
+	switch mode {
+	case ModePartitionBlackhole, ModeLatency:
+		if c.ReadTimeout < 0 {
+			d, f = Unbounded, "ReadTimeout none: a dropped reply is awaited forever = unbounded"
+			break
+		}
+		attempts := min(retries, 1) + 1
+		d = time.Duration(attempts) * c.ReadTimeout
+		f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout = %d × %v", attempts, c.ReadTimeout)
+		if attempts > 1 {
+			d += retryBackoff(1)
+			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + backoff(1) = %d × %v + %v", attempts, c.ReadTimeout, retryBackoff(1))
+		}
+		f += " = " + show(d)
+	case ModePartitionRefuse, ModePartitionReset:
+		attempts := retries + 1
+		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
+		var backoff time.Duration
+		for a := 1; a <= retries; a++ {
+			backoff += retryBackoff(a)
+		}
+		d = time.Duration(attempts)*dial + backoff
+		f = fmt.Sprintf("(MaxRetries + 1) × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
+			attempts, dial, backoff, d)
+	default:
+		return 0, ""
+	}
+	if c.ContextTimeoutEnabled && p.OpTimeout > 0 && p.OpTimeout < d {
+		d = p.OpTimeout
+		f += fmt.Sprintf(", capped by OpTimeout (ContextTimeoutEnabled) = %v", d)
+	}
+	return d, f
+}
+
+// retryBackoff is the upper bound of go-redis's backoff before retry a.
+func retryBackoff(a int) time.Duration {
+	return min(redisMaxRetryBackoff, redisMinRetryBackoff+redisMinRetryBackoff<<a)
+}
+
+// attemptTimeout is how long one attempt waits for a reply before giving up.
+func attemptTimeout(p Params) time.Duration {
+	t := p.Client.ReadTimeout
+	if t < 0 {
+		t = Unbounded
+	}
+	if p.Client.ContextTimeoutEnabled && p.OpTimeout > 0 {
+		t = min(t, p.OpTimeout)
+	}
+	return t
+}
+
+// Predict returns the worst-case gap and overlap of every failure mode, in
+// the order of Modes.
+func Predict(p Params, s FaultSize) []Prediction {
+	out := make([]Prediction, 0, len(Modes))
+	for _, m := range Modes {
+		pr, _ := PredictMode(p, m, s)
+		out = append(out, pr)
+	}
+	return out
+}
+
+// PredictMode predicts one failure mode; ok is false for an unknown mode.
+//
+// The elector model, from the spec: a follower tries to acquire every Wait;
+// a leader renews TTL/2 + jitter (jitter < JitterMS ms; the bound uses
+// JitterMS) after its previous renewal returned; a renewal that returns 0 or
+// an error demotes at once and the next acquire is Wait later; the key
+// expires TTL after the last renewal that reached Redis. "Gap" and "overlap"
+// are about believed leadership. Each bound also assumes at least one healthy
+// follower, and ignores the ~0.1 ms of a healthy Redis round trip.
+func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
+	p = p.WithDefaults()
+	ttl, wait := p.TTL, p.Wait
+	jitter := time.Duration(p.JitterMS) * time.Millisecond
+	half := term{sym: "TTL/2", d: ttl / 2}
+	jit := term{sym: "jitter", d: jitter}
+	lease := term{sym: "TTL", d: ttl}
+	retry := term{sym: "Wait", d: wait}
+	renew := ttl/2 + jitter // the longest interval between renewals
+
+	pr := Prediction{Mode: mode}
+	noOverlap := func(why string) {
+		pr.MaxOverlap, pr.OverlapFormula = 0, "0: "+why
+	}
+	switch mode {
+	case ModeLeaderCrash:
+		pr.MaxGap, pr.GapFormula = sum(lease, retry)
+		noOverlap("a crashed instance stops believing at once")
+		pr.Note = "The crash comes just after a renewal; the key lives on for TTL, and the " +
+			"follower whose attempt fell just before the expiry tries again Wait later. " +
+			"Jitter only delays renewals, so it does not enter."
+
+	case ModeRenewError:
+		failingRenew(&pr, p, 0, 0)
+		pr.Note = "The renewal errors at once and the leader demotes, as early as TTL/2 after its last " +
+			"renewal, while its key lives until TTL after it; followers get it at most Wait after expiry."
+
+	case ModePartitionBlackhole:
+		call, f := callBound(p, mode)
+		pr.Call, pr.CallFormula = call, f
+		failingRenew(&pr, p, attemptTimeout(p), call)
+		pr.Note = "The leader's next renewal (TTL/2 + jitter after the last) hangs until the client " +
+			"gives up (C), so it believes for TTL/2 + jitter + C, while its key expired TTL after " +
+			"the last renewal and a follower may take it right then. The gap case is the shortest " +
+			"call (one attempt timeout) against the latest follower attempt."
+
+	case ModePartitionRefuse, ModePartitionReset:
+		call, f := callBound(p, mode)
+		pr.Call, pr.CallFormula = call, f
+		failingRenew(&pr, p, 0, call)
+		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
+			"the TTL a follower can win before the leader demotes. The gap case takes the failure as instant."
+
+	case ModeLatency:
+		predictLatency(&pr, p, s.Latency)
+
+	case ModePause:
+		if s.Pause <= 0 {
+			pr.GapFormula, pr.OverlapFormula = "0: no pause given", "0: no pause given"
+			pr.Note = "FaultSize.Pause is 0."
+			break
+		}
+		paused := term{sym: "P", d: s.Pause}
+		if renew+s.Pause <= ttl {
+			_, f := sum(half, jit, paused)
+			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", the late renewal still lands in time"
+			pr.OverlapFormula = pr.GapFormula
+			break
+		}
+		pr.MaxOverlap, pr.OverlapFormula = sum(paused, half, jit, lease.minus())
+		pr.MaxGap, pr.GapFormula = sum(retry)
+		pr.Note = "A paused leader's clock stops, so its renewal fires TTL/2 + jitter of its own time " +
+			"after the last one: P late in real time. The key expired TTL after that renewal and a " +
+			"follower may hold it; the leader acts on its belief until the late renewal returns 0. If " +
+			"no follower won yet the renewal finds no key, and the gap lasts until the next follower " +
+			"attempt, within Wait. Beliefs count as held while paused."
+
+	case ModeClockDrift:
+		k := s.ClockRate
+		if k <= 0 {
+			k = 1
+		}
+		slow := term{sym: "(TTL/2 + jitter)/k", d: time.Duration(float64(renew) / k)}
+		slow.num = fmt.Sprintf("(%v + %v)/%g", ttl/2, jitter, k)
+		if slow.d <= ttl {
+			_, f := sum(slow)
+			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", renewals keep the key alive"
+			pr.OverlapFormula = pr.GapFormula
+			pr.Note = "The leader's clock is fast enough for its renewals to beat the TTL."
+			break
+		}
+		pr.MaxOverlap, pr.OverlapFormula = sum(slow, lease.minus())
+		pr.MaxGap, pr.GapFormula = sum(retry)
+		pr.Note = "A leader whose clock runs at k× real speed renews every (TTL/2 + jitter)/k of real " +
+			"time, longer than the TTL: the key expires between renewals, a follower may win at once, " +
+			"and the leader learns it only at its next renewal. A slow follower stretches its own Wait " +
+			"to Wait/k, which lengthens gaps when every follower is slow."
+
+	case ModeLeaseLoss:
+		pr.MaxOverlap, pr.OverlapFormula = sum(half, jit)
+		pr.MaxGap, pr.GapFormula = sum(retry)
+		pr.Note = "The key vanishes behind the leader's back: a follower may take it at once, and the " +
+			"leader finds out at its next renewal, at most TTL/2 + jitter later. If no follower did, " +
+			"the next follower attempt comes within Wait of the loss."
+
+	case ModeGracefulStop:
+		pr.MaxGap, pr.GapFormula = sum(retry)
+		noOverlap("the leader releases its key as it steps down (at most one Redis round trip of overlap)")
+		pr.Note = "Release deletes the key; the next follower attempt, within Wait, wins."
+
+	default:
+		pr.Note = "unknown failure mode"
+		return pr, false
+	}
+	return pr, true
+}
+
+// failingRenew fills the prediction for a renewal that fails after between
+// lo and hi: the leader believes until TTL/2 + jitter + hi after its last
+// renewal, which reached Redis, so its key expired at TTL (overlap); it may
+// demote as early as TTL/2 + lo, and the latest follower attempt comes Wait
+// after expiry (gap).
+func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
+	ttl := p.TTL
+	terms := []term{{sym: "TTL/2", d: ttl / 2}, {sym: "jitter", d: time.Duration(p.JitterMS) * time.Millisecond}}
+	if hi > 0 {
+		terms = append(terms, term{sym: "C", d: hi})
+	}
+	pr.MaxOverlap, pr.OverlapFormula = sum(append(terms, term{sym: "TTL", d: -ttl})...)
+	gap := []term{{sym: "TTL/2", d: ttl - ttl/2}, {sym: "Wait", d: p.Wait}}
+	if lo > 0 {
+		gap = append(gap, term{sym: "Cmin", d: -lo})
+	}
+	pr.MaxGap, pr.GapFormula = sum(gap...)
+}
+
+// predictLatency covers a leader whose Redis round trips take 2L longer.
+// The next renewal is assumed to be scheduled when the previous one returns
+// (the spec's state diagram goes renew → Leader → renew), so renewals reach
+// Redis every TTL/2 + jitter + 2L.
+func predictLatency(pr *Prediction, p Params, l time.Duration) {
+	ttl, wait := p.TTL, p.Wait
+	jitter := time.Duration(p.JitterMS) * time.Millisecond
+	half, jit, lease, retry := term{sym: "TTL/2", d: ttl / 2}, term{sym: "jitter", d: jitter}, term{sym: "TTL", d: ttl}, term{sym: "Wait", d: wait}
+	if l <= 0 {
+		pr.GapFormula, pr.OverlapFormula = "0: no latency given", "0: no latency given"
+		pr.Note = "FaultSize.Latency is 0."
+		return
+	}
+	t := attemptTimeout(p)
+	if 2*l < t {
+		cadence := ttl/2 + jitter + 2*l
+		_, f := sum(half, jit, term{sym: "2L", d: 2 * l})
+		if cadence <= ttl {
+			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", every renewal lands before expiry"
+			pr.OverlapFormula = pr.GapFormula
+			pr.Note = "Replies are late but within the read timeout, and renewals still beat the TTL."
+			return
+		}
+		pr.MaxOverlap, pr.OverlapFormula = sum(half, jit, term{sym: "3L", d: 3 * l}, lease.minus())
+		pr.MaxGap, pr.GapFormula = sum(retry)
+		pr.Note = "Replies arrive (2L < the attempt timeout T = " + show(t) + ") but renewals reach " +
+			"Redis every TTL/2 + jitter + 2L > TTL, so the key expires between them. The late renewal " +
+			"lands L after it was sent, after expiry, and its 0 comes back L later still. A gap " +
+			"ends at the next follower attempt, within Wait of expiry."
+		return
+	}
+	call, f := callBound(p, ModeLatency)
+	pr.Call, pr.CallFormula = call, f
+	pr.MaxOverlap, pr.OverlapFormula = sum(half, jit, term{sym: "C", d: call}, lease.minus())
+	pr.MaxGap, pr.GapFormula = sum(lease, retry, term{sym: "L", d: l}, term{sym: "T", d: -t})
+	pr.Note = "Replies take 2L >= the attempt timeout T = " + show(t) + ": every attempt times " +
+		"out like a blackhole (C), yet the requests still reach Redis L after they were sent. The " +
+		"last one can extend the key up to L - T after the leader gave up, leaving a phantom lease " +
+		"that nobody acts on for up to TTL + L - T, then a follower attempt within Wait."
+}
+
+// term is one symbol of a formula with its value; num overrides how the
+// value is written when the symbol stands for an expression.
+type term struct {
+	sym string
+	d   time.Duration
+	num string
+}
+
+func (t term) minus() term { return term{t.sym, -t.d, t.num} }
+
+// sum adds terms (saturating at Unbounded) and writes
+// "symbols = numbers = result". When a term is subtracted the result is
+// clamped at 0 and the formula says so:
+// "max(0, TTL/2 + C - TTL) = max(0, 2.5s + 10s - 5s) = 7.5s".
+func sum(terms ...term) (time.Duration, string) {
+	var total time.Duration
+	var syms, nums strings.Builder
+	clamp := false
+	for i, t := range terms {
+		sign, v := " + ", t.d
+		if v < 0 {
+			sign, v, clamp = " - ", -v, true
+		}
+		if i == 0 {
+			sign = strings.TrimSpace(sign)
+			if sign == "+" {
+				sign = ""
+			}
+		}
+		num := t.num
+		if num == "" {
+			num = show(v)
+		}
+		syms.WriteString(sign + t.sym)
+		nums.WriteString(sign + num)
+		switch {
+		case total == Unbounded:
+		case t.d == Unbounded:
+			total = Unbounded
+		default:
+			total += t.d
+		}
+	}
+	s, n := syms.String(), nums.String()
+	if clamp {
+		s, n = "max(0, "+s+")", "max(0, "+n+")"
+		total = max(total, 0)
+	}
+	if len(terms) == 1 && !clamp && terms[0].num == "" {
+		return total, s + " = " + show(total)
+	}
+	return total, s + " = " + n + " = " + show(total)
+}
+
+// show writes a duration for a formula, "unbounded" for Unbounded.
+func show(d time.Duration) string {
+	if d == Unbounded {
+		return "unbounded"
+	}
+	return d.String()
+}

@@ -1,0 +1,240 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// tunedTimings is the tuned configuration: sub-second lease, client calls
+// bounded well below TTL/2.
+var tunedTimings = Params{
+	TTL: 500 * time.Millisecond, Wait: time.Second,
+	Client: ClientParams{ReadTimeout: 100 * time.Millisecond, MaxRetries: -1},
+}
+
+func TestCallBound(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		name string
+		p    Params
+		mode string
+		want time.Duration
+	}{
+		{"blackhole, defaults: read timeout retried once on a new connection", Params{}, ModePartitionBlackhole, 10*time.Second + 30*ms},
+		{"blackhole, ReadTimeout 500ms", Params{Client: ClientParams{ReadTimeout: 500 * ms}}, ModePartitionBlackhole, time.Second + 30*ms},
+		{"blackhole, no retries", Params{Client: ClientParams{ReadTimeout: 500 * ms, MaxRetries: -1}}, ModePartitionBlackhole, 500 * ms},
+		{"blackhole, context deadline caps it", Params{OpTimeout: time.Second, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionBlackhole, time.Second},
+		{"blackhole, OpTimeout ignored without ContextTimeoutEnabled", Params{OpTimeout: time.Second}, ModePartitionBlackhole, 10*time.Second + 30*ms},
+		{"blackhole, no read timeout", Params{Client: ClientParams{ReadTimeout: -1}}, ModePartitionBlackhole, Unbounded},
+		{"blackhole, no read timeout but a context deadline", Params{OpTimeout: 2 * time.Second, Client: ClientParams{ReadTimeout: -1, ContextTimeoutEnabled: true}}, ModePartitionBlackhole, 2 * time.Second},
+		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 30*ms},
+		{"refuse, defaults: 4 dials of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 4*400*ms + (30+50+90)*ms},
+		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 400 * ms},
+		{"reset borrows refuse's bound", Params{}, ModePartitionReset, 1770 * ms},
+		{"crash makes no call", Params{}, ModeLeaderCrash, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := CallBound(tt.p, tt.mode); got != tt.want {
+				t.Errorf("CallBound = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func mustPredict(t *testing.T, p Params, mode string, s FaultSize) Prediction {
+	t.Helper()
+	pr, ok := PredictMode(p, mode, s)
+	if !ok {
+		t.Fatalf("no prediction for %s", mode)
+	}
+	return pr
+}
+
+func TestPredictBlackholeDefaultsBreaksTheSpecClaim(t *testing.T) {
+	const ms = time.Millisecond
+	// Spec defaults and go-redis defaults: the blackholed leader renews 2.5s
+	// after its last renewal, waits ~10s for the call to fail, while its key
+	// expired at 5s. Overlap ≈ 2.5 + 10 - 5 = 7.5s, plus jitter and backoff.
+	pr := mustPredict(t, Params{}, ModePartitionBlackhole, FaultSize{})
+	if pr.MaxOverlap < 7500*ms || pr.MaxOverlap > 7500*ms+5*ms+30*ms {
+		t.Errorf("overlap %v, want 7.5s + jitter + backoff", pr.MaxOverlap)
+	}
+	if Within(pr.MaxOverlap, DefaultTTL, ClaimSlack) {
+		t.Errorf("overlap %v should exceed the spec's TTL bound", pr.MaxOverlap)
+	}
+	for _, s := range []string{"TTL/2", "jitter", "C", "2.5s", "5ms", "10.03s", "5s", "7.535s"} {
+		if !strings.Contains(pr.OverlapFormula, s) {
+			t.Errorf("overlap formula %q lacks %q", pr.OverlapFormula, s)
+		}
+	}
+	if pr.Call != 10*time.Second+30*ms || !strings.Contains(pr.CallFormula, "ReadTimeout") || !strings.Contains(pr.CallFormula, "10.03s") {
+		t.Errorf("call %v %q", pr.Call, pr.CallFormula)
+	}
+	// The gap case: one 5s attempt timeout, then the latest follower attempt.
+	if pr.MaxGap != 3500*ms {
+		t.Errorf("gap %v, want TTL/2 + Wait - ReadTimeout = 3.5s", pr.MaxGap)
+	}
+}
+
+func TestPredictShortTimeoutsHaveNoOverlap(t *testing.T) {
+	const ms = time.Millisecond
+	for _, jitter := range []int{0, 5} {
+		p := tunedTimings
+		p.JitterMS = jitter
+		pr := mustPredict(t, p, ModePartitionBlackhole, FaultSize{})
+		if pr.MaxOverlap != 0 {
+			t.Errorf("jitter %dms: overlap %v (%s), want 0", jitter, pr.MaxOverlap, pr.OverlapFormula)
+		}
+		if pr.Call != 100*ms {
+			t.Errorf("call %v, want one 100ms attempt", pr.Call)
+		}
+		if !strings.HasPrefix(pr.OverlapFormula, "max(0, ") || !strings.HasSuffix(pr.OverlapFormula, "= 0s") {
+			t.Errorf("formula %q", pr.OverlapFormula)
+		}
+	}
+}
+
+func TestPredictLeaderCrash(t *testing.T) {
+	const ms = time.Millisecond
+	pr := mustPredict(t, Params{}, ModeLeaderCrash, FaultSize{})
+	if pr.MaxGap < 11*time.Second || pr.MaxGap > 11*time.Second+5*ms {
+		t.Errorf("gap %v, want TTL + Wait (+ jitter at most)", pr.MaxGap)
+	}
+	if pr.GapFormula != "TTL + Wait = 5s + 6s = 11s" {
+		t.Errorf("gap formula %q", pr.GapFormula)
+	}
+	if pr.MaxOverlap != 0 {
+		t.Errorf("overlap %v", pr.MaxOverlap)
+	}
+	short := mustPredict(t, tunedTimings, ModeLeaderCrash, FaultSize{})
+	if short.MaxGap != 1500*ms || !strings.Contains(short.GapFormula, "500ms + 1s") {
+		t.Errorf("short: %v %q", short.MaxGap, short.GapFormula)
+	}
+}
+
+func TestPredictModes(t *testing.T) {
+	const ms = time.Millisecond
+	s := FaultSize{Latency: 200 * ms, Pause: 10 * time.Second, ClockRate: 0.4}
+	tests := []struct {
+		mode         string
+		p            Params
+		s            FaultSize
+		gap, overlap time.Duration
+	}{
+		{ModeRenewError, Params{}, s, 8500 * ms, 0},
+		{ModePartitionRefuse, Params{}, s, 8500 * ms, 0},
+		{ModePartitionReset, Params{}, s, 8500 * ms, 0},
+		// short client, but dialing a refused port still costs the dialer's retries
+		{ModePartitionRefuse, tunedTimings, s, 1250 * ms, 150 * ms},
+		{ModeLatency, Params{}, FaultSize{Latency: 200 * ms}, 0, 0},
+		// 2L = 3s < 5s read timeout, but renewals now land every 5.505s > TTL
+		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 6 * time.Second, 2505*ms + 4500*ms - 5*time.Second},
+		// 2L >= read timeout: every attempt times out like a blackhole, and late writes extend the key
+		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 7535 * ms},
+		{ModeLatency, Params{}, FaultSize{}, 0, 0},
+		{ModePause, Params{}, s, 6 * time.Second, 7505 * ms},
+		{ModePause, Params{}, FaultSize{Pause: 2 * time.Second}, 0, 0},
+		// 2.505s + 2.6s > TTL: the late renewal misses the expiry by 105ms
+		{ModePause, Params{}, FaultSize{Pause: 2600 * ms}, 6 * time.Second, 105 * ms},
+		{ModePause, Params{}, FaultSize{}, 0, 0},
+		{ModeClockDrift, Params{}, s, 6 * time.Second, 1262500 * time.Microsecond},
+		{ModeClockDrift, Params{}, FaultSize{ClockRate: 0.6}, 0, 0},
+		{ModeClockDrift, Params{}, FaultSize{ClockRate: 3}, 0, 0},
+		{ModeClockDrift, Params{}, FaultSize{}, 0, 0},
+		{ModeLeaseLoss, Params{}, s, 6 * time.Second, 2505 * ms},
+		{ModeGracefulStop, Params{}, s, 6 * time.Second, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.mode, func(t *testing.T) {
+			pr := mustPredict(t, tt.p, tt.mode, tt.s)
+			if pr.MaxGap != tt.gap || pr.MaxOverlap != tt.overlap {
+				t.Errorf("%+v: gap %v overlap %v, want %v %v\n%s\n%s", tt.s, pr.MaxGap, pr.MaxOverlap, tt.gap, tt.overlap, pr.GapFormula, pr.OverlapFormula)
+			}
+			for _, f := range []string{pr.GapFormula, pr.OverlapFormula} {
+				if !strings.Contains(f, show(pr.MaxGap)) && !strings.Contains(f, show(pr.MaxOverlap)) && !strings.HasPrefix(f, "0") {
+					t.Errorf("formula %q shows neither result", f)
+				}
+			}
+		})
+	}
+}
+
+func TestPredictCoversEveryMode(t *testing.T) {
+	prs := Predict(Params{}, FaultSize{Latency: 3 * time.Second, Pause: 10 * time.Second, ClockRate: 0.4})
+	if len(prs) != len(Modes) {
+		t.Fatalf("%d predictions for %d modes", len(prs), len(Modes))
+	}
+	for i, pr := range prs {
+		if pr.Mode != Modes[i] {
+			t.Errorf("prediction %d is %s, want %s", i, pr.Mode, Modes[i])
+		}
+		if !strings.Contains(pr.GapFormula, "=") || !strings.Contains(pr.OverlapFormula, ":") && !strings.Contains(pr.OverlapFormula, "=") {
+			t.Errorf("%s: formulas %q / %q", pr.Mode, pr.GapFormula, pr.OverlapFormula)
+		}
+		if pr.Note == "" {
+			t.Errorf("%s: no note", pr.Mode)
+		}
+	}
+	if _, ok := PredictMode(Params{}, "meteor-strike", FaultSize{}); ok {
+		t.Error("unknown mode predicted")
+	}
+}
+
+func TestPredictUnboundedCall(t *testing.T) {
+	pr := mustPredict(t, Params{Client: ClientParams{ReadTimeout: -1}}, ModePartitionBlackhole, FaultSize{})
+	if pr.MaxOverlap != Unbounded || !strings.HasSuffix(pr.OverlapFormula, "= unbounded") {
+		t.Errorf("overlap %v %q", pr.MaxOverlap, pr.OverlapFormula)
+	}
+	if !Within(time.Hour, pr.MaxOverlap, ClaimSlack) {
+		t.Error("an hour is within an unbounded prediction")
+	}
+}
+
+func TestWithin(t *testing.T) {
+	const ms = time.Millisecond
+	tests := []struct {
+		measured, predicted, slack time.Duration
+		want                       bool
+	}{
+		{5 * time.Second, 5 * time.Second, 0, true},
+		{5*time.Second + 1, 5 * time.Second, 0, false},
+		{5*time.Second + 50*ms, 5 * time.Second, 50 * ms, true},
+		{5*time.Second + 51*ms, 5 * time.Second, 50 * ms, false},
+		{Unbounded, Unbounded, 0, true},
+		{time.Hour, Unbounded - 1, time.Second, true}, // no overflow
+		{30 * ms, 0, 50 * ms, true},
+	}
+	for _, tt := range tests {
+		if got := Within(tt.measured, tt.predicted, tt.slack); got != tt.want {
+			t.Errorf("Within(%v, %v, %v) = %v", tt.measured, tt.predicted, tt.slack, got)
+		}
+	}
+}
+
+func TestModeOf(t *testing.T) {
+	tests := []struct {
+		kind      FaultKind
+		partition string
+		want      string
+	}{
+		{FaultCrash, "", ModeLeaderCrash},
+		{FaultStop, "", ModeGracefulStop},
+		{FaultPartition, PartitionBlackhole, ModePartitionBlackhole},
+		{FaultPartition, PartitionBlackholeRequests, ModePartitionBlackhole},
+		{FaultPartition, PartitionBlackholeReplies, ModePartitionBlackhole},
+		{FaultPartition, PartitionRefuse, ModePartitionRefuse},
+		{FaultPartition, PartitionReset, ModePartitionReset},
+		{FaultLatency, "", ModeLatency},
+		{FaultPause, "", ModePause},
+		{FaultClock, "", ModeClockDrift},
+		{FaultRedisRestart, "", ModeLeaseLoss},
+		{FaultScriptFlush, "", ""},
+	}
+	for _, tt := range tests {
+		if got := ModeOf(tt.kind, tt.partition); got != tt.want {
+			t.Errorf("ModeOf(%q, %q) = %q, want %q", tt.kind, tt.partition, got, tt.want)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/Shopify/toxiproxy/v2"
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/leaselab/leaselab/internal/redisserver"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/rs/zerolog"
+)
+
+// ToxiproxyVersion is the Toxiproxy the harness embeds and expects.
+const ToxiproxyVersion = "2.12.0"
+
+// ErrEnvironment marks errors of the environment (no redis-server, an
+// unreachable Redis or Toxiproxy) as opposed to errors in the scenario.
+var ErrEnvironment = errors.New("environment")
+
+// Environment is what a run needs from the outside world: a Redis the
+// harness reaches directly (for ground truth and Redis faults) and a
+// Toxiproxy API through which every instance's traffic flows.
+type Environment struct {
+	// RedisAddr is the harness's unproxied address of Redis.
+	RedisAddr string
+	// ProxyUpstream is the address Toxiproxy dials to reach Redis. It
+	// differs from RedisAddr when Toxiproxy runs in a container.
+	ProxyUpstream string
+	// Toxiproxy is the client of the Toxiproxy API. The in-process server is
+	// driven through the same official client as an external one.
+	Toxiproxy *toxiclient.Client
+	// ProxyListen is the listen address asked for each new proxy.
+	// Default "127.0.0.1:0" (a free port).
+	ProxyListen func(instance int) string
+	// DialAddr maps a proxy's listen address, as Toxiproxy reports it, to
+	// the address an instance dials. Default: unchanged.
+	DialAddr func(listen string) string
+	// RestartRedis restarts Redis with an empty dataset; nil when the
+	// provider cannot (an external Redis), which makes redis-restart
+	// faults an error at validation.
+	RestartRedis func(ctx context.Context) error
+	// RedisVersion is the server's redis_version.
+	RedisVersion string
+	// Close tears down everything the provider started.
+	Close func() error
+}
+
+// Provider sets up an Environment for one run. Each run gets its own, so
+// runs can go in parallel.
+type Provider interface {
+	Environment(ctx context.Context) (*Environment, error)
+}
+
+// Embedded is the default provider: a redis-server the harness spawns itself
+// (unless RedisAddr is given) and Toxiproxy in-process (unless ToxiproxyAddr
+// is given). It needs nothing running beforehand, only a redis-server binary.
+type Embedded struct {
+	// RedisServer is the redis-server binary. Default: found on PATH.
+	RedisServer string
+	// RedisAddr is an existing Redis to use instead of spawning one.
+	// Default: LEASELAB_REDIS_ADDR, else spawn.
+	RedisAddr string
+	// ToxiproxyAddr is the API address of an external Toxiproxy (host:port).
+	// Default: an in-process server on a free loopback port.
+	ToxiproxyAddr string
+}
+
+// Environment starts what e names and returns it.
+func (e Embedded) Environment(ctx context.Context) (env *Environment, err error) {
+	var closers []func() error
+	closeAll := func() error {
+		var errs []error
+		for i := len(closers) - 1; i >= 0; i-- {
+			errs = append(errs, closers[i]())
+		}
+		return errors.Join(errs...)
+	}
+	defer func() {
+		if err != nil {
+			_ = closeAll()
+		}
+	}()
+	env = &Environment{}
+
+	addr := e.RedisAddr
+	if addr == "" {
+		addr = os.Getenv("LEASELAB_REDIS_ADDR")
+	}
+	if addr == "" {
+		srv, err := redisserver.Start(ctx, redisserver.Options{Path: e.RedisServer})
+		if err != nil {
+			if errors.Is(err, redisserver.ErrNotInstalled) {
+				return nil, fmt.Errorf("%w: %v; or give the address of a running Redis (--redis-addr or LEASELAB_REDIS_ADDR)", ErrEnvironment, err)
+			}
+			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
+		}
+		closers = append(closers, func() error { srv.Stop(); return nil })
+		addr = srv.Addr
+		env.RedisVersion = srv.Version
+		env.RestartRedis = srv.Restart
+	}
+	env.RedisAddr, env.ProxyUpstream = addr, addr
+
+	api := e.ToxiproxyAddr
+	if api == "" {
+		var stop func() error
+		if api, stop, err = startToxiproxy(); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
+		}
+		closers = append(closers, stop)
+	}
+	env.Toxiproxy = toxiclient.NewClient(api)
+	if _, err := env.Toxiproxy.Proxies(); err != nil {
+		return nil, fmt.Errorf("%w: Toxiproxy API at %s: %v", ErrEnvironment, api, err)
+	}
+	env.Close = closeAll
+	return env, nil
+}
+
+// startToxiproxy runs the Toxiproxy v2.12.0 server in this process with its
+// HTTP API on a free loopback port.
+func startToxiproxy() (addr string, stop func() error, err error) {
+	// Toxiproxy's bandwidth toxic logs through the global zerolog logger.
+	zerolog.SetGlobalLevel(zerolog.Disabled)
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("listening for the Toxiproxy API: %w", err)
+	}
+	hs := &http.Server{Handler: srv.Routes(), ReadHeaderTimeout: 10 * time.Second}
+	done := make(chan struct{})
+	go func() { defer close(done); _ = hs.Serve(l) }()
+	return l.Addr().String(), func() error {
+		// Close every proxy's listener and connection, then the API.
+		err := srv.Collection.Clear()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err = errors.Join(err, hs.Shutdown(ctx))
+		<-done
+		return err
+	}, nil
+}

@@ -1,0 +1,175 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// Expectation is one limit a run must keep: Metric must not exceed Max.
+type Expectation struct {
+	// Metric is one of Metrics.
+	Metric string `json:"metric"`
+	// Max is the limit: a count for count metrics; for durations a Go
+	// duration ("11s"), an expression over the run's parameters
+	// ("ttl + wait + 250ms", "2*ttl", "ttl/2 + read_timeout*2"), or
+	// "predicted" (the bound calculator's prediction for the faults of the
+	// run, plus Slack).
+	Max string `json:"max"`
+	// Slack is added to a "predicted" limit. Default 250ms (scaled with the run).
+	Slack time.Duration `json:"slack,omitempty"`
+	// Line is where the expectation was written (for error messages); 0 if unknown.
+	Line int `json:"line,omitempty"`
+}
+
+// Metrics lists the metrics an expectation can limit, with what they measure.
+var Metrics = map[string]string{
+	"max_gap":          "the longest interval with no believed leader after the first election (duration)",
+	"max_overlap":      "the longest interval with two or more believed leaders (duration)",
+	"total_overlap":    "the summed length of all overlap windows (duration)",
+	"failover":         "the longest time from a fault's injection to the next stable leader (duration)",
+	"heal_to_stable":   "the longest time from a fault's heal to a stable leader (duration)",
+	"stale_leadership": "the longest interval an instance believed it led while Redis held another value (duration)",
+	"overlap_windows":  "how many overlap windows (count)",
+	"gaps":             "how many leadership gaps (count)",
+	"leader_changes":   "how many times leadership was gained (count)",
+	"elector_errors":   "how many elector errors (count)",
+	"lost_tasks":       "dispatched tasks never completed (count)",
+	"duplicate_tasks":  "tasks completed more than once (count)",
+	"duplicate_chores": "the same chore run by two instances within one chore interval (count)",
+}
+
+// CountMetric reports whether the metric is a count rather than a duration.
+func CountMetric(m string) bool {
+	return strings.Contains(Metrics[m], "(count)")
+}
+
+// paramValues are the names an expression may use.
+func paramValues(p Params) map[string]time.Duration {
+	return map[string]time.Duration{
+		"ttl":           p.TTL,
+		"wait":          p.Wait,
+		"jitter":        time.Duration(p.JitterMS) * time.Millisecond,
+		"op_timeout":    p.OpTimeout,
+		"read_timeout":  p.Client.ReadTimeout,
+		"write_timeout": p.Client.WriteTimeout,
+		"dial_timeout":  p.Client.DialTimeout,
+		"chore":         p.ChoreInterval,
+	}
+}
+
+// ExprNames lists the parameter names EvalDuration knows.
+func ExprNames() []string {
+	return []string{"ttl", "wait", "jitter", "op_timeout", "read_timeout", "write_timeout", "dial_timeout", "chore"}
+}
+
+// EvalDuration evaluates a duration expression: terms joined by + and -,
+// each a Go duration ("250ms"), a parameter name, or a product/quotient of
+// those with plain numbers ("2*ttl", "ttl/2", "1.5*wait").
+func EvalDuration(expr string, p Params) (time.Duration, error) {
+	vals := paramValues(p)
+	toks, err := tokenize(expr)
+	if err != nil {
+		return 0, err
+	}
+	if len(toks) == 0 {
+		return 0, fmt.Errorf("empty expression")
+	}
+	var total float64
+	sign := 1.0
+	i := 0
+	for {
+		// term := factor {(*|/) factor}
+		v, isDur, err := factor(toks, &i, vals)
+		if err != nil {
+			return 0, err
+		}
+		for i < len(toks) && (toks[i] == "*" || toks[i] == "/") {
+			op := toks[i]
+			i++
+			w, wDur, err := factor(toks, &i, vals)
+			if err != nil {
+				return 0, err
+			}
+			switch {
+			case op == "*" && isDur && wDur:
+				return 0, fmt.Errorf("cannot multiply two durations in %q", expr)
+			case op == "*":
+				v *= w
+				isDur = isDur || wDur
+			case wDur:
+				return 0, fmt.Errorf("cannot divide by a duration in %q", expr)
+			case w == 0:
+				return 0, fmt.Errorf("division by zero in %q", expr)
+			default:
+				v /= w
+			}
+		}
+		if !isDur {
+			return 0, fmt.Errorf("%q: a term is a plain number; durations need a unit (e.g. 250ms) or a parameter (%s)", expr, strings.Join(ExprNames(), ", "))
+		}
+		total += sign * v
+		if i == len(toks) {
+			break
+		}
+		switch toks[i] {
+		case "+":
+			sign = 1
+		case "-":
+			sign = -1
+		default:
+			return 0, fmt.Errorf("unexpected %q in %q", toks[i], expr)
+		}
+		i++
+		if i == len(toks) {
+			return 0, fmt.Errorf("%q ends with an operator", expr)
+		}
+	}
+	return time.Duration(total), nil
+}
+
+func factor(toks []string, i *int, vals map[string]time.Duration) (float64, bool, error) {
+	if *i >= len(toks) {
+		return 0, false, fmt.Errorf("missing operand")
+	}
+	t := toks[*i]
+	*i++
+	if v, ok := vals[t]; ok {
+		return float64(v), true, nil
+	}
+	if d, err := time.ParseDuration(t); err == nil {
+		return float64(d), true, nil
+	}
+	if f, err := strconv.ParseFloat(t, 64); err == nil {
+		return f, false, nil
+	}
+	return 0, false, fmt.Errorf("unknown term %q: want a duration like 250ms, a number, or one of %s", t, strings.Join(ExprNames(), ", "))
+}
+
+func tokenize(s string) ([]string, error) {
+	var toks []string
+	cur := strings.Builder{}
+	flush := func() {
+		if cur.Len() > 0 {
+			toks = append(toks, cur.String())
+			cur.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case unicode.IsSpace(r):
+			flush()
+		case r == '+' || r == '*' || r == '/' || r == '-':
+			flush()
+			toks = append(toks, string(r))
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '.' || r == '_' || r == 'µ':
+			cur.WriteRune(r)
+		default:
+			return nil, fmt.Errorf("unexpected character %q in %q", r, s)
+		}
+	}
+	flush()
+	return toks, nil
+}

@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+)
+
+// latencyJitterEvery is how often a latency fault redraws its jitter. Toxiproxy's
+// own jitter uses an unseeded global RNG, so the harness sets jitter 0 on the
+// toxic and moves the latency itself, from the scenario's seed.
+const latencyJitterEvery = 100 * time.Millisecond
+
+// activeFault is a fault that has been applied and not yet healed.
+type activeFault struct {
+	id      int
+	f       Fault
+	targets []int
+	heal    func() // undoes the fault; nil for instant faults
+}
+
+// resolveTargets picks the instances a fault hits, at the moment of injection.
+func (r *run) resolveTargets(t Target) []int {
+	if len(t.Indexes) > 0 {
+		return append([]int(nil), t.Indexes...)
+	}
+	var live, leaders, followers []int
+	for _, in := range r.instances {
+		if in.current() == nil {
+			continue
+		}
+		live = append(live, in.index)
+		if in.leading() {
+			leaders = append(leaders, in.index)
+		} else {
+			followers = append(followers, in.index)
+		}
+	}
+	pick := func(from []int) []int {
+		if len(from) == 0 {
+			return nil
+		}
+		return []int{from[r.rng.IntN(len(from))]}
+	}
+	switch t.Role {
+	case RoleAll:
+		return live
+	case RoleFollower:
+		return pick(followers)
+	case RoleRandom:
+		return pick(live)
+	default: // leader
+		if len(leaders) == 0 {
+			return nil
+		}
+		return leaders[:1]
+	}
+}
+
+// apply injects fault id and returns what heals it.
+func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) {
+	a := &activeFault{id: id, f: f}
+	if f.Kind != FaultRedisRestart && f.Kind != FaultScriptFlush {
+		a.targets = r.resolveTargets(f.Target)
+	}
+	// Recorded before the action, so the analysis sees the fault come first
+	// and the leaders it hit still leading at the moment of injection.
+	r.rec.Record(Event{Kind: FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f)})
+	var err error
+	switch f.Kind {
+	case FaultCrash, FaultStop:
+		for _, i := range a.targets {
+			if f.Kind == FaultCrash {
+				r.instances[i].crash()
+			} else {
+				r.instances[i].stop()
+			}
+		}
+		if f.Restart {
+			targets := a.targets
+			a.heal = func() {
+				for _, i := range targets {
+					in := r.instances[i]
+					in.stopped.Wait() // the old incarnation is fully down
+					if err := in.start(); err != nil {
+						r.fail(err)
+					}
+				}
+			}
+		}
+	case FaultPartition:
+		a.heal, err = r.partition(a.targets, f.Mode)
+	case FaultLatency:
+		a.heal, err = r.latency(id, a.targets, f)
+	case FaultPause:
+		var paused []int
+		for _, i := range a.targets {
+			if r.instances[i].pause() {
+				paused = append(paused, i)
+			}
+		}
+		a.heal = func() {
+			for _, i := range paused {
+				r.instances[i].resume()
+			}
+		}
+	case FaultClock:
+		var clocks []*FaultyClock
+		for _, i := range a.targets {
+			if inc := r.instances[i].current(); inc != nil {
+				clocks = append(clocks, inc.clock)
+				if f.Jump != 0 {
+					inc.clock.Jump(f.Jump)
+				}
+				if f.Rate > 0 {
+					inc.clock.SetRate(f.Rate)
+				}
+			}
+		}
+		if f.Rate > 0 {
+			a.heal = func() {
+				for _, c := range clocks {
+					c.SetRate(1)
+				}
+			}
+		}
+	case FaultRedisRestart:
+		if r.env.RestartRedis == nil {
+			return nil, fmt.Errorf("redis-restart: this environment cannot restart Redis (an external Redis was given)")
+		}
+		err = r.env.RestartRedis(ctx)
+		if err == nil {
+			r.truth.Reset(ctx)
+		}
+	case FaultScriptFlush:
+		err = r.admin.ScriptFlush(ctx).Err()
+	}
+	if err != nil {
+		// Undo what part of it took; the run goes on and says it failed.
+		if a.heal != nil {
+			a.heal()
+		}
+		r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets, Err: err.Error()})
+		return nil, fmt.Errorf("applying fault %d (%s): %w", id, f.Kind, err)
+	}
+	return a, nil
+}
+
+// healFault undoes an active fault and records it.
+func (r *run) healFault(a *activeFault) {
+	if a.heal != nil {
+		a.heal()
+	}
+	r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(a.f.Kind), FaultID: a.id, Target: a.targets})
+}
+
+// partition cuts the targets' proxies in the given mode.
+func (r *run) partition(targets []int, mode string) (func(), error) {
+	var undo []func() error
+	heal := func() {
+		for _, u := range undo {
+			if err := u(); err != nil {
+				r.fail(fmt.Errorf("healing a partition: %w", err))
+			}
+		}
+	}
+	for _, i := range targets {
+		p := r.proxies[i]
+		name := p.Name
+		switch mode {
+		case PartitionRefuse:
+			if err := p.Disable(); err != nil {
+				return heal, err
+			}
+			undo = append(undo, p.Enable)
+		default:
+			var streams []string
+			typ, attrs := "timeout", toxiclient.Attributes{"timeout": 0}
+			switch mode {
+			case PartitionBlackhole:
+				streams = []string{"upstream", "downstream"}
+			case PartitionBlackholeRequests:
+				streams = []string{"upstream"}
+			case PartitionBlackholeReplies:
+				streams = []string{"downstream"}
+			case PartitionReset:
+				typ = "reset_peer"
+				streams = []string{"upstream"}
+			}
+			for _, s := range streams {
+				tn := fmt.Sprintf("partition-%s-%s", name, s)
+				if _, err := p.AddToxic(tn, typ, s, 1, attrs); err != nil {
+					return heal, err
+				}
+				undo = append(undo, func() error { return p.RemoveToxic(tn) })
+			}
+		}
+	}
+	return heal, nil
+}
+
+// latency adds Latency ± Jitter on the targets' proxies, redrawing the jitter
+// from the seed every latencyJitterEvery.
+func (r *run) latency(id int, targets []int, f Fault) (func(), error) {
+	streams := map[string][]string{
+		DirectionBoth:     {"upstream", "downstream"},
+		DirectionRequests: {"upstream"},
+		DirectionReplies:  {"downstream"},
+	}[f.Direction]
+	type toxic struct {
+		p    *toxiclient.Proxy
+		name string
+	}
+	var toxics []toxic
+	remove := func() {
+		for _, t := range toxics {
+			if err := t.p.RemoveToxic(t.name); err != nil {
+				r.fail(fmt.Errorf("removing latency: %w", err))
+			}
+		}
+	}
+	for _, i := range targets {
+		for _, s := range streams {
+			p := r.proxies[i]
+			name := fmt.Sprintf("latency-%d-%s", id, s)
+			if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": f.Latency.Milliseconds(), "jitter": 0}); err != nil {
+				remove()
+				return nil, err
+			}
+			toxics = append(toxics, toxic{p, name})
+		}
+	}
+	if f.Jitter <= 0 {
+		return remove, nil
+	}
+	rng := rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)+1))
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(latencyJitterEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				for _, tx := range toxics {
+					j := time.Duration(rng.Int64N(int64(2*f.Jitter)+1)) - f.Jitter
+					ms := (f.Latency + j).Milliseconds()
+					_, _ = tx.p.UpdateToxic(tx.name, 1, toxiclient.Attributes{"latency": max(ms, 0), "jitter": 0})
+				}
+			}
+		}
+	}()
+	return func() { close(stop); <-done; remove() }, nil
+}
+
+// describeFault renders a fault's parameters for the timeline.
+func describeFault(f Fault) string {
+	var parts []string
+	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
+	if f.For > 0 {
+		add("for", f.For)
+	}
+	switch f.Kind {
+	case FaultPartition:
+		add("mode", f.Mode)
+	case FaultLatency:
+		add("latency", f.Latency)
+		if f.Jitter > 0 {
+			add("jitter", f.Jitter)
+		}
+		add("direction", f.Direction)
+	case FaultClock:
+		if f.Rate > 0 {
+			add("rate", f.Rate)
+		}
+		if f.Jump != 0 {
+			add("jump", f.Jump)
+		}
+	case FaultCrash, FaultStop:
+		if f.Restart {
+			add("restart", true)
+		}
+	}
+	add("target", f.Target.String())
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,260 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/runner"
+	"github.com/redis/go-redis/v9"
+)
+
+// instance is one simulated TaskRunner process: its own go-redis client
+// dialling Redis through its own Toxiproxy proxy and a Gate, its own
+// FaultyClock, and either a bare elector or a full runner. A crash or stop
+// ends an incarnation; a restart begins a new one (new id) at the same
+// index, on the same proxy.
+type instance struct {
+	index int
+	dial  string // the proxy address the client dials
+	run   *run
+
+	mu      sync.Mutex
+	inc     *incarnation // nil when down
+	stopped sync.WaitGroup
+}
+
+// incarnation is one life of an instance.
+type incarnation struct {
+	id     string
+	gate   *Gate
+	clock  *FaultyClock
+	rdb    *redis.Client
+	e      *election.Elector // elector mode
+	r      *runner.Runner    // runner mode
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the signal reader (elector mode) or the runner exited
+}
+
+// redisOptions are the client options every instance uses, from the run's
+// parameters: zero values keep go-redis's defaults.
+func redisOptions(p ClientParams, addr string, g *Gate) *redis.Options {
+	return &redis.Options{
+		Addr:                  addr,
+		Dialer:                g.Dialer(addr),
+		ReadTimeout:           p.ReadTimeout,
+		WriteTimeout:          p.WriteTimeout,
+		DialTimeout:           p.DialTimeout,
+		MaxRetries:            p.MaxRetries,
+		ContextTimeoutEnabled: p.ContextTimeoutEnabled,
+		PoolSize:              p.PoolSize,
+	}
+}
+
+// start begins a new incarnation.
+func (in *instance) start() error {
+	p := in.run.sc.Params
+	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
+	inc.rdb = redis.NewClient(redisOptions(p.Client, in.dial, inc.gate))
+	eo := election.Opts{
+		TTL:       p.TTL,
+		Wait:      p.Wait,
+		JitterMS:  p.JitterMS,
+		OpTimeout: p.OpTimeout,
+		Clock:     inc.clock,
+		Jitter:    in.run.jitterSource(),
+	}
+	rec := in.run.rec
+	switch in.run.sc.Mode {
+	case ModeRunner:
+		if eo.JitterMS == 0 {
+			eo.JitterMS = -1 // the runner's zero means the spec's 5
+		}
+		r, err := runner.New(inc.rdb, runner.Config{
+			Group:         in.run.group,
+			Tasks:         in.run.tasks(),
+			ChoreInterval: p.ChoreInterval,
+			Election:      eo,
+			Clock:         inc.clock,
+			OnEvent:       in.runnerEvent,
+		})
+		if err != nil {
+			_ = inc.rdb.Close()
+			return fmt.Errorf("instance %d: %w", in.index, err)
+		}
+		inc.r, inc.id = r, r.ElectorID()
+		ctx, cancel := context.WithCancel(context.Background())
+		inc.cancel = cancel
+		rec.Record(Event{Kind: InstanceStarted, Instance: in.index, ID: inc.id})
+		if err := r.Start(ctx); err != nil {
+			cancel()
+			_ = inc.rdb.Close()
+			return fmt.Errorf("instance %d: starting the runner: %w", in.index, err)
+		}
+		go func() { <-r.Done(); close(inc.done) }()
+	default:
+		eo.Redis, eo.Key = inc.rdb, in.run.group
+		e, promote, demote, errs := election.NewElector(eo)
+		inc.e, inc.id = e, e.ID()
+		stop := make(chan struct{})
+		inc.cancel = sync.OnceFunc(func() { close(stop) })
+		rec.Record(Event{Kind: InstanceStarted, Instance: in.index, ID: inc.id})
+		go func() {
+			defer close(inc.done)
+			for {
+				select {
+				case <-promote:
+					rec.Record(Event{Kind: LeaderGained, Instance: in.index, ID: inc.id})
+				case <-demote:
+					rec.Record(Event{Kind: LeaderLost, Instance: in.index, ID: inc.id})
+				case err := <-errs:
+					rec.Record(Event{Kind: ElectorError, Instance: in.index, ID: inc.id, Err: err.Error()})
+				case <-stop:
+					return
+				}
+			}
+		}()
+		e.Start()
+	}
+	in.mu.Lock()
+	in.inc = inc
+	in.mu.Unlock()
+	return nil
+}
+
+// runnerEvent records what the harness measures from a runner's events.
+func (in *instance) runnerEvent(e runner.Event) {
+	ev := Event{Instance: in.index, ID: e.Instance, Task: e.TaskID}
+	switch e.Kind {
+	case runner.EventLeadership:
+		ev.Kind = LeaderLost
+		if e.Leader {
+			ev.Kind = LeaderGained
+		}
+	case runner.EventChore:
+		ev.Kind, ev.Chore, ev.N = ChoreRan, string(e.Chore), e.N
+	case runner.EventDelayedDue:
+		ev.Kind, ev.Lateness = DelayedDue, e.Lateness
+	case runner.EventTaskDispatched:
+		ev.Kind = TaskDispatched
+	case runner.EventTaskCompleted:
+		ev.Kind = TaskCompleted
+	case runner.EventTaskFailed:
+		ev.Kind, ev.Err = TaskFailed, errText(e.Err)
+	case runner.EventTaskReclaimed:
+		ev.Kind = TaskReclaimed
+	case runner.EventError:
+		ev.Kind, ev.Err, ev.Detail = ElectorError, errText(e.Err), "runner"
+	default:
+		return
+	}
+	in.run.rec.Record(ev)
+}
+
+// current returns the live incarnation, or nil.
+func (in *instance) current() *incarnation {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.inc
+}
+
+// leading reports whether the live incarnation believes it leads.
+func (in *instance) leading() bool {
+	inc := in.current()
+	if inc == nil {
+		return false
+	}
+	if inc.r != nil {
+		return inc.r.IsLeader()
+	}
+	return inc.e.IsLeader()
+}
+
+// take removes the live incarnation, so no fault hits it twice.
+func (in *instance) take() *incarnation {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	inc := in.inc
+	in.inc = nil
+	return inc
+}
+
+// crash stops the instance dead: the crash is recorded first (so nothing it
+// says afterwards counts), its traffic is cut at the gate (so the shell
+// winding down can release nothing), then the shell is stopped in the
+// background.
+func (in *instance) crash() {
+	inc := in.take()
+	if inc == nil {
+		return
+	}
+	in.run.rec.Record(Event{Kind: InstanceCrashed, Instance: in.index, ID: inc.id})
+	inc.gate.Kill()
+	inc.clock.Unfreeze()
+	in.stopped.Go(func() { in.wind(inc, false) })
+}
+
+// stop stops the instance gracefully (releasing the lease) and records it
+// when done.
+func (in *instance) stop() {
+	inc := in.take()
+	if inc == nil {
+		return
+	}
+	inc.gate.Release()
+	inc.clock.Unfreeze()
+	in.stopped.Go(func() {
+		in.wind(inc, true)
+		in.run.rec.Record(Event{Kind: InstanceStopped, Instance: in.index, ID: inc.id})
+	})
+}
+
+// wind shuts an incarnation's shell down. graceful: Stop (release);
+// otherwise kill (cancel the runner's context / stop an elector whose
+// traffic is already dead).
+func (in *instance) wind(inc *incarnation, graceful bool) {
+	if inc.r != nil {
+		if graceful {
+			ctx, cancel := context.WithTimeout(context.Background(), in.run.sc.Params.TTL+5*time.Second)
+			_ = inc.r.Stop(ctx)
+			cancel()
+		}
+		inc.cancel()
+	} else {
+		_ = inc.e.Stop()
+		inc.cancel()
+	}
+	<-inc.done
+	_ = inc.rdb.Close()
+}
+
+// pause freezes the clock and holds the traffic; resume undoes it.
+func (in *instance) pause() bool {
+	inc := in.current()
+	if inc == nil {
+		return false
+	}
+	inc.clock.Freeze()
+	inc.gate.Hold()
+	in.run.rec.Record(Event{Kind: InstancePaused, Instance: in.index, ID: inc.id})
+	return true
+}
+
+func (in *instance) resume() {
+	inc := in.current()
+	if inc == nil {
+		return
+	}
+	inc.gate.Release()
+	inc.clock.Unfreeze()
+	in.run.rec.Record(Event{Kind: InstanceResumed, Instance: in.index, ID: inc.id})
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,81 @@
+package sim
+
+import "time"
+
+// Params are the timing parameters of a run: everything that decides how fast
+// leadership moves. The zero value of each field means the default named on
+// it (the spec's for the elector, go-redis v9.23.0's for the client); call
+// WithDefaults to get the effective values.
+type Params struct {
+	// Elector timings (election.Opts). Defaults: TTL 5s, Wait 6s, JitterMS 5, OpTimeout 0 (none).
+	TTL       time.Duration `json:"ttl"`
+	Wait      time.Duration `json:"wait"`
+	JitterMS  int           `json:"jitter_ms"`
+	OpTimeout time.Duration `json:"op_timeout"`
+
+	// Client holds the go-redis options every instance's client uses.
+	Client ClientParams `json:"client"`
+
+	// ChoreInterval is how often the runner's leader-only chores tick
+	// (runner mode only). Default 1s.
+	ChoreInterval time.Duration `json:"chore_interval"`
+}
+
+// ClientParams are the go-redis client options that decide how long a call to
+// an unreachable Redis takes. Zero values mean go-redis's defaults.
+type ClientParams struct {
+	ReadTimeout  time.Duration `json:"read_timeout"`  // default 5s (go-redis v9.23.0); -1 = none
+	WriteTimeout time.Duration `json:"write_timeout"` // default = ReadTimeout
+	DialTimeout  time.Duration `json:"dial_timeout"`  // default 5s
+	// MaxRetries: 0 = go-redis default (3); -1 = no retries.
+	MaxRetries            int  `json:"max_retries"`
+	ContextTimeoutEnabled bool `json:"context_timeout_enabled"`
+	PoolSize              int  `json:"pool_size"` // default 10 per CPU
+}
+
+// Defaults of the spec (runner/election.go in the spec) and of go-redis v9.23.0.
+const (
+	DefaultTTL           = 5 * time.Second
+	DefaultWait          = 6 * time.Second
+	DefaultJitterMS      = 5
+	DefaultChoreInterval = time.Second
+
+	DefaultReadTimeout = 5 * time.Second // measured for go-redis v9.23.0 (NOTES.md)
+	DefaultDialTimeout = 5 * time.Second
+	DefaultMaxRetries  = 3
+)
+
+// WithDefaults returns p with every zero field replaced by its default.
+// JitterMS stays 0 only when TTL was also given, so that a caller who sets
+// timings explicitly can ask for no jitter; use JitterMS < 0 to force 0.
+func (p Params) WithDefaults() Params {
+	if p.TTL == 0 && p.Wait == 0 && p.JitterMS == 0 {
+		p.JitterMS = DefaultJitterMS
+	}
+	if p.JitterMS < 0 {
+		p.JitterMS = 0
+	}
+	if p.TTL == 0 {
+		p.TTL = DefaultTTL
+	}
+	if p.Wait == 0 {
+		p.Wait = DefaultWait
+	}
+	if p.ChoreInterval == 0 {
+		p.ChoreInterval = DefaultChoreInterval
+	}
+	c := &p.Client
+	if c.ReadTimeout == 0 {
+		c.ReadTimeout = DefaultReadTimeout
+	}
+	if c.WriteTimeout == 0 {
+		c.WriteTimeout = c.ReadTimeout
+	}
+	if c.DialTimeout == 0 {
+		c.DialTimeout = DefaultDialTimeout
+	}
+	if c.MaxRetries == 0 {
+		c.MaxRetries = DefaultMaxRetries
+	}
+	return p
+}

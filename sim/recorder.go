@@ -1,0 +1,59 @@
+package sim
+
+import (
+	"sync"
+	"time"
+)
+
+// Recorder stamps and collects the events of one run. Every timestamp comes
+// from one monotonic clock, the harness's, read at the moment Record is
+// called — never from an instance's clock, which a fault may be bending
+// (DESIGN.md rule 2).
+type Recorder struct {
+	start time.Time
+
+	mu      sync.Mutex
+	events  Timeline
+	dead    map[string]bool // incarnations (ids) whose later events are dropped
+	ended   bool            // RunEnded was recorded: nothing more is
+	observe func(Event)
+}
+
+// NewRecorder starts the run's clock now. observe, if not nil, sees every
+// event as it is recorded (for progress display); it must be fast.
+func NewRecorder(observe func(Event)) *Recorder {
+	return &Recorder{start: time.Now(), dead: map[string]bool{}, observe: observe}
+}
+
+// Since returns the run's clock: the time since the run started.
+func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
+
+// Record stamps e with the run's clock and appends it. Events of an
+// incarnation that crashed are dropped: a crashed instance emits nothing
+// more, and its shell winding down must not look like it did. RunEnded is
+// the last event: what the teardown causes after it is not recorded.
+func (r *Recorder) Record(e Event) {
+	r.mu.Lock()
+	e.At = time.Since(r.start)
+	if r.ended || (e.ID != "" && r.dead[e.ID] && e.Kind != InstanceCrashed) {
+		r.mu.Unlock()
+		return
+	}
+	r.ended = e.Kind == RunEnded
+	if e.Kind == InstanceCrashed {
+		r.dead[e.ID] = true
+	}
+	r.events = append(r.events, e)
+	obs := r.observe
+	r.mu.Unlock()
+	if obs != nil {
+		obs(e)
+	}
+}
+
+// Timeline returns a copy of the events so far.
+func (r *Recorder) Timeline() Timeline {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append(Timeline(nil), r.events...)
+}

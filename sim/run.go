@@ -1,0 +1,501 @@
+package sim
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/runner"
+	"github.com/redis/go-redis/v9"
+)
+
+// Options configure Run. Zero values mean the defaults named on each field.
+type Options struct {
+	// Provider sets up Redis and Toxiproxy. Default Embedded{}.
+	Provider Provider
+	// Observe, if not nil, sees every event as it is recorded, on the
+	// recording goroutine: it must be fast and must not block.
+	Observe func(Event)
+}
+
+// Versions are the versions of what a run used.
+type Versions struct {
+	Go        string `json:"go"`
+	Redis     string `json:"redis"`
+	Toxiproxy string `json:"toxiproxy"`
+	Leaselab  string `json:"leaselab"`
+}
+
+// Result is everything a run produced. It is JSON-serializable and carries
+// what is needed to re-render its reports and to reproduce it.
+type Result struct {
+	// RunID names this run (time and random suffix).
+	RunID string `json:"run_id"`
+	// Scenario is the scenario as given (with defaults filled, unscaled).
+	Scenario Scenario `json:"scenario"`
+	// Params are the effective timings of the run (scaled by TimeScale).
+	Params    Params    `json:"params"`
+	Seed      int64     `json:"seed"`
+	TimeScale float64   `json:"time_scale"`
+	Versions  Versions  `json:"versions"`
+	Started   time.Time `json:"started"`
+	// Elapsed is the run's length by the harness clock.
+	Elapsed time.Duration `json:"elapsed"`
+	// Complete is false when the run was cancelled or failed part-way;
+	// Incomplete then says why.
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	// Errors are problems of the harness during the run (a fault that could
+	// not be applied or healed). They make the result untrustworthy.
+	Errors []string `json:"errors,omitempty"`
+
+	Timeline    Timeline       `json:"timeline"`
+	Analysis    Analysis       `json:"analysis"`
+	Predictions []Prediction   `json:"predictions"`
+	Checks      []Check        `json:"checks"`
+	Passed      bool           `json:"passed"`
+	Setup       time.Duration  `json:"setup"`
+	Cost        map[string]any `json:"cost,omitempty"`
+}
+
+// quietRedis silences go-redis's global logger: the harness cuts instances
+// off on purpose, and every failed dial would be logged to stderr.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...any) {}
+
+var quietRedisOnce sync.Once
+
+// run is the state of one Run.
+type run struct {
+	sc        Scenario // effective (defaults, scaled)
+	env       *Environment
+	rec       *Recorder
+	truth     *Truth
+	admin     *redis.Client
+	group     string
+	proxies   []*toxiclient.Proxy
+	instances []*instance
+	rng       *mrand.Rand // target choices
+
+	jitterSeed uint64
+	jitterN    uint64
+	jitterMu   sync.Mutex
+
+	errMu sync.Mutex
+	errs  []string
+}
+
+// fail notes a harness error; the run goes on, the result says it.
+func (r *run) fail(err error) {
+	r.errMu.Lock()
+	r.errs = append(r.errs, err.Error())
+	r.errMu.Unlock()
+}
+
+// jitterSource returns a seeded source of election jitter for one
+// incarnation, so a run's jitter is reproducible from its seed.
+func (r *run) jitterSource() func(n int) int {
+	r.jitterMu.Lock()
+	r.jitterN++
+	rng := mrand.New(mrand.NewPCG(r.jitterSeed, r.jitterN))
+	r.jitterMu.Unlock()
+	var mu sync.Mutex
+	return func(n int) int {
+		mu.Lock()
+		defer mu.Unlock()
+		return rng.IntN(n)
+	}
+}
+
+// tasks is the task registry of runner-mode instances: one task that takes
+// the workload's TaskDuration.
+func (r *run) tasks() map[string]runner.Task {
+	d := r.sc.Workload.TaskDuration
+	return map[string]runner.Task{
+		"work": {Handler: func(ctx context.Context, _ []byte) error {
+			select {
+			case <-time.After(d):
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}, Timeout: 10*d + time.Second},
+	}
+}
+
+func newRunID() string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
+}
+
+// Run runs the scenario against real Redis and Toxiproxy and returns what it
+// measured. It returns an error only when the run could not start (invalid
+// scenario, environment); problems during the run land in Result.Errors.
+// Cancelling ctx stops the run, cleans up, and returns the partial result
+// marked incomplete together with ctx's error. Nothing the run started is
+// left running when Run returns.
+func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
+	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	sc = sc.withDefaults()
+	eff := sc.scaled()
+	if o.Provider == nil {
+		o.Provider = Embedded{}
+	}
+	res = &Result{RunID: newRunID(), Scenario: sc, Params: eff.Params, Seed: sc.Seed, TimeScale: sc.TimeScale, Started: time.Now()}
+	res.Versions = Versions{Go: runtime.Version(), Toxiproxy: ToxiproxyVersion, Leaselab: leaselabVersion()}
+
+	setupStart := time.Now()
+	env, err := o.Provider.Environment(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res.Versions.Redis = env.RedisVersion
+	r := &run{
+		sc:         eff,
+		env:        env,
+		group:      "leaselab-" + sc.Name + "-" + res.RunID,
+		rng:        mrand.New(mrand.NewPCG(uint64(sc.Seed), 0)),
+		jitterSeed: uint64(sc.Seed),
+	}
+	var cpuStart time.Duration
+	defer func() {
+		cleanupErr := r.teardown()
+		if cleanupErr != nil {
+			r.fail(fmt.Errorf("cleaning up: %w", cleanupErr))
+		}
+		if res != nil {
+			res.Errors = append(res.Errors, r.errs...)
+		}
+	}()
+	r.admin = redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
+	if res.Versions.Redis == "" {
+		if info, err := r.admin.Info(ctx, "server").Result(); err == nil {
+			res.Versions.Redis = infoField(info, "redis_version")
+		} else {
+			return nil, fmt.Errorf("%w: Redis at %s: %v", ErrEnvironment, env.RedisAddr, err)
+		}
+	}
+	if err := (Scenario{Faults: sc.Faults}).needsRestart(env); err != nil {
+		return nil, err
+	}
+
+	for i := range eff.Instances {
+		listen := "127.0.0.1:0"
+		if env.ProxyListen != nil {
+			listen = env.ProxyListen(i)
+		}
+		p, err := env.Toxiproxy.CreateProxy(fmt.Sprintf("%s-%d", r.group, i), listen, env.ProxyUpstream)
+		if err != nil {
+			return nil, fmt.Errorf("%w: creating proxy %d: %v", ErrEnvironment, i, err)
+		}
+		r.proxies = append(r.proxies, p)
+		dial := p.Listen
+		if env.DialAddr != nil {
+			dial = env.DialAddr(dial)
+		}
+		r.instances = append(r.instances, &instance{index: i, dial: dial, run: r})
+	}
+
+	r.rec = NewRecorder(o.Observe)
+	key := election.LeaderKey(r.group)
+	if r.truth, err = WatchTruth(ctx, env.RedisAddr, key, r.rec); err != nil {
+		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", ErrEnvironment, err)
+	}
+	res.Setup = time.Since(setupStart)
+	cpuStart = cpuTime()
+
+	runErr := r.execute(ctx)
+	end := r.rec.Since()
+	res.Complete = runErr == nil
+	ended := "complete"
+	if runErr != nil {
+		res.Incomplete = runErr.Error()
+		ended = "incomplete: " + runErr.Error()
+	}
+	r.rec.Record(Event{Kind: RunEnded, Instance: -1, Detail: ended})
+	res.Elapsed = end
+	cpu := cpuTime() - cpuStart
+	res.Cost = map[string]any{
+		"cpu_seconds":              cpu.Seconds(),
+		"cpu_per_instance_percent": 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances),
+		"notification_lateness":    r.truth.Lateness(),
+	}
+	r.stopAll()
+	res.Timeline = r.rec.Timeline()
+	res.Analysis = Analyze(res.Timeline, eff.Params)
+	res.Predictions = Predict(eff.Params, faultSize(eff.Faults))
+	res.Checks = Evaluate(eff, res.Analysis, res.Predictions)
+	res.Passed = res.Complete && len(r.errs) == 0
+	for _, c := range res.Checks {
+		res.Passed = res.Passed && c.Held
+	}
+	if runErr != nil {
+		return res, runErr
+	}
+	return res, nil
+}
+
+// execute starts the instances, runs the fault schedule and the recovery.
+func (r *run) execute(ctx context.Context) error {
+	for _, in := range r.instances {
+		if err := in.start(); err != nil {
+			return err
+		}
+	}
+	// The workload runs through the fault phase only: the recovery period
+	// lets what it dispatched drain, so a task still not done at the end
+	// is lost, not merely late.
+	stopWork := sync.OnceFunc(r.workload())
+	defer stopWork()
+
+	type action struct {
+		at   time.Duration
+		heal bool
+		id   int
+	}
+	var plan []action
+	for i, f := range r.sc.Faults {
+		plan = append(plan, action{at: f.At, id: i})
+		if !f.Instant() {
+			healAt := r.sc.Duration
+			if f.For > 0 && f.At+f.For < healAt {
+				healAt = f.At + f.For
+			}
+			plan = append(plan, action{at: healAt, heal: true, id: i})
+		}
+	}
+	sort.SliceStable(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
+
+	active := map[int]*activeFault{}
+	healAll := func() {
+		ids := make([]int, 0, len(active))
+		for id := range active {
+			ids = append(ids, id)
+		}
+		sort.Ints(ids)
+		for _, id := range ids {
+			r.healFault(active[id])
+			delete(active, id)
+		}
+	}
+	defer healAll()
+	for _, a := range plan {
+		if err := sleepUntil(ctx, r.rec, a.at); err != nil {
+			return err
+		}
+		if a.heal {
+			if af := active[a.id]; af != nil {
+				r.healFault(af)
+				delete(active, a.id)
+			}
+			continue
+		}
+		af, err := r.apply(ctx, a.id, r.sc.Faults[a.id])
+		if err != nil {
+			r.fail(err)
+			continue
+		}
+		if !r.sc.Faults[a.id].Instant() {
+			active[a.id] = af
+		}
+	}
+	if err := sleepUntil(ctx, r.rec, r.sc.Duration); err != nil {
+		return err
+	}
+	stopWork()
+	healAll()
+	return sleepUntil(ctx, r.rec, r.sc.Duration+r.sc.Recovery)
+}
+
+// sleepUntil waits until the run's clock reads at, or ctx is done.
+func sleepUntil(ctx context.Context, rec *Recorder, at time.Duration) error {
+	d := at - rec.Since()
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// workload dispatches the scenario's tasks through live runner instances,
+// and returns what stops it.
+func (r *run) workload() func() {
+	w := r.sc.Workload
+	if r.sc.Mode != ModeRunner || (w.DispatchRate <= 0 && w.DelayedRate <= 0) {
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	rng := mrand.New(mrand.NewPCG(uint64(r.sc.Seed), 1<<32))
+	var rngMu sync.Mutex
+	via := func() *runner.Runner {
+		rngMu.Lock()
+		defer rngMu.Unlock()
+		start := rng.IntN(len(r.instances))
+		for k := range r.instances {
+			if inc := r.instances[(start+k)%len(r.instances)].current(); inc != nil {
+				return inc.r
+			}
+		}
+		return nil
+	}
+	loop := func(rate float64, dispatch func(rn *runner.Runner) error) {
+		defer wg.Done()
+		t := time.NewTicker(time.Duration(float64(time.Second) / rate))
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				if rn := via(); rn != nil {
+					// A partitioned instance fails to dispatch: the task
+					// was never dispatched, and is not counted.
+					_ = dispatch(rn)
+				}
+			}
+		}
+	}
+	if w.DispatchRate > 0 {
+		wg.Add(1)
+		go loop(w.DispatchRate, func(rn *runner.Runner) error {
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			_, err := rn.Dispatch(dctx, "work", nil)
+			return err
+		})
+	}
+	if w.DelayedRate > 0 {
+		wg.Add(1)
+		go loop(w.DelayedRate, func(rn *runner.Runner) error {
+			dctx, cancel := context.WithTimeout(ctx, time.Second)
+			defer cancel()
+			_, err := rn.DispatchDelayed(dctx, "work", nil, w.Delay)
+			return err
+		})
+	}
+	return func() { cancel(); wg.Wait() }
+}
+
+// stopAll ends every live instance at the end of the run. They are killed,
+// not stopped: the run has ended (RunEnded is recorded), and a graceful stop
+// would only add a release the analysis does not look at.
+func (r *run) stopAll() {
+	for _, in := range r.instances {
+		if inc := in.take(); inc != nil {
+			inc.gate.Kill()
+			inc.clock.Unfreeze()
+			in.stopped.Go(func() { in.wind(inc, false) })
+		}
+	}
+	for _, in := range r.instances {
+		in.stopped.Wait()
+	}
+}
+
+// teardown releases everything the run started, whatever state it is in.
+func (r *run) teardown() error {
+	r.stopAll()
+	var errs []error
+	if r.truth != nil {
+		errs = append(errs, r.truth.Close())
+	}
+	for _, p := range r.proxies {
+		errs = append(errs, p.Delete())
+	}
+	if r.admin != nil {
+		if r.group != "" {
+			// Leave an external Redis as it was found.
+			_ = r.admin.Del(context.Background(), election.LeaderKey(r.group)).Err()
+		}
+		errs = append(errs, r.admin.Close())
+	}
+	if r.env != nil && r.env.Close != nil {
+		errs = append(errs, r.env.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// needsRestart checks that the environment can do every fault asked for.
+func (s Scenario) needsRestart(env *Environment) error {
+	for i, f := range s.Faults {
+		if f.Kind == FaultRedisRestart && env.RestartRedis == nil {
+			return fmt.Errorf("faults[%d]: redis-restart needs a Redis the harness owns; this environment uses an external one", i)
+		}
+	}
+	return nil
+}
+
+// faultSize is the size of the faults a prediction should assume: the
+// largest latency and pause of the schedule.
+func faultSize(faults []Fault) FaultSize {
+	var s FaultSize
+	for _, f := range faults {
+		switch f.Kind {
+		case FaultLatency:
+			s.Latency = max(s.Latency, f.Latency+f.Jitter)
+		case FaultPause:
+			s.Pause = max(s.Pause, f.For)
+		case FaultClock:
+			if f.Rate > 0 {
+				s.ClockRate = f.Rate
+			}
+		}
+	}
+	return s
+}
+
+// cpuTime is the CPU this process has used, user plus system.
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func leaselabVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" {
+				return s.Value
+			}
+		}
+		if bi.Main.Version != "" {
+			return bi.Main.Version
+		}
+	}
+	return "devel"
+}
+
+func infoField(info, name string) string {
+	for _, line := range strings.Split(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, name+":"); ok {
+			return v
+		}
+	}
+	return ""
+}

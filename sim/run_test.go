@@ -1,0 +1,232 @@
+package sim_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// Short timings for integration tests: TTL 500ms, Wait 600ms.
+var fast = sim.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond, JitterMS: 5}
+
+// slack is the measurement slack the tests allow on top of predictions:
+// notification lateness, scheduling on a loaded 2-core machine.
+const slack = 300 * time.Millisecond
+
+func runScenario(t *testing.T, sc sim.Scenario) *sim.Result {
+	t.Helper()
+	if sc.Name == "" {
+		sc.Name = strings.ReplaceAll(t.Name(), "/", "-")
+	}
+	res, err := sim.Run(context.Background(), sc, sim.Options{})
+	if err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("harness errors: %v", res.Errors)
+	}
+	s := res.Analysis.Summary
+	t.Logf("%s: gains %d, overlaps %d (max %v), gaps %d (max %v), stale %d (max %v), errors %d, failover %+v",
+		sc.Name, s.LeaderGains, s.Overlaps, s.MaxOverlap, s.Gaps, s.MaxGap, s.StaleWindows, s.MaxStale, s.ElectorErrors, s.Failover)
+	for _, f := range res.Analysis.Faults {
+		t.Logf("  fault %d %s: demotion %v failover %v recovery %v %s", f.ID, f.Kind, ptr(f.Demotion), ptr(f.Failover), ptr(f.Recovery), f.Note)
+	}
+	return res
+}
+
+func ptr(d *time.Duration) string {
+	if d == nil {
+		return "-"
+	}
+	return d.String()
+}
+
+func prediction(t *testing.T, res *sim.Result, mode string) sim.Prediction {
+	t.Helper()
+	for _, p := range res.Predictions {
+		if p.Mode == mode {
+			return p
+		}
+	}
+	t.Fatalf("no prediction for %s", mode)
+	return sim.Prediction{}
+}
+
+func TestSteadyState(t *testing.T) {
+	t.Parallel()
+	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: time.Second})
+	s := res.Analysis.Summary
+	if s.LeaderGains != 1 {
+		t.Errorf("leader gained %d times, want 1", s.LeaderGains)
+	}
+	if s.Overlaps != 0 || s.Gaps != 0 {
+		t.Errorf("overlaps %d, gaps %d; want none", s.Overlaps, s.Gaps)
+	}
+	if !res.Complete {
+		t.Errorf("incomplete: %s", res.Incomplete)
+	}
+}
+
+func TestLeaderCrash(t *testing.T) {
+	t.Parallel()
+	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+		Faults: []sim.Fault{{At: time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}}}})
+	s := res.Analysis.Summary
+	p := prediction(t, res, sim.ModeLeaderCrash)
+	t.Logf("leader crash: measured gap %v, predicted ≤ %v (%s)", s.MaxGap, p.MaxGap, p.GapFormula)
+	if s.Gaps != 1 {
+		t.Fatalf("gaps = %d, want 1", s.Gaps)
+	}
+	if s.MaxGap > p.MaxGap+slack {
+		t.Errorf("gap %v beyond the prediction %v + slack", s.MaxGap, p.MaxGap)
+	}
+	if s.MaxGap < fast.TTL/2-slack/2 {
+		t.Errorf("gap %v is implausibly short: the crashed leader's lease lives up to TTL after its last renewal", s.MaxGap)
+	}
+	if s.Overlaps != 0 {
+		t.Errorf("overlaps = %d after a crash", s.Overlaps)
+	}
+}
+
+// TestPartitionWithDefaultClientTimeouts partitions the leader with the
+// go-redis defaults (ReadTimeout 5s, 3 retries) in two ways, in parallel:
+// a blackhole, whose renew hangs until the read timeout, and a refusal,
+// whose renew fails within the dial retries.
+func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
+	t.Parallel()
+	results := map[string]*sim.Result{}
+	var mu sync.Mutex
+	t.Run("modes", func(t *testing.T) {
+		for _, mode := range []string{sim.PartitionBlackhole, sim.PartitionRefuse} {
+			t.Run(mode, func(t *testing.T) {
+				t.Parallel()
+				res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 14 * time.Second, Recovery: 2 * time.Second,
+					Faults: []sim.Fault{{At: time.Second, For: 12 * time.Second, Kind: sim.FaultPartition, Mode: mode, Target: sim.Target{Role: sim.RoleLeader}}}})
+				mu.Lock()
+				results[mode] = res
+				mu.Unlock()
+			})
+		}
+	})
+	bh, rf := results[sim.PartitionBlackhole], results[sim.PartitionRefuse]
+	if bh == nil || rf == nil {
+		t.Fatal("a run failed")
+	}
+
+	s := bh.Analysis.Summary
+	p := prediction(t, bh, sim.ModePartitionBlackhole)
+	t.Logf("blackhole, go-redis defaults: measured overlap %v, predicted ≤ %v (%s)", s.MaxOverlap, p.MaxOverlap, p.OverlapFormula)
+	if p.MaxOverlap <= fast.TTL {
+		t.Fatalf("prediction %v does not exceed the TTL; the model is wrong", p.MaxOverlap)
+	}
+	if s.MaxOverlap <= fast.TTL {
+		t.Errorf("measured overlap %v: the blackholed leader should keep believing well past the TTL", s.MaxOverlap)
+	}
+	if s.MaxOverlap > p.MaxOverlap+slack {
+		t.Errorf("overlap %v beyond the prediction %v + slack", s.MaxOverlap, p.MaxOverlap)
+	}
+	if claimHeld(bh, sim.ClaimSplitBrain) {
+		t.Errorf("the spec's split-brain claim is reported held although the overlap exceeded the TTL")
+	}
+
+	demotion := func(res *sim.Result) time.Duration {
+		f := res.Analysis.Faults[0]
+		if f.Demotion == nil {
+			t.Fatalf("no demotion measured: %s", f.Note)
+		}
+		return *f.Demotion
+	}
+	refuse, blackhole := demotion(rf), demotion(bh)
+	t.Logf("demotion after injection: refuse %v, blackhole %v", refuse, blackhole)
+	if refuse >= blackhole {
+		t.Errorf("refuse demoted after %v, blackhole after %v: a refused connection fails fast, a blackhole waits out the read timeout", refuse, blackhole)
+	}
+}
+
+func claimHeld(res *sim.Result, name string) bool {
+	for _, c := range res.Analysis.Claims {
+		if c.Name == name {
+			return c.Verdict == sim.Held
+		}
+	}
+	return false
+}
+
+func TestBlackholeWithShortTimeouts(t *testing.T) {
+	t.Parallel()
+	p := fast
+	p.Client = sim.ClientParams{ReadTimeout: 100 * time.Millisecond, MaxRetries: -1}
+	res := runScenario(t, sim.Scenario{Instances: 3, Params: p, Duration: 4 * time.Second, Recovery: 2 * time.Second,
+		Faults: []sim.Fault{{At: time.Second, For: 2 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: sim.Target{Role: sim.RoleLeader}}}})
+	s := res.Analysis.Summary
+	if s.Overlaps != 0 {
+		t.Errorf("overlaps = %d (max %v), want none with ReadTimeout 100ms < TTL/2 and no retries", s.Overlaps, s.MaxOverlap)
+	}
+	if got := prediction(t, res, sim.ModePartitionBlackhole).MaxOverlap; got != 0 {
+		t.Errorf("predicted overlap %v, want 0", got)
+	}
+}
+
+func TestRedisRestartLeavesStaleLeader(t *testing.T) {
+	t.Parallel()
+	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+		// The leader renews every ~250ms from ~0s, so at 1.1s its next renew
+		// is ~150ms away: that is how long it leads a lease Redis lost.
+		Faults: []sim.Fault{{At: 1100 * time.Millisecond, Kind: sim.FaultRedisRestart}}})
+	s := res.Analysis.Summary
+	if s.StaleWindows == 0 || s.MaxStale < 50*time.Millisecond {
+		t.Fatalf("stale leadership %v after Redis lost the key; want the time to the leader's next renew", s.MaxStale)
+	}
+	if s.MaxStale > fast.TTL/2+slack {
+		t.Errorf("stale for %v: the leader's next renew (≤ TTL/2 + jitter) returns 0 and demotes it", s.MaxStale)
+	}
+}
+
+func TestPauseLongerThanTTL(t *testing.T) {
+	t.Parallel()
+	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 4 * time.Second, Recovery: 2 * time.Second,
+		Faults: []sim.Fault{{At: time.Second, For: 1500 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleLeader}}}})
+	s := res.Analysis.Summary
+	if s.StaleWindows == 0 {
+		t.Fatal("no stale leadership after a pause longer than the TTL")
+	}
+	if s.MaxStale < time.Second {
+		t.Errorf("stale for %v; the paused leader believed for the whole pause beyond the TTL (≥ 1s)", s.MaxStale)
+	}
+	if s.Overlaps == 0 {
+		t.Error("no overlap: a follower takes the expired lease while the paused leader still believes")
+	}
+}
+
+func TestCancelledRunLeavesNothing(t *testing.T) {
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
+	res, err := sim.Run(ctx, sim.Scenario{Name: "cancelled", Instances: 5, Params: fast, Duration: time.Minute,
+		Faults: []sim.Fault{{At: time.Second, Kind: sim.FaultPartition, Target: sim.Target{Role: sim.RoleLeader}}}}, sim.Options{})
+	if err == nil {
+		t.Fatal("Run returned no error after cancel")
+	}
+	if res == nil || res.Complete || res.Incomplete == "" {
+		t.Fatalf("want a partial result marked incomplete, got %+v", res)
+	}
+	if last := res.Timeline[len(res.Timeline)-1]; last.Kind != sim.RunEnded || !strings.HasPrefix(last.Detail, "incomplete") {
+		t.Fatalf("last event %+v, want run-ended incomplete", last)
+	}
+	// Parallel tests are paused while this one runs, so any redis-server
+	// spawned by the harness (its --dir says leaselab-redis) is this run's.
+	if out, _ := exec.Command("pgrep", "-f", "leaselab-redis-").Output(); len(out) > 0 {
+		t.Fatalf("redis-server still running: pids %s", out)
+	}
+	if err := goleak.Find(before); err != nil {
+		t.Fatal(err)
+	}
+}

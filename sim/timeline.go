@@ -1,0 +1,96 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Kind names what an Event records. The values are stable strings: they are
+// written to events.jsonl and read back by `chaos report`.
+type Kind string
+
+// Event kinds. "Believed" leadership (LeaderGained/LeaderLost) is what the
+// instance acts on; RedisHolder is what Redis says, observed on an unproxied
+// connection. The two lanes are kept apart on purpose (DESIGN.md rule 4).
+const (
+	InstanceStarted Kind = "instance-started" // Instance (ID = the new incarnation's elector id) began running
+	InstanceCrashed Kind = "instance-crashed" // stopped dead: no release; its belief ends here
+	InstanceStopped Kind = "instance-stopped" // graceful stop finished (lease released if held)
+	InstancePaused  Kind = "instance-paused"  // clock frozen and traffic held
+	InstanceResumed Kind = "instance-resumed" // pause over; carries on with what it believed
+
+	LeaderGained Kind = "leader-gained" // the instance now acts as leader
+	LeaderLost   Kind = "leader-lost"   // the instance no longer acts as leader
+	ElectorError Kind = "elector-error" // an error on the elector's onError channel (Err)
+
+	ChoreRan Kind = "chore" // a leader-only chore ran (Chore = kind, N = effect, Detail)
+
+	FaultApplied Kind = "fault-applied" // Fault = kind, FaultID = schedule index, Target, Detail = params
+	FaultHealed  Kind = "fault-healed"
+
+	RedisHolder Kind = "redis-holder" // the lease key now holds Holder ("" = no key); Lateness = notification lateness when known
+
+	TaskDispatched Kind = "task-dispatched" // Task = task id
+	TaskCompleted  Kind = "task-completed"
+	TaskFailed     Kind = "task-failed"
+	TaskReclaimed  Kind = "task-reclaimed"
+	DelayedDue     Kind = "delayed-due" // a delayed task reached the stream; Lateness = how late after its due time
+
+	RunEnded Kind = "run-ended" // the last event of every timeline; Detail = "complete" or "incomplete: why"
+)
+
+// Event is one entry of the timeline. At is the offset from the start of the
+// run on the harness's single monotonic clock, never an instance's clock
+// (DESIGN.md rule 2). Fields that do not apply to a Kind are left zero.
+type Event struct {
+	At       time.Duration `json:"at"`
+	Kind     Kind          `json:"kind"`
+	Instance int           `json:"instance"`           // instance index, -1 when the event belongs to none
+	ID       string        `json:"id,omitempty"`       // elector id of the instance incarnation
+	Holder   string        `json:"holder,omitempty"`   // RedisHolder: the id in the lease key
+	Fault    string        `json:"fault,omitempty"`    // fault kind
+	Mode     string        `json:"mode,omitempty"`     // partition mode of a partition fault
+	FaultID  int           `json:"fault_id,omitempty"` // index of the fault in the schedule
+	Target   []int         `json:"target,omitempty"`   // instances a fault hit
+	Chore    string        `json:"chore,omitempty"`    // chore kind: "scheduler", "metrics", "capacity"
+	N        int           `json:"n,omitempty"`        // chore effect (moved N, published capacity N, ...)
+	Task     string        `json:"task,omitempty"`     // task id
+	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness
+	Err      string        `json:"err,omitempty"`
+	Detail   string        `json:"detail,omitempty"`
+}
+
+// Timeline is the ordered list of events of one run. Events are appended in
+// At order by the recorder; Analyze sorts a copy stably anyway so hand-built
+// timelines need not be ordered.
+type Timeline []Event
+
+// WriteJSONLines writes one JSON object per event.
+func (t Timeline) WriteJSONLines(w io.Writer) error {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	for i, e := range t {
+		if err := enc.Encode(e); err != nil {
+			return fmt.Errorf("writing event %d: %w", i, err)
+		}
+	}
+	return bw.Flush()
+}
+
+// ReadJSONLines reads a timeline written by WriteJSONLines.
+func ReadJSONLines(r io.Reader) (Timeline, error) {
+	var t Timeline
+	dec := json.NewDecoder(r)
+	for line := 1; ; line++ {
+		var e Event
+		if err := dec.Decode(&e); err == io.EOF {
+			return t, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("reading event %d: %w", line, err)
+		}
+		t = append(t, e)
+	}
+}

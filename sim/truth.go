@@ -1,0 +1,147 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// truthPoll is how often the watcher also GETs the key, to catch what a
+// missed notification (they are fire-and-forget) would hide.
+const truthPoll = 100 * time.Millisecond
+
+// Truth watches who holds the lease in Redis, on its own unproxied
+// connection, and records a RedisHolder event at every change. It learns of
+// changes from keyspace notifications (set, expire, expired, del) and GETs
+// the key after each to learn the holder. For expirations it records the
+// notification's lateness: how long after the key's TTL ran out (as last seen
+// by PTTL) the notification arrived — the measurement error of this lane.
+type Truth struct {
+	rdb *redis.Client
+	key string
+	rec *Recorder
+
+	mu       sync.Mutex
+	holder   string
+	expireAt time.Duration // run time the key should expire, from the last PTTL; 0 if none
+	lateness []time.Duration
+
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// WatchTruth starts watching key on the Redis at addr.
+func WatchTruth(ctx context.Context, addr, key string, rec *Recorder) (*Truth, error) {
+	t := &Truth{
+		rdb:  redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: time.Second}),
+		key:  key,
+		rec:  rec,
+		done: make(chan struct{}),
+	}
+	// The spawned Redis has this already; an external one may not.
+	if err := t.rdb.ConfigSet(ctx, "notify-keyspace-events", "Kgx$").Err(); err != nil {
+		_ = t.rdb.Close()
+		return nil, err
+	}
+	ps := t.rdb.Subscribe(ctx, "__keyspace@0__:"+key)
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		_ = t.rdb.Close()
+		return nil, err
+	}
+	ctx, t.cancel = context.WithCancel(context.Background())
+	go func() {
+		defer close(t.done)
+		defer ps.Close()
+		msgs := ps.Channel()
+		tick := time.NewTicker(truthPoll)
+		defer tick.Stop()
+		for {
+			select {
+			case m, ok := <-msgs:
+				if !ok {
+					return
+				}
+				t.check(ctx, m.Payload)
+			case <-tick.C:
+				t.check(ctx, "")
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	t.check(ctx, "")
+	return t, nil
+}
+
+// check reads the holder and records a change. note is the notification
+// that prompted it, "" for a poll. It reports whether Redis answered.
+func (t *Truth) check(ctx context.Context, note string) bool {
+	now := t.rec.Since()
+	var late time.Duration
+	t.mu.Lock()
+	if note == "expired" && t.expireAt > 0 && now > t.expireAt {
+		late = now - t.expireAt
+		t.lateness = append(t.lateness, late)
+	}
+	t.mu.Unlock()
+
+	pipe := t.rdb.Pipeline()
+	get := pipe.Get(ctx, t.key)
+	pttl := pipe.PTTL(ctx, t.key)
+	_, err := pipe.Exec(ctx)
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return false // Redis unreachable (restarting): the next poll or notification tells
+	}
+	h, _ := get.Result()
+	t.mu.Lock()
+	if d, err := pttl.Result(); err == nil && d > 0 {
+		t.expireAt = now + d
+	} else {
+		t.expireAt = 0
+	}
+	changed := h != t.holder
+	t.holder = h
+	t.mu.Unlock()
+	if changed {
+		t.rec.Record(Event{Kind: RedisHolder, Instance: -1, Holder: h, Lateness: late, Detail: note})
+	}
+	return true
+}
+
+// Reset re-reads the holder right after Redis restarted. The watcher's
+// pooled connections died with the old server, so the first tries fail;
+// it retries for up to a second rather than wait for the next poll, which
+// would hide the first truthPoll of the window with no holder.
+func (t *Truth) Reset(ctx context.Context) {
+	for range 100 {
+		if t.check(ctx, "restart") || ctx.Err() != nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// Holder returns the last holder seen.
+func (t *Truth) Holder() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.holder
+}
+
+// Lateness returns the observed lateness of expiry notifications.
+func (t *Truth) Lateness() []time.Duration {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]time.Duration(nil), t.lateness...)
+}
+
+// Close stops the watcher and waits for it.
+func (t *Truth) Close() error {
+	t.cancel()
+	<-t.done
+	return t.rdb.Close()
+}
