@@ -55,9 +55,9 @@ func Load(path string) (sim.Scenario, error) {
 // and, without its extension, the scenario's name when the file gives none.
 //
 // Fields the file leaves out stay zero in the result, which the simulator
-// reads as their defaults (README.md lists them), with one exception: an
-// omitted jitter is set to the spec's 5ms, because the simulator would
-// otherwise drop it whenever ttl or wait is given.
+// reads as their defaults (README.md lists them); an omitted jitter is set
+// to the spec's 5ms explicitly, and `jitter: 0s` becomes the simulator's -1
+// (none).
 //
 // On failure the error is an *Error listing every problem found, one per
 // line, each as "name:line: field: what is wrong".

@@ -9,7 +9,7 @@ import (
 // tunedTimings is the tuned configuration: sub-second lease, client calls
 // bounded well below TTL/2.
 var tunedTimings = Params{
-	TTL: 500 * time.Millisecond, Wait: time.Second,
+	TTL: 500 * time.Millisecond, Wait: time.Second, JitterMS: -1,
 	Client: ClientParams{ReadTimeout: 100 * time.Millisecond, MaxRetries: -1},
 }
 

@@ -70,7 +70,7 @@ func (in *instance) start() error {
 	switch in.run.sc.Mode {
 	case ModeRunner:
 		if eo.JitterMS == 0 {
-			eo.JitterMS = -1 // the runner's zero means the spec's 5
+			eo.JitterMS = -1 // the runner's zero means the spec's 5; ours was explicit
 		}
 		r, err := runner.New(inc.rdb, runner.Config{
 			Group:         in.run.group,

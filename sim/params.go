@@ -7,7 +7,8 @@ import "time"
 // it (the spec's for the elector, go-redis v9.23.0's for the client); call
 // WithDefaults to get the effective values.
 type Params struct {
-	// Elector timings (election.Opts). Defaults: TTL 5s, Wait 6s, JitterMS 5, OpTimeout 0 (none).
+	// Elector timings (election.Opts). Defaults: TTL 5s, Wait 6s, JitterMS 5
+	// (negative: none), OpTimeout 0 (none).
 	TTL       time.Duration `json:"ttl"`
 	Wait      time.Duration `json:"wait"`
 	JitterMS  int           `json:"jitter_ms"`
@@ -46,10 +47,10 @@ const (
 )
 
 // WithDefaults returns p with every zero field replaced by its default.
-// JitterMS stays 0 only when TTL was also given, so that a caller who sets
-// timings explicitly can ask for no jitter; use JitterMS < 0 to force 0.
+// JitterMS 0 means the spec's 5; a negative JitterMS means no jitter (and
+// becomes 0).
 func (p Params) WithDefaults() Params {
-	if p.TTL == 0 && p.Wait == 0 && p.JitterMS == 0 {
+	if p.JitterMS == 0 {
 		p.JitterMS = DefaultJitterMS
 	}
 	if p.JitterMS < 0 {

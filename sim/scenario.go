@@ -296,6 +296,13 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// Length is how long a run of the scenario lasts (fault phase plus
+// recovery, scaled), not counting setup.
+func (s Scenario) Length() time.Duration {
+	e := s.withDefaults().scaled()
+	return e.Duration + e.Recovery
+}
+
 // scaled returns the scenario with every duration multiplied by its
 // TimeScale, so CI can run it faster.
 func (s Scenario) scaled() Scenario {

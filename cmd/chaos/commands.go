@@ -1,0 +1,259 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim"
+)
+
+const listUsage = `Usage: chaos list
+
+Lists the built-in scenarios with one-line descriptions. Their files are in
+scenarios/builtin/ and are embedded in the binary.
+`
+
+func cmdList(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("list", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, listUsage) }
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("list takes no arguments")
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	for _, e := range scenarios.Builtin() {
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", e.Name, e.Scenario.Mode, e.Scenario.Length().Round(time.Second), firstSentence(e.Description))
+	}
+	return tw.Flush()
+}
+
+// firstSentence is the description's first sentence, for one-line listings.
+func firstSentence(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}
+
+const validateUsage = `Usage: chaos validate FILE...
+
+Checks scenario files without running them: unknown keys, bad durations,
+targets out of range, conflicting faults, expectations that name nothing.
+Every problem is reported as file:line. Exit code 2 if any file is invalid.
+
+Example:
+  chaos validate scenarios/builtin/*.yaml my-scenario.yaml
+`
+
+func cmdValidate(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("validate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, validateUsage) }
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usageErr("validate: name at least one file")
+	}
+	bad := 0
+	for _, path := range fs.Args() {
+		if _, err := scenarios.Load(path); err != nil {
+			fmt.Fprintln(stderr, err)
+			bad++
+			continue
+		}
+		fmt.Fprintf(stdout, "%s: ok\n", path)
+	}
+	if bad > 0 {
+		return &exitError{exitUsage, fmt.Errorf("%d of %d files invalid", bad, fs.NArg())}
+	}
+	return nil
+}
+
+const boundsUsage = `Usage: chaos bounds [FILE|NAME] [flags]
+
+Prints the predicted worst-case leadership gap and overlap for each failure
+mode, with the formulas, for the given timing parameters: the spec's and
+go-redis's defaults, overridden by a scenario (file or built-in name) and then
+by flags. Use it before any run to see what your parameters promise.
+
+Examples:
+  chaos bounds
+  chaos bounds --ttl 2s --wait 3s --read-timeout 500ms --max-retries -1
+  chaos bounds partition-blackhole
+  chaos bounds my-scenario.yaml --latency 300ms
+
+Flags:
+`
+
+func cmdBounds(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("bounds", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		ttl, wait, opTimeout, readTimeout, latency, pause time.Duration
+		jitter, maxRetries                                int
+		ctxTimeouts                                       bool
+		rate                                              float64
+	)
+	fs.DurationVar(&ttl, "ttl", 0, "lease TTL (default 5s)")
+	fs.DurationVar(&wait, "wait", 0, "follower retry interval (default 6s)")
+	fs.IntVar(&jitter, "jitter", -1, "renewal jitter in ms (default 5)")
+	fs.DurationVar(&opTimeout, "op-timeout", 0, "per-call context deadline (default none)")
+	fs.DurationVar(&readTimeout, "read-timeout", 0, "go-redis ReadTimeout (default 5s)")
+	fs.IntVar(&maxRetries, "max-retries", 0, "go-redis MaxRetries (default 3; -1 none)")
+	fs.BoolVar(&ctxTimeouts, "context-timeouts", false, "go-redis ContextTimeoutEnabled (makes --op-timeout count)")
+	fs.DurationVar(&latency, "latency", 0, "one-way latency added for the latency mode")
+	fs.DurationVar(&pause, "pause", 0, "pause length for the pause mode")
+	fs.Float64Var(&rate, "clock-rate", 0, "leader clock rate for the clock-drift mode (e.g. 0.5)")
+	fs.Usage = func() { fmt.Fprint(stderr, boundsUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	var sc sim.Scenario
+	switch len(pos) {
+	case 0:
+	case 1:
+		if sc, err = scenarios.Open(pos[0]); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	default:
+		return usageErr("bounds takes at most one scenario")
+	}
+	p := sc.Params
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["ttl"] {
+		p.TTL = ttl
+	}
+	if set["wait"] {
+		p.Wait = wait
+	}
+	if set["jitter"] {
+		p.JitterMS = jitter
+		if jitter == 0 {
+			p.JitterMS = -1 // explicit: none
+		}
+	}
+	if set["op-timeout"] {
+		p.OpTimeout = opTimeout
+	}
+	if set["read-timeout"] {
+		p.Client.ReadTimeout = readTimeout
+	}
+	if set["max-retries"] {
+		p.Client.MaxRetries = maxRetries
+	}
+	if set["context-timeouts"] {
+		p.Client.ContextTimeoutEnabled = ctxTimeouts
+	}
+	p = p.WithDefaults()
+	if p.TTL <= 0 || p.Wait <= 0 {
+		return usageErr("--ttl and --wait must be positive")
+	}
+	size := sim.FaultSize{Latency: latency, Pause: pause, ClockRate: rate}
+	for _, f := range sc.Faults {
+		switch f.Kind {
+		case sim.FaultLatency:
+			size.Latency = max(size.Latency, f.Latency+f.Jitter)
+		case sim.FaultPause:
+			size.Pause = max(size.Pause, f.For)
+		case sim.FaultClock:
+			if f.Rate > 0 && size.ClockRate == 0 {
+				size.ClockRate = f.Rate
+			}
+		}
+	}
+	fmt.Fprintf(stdout, "TTL %v, Wait %v, jitter %dms, OpTimeout %v; go-redis ReadTimeout %v, MaxRetries %d, ContextTimeoutEnabled %v\n\n",
+		p.TTL, p.Wait, p.JitterMS, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
+	preds := sim.Predict(p, size)
+	for _, pr := range preds {
+		claim := "holds"
+		switch {
+		case pr.MaxGap > p.TTL+p.Wait && pr.MaxOverlap > p.TTL:
+			claim = "BOTH exceeded"
+		case pr.MaxGap > p.TTL+p.Wait:
+			claim = "gap exceeded"
+		case pr.MaxOverlap > p.TTL:
+			claim = "overlap exceeded"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", pr.Mode, showBound(pr.MaxGap), showBound(pr.MaxOverlap), claim)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "\nFormulas:")
+	for _, pr := range preds {
+		fmt.Fprintf(stdout, "\n%s\n  gap:     %s\n  overlap: %s\n", pr.Mode, pr.GapFormula, pr.OverlapFormula)
+		if pr.CallFormula != "" {
+			fmt.Fprintf(stdout, "  call:    %s\n", pr.CallFormula)
+		}
+		if pr.Note != "" {
+			fmt.Fprintf(stdout, "  why:     %s\n", pr.Note)
+		}
+	}
+	return nil
+}
+
+func showBound(d time.Duration) string {
+	if d == sim.Unbounded {
+		return "unbounded"
+	}
+	return d.String()
+}
+
+const reportUsage = `Usage: chaos report RESULT.json [--out DIR]
+
+Re-renders a run's reports (report.html, report.md, timeline.svg/png,
+junit.xml, events.jsonl) from its result.json, into the result's directory
+or DIR.
+
+Example:
+  chaos report chaos-reports/leader-crash/latest/result.json
+`
+
+func cmdReport(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "", "write the reports to `DIR` (default: beside RESULT.json)")
+	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return usageErr("report: give one result.json")
+	}
+	res, err := reports.ReadResult(pos[0])
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	dir := *out
+	if dir == "" {
+		dir = filepath.Dir(pos[0])
+	}
+	if _, err := reports.WriteRun(dir, res, reports.Options{Command: reproduce(res.Scenario, res)}); err != nil {
+		return fmt.Errorf("writing the reports: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, "report.html"))
+	if !res.Passed {
+		return &exitError{exitFailed, errors.New("the stored run did not pass")}
+	}
+	return nil
+}

@@ -1,0 +1,110 @@
+// Command chaos runs leaselab's chaos scenarios against a real Redis behind
+// Toxiproxy, and writes failover reports.
+//
+//	chaos run NAME|FILE...    run built-in or file scenarios
+//	chaos suite               run the whole built-in suite
+//	chaos list                list the built-in scenarios
+//	chaos validate FILE...    check scenario files without running them
+//	chaos bounds [FILE]       predicted worst-case gap and overlap per failure mode
+//	chaos report RESULT.json  re-render the reports of a stored result
+//
+// Exit codes: 0 every expectation held; 1 an expectation failed (or a run was
+// interrupted or incomplete); 2 invalid input or usage; 3 environment error.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+// Exit codes.
+const (
+	exitOK       = 0
+	exitFailed   = 1
+	exitUsage    = 2
+	exitEnv      = 3
+	exitCanceled = 130 // interrupted (Ctrl-C); the partial report is written
+)
+
+// exitError carries an exit code with its message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+func usageErr(format string, a ...any) error {
+	return &exitError{exitUsage, fmt.Errorf(format, a...)}
+}
+
+const mainUsage = `chaos — run lease-election chaos scenarios and write failover reports
+
+Usage:
+  chaos run NAME|FILE... [flags]   run built-in scenarios (by name) or scenario files
+  chaos suite [flags]              run every built-in scenario, write a suite summary
+  chaos list                       list the built-in scenarios
+  chaos validate FILE...           check scenario files without running them
+  chaos bounds [FILE] [flags]      predicted worst-case gap and overlap per failure mode
+  chaos report RESULT.json         re-render the reports of a stored result
+
+Run 'chaos COMMAND --help' for a command's flags and examples.
+
+Exit codes: 0 all expectations held; 1 an expectation failed or a run was
+incomplete; 2 invalid input or usage; 3 environment error (e.g. no
+redis-server); 130 interrupted.
+`
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is main without the process: it returns the exit code.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, mainUsage)
+		return exitUsage
+	}
+	var err error
+	switch args[0] {
+	case "run":
+		err = cmdRun(ctx, args[1:], stdout, stderr)
+	case "suite":
+		err = cmdSuite(ctx, args[1:], stdout, stderr)
+	case "list":
+		err = cmdList(args[1:], stdout, stderr)
+	case "validate":
+		err = cmdValidate(args[1:], stdout, stderr)
+	case "bounds":
+		err = cmdBounds(args[1:], stdout, stderr)
+	case "report":
+		err = cmdReport(args[1:], stdout, stderr)
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, mainUsage)
+		return exitOK
+	default:
+		fmt.Fprintf(stderr, "chaos: unknown command %q\n\n%s", args[0], mainUsage)
+		return exitUsage
+	}
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil && ee.err.Error() != "" {
+			fmt.Fprintln(stderr, "chaos:", ee.err)
+		}
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "chaos:", err)
+	return exitFailed
+}

@@ -1,0 +1,314 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// runFlags are the flags of run and suite.
+type runFlags struct {
+	out           string
+	seed          int64
+	timeScale     float64
+	redisAddr     string
+	redisServer   string
+	toxiproxyAddr string
+	junit         string
+	parallel      int
+	verbose       bool
+	quiet         bool
+}
+
+func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
+	fs.StringVar(&f.out, "out", "./chaos-reports", "directory for reports: `DIR`/<scenario>/<run-id>/, with a 'latest' link")
+	fs.Int64Var(&f.seed, "seed", 0, "override every scenario's seed (0: keep the scenario's)")
+	fs.Float64Var(&f.timeScale, "time-scale", 0, "multiply every duration of the run by `F` (0.2 runs 5× faster; 0: keep the scenario's)")
+	fs.StringVar(&f.redisAddr, "redis-addr", "", "use the Redis at `ADDR` instead of spawning redis-server (default $LEASELAB_REDIS_ADDR)")
+	fs.StringVar(&f.redisServer, "redis-server", "", "the redis-server binary to spawn (default: found on PATH)")
+	fs.StringVar(&f.toxiproxyAddr, "toxiproxy-addr", "", "use the Toxiproxy API at `ADDR` instead of an in-process one")
+	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
+	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once (each has its own Redis and proxies)")
+	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
+	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
+}
+
+func (f *runFlags) provider() sim.Provider {
+	return sim.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}
+}
+
+const runUsage = `Usage: chaos run NAME|FILE... [flags]
+
+Runs each scenario — a built-in name (see 'chaos list') or a YAML file —
+against a redis-server the harness spawns and an in-process Toxiproxy (or the
+ones given by --redis-addr/--toxiproxy-addr), and writes its report to
+<out>/<scenario>/<run-id>/ (report.html, report.md, result.json, events.jsonl,
+timeline.svg, timeline.png, junit.xml) with a 'latest' link beside it.
+
+Examples:
+  chaos run leader-crash
+  chaos run partition-blackhole --time-scale 0.2 --seed 7
+  chaos run ./my-scenario.yaml --out /tmp/reports --junit junit.xml
+  chaos run leader-crash pause --parallel 2 --redis-addr 127.0.0.1:6379
+
+Flags:
+`
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs, 1)
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	names, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(names) == 0 {
+		fs.Usage()
+		return usageErr("run: name at least one scenario")
+	}
+	var scs []sim.Scenario
+	for _, n := range names {
+		sc, err := scenarios.Open(n)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		scs = append(scs, sc)
+	}
+	runs, err := runAll(ctx, scs, f, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, runs); err != nil {
+			return err
+		}
+	}
+	return verdict(ctx, runs)
+}
+
+// parseInterleaved parses flags that may come after positional arguments
+// ("chaos run leader-crash --seed 3"), which the flag package alone stops at.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			return pos, nil
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+}
+
+func flagErr(err error) error {
+	if errors.Is(err, flag.ErrHelp) {
+		return &exitError{exitOK, errors.New("")}
+	}
+	return &exitError{exitUsage, errors.New("")} // the flag package printed it
+}
+
+// outcome is one scenario's run.
+type outcome struct {
+	sc  sim.Scenario
+	res *sim.Result
+	dir string // report directory, "" if none was written
+	err error
+}
+
+// runAll runs the scenarios, up to f.parallel at once, writing each report
+// as it finishes.
+func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, error) {
+	if f.parallel < 1 {
+		return nil, usageErr("--parallel must be at least 1")
+	}
+	for i := range scs {
+		if f.seed != 0 {
+			scs[i].Seed = f.seed
+		}
+		if f.timeScale != 0 {
+			if f.timeScale < 0 {
+				return nil, usageErr("--time-scale must be positive")
+			}
+			scs[i].TimeScale = f.timeScale
+		}
+		if err := scs[i].Validate(); err != nil {
+			return nil, &exitError{exitUsage, err}
+		}
+	}
+	prog := newProgress(stdout, f.verbose, f.quiet)
+	defer prog.close()
+	out := make([]outcome, len(scs))
+	sem := make(chan struct{}, f.parallel)
+	var wg sync.WaitGroup
+	for i, sc := range scs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				out[i] = outcome{sc: sc, err: ctx.Err()}
+				return
+			}
+			defer func() { <-sem }()
+			out[i] = runOne(ctx, sc, f, prog)
+		}()
+	}
+	wg.Wait()
+	for _, o := range out {
+		if o.res == nil && o.err != nil && errors.Is(o.err, sim.ErrEnvironment) {
+			fmt.Fprintf(stderr, "chaos: %s: %v\n", o.sc.Name, o.err)
+			return out, &exitError{exitEnv, errors.New("environment error: install redis-server (apt-get install redis-server) or pass --redis-addr")}
+		}
+	}
+	return out, nil
+}
+
+// runOne runs one scenario and writes its report, also when the run was
+// interrupted (the report is then marked incomplete).
+func runOne(ctx context.Context, sc sim.Scenario, f runFlags, prog *progress) outcome {
+	sc = withDefaultsForDisplay(sc)
+	track := prog.start(sc)
+	res, err := sim.Run(ctx, sc, sim.Options{Provider: f.provider(), Observe: track.observe})
+	o := outcome{sc: sc, res: res, err: err}
+	if res == nil {
+		track.done(nil, err)
+		return o
+	}
+	o.dir = filepath.Join(f.out, sc.Name, res.RunID)
+	if _, werr := reports.WriteRun(o.dir, res, reports.Options{Command: reproduce(sc, res)}); werr != nil {
+		o.err = errors.Join(o.err, fmt.Errorf("writing the report: %w", werr))
+	} else {
+		latest := filepath.Join(f.out, sc.Name, "latest")
+		_ = os.Remove(latest)
+		_ = os.Symlink(res.RunID, latest)
+	}
+	track.done(res, o.err)
+	if o.dir != "" {
+		prog.printf("  report: %s\n", filepath.Join(o.dir, "report.html"))
+	}
+	return o
+}
+
+// withDefaultsForDisplay gives an unnamed scenario a name for its directory.
+func withDefaultsForDisplay(sc sim.Scenario) sim.Scenario {
+	if sc.Name == "" {
+		sc.Name = "scenario"
+	}
+	return sc
+}
+
+// reproduce is the command that re-runs this exact scenario and seed.
+func reproduce(sc sim.Scenario, res *sim.Result) string {
+	name := sc.Name
+	if _, ok := scenarios.Lookup(name); !ok {
+		name = sc.Name + ".yaml"
+	}
+	return fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %g", name, res.Seed, res.TimeScale)
+}
+
+// verdict turns the outcomes into the exit code.
+func verdict(ctx context.Context, runs []outcome) error {
+	if ctx.Err() != nil {
+		return &exitError{exitCanceled, errors.New("interrupted: partial reports written, marked incomplete")}
+	}
+	failed := 0
+	for _, o := range runs {
+		if o.err != nil || o.res == nil || !o.res.Passed {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios failed", failed, len(runs))}
+	}
+	return nil
+}
+
+func writeJUnit(path string, runs []outcome) error {
+	var results []*sim.Result
+	for _, o := range runs {
+		if o.res != nil {
+			results = append(results, o.res)
+		}
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing JUnit: %w", err)
+	}
+	if err := reports.JUnit(fh, results); err != nil {
+		fh.Close()
+		return fmt.Errorf("writing JUnit: %w", err)
+	}
+	return fh.Close()
+}
+
+const suiteUsage = `Usage: chaos suite [flags]
+
+Runs every built-in scenario (see 'chaos list'), several at once, each with
+its own Redis and proxies; writes each report and a suite summary:
+<out>/index.html, <out>/summary.md and <out>/junit.xml.
+
+Examples:
+  chaos suite
+  chaos suite --time-scale 0.2 --parallel 4 --out /tmp/suite
+  chaos suite --junit junit.xml --quiet
+
+Flags:
+`
+
+func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var f runFlags
+	f.register(fs, 4)
+	fs.Usage = func() { fmt.Fprint(stderr, suiteUsage); fs.PrintDefaults() }
+	rest, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(rest) > 0 {
+		return usageErr("suite takes no arguments (got %q); use 'chaos run' for chosen scenarios", rest)
+	}
+	var scs []sim.Scenario
+	for _, e := range scenarios.Builtin() {
+		scs = append(scs, e.Scenario)
+	}
+	start := time.Now()
+	runs, err := runAll(ctx, scs, f, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	var suite []reports.SuiteRun
+	for _, o := range runs {
+		sr := reports.SuiteRun{Result: o.res, Err: o.err, Name: o.sc.Name}
+		if o.dir != "" {
+			sr.Dir, _ = filepath.Rel(f.out, o.dir)
+		}
+		suite = append(suite, sr)
+	}
+	if err := reports.WriteSuite(f.out, suite); err != nil {
+		return fmt.Errorf("writing the suite summary: %w", err)
+	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, runs); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "suite: %d scenarios in %v; summary: %s\n", len(runs), time.Since(start).Round(time.Second), filepath.Join(f.out, "index.html"))
+	return verdict(ctx, runs)
+}

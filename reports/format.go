@@ -1,0 +1,192 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// dur prints a duration for people: "0s", "250ms", "12.5ms", "1.234s",
+// "2m3.5s", "unbounded". Precision stops at what the harness can resolve
+// (microseconds below a millisecond, milliseconds above a second) so that
+// reports do not suggest nanosecond accuracy nobody measured.
+func dur(d time.Duration) string {
+	if d == sim.Unbounded {
+		return "unbounded"
+	}
+	if d < 0 {
+		return "-" + dur(-d)
+	}
+	switch {
+	case d == 0:
+		return "0s"
+	case d < time.Microsecond:
+		return strconv.FormatInt(int64(d), 10) + "ns"
+	case d < time.Millisecond:
+		return trimFloat(float64(d)/float64(time.Microsecond), 1) + "µs"
+	case d < time.Second:
+		return trimFloat(float64(d)/float64(time.Millisecond), 2) + "ms"
+	case d < time.Minute:
+		return trimFloat(float64(d)/float64(time.Second), 3) + "s"
+	}
+	m := d / time.Minute
+	s := d - m*time.Minute
+	if s < time.Millisecond {
+		return fmt.Sprintf("%dm", m)
+	}
+	return fmt.Sprintf("%dm%ss", m, trimFloat(s.Seconds(), 3))
+}
+
+// durp prints an optional duration; nil is a dash.
+func durp(d *time.Duration) string {
+	if d == nil {
+		return "—"
+	}
+	return dur(*d)
+}
+
+// trimFloat formats f with at most prec decimals and no trailing zeros.
+func trimFloat(f float64, prec int) string {
+	s := strconv.FormatFloat(f, 'f', prec, 64)
+	if strings.Contains(s, ".") {
+		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	}
+	return s
+}
+
+// at prints an offset from the start of the run. A fixed three decimals keep
+// a column of times aligned and comparable at a glance.
+func at(d time.Duration) string {
+	return fmt.Sprintf("%.3fs", d.Seconds())
+}
+
+// windowEnd prints the end of a window, marking one still open at the end
+// of the run, whose length is then only a lower bound.
+func windowEnd(w sim.Window) string {
+	if w.Open {
+		return at(w.End) + " (open)"
+	}
+	return at(w.End)
+}
+
+// windowDur prints a window's length, "≥" when it was still open.
+func windowDur(w sim.Window) string {
+	if w.Open {
+		return "≥ " + dur(w.Duration)
+	}
+	return dur(w.Duration)
+}
+
+// shortID shortens an elector id (32 hex digits) to something a reader can
+// match across tables without drowning in hex.
+func shortID(id string) string {
+	if len(id) > 6 {
+		return id[:6]
+	}
+	return id
+}
+
+// member names an incarnation: "i1" plus its short id, because a restarted
+// index runs under a new id and the two must not be confused.
+func member(m sim.Member) string {
+	if m.Instance < 0 {
+		if m.ID == "" {
+			return "unknown"
+		}
+		return "unknown (" + shortID(m.ID) + ")"
+	}
+	if m.ID == "" {
+		return fmt.Sprintf("i%d", m.Instance)
+	}
+	return fmt.Sprintf("i%d (%s)", m.Instance, shortID(m.ID))
+}
+
+func members(ms []sim.Member) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = member(m)
+	}
+	return strings.Join(s, ", ")
+}
+
+// targets prints the instances a fault hit; none means Redis or the network
+// as a whole.
+func targets(t []int) string {
+	if len(t) == 0 {
+		return "all (Redis / network)"
+	}
+	s := make([]string, len(t))
+	for i, x := range t {
+		s[i] = fmt.Sprintf("i%d", x)
+	}
+	return strings.Join(s, ", ")
+}
+
+// stats prints a DurationStats on one line.
+func stats(s sim.DurationStats) string {
+	if s.Count == 0 {
+		return "none"
+	}
+	return fmt.Sprintf("n=%d, min %s, median %s, max %s", s.Count, dur(s.Min), dur(s.Median), dur(s.Max))
+}
+
+// yesNo prints a boolean the way a parameter table reads it.
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}
+
+// costValue prints one entry of Result.Cost. The map is free-form (it
+// survives a JSON round trip as float64s and []any), so this prints what it
+// recognises and falls back to fmt.
+func costValue(key string, v any) string {
+	switch x := v.(type) {
+	case float64:
+		switch {
+		case strings.HasSuffix(key, "_percent"):
+			return trimFloat(x, 2) + "%"
+		case strings.HasSuffix(key, "_seconds"):
+			return dur(time.Duration(x * float64(time.Second)))
+		case x == math.Trunc(x):
+			return strconv.FormatFloat(x, 'f', 0, 64)
+		}
+		return trimFloat(x, 3)
+	case int:
+		return strconv.Itoa(x)
+	case []time.Duration:
+		return durList(x)
+	case []any:
+		ds := make([]time.Duration, 0, len(x))
+		for _, e := range x {
+			if f, ok := e.(float64); ok {
+				ds = append(ds, time.Duration(f))
+			}
+		}
+		if len(ds) == len(x) {
+			return durList(ds)
+		}
+		return fmt.Sprintf("%d values", len(x))
+	case string:
+		return x
+	}
+	return fmt.Sprint(v)
+}
+
+// durList summarises a list of durations (notification lateness samples can
+// number thousands; the report needs their spread, not each one).
+func durList(ds []time.Duration) string {
+	if len(ds) == 0 {
+		return "none"
+	}
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	n := len(s)
+	return fmt.Sprintf("n=%d, min %s, median %s, max %s", n, dur(s[0]), dur((s[(n-1)/2]+s[n/2])/2), dur(s[n-1]))
+}

@@ -1,0 +1,76 @@
+package reports
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+func TestDur(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{500, "500ns"},
+		{1500, "1.5µs"},
+		{250 * time.Millisecond, "250ms"},
+		{12500 * time.Microsecond, "12.5ms"},
+		{1234 * time.Millisecond, "1.234s"},
+		{5 * time.Second, "5s"},
+		{5*time.Second + 400*time.Microsecond, "5s"},
+		{123500 * time.Millisecond, "2m3.5s"},
+		{2 * time.Minute, "2m"},
+		{-250 * time.Millisecond, "-250ms"},
+		{sim.Unbounded, "unbounded"},
+	} {
+		if got := dur(tc.d); got != tc.want {
+			t.Errorf("dur(%v) = %q; want %q", int64(tc.d), got, tc.want)
+		}
+	}
+	if got := at(12345 * time.Millisecond); got != "12.345s" {
+		t.Errorf("at = %q", got)
+	}
+	if got := durp(nil); got != "—" {
+		t.Errorf("durp(nil) = %q", got)
+	}
+}
+
+func TestMarkdownEscaping(t *testing.T) {
+	for in, want := range map[string]string{
+		"max_gap ≤ ttl + wait": "max_gap ≤ ttl + wait", // intraword _ and + left alone
+		"2*ttl":                `2\*ttl`,
+		"<script>":             "&lt;script>",
+		"a <= b":               "a <= b",
+		"_emph_":               `\_emph\_`,
+		"[x](http://evil)":     `[x\](http://evil)`,
+		"line\nbreak":          "line break",
+		"`code`":               "\\`code\\`",
+	} {
+		if got := mdText(in); got != want {
+			t.Errorf("mdText(%q) = %q; want %q", in, got, want)
+		}
+	}
+	if got := mdCell("a|b"); got != `a\|b` {
+		t.Errorf("mdCell = %q", got)
+	}
+}
+
+func TestCostValue(t *testing.T) {
+	for _, tc := range []struct {
+		key  string
+		v    any
+		want string
+	}{
+		{"cpu_seconds", 1.25, "1.25s"},
+		{"cpu_per_instance_percent", 0.934, "0.93%"},
+		{"notification_lateness", []time.Duration{3 * time.Millisecond, time.Millisecond}, "n=2, min 1ms, median 2ms, max 3ms"},
+		{"notification_lateness", []any{float64(time.Millisecond)}, "n=1, min 1ms, median 1ms, max 1ms"},
+		{"count", 3.0, "3"},
+	} {
+		if got := costValue(tc.key, tc.v); got != tc.want {
+			t.Errorf("costValue(%s, %v) = %q; want %q", tc.key, tc.v, got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,195 @@
+package reports
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// JUnit writes the results as one JUnit testsuite with one testcase per run,
+// named after its scenario, for CI systems that read JUnit XML. A run fails
+// when it did not pass: each broken expectation is named in the failure
+// message (sim.Check.String()); an incomplete run and harness errors are
+// failures too, because their figures cannot be trusted.
+func JUnit(w io.Writer, results []*sim.Result) error {
+	cases := make([]junitInput, len(results))
+	for i, r := range results {
+		cases[i] = junitInput{res: r}
+	}
+	return writeJUnit(w, cases)
+}
+
+// junitInput is one testcase to write: a result, or why there is none.
+type junitInput struct {
+	name string
+	res  *sim.Result
+	err  error
+	dir  string
+	cmd  string // reproducing command; default defaultCommand
+}
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	SystemOut *junitText    `xml:"system-out,omitempty"`
+}
+
+// junitText is element text kept as CDATA, so that multi-line output stays
+// readable in the file instead of becoming a line of "&#xA;" escapes.
+type junitText struct {
+	Text string `xml:",cdata"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Text    string `xml:",cdata"`
+}
+
+// junitSuiteName is the suite's name in CI listings.
+const junitSuiteName = "leaselab chaos"
+
+func seconds3(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) }
+
+func writeJUnit(w io.Writer, in []junitInput) error {
+	suite := junitSuite{Name: junitSuiteName}
+	var total time.Duration
+	var first time.Time
+	for _, x := range in {
+		tc := junitCaseOf(x)
+		suite.Tests++
+		if tc.Failure != nil {
+			suite.Failures++
+		}
+		if tc.Error != nil {
+			suite.Errors++
+		}
+		if x.res != nil {
+			total += x.res.Elapsed
+			if s := x.res.Started; !s.IsZero() && (first.IsZero() || s.Before(first)) {
+				first = s
+			}
+		}
+		suite.Cases = append(suite.Cases, tc)
+	}
+	suite.Time = seconds3(total)
+	if !first.IsZero() {
+		suite.Timestamp = first.UTC().Format("2006-01-02T15:04:05")
+	}
+	doc := junitSuites{
+		Name: junitSuiteName, Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors,
+		Time: suite.Time, Suites: []junitSuite{suite},
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("reports: writing JUnit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func junitCaseOf(x junitInput) junitCase {
+	res := x.res
+	name := x.name
+	if res != nil && res.Scenario.Name != "" {
+		name = res.Scenario.Name
+	}
+	tc := junitCase{Name: nonEmpty(name, "unnamed scenario"), Classname: "leaselab.chaos"}
+	if res == nil {
+		// The run never started: nothing was measured, so this is an
+		// error of the harness, not a failure of the system under test.
+		msg := "the run could not start"
+		if x.err != nil {
+			msg += ": " + x.err.Error()
+		}
+		tc.Time = "0.000"
+		tc.Error = &junitProblem{Message: msg, Type: "setup", Text: msg}
+		return tc
+	}
+	tc.Time = seconds3(res.Elapsed)
+
+	var reasons, body []string
+	kind := ""
+	if !res.Complete {
+		r := "run incomplete"
+		if res.Incomplete != "" {
+			r += ": " + res.Incomplete
+		}
+		reasons, kind = append(reasons, r), "incomplete"
+	}
+	if x.err != nil && (res.Complete || res.Incomplete != x.err.Error()) {
+		reasons, kind = append(reasons, "run error: "+x.err.Error()), nonEmpty(kind, "harness")
+	}
+	for _, e := range res.Errors {
+		reasons, kind = append(reasons, "harness error: "+e), nonEmpty(kind, "harness")
+	}
+	for _, ch := range res.Checks {
+		if !ch.Held {
+			reasons, kind = append(reasons, ch.String()), nonEmpty(kind, "expectation")
+		}
+	}
+	if !res.Passed && len(reasons) == 0 {
+		reasons, kind = append(reasons, "the run did not pass"), "expectation"
+	}
+	if len(reasons) > 0 {
+		body = append(body, reasons...)
+	}
+
+	var out []string
+	out = append(out, fmt.Sprintf("seed %d, time scale %s, run %s", res.Seed, strconv.FormatFloat(nonZero(res.TimeScale), 'g', -1, 64), nonEmpty(res.RunID, "—")))
+	out = append(out, "reproduce: "+nonEmpty(x.cmd, defaultCommand(res)))
+	for _, ch := range res.Checks {
+		out = append(out, "expectation: "+ch.String())
+	}
+	for _, cl := range res.Analysis.Claims {
+		if cl.Verdict == sim.NotHeld {
+			out = append(out, "finding: "+finding(cl))
+		}
+	}
+	if x.dir != "" {
+		out = append(out, "report: "+x.dir+"/"+FileHTML)
+	}
+	tc.SystemOut = &junitText{Text: strings.Join(out, "\n")}
+
+	if len(reasons) > 0 {
+		tc.Failure = &junitProblem{
+			Message: strings.Join(reasons, "; "),
+			Type:    kind,
+			Text:    strings.Join(body, "\n"),
+		}
+	}
+	return tc
+}

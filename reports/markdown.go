@@ -1,0 +1,140 @@
+package reports
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Markdown writes the run report as GitHub-flavoured Markdown: the same
+// findings as the HTML report, with the plot linked as timeline.png (the
+// file WriteRun puts beside report.md).
+func Markdown(w io.Writer, res *sim.Result, o Options) error {
+	bw := bufio.NewWriter(w)
+	writeMarkdown(bw, build(res, o))
+	return bw.Flush()
+}
+
+func writeMarkdown(w *bufio.Writer, d *document) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	b := d.Banner
+	p("# %s\n\n", mdText(d.Title))
+	p("**%s**: %s\n\n", b.Verdict, mdText(b.Headline))
+	if b.Verdict == verdictIncomplete && b.Incomplete != "" {
+		p("> **The run is incomplete:** %s\n\n", mdText(b.Incomplete))
+	}
+	mdList(w, "**Harness errors** (the result cannot be trusted):", "", b.Errors)
+	mdList(w, "**Expectations not held:**", "", b.Broken)
+	mdList(w, "**Findings** (the spec's claims, as measured):", "**Finding:** ", b.Findings)
+	mdList(w, "**Above prediction** (the analytic model missed something):", "", b.Notes)
+
+	p("| | |\n|---|---|\n")
+	for _, f := range d.Facts {
+		p("| %s | %s |\n", mdCell(f[0]), mdCell(f[1]))
+	}
+	p("\n")
+
+	for _, s := range d.Sections {
+		p("## %s\n\n", mdText(s.Title))
+		for _, para := range s.Intro {
+			p("%s\n\n", mdText(para))
+		}
+		if s.Plot {
+			p("![Timeline of the run](timeline.png)\n\n")
+		}
+		for _, t := range s.Tables {
+			mdTable(w, t)
+		}
+		if s.Code != "" {
+			p("```sh\n%s\n```\n\n", s.Code)
+		}
+		for _, it := range s.Items {
+			p("- %s\n", mdText(it))
+		}
+		if len(s.Items) > 0 {
+			p("\n")
+		}
+	}
+}
+
+func mdList(w *bufio.Writer, title, prefix string, items []string) {
+	if len(items) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "%s\n\n", title)
+	for _, it := range items {
+		fmt.Fprintf(w, "- %s%s\n", prefix, mdText(it))
+	}
+	fmt.Fprintln(w)
+}
+
+func mdTable(w *bufio.Writer, t table) {
+	if t.Caption != "" {
+		fmt.Fprintf(w, "### %s\n\n", mdText(t.Caption))
+	}
+	if len(t.Rows) == 0 {
+		fmt.Fprintf(w, "%s\n\n", mdText(nonEmpty(t.Empty, "None.")))
+	} else {
+		head := make([]string, len(t.Head))
+		rule := make([]string, len(t.Head))
+		for i, h := range t.Head {
+			head[i], rule[i] = mdCell(h), "---"
+		}
+		fmt.Fprintf(w, "| %s |\n| %s |\n", strings.Join(head, " | "), strings.Join(rule, " | "))
+		for _, r := range t.Rows {
+			cells := make([]string, len(r))
+			for i, x := range r {
+				cells[i] = mdCell(x.Text)
+				if cells[i] != "" && (x.Class == clsBad || x.Class == clsWarn) {
+					cells[i] = "**" + cells[i] + "**"
+				}
+			}
+			fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | "))
+		}
+		fmt.Fprintln(w)
+	}
+	if t.Note != "" {
+		fmt.Fprintf(w, "%s\n\n", mdText(t.Note))
+	}
+}
+
+// mdText keeps free text (scenario descriptions and error strings come from
+// users) from being read as markup it is not, while leaving the raw
+// Markdown readable: only what would actually change the rendering is
+// escaped. "<" starts an HTML tag only before a letter, "/", "!" or "?";
+// "*" and "`" always act; "_" inside words does not (GFM), so "max_gap"
+// stays as written.
+func mdText(s string) string {
+	var b strings.Builder
+	rs := []rune(s)
+	for i, r := range rs {
+		var next rune
+		if i+1 < len(rs) {
+			next = rs[i+1]
+		}
+		switch {
+		case r == '\r':
+		case r == '\n':
+			b.WriteByte(' ')
+		case r == '<' && (unicode.IsLetter(next) || next == '/' || next == '!' || next == '?'):
+			b.WriteString("&lt;")
+		case r == '*' || r == '`' || (r == ']' && next == '('):
+			b.WriteByte('\\')
+			b.WriteRune(r)
+		case r == '_' && (i == 0 || !isWord(rs[i-1]) || !isWord(next)):
+			b.WriteString("\\_")
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func isWord(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// mdCell additionally escapes the column separator.
+func mdCell(s string) string { return strings.ReplaceAll(mdText(s), "|", "\\|") }

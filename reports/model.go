@@ -1,0 +1,927 @@
+package reports
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// The report is built once as a format-neutral document (this file) and then
+// written as Markdown or HTML. Both formats walk the same document, so they
+// cannot disagree about a finding; only the presentation differs.
+
+// Cell classes: how a value should stand out. Markdown renders bad and warn
+// in bold; HTML colours them.
+const (
+	clsOK    = "ok"
+	clsBad   = "bad"
+	clsWarn  = "warn"
+	clsMuted = "muted"
+)
+
+// cell is one table cell.
+type cell struct {
+	Text  string
+	Class string
+}
+
+func plain(s string) cell         { return cell{Text: s} }
+func styled(s, class string) cell { return cell{Text: s, Class: class} }
+func row(cells ...cell) []cell    { return cells }
+func texts(ss ...string) (r []cell) { // a row of plain cells
+	for _, s := range ss {
+		r = append(r, plain(s))
+	}
+	return r
+}
+
+// table is a titled grid. Empty is printed instead of an empty grid, so a
+// reader sees "none" rather than wondering whether the table was forgotten.
+type table struct {
+	Caption string
+	Head    []string
+	Rows    [][]cell
+	Empty   string
+	Note    string
+}
+
+// section is one titled part of the report.
+type section struct {
+	ID     string
+	Title  string
+	Intro  []string
+	Tables []table
+	// Plot marks the section where the timeline plot goes.
+	Plot bool
+	// Code is a command shown verbatim.
+	Code string
+	// Items is a bullet list after the tables.
+	Items []string
+}
+
+// banner is the verdict and what decided it, shown before anything else.
+type banner struct {
+	Verdict  string // PASS, FAIL or INCOMPLETE
+	Class    string // pass, fail, incomplete
+	Headline string
+	// Incomplete is why the run did not finish.
+	Incomplete string
+	// Errors are harness errors: they make the whole result untrustworthy.
+	Errors []string
+	// Broken are the expectations that did not hold (Check.String()).
+	Broken []string
+	// Findings are the spec's claims that did not hold, phrased as
+	// measurements.
+	Findings []string
+	// Notes are measurements above the analytic prediction of their
+	// failure mode: the model, not the spec, missed something.
+	Notes []string
+}
+
+// document is a whole run report.
+type document struct {
+	Title    string
+	Scenario string
+	Banner   banner
+	Facts    [][2]string
+	Sections []section
+}
+
+// Verdicts of a run as the reports print them.
+const (
+	verdictPass       = "PASS"
+	verdictFail       = "FAIL"
+	verdictIncomplete = "INCOMPLETE"
+)
+
+// verdictOf is the run's verdict. An incomplete run is reported as such even
+// if what it measured passed: its figures cover only part of the schedule.
+func verdictOf(res *sim.Result) (verdict, class string) {
+	switch {
+	case !res.Complete:
+		return verdictIncomplete, "incomplete"
+	case res.Passed:
+		return verdictPass, "pass"
+	}
+	return verdictFail, "fail"
+}
+
+// defaultCommand is the CLI invocation that reproduces a run.
+func defaultCommand(res *sim.Result) string {
+	scale := res.TimeScale
+	if scale == 0 {
+		scale = 1
+	}
+	name := res.Scenario.Name
+	if name == "" {
+		name = "<scenario>"
+	}
+	return fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %s",
+		name, res.Seed, strconv.FormatFloat(scale, 'g', -1, 64))
+}
+
+// ctx carries what several sections need.
+type ctx struct {
+	res   *sim.Result
+	p     sim.Params // effective, defaults filled
+	end   time.Duration
+	scale float64
+	slack time.Duration // for predicted-vs-measured comparisons
+	cmd   string
+}
+
+func newCtx(res *sim.Result, o Options) *ctx {
+	x := &ctx{res: res, p: res.Params.WithDefaults(), scale: res.TimeScale, cmd: o.Command}
+	if x.scale == 0 {
+		x.scale = 1
+	}
+	// The same slack as a "predicted" expectation gets (sim.Evaluate), so a
+	// fault marked "above prediction" here would also fail such a check.
+	x.slack = time.Duration(float64(sim.DefaultSlack) * x.scale)
+	x.end = max(res.Analysis.End, res.Elapsed)
+	if x.cmd == "" {
+		x.cmd = defaultCommand(res)
+	}
+	return x
+}
+
+// build turns a result into the report document.
+func build(res *sim.Result, o Options) *document {
+	x := newCtx(res, o)
+	d := &document{
+		Title:    "Failover report: " + nonEmpty(res.Scenario.Name, "unnamed scenario"),
+		Scenario: res.Scenario.Name,
+		Banner:   x.banner(),
+		Facts:    x.facts(),
+	}
+	d.Sections = []section{
+		x.timelineSection(),
+		x.expectationsSection(),
+		x.claimsSection(),
+		x.faultsSection(),
+		x.scheduleSection(),
+		x.paramsSection(),
+		x.leadershipSection(),
+		x.workSection(),
+		x.measurementSection(),
+		{
+			ID: "reproduce", Title: "How to reproduce",
+			Intro: []string{"Every random choice of the run (fault targets, jitter, latency jitter) comes from the seed, so this command replays the same fault schedule:"},
+			Code:  x.cmd,
+		},
+		{ID: "how-to-read", Title: "How to read this report", Intro: howToRead},
+	}
+	return d
+}
+
+// howToRead is the reader's guide printed at the end of every run report.
+var howToRead = []string{
+	"The verdict comes from the scenario's own expectations: PASS means the run completed without harness errors and every expectation held. " +
+		"The spec's timing claims are checked in every run on top of that; a claim not held is listed as a Finding, a measured disagreement with the spec, whatever the verdict. " +
+		"\"Leader\" means believed leadership, what an instance acts on; the Redis lane is who really held the key, and stale or phantom windows are where the two disagree, " +
+		"to within the notification lateness shown under Measurement. " +
+		"Predictions are the analytic worst case of each failure mode with its formula; a measurement above its prediction means the model or the parameters miss something. " +
+		"Times are offsets from the start of the run on the harness's monotonic clock, and a duration marked ≥ was still running when the run ended.",
+}
+
+func nonEmpty(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func (x *ctx) banner() banner {
+	res := x.res
+	b := banner{Incomplete: res.Incomplete, Errors: res.Errors}
+	b.Verdict, b.Class = verdictOf(res)
+	held := 0
+	for _, ch := range res.Checks {
+		if ch.Held {
+			held++
+		} else {
+			b.Broken = append(b.Broken, ch.String())
+		}
+	}
+	claimsHeld, claimsNot := 0, 0
+	for _, cl := range res.Analysis.Claims {
+		switch cl.Verdict {
+		case sim.Held:
+			claimsHeld++
+		case sim.NotHeld:
+			claimsNot++
+			b.Findings = append(b.Findings, finding(cl))
+		}
+	}
+	for _, f := range res.Analysis.Faults {
+		b.Notes = append(b.Notes, x.aboveModel(f)...)
+	}
+	parts := []string{fmt.Sprintf("%d of %d expectations held", held, len(res.Checks))}
+	switch {
+	case claimsNot > 0:
+		parts = append(parts, fmt.Sprintf("%d of the spec's claims NOT held", claimsNot))
+	case claimsHeld > 0:
+		parts = append(parts, fmt.Sprintf("%d of the spec's claims held, the rest not exercised", claimsHeld))
+	default:
+		parts = append(parts, "the spec's claims were not exercised")
+	}
+	if n := len(res.Errors); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d harness errors: the figures below cannot be trusted", n))
+	}
+	if !res.Complete {
+		parts = append(parts, "the run did not finish, so the figures cover only part of the schedule")
+	}
+	b.Headline = strings.Join(parts, "; ") + "."
+	return b
+}
+
+// finding phrases a claim that did not hold as what was measured against
+// what the spec says.
+func finding(cl sim.Claim) string {
+	slack := ""
+	if cl.Slack > 0 {
+		slack = fmt.Sprintf(", beyond the %s allowed for measurement error", dur(cl.Slack))
+	}
+	switch cl.Name {
+	case sim.ClaimGap:
+		return fmt.Sprintf("the spec says the worst-case leadership gap is TTL + Wait (%s); measured a gap of %s%s (%s).",
+			dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
+	case sim.ClaimSplitBrain:
+		return fmt.Sprintf("the spec says split brain is bounded by the TTL (%s); measured an overlap of %s%s (%s).",
+			dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
+	case sim.ClaimNoFaultlessSplit:
+		return fmt.Sprintf("the spec's lease allows two leaders only around a fault; measured an overlap of %s away from any fault (%s).",
+			dur(cl.Measured), cl.Detail)
+	}
+	return fmt.Sprintf("the spec claims %q (bound %s); measured %s%s (%s).", cl.Statement, dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
+}
+
+func (x *ctx) facts() [][2]string {
+	res := x.res
+	v := res.Versions
+	f := [][2]string{
+		{"Scenario", nonEmpty(res.Scenario.Name, "—")},
+	}
+	if res.Scenario.Description != "" {
+		f = append(f, [2]string{"Description", res.Scenario.Description})
+	}
+	f = append(f,
+		[2]string{"Seed", strconv.FormatInt(res.Seed, 10)},
+		[2]string{"Time scale", strconv.FormatFloat(x.scale, 'g', -1, 64) + scaleNote(x.scale)},
+		[2]string{"Run id", nonEmpty(res.RunID, "—")},
+		[2]string{"Started", startedAt(res.Started)},
+		[2]string{"Elapsed", dur(res.Elapsed) + " (after " + dur(res.Setup) + " of setup)"},
+		[2]string{"Versions", fmt.Sprintf("Go %s · Redis %s · Toxiproxy %s · leaselab %s",
+			nonEmpty(v.Go, "?"), nonEmpty(v.Redis, "?"), nonEmpty(v.Toxiproxy, "?"), nonEmpty(v.Leaselab, "?"))},
+	)
+	return f
+}
+
+func scaleNote(k float64) string {
+	if k == 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (every duration of the scenario multiplied by %s; the figures below are at that scale)", strconv.FormatFloat(k, 'g', -1, 64))
+}
+
+func startedAt(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func (x *ctx) timelineSection() section {
+	return section{
+		ID: "timeline", Title: "Timeline", Plot: true,
+		Intro: []string{
+			"One lane per instance shows when it believed it led (a restarted instance keeps its lane; later incarnations are drawn lighter). " +
+				"The Redis lane shows whose id the lease key held, coloured like that instance. " +
+				"The bottom strip counts believed leaders: red is a gap (no leader), purple an overlap (two or more). " +
+				"Shaded bands are faults; the dashed and dotted lines mark each injection + TTL and + TTL + Wait, the spec's expiry and worst-case takeover.",
+		},
+	}
+}
+
+func (x *ctx) expectationsSection() section {
+	t := table{
+		Head:  []string{"Metric", "Limit", "Bound", "Measured", "Verdict", "How the bound was derived"},
+		Empty: "The scenario sets no expectations.",
+	}
+	for _, ch := range x.res.Checks {
+		bound, measured := dur(ch.Bound), dur(ch.Measured)
+		if ch.Count {
+			bound, measured = strconv.Itoa(ch.BoundCount), strconv.Itoa(ch.MeasuredCount)
+		}
+		detail := ch.Detail
+		if ch.Line > 0 {
+			detail = strings.TrimPrefix(detail+fmt.Sprintf("; scenario line %d", ch.Line), "; ")
+		}
+		t.Rows = append(t.Rows, row(plain(ch.Metric), plain(ch.Limit), plain(bound), styled(measured, heldClass(ch.Held)), heldCell(ch.Held), plain(detail)))
+	}
+	return section{ID: "expectations", Title: "Expectations", Tables: []table{t},
+		Intro: []string{"The limits the scenario sets. Any one not held fails the run."}}
+}
+
+func heldClass(ok bool) string {
+	if ok {
+		return ""
+	}
+	return clsBad
+}
+
+func heldCell(ok bool) cell {
+	if ok {
+		return styled("held", clsOK)
+	}
+	return styled("NOT held", clsBad)
+}
+
+func (x *ctx) claimsSection() section {
+	t := table{
+		Head:  []string{"Claim", "Statement", "Bound", "Measured", "Verdict", "Detail"},
+		Empty: "No claims were evaluated.",
+	}
+	for _, cl := range x.res.Analysis.Claims {
+		measured := dur(cl.Measured)
+		var v cell
+		switch cl.Verdict {
+		case sim.Held:
+			v = styled("held", clsOK)
+		case sim.NotHeld:
+			v = styled("NOT held", clsBad)
+		default:
+			v, measured = styled(string(cl.Verdict), clsMuted), "—"
+		}
+		bound := dur(cl.Bound)
+		if cl.Slack > 0 {
+			bound += " (+" + dur(cl.Slack) + " slack)"
+		}
+		t.Rows = append(t.Rows, row(plain(cl.Name), plain(cl.Statement), plain(bound), styled(measured, heldClass(cl.Verdict != sim.NotHeld)), v, plain(cl.Detail)))
+	}
+	return section{ID: "claims", Title: "The spec's claims", Tables: []table{t},
+		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about."}}
+}
+
+// reach is the end of a fault's influence as the analysis counts it: heal
+// plus one lease and one retry period (an unhealed fault reaches the end).
+func (x *ctx) reach(f sim.FaultOutcome) time.Duration {
+	if f.Open {
+		return x.end
+	}
+	return f.Healed + x.p.TTL + x.p.Wait
+}
+
+// touches reports whether w shares time with the fault's reach.
+func (x *ctx) touches(f sim.FaultOutcome, w sim.Window) bool {
+	return w.Start < x.reach(f) && w.End > f.Applied
+}
+
+// prediction is the prediction for a failure mode: the run's own if it has
+// one, else computed now (older results; fault sizes then unknown).
+func (x *ctx) prediction(mode string) (sim.Prediction, bool) {
+	for _, p := range x.res.Predictions {
+		if p.Mode == mode {
+			return p, true
+		}
+	}
+	if mode == "" {
+		return sim.Prediction{}, false
+	}
+	return sim.PredictMode(x.p, mode, sim.FaultSize{})
+}
+
+// faultWindows measures the longest unexcused gap and the longest overlap
+// that touched the fault.
+func (x *ctx) faultWindows(f sim.FaultOutcome) (gap, overlap time.Duration, gaps []sim.Gap, overlaps []sim.Overlap) {
+	for _, g := range x.res.Analysis.Gaps {
+		if x.touches(f, g.Window) {
+			gaps = append(gaps, g)
+			if g.Excuse == "" {
+				gap = max(gap, g.Duration)
+			}
+		}
+	}
+	for _, o := range x.res.Analysis.Overlaps {
+		if x.touches(f, o.Window) {
+			overlaps = append(overlaps, o)
+			overlap = max(overlap, o.Duration)
+		}
+	}
+	return gap, overlap, gaps, overlaps
+}
+
+// aboveModel lists the measurements of one fault above its prediction.
+func (x *ctx) aboveModel(f sim.FaultOutcome) []string {
+	pr, ok := x.prediction(f.Mode)
+	if !ok {
+		return nil
+	}
+	gap, overlap, _, _ := x.faultWindows(f)
+	var out []string
+	if !sim.Within(gap, pr.MaxGap, x.slack) {
+		out = append(out, fmt.Sprintf("fault #%d (%s): measured a gap of %s around it; the %s model predicts at most %s (%s).",
+			f.ID, f.Kind, dur(gap), f.Mode, dur(pr.MaxGap), pr.GapFormula))
+	}
+	if !sim.Within(overlap, pr.MaxOverlap, x.slack) {
+		out = append(out, fmt.Sprintf("fault #%d (%s): measured an overlap of %s around it; the %s model predicts at most %s (%s).",
+			f.ID, f.Kind, dur(overlap), f.Mode, dur(pr.MaxOverlap), pr.OverlapFormula))
+	}
+	return out
+}
+
+func (x *ctx) faultsSection() section {
+	s := section{ID: "predicted", Title: "Predicted vs measured, per fault"}
+	faults := x.res.Analysis.Faults
+	if len(faults) == 0 {
+		s.Intro = []string{"No fault was applied in this run."}
+		return s
+	}
+	s.Intro = []string{fmt.Sprintf(
+		"For each fault, the analytic worst case of its failure mode (with its formula) beside what was measured. "+
+			"A fault's windows are the gaps and overlaps that touched it between injection and heal + TTL + Wait. "+
+			"Measurements are compared with %s of slack; excused gaps (no instance could lead) are listed but not compared.", dur(x.slack))}
+	for _, f := range faults {
+		s.Tables = append(s.Tables, x.faultTables(f)...)
+	}
+	return s
+}
+
+func (x *ctx) faultTables(f sim.FaultOutcome) []table {
+	title := fmt.Sprintf("Fault #%d: %s on %s, applied %s, healed %s", f.ID, f.Kind, targets(f.Target), at(f.Applied), healed(f.FaultSpan))
+	pr, ok := x.prediction(f.Mode)
+	gap, overlap, gaps, overlaps := x.faultWindows(f)
+	t := table{Caption: title, Head: []string{"", "Predicted worst case", "Formula", "Measured", "Vs prediction"}}
+	vs := func(measured, bound time.Duration) cell {
+		if !ok {
+			return styled("no prediction", clsMuted)
+		}
+		if sim.Within(measured, bound, x.slack) {
+			return styled("within", clsOK)
+		}
+		return styled("ABOVE prediction", clsBad)
+	}
+	predicted := func(d time.Duration, formula string) (string, string) {
+		if !ok {
+			return "—", ""
+		}
+		return dur(d), formula
+	}
+	pg, fg := predicted(pr.MaxGap, pr.GapFormula)
+	po, fo := predicted(pr.MaxOverlap, pr.OverlapFormula)
+	measured := func(d time.Duration, n int) string {
+		if n == 0 {
+			return "none"
+		}
+		return dur(d)
+	}
+	unexcused := 0
+	for _, g := range gaps {
+		if g.Excuse == "" {
+			unexcused++
+		}
+	}
+	t.Rows = append(t.Rows,
+		row(plain("Longest gap"), plain(pg), plain(fg), styled(measured(gap, unexcused), heldClass(!ok || sim.Within(gap, pr.MaxGap, x.slack))), vs(gap, pr.MaxGap)),
+		row(plain("Longest overlap"), plain(po), plain(fo), styled(measured(overlap, len(overlaps)), heldClass(!ok || sim.Within(overlap, pr.MaxOverlap, x.slack))), vs(overlap, pr.MaxOverlap)),
+	)
+	if ok && pr.Call > 0 {
+		t.Rows = append(t.Rows, row(plain("Failing Redis call (C)"), plain(dur(pr.Call)), plain(pr.CallFormula), styled("not measured", clsMuted), plain("")))
+	}
+	newLeader := ""
+	if f.NewLeader != nil {
+		newLeader = ", new leader " + member(*f.NewLeader)
+	}
+	t.Rows = append(t.Rows,
+		row(plain("Demotion (injection → hit leader stops believing)"), plain("—"), plain(""), plain(durp(f.Demotion)), plain("")),
+		row(plain("Failover (injection → next stable leader)"), plain("—"), plain(""), plain(durp(f.Failover)+newLeader), plain("")),
+		row(plain("Recovery (heal → stable leader)"), plain("—"), plain(""), plain(durp(f.Recovery)), plain("")),
+	)
+	var notes []string
+	mode := f.Mode
+	if mode == "" {
+		mode = "none (no failure mode predicts this fault's effect)"
+	}
+	notes = append(notes, "Failure mode: "+mode+".")
+	lead := "none"
+	if len(f.LeadersAtInjection) > 0 {
+		lead = members(f.LeadersAtInjection)
+	}
+	notes = append(notes, fmt.Sprintf("Leaders at injection: %s; leader hit: %s.", lead, yesNo(f.LeaderHit)))
+	if f.Detail != "" {
+		notes = append(notes, "Applied as: "+f.Detail+".")
+	}
+	if f.Note != "" {
+		notes = append(notes, "Measurement: "+f.Note+".")
+	}
+	if ok && pr.Note != "" {
+		notes = append(notes, "Model: "+pr.Note)
+	}
+	t.Note = strings.Join(notes, " ")
+
+	w := table{
+		Caption: fmt.Sprintf("Windows within fault #%d's reach (%s → %s)", f.ID, at(f.Applied), at(x.reach(f))),
+		Head:    []string{"Window", "Start", "End", "Duration", "Who / why"},
+		Empty:   "No gap or overlap touched this fault.",
+	}
+	type win struct {
+		start time.Duration
+		r     []cell
+	}
+	var ws []win
+	for _, o := range overlaps {
+		ws = append(ws, win{o.Start, row(styled("overlap", clsWarn), plain(at(o.Start)), plain(windowEnd(o.Window)), plain(windowDur(o.Window)), plain(members(o.Leaders)))})
+	}
+	for _, g := range gaps {
+		why := "no believed leader"
+		if g.Excuse != "" {
+			why = "excused: " + g.Excuse
+		}
+		ws = append(ws, win{g.Start, row(styled("gap", clsWarn), plain(at(g.Start)), plain(windowEnd(g.Window)), plain(windowDur(g.Window)), plain(why))})
+	}
+	sort.SliceStable(ws, func(i, j int) bool { return ws[i].start < ws[j].start })
+	for _, v := range ws {
+		w.Rows = append(w.Rows, v.r)
+	}
+	return []table{t, w}
+}
+
+func healed(f sim.FaultSpan) string {
+	if f.Open {
+		return "never (open at the end)"
+	}
+	if f.Healed == f.Applied {
+		return "at once (instant)"
+	}
+	return at(f.Healed)
+}
+
+func (x *ctx) scheduleSection() section {
+	res := x.res
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * x.scale) }
+	spans := map[int]sim.FaultSpan{}
+	for _, f := range res.Analysis.Faults {
+		spans[f.ID] = f.FaultSpan
+	}
+	t := table{
+		Head:  []string{"#", "At", "For", "Kind", "Target", "Parameters", "Applied", "Healed", "Hit"},
+		Empty: "The schedule has no faults.",
+	}
+	for i, f := range res.Scenario.Faults {
+		length := dur(scale(f.For))
+		switch {
+		case f.Instant():
+			length = "instant"
+		case f.For == 0:
+			length = "to end of fault phase"
+		}
+		applied, heal, hit := "not applied", "—", "—"
+		cls := clsBad
+		if s, ok := spans[i]; ok {
+			applied, heal, hit, cls = at(s.Applied), healed(s), targets(s.Target), ""
+		}
+		t.Rows = append(t.Rows, row(plain(strconv.Itoa(i)), plain(at(scale(f.At))), plain(length), plain(string(f.Kind)),
+			plain(targetSpec(f.Target)), plain(faultParams(f, x.scale)), styled(applied, cls), plain(heal), plain(hit)))
+	}
+	intro := "The faults as scheduled (at the run's time scale) and as applied."
+	return section{ID: "schedule", Title: "Fault schedule", Intro: []string{intro}, Tables: []table{t}}
+}
+
+// targetSpec prints a fault's target as scheduled: instance indexes the
+// way the rest of the report names instances, or the role resolved at
+// injection.
+func targetSpec(t sim.Target) string {
+	if len(t.Indexes) > 0 {
+		return targets(t.Indexes)
+	}
+	switch t.Role {
+	case "", sim.RoleLeader:
+		return "the leader"
+	case sim.RoleFollower:
+		return "a follower"
+	case sim.RoleRandom:
+		return "a random instance"
+	case sim.RoleAll:
+		return "all instances"
+	}
+	return t.Role
+}
+
+// faultParams prints the kind-specific parameters of a fault, scaled.
+func faultParams(f sim.Fault, k float64) string {
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * k) }
+	var p []string
+	switch f.Kind {
+	case sim.FaultPartition:
+		p = append(p, "mode "+nonEmpty(f.Mode, sim.PartitionBlackhole))
+	case sim.FaultLatency:
+		l := dur(scale(f.Latency))
+		if f.Jitter > 0 {
+			l += " ± " + dur(scale(f.Jitter))
+		}
+		p = append(p, "latency "+l, "direction "+nonEmpty(f.Direction, sim.DirectionBoth))
+	case sim.FaultClock:
+		if f.Rate > 0 {
+			p = append(p, "rate "+strconv.FormatFloat(f.Rate, 'g', -1, 64)+"×")
+		}
+		if f.Jump != 0 {
+			sign := "+"
+			if f.Jump < 0 {
+				sign = ""
+			}
+			p = append(p, "jump "+sign+dur(scale(f.Jump)))
+		}
+	}
+	if f.Restart {
+		p = append(p, "restart at heal")
+	}
+	if len(p) == 0 {
+		return "—"
+	}
+	return strings.Join(p, ", ")
+}
+
+func (x *ctx) paramsSection() section {
+	res := x.res
+	eff, raw := x.p, res.Scenario.Params.WithDefaults()
+	scaled := x.scale != 1
+	head := []string{"Parameter", "Value", "Meaning"}
+	if scaled {
+		head = []string{"Parameter", "Value (scaled)", "As written", "Meaning"}
+	}
+	t := table{Head: head}
+	add := func(name, v, written, meaning string) {
+		if scaled {
+			t.Rows = append(t.Rows, texts(name, v, written, meaning))
+		} else {
+			t.Rows = append(t.Rows, texts(name, v, meaning))
+		}
+	}
+	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * x.scale) }
+	d2 := func(name string, v, w time.Duration, meaning string) { add(name, dur(v), dur(w), meaning) }
+	opt := func(d time.Duration, zero string) string {
+		switch {
+		case d == 0:
+			return zero
+		case d < 0:
+			return "none"
+		}
+		return dur(d)
+	}
+	d2("TTL", eff.TTL, raw.TTL, "how long the lease lives without renewal")
+	d2("Wait", eff.Wait, raw.Wait, "how often a follower tries to acquire")
+	add("Jitter", dur(time.Duration(eff.JitterMS)*time.Millisecond), dur(time.Duration(raw.JitterMS)*time.Millisecond), "at most this much added to each renewal interval (TTL/2)")
+	add("OpTimeout", opt(eff.OpTimeout, "none"), opt(raw.OpTimeout, "none"), "deadline of one elector call to Redis")
+	add("Client ReadTimeout", opt(eff.Client.ReadTimeout, "default"), opt(raw.Client.ReadTimeout, "default"), "go-redis: wait for a reply")
+	add("Client WriteTimeout", opt(eff.Client.WriteTimeout, "default"), opt(raw.Client.WriteTimeout, "default"), "go-redis: wait to send")
+	add("Client DialTimeout", opt(eff.Client.DialTimeout, "default"), opt(raw.Client.DialTimeout, "default"), "go-redis: wait to connect")
+	retries := func(n int) string {
+		if n < 0 {
+			return "none"
+		}
+		return strconv.Itoa(n)
+	}
+	add("Client MaxRetries", retries(eff.Client.MaxRetries), retries(raw.Client.MaxRetries), "go-redis: retries of a failed command")
+	add("Client ContextTimeoutEnabled", yesNo(eff.Client.ContextTimeoutEnabled), yesNo(raw.Client.ContextTimeoutEnabled), "go-redis: honour context deadlines (lets OpTimeout cap a call)")
+	pool := func(n int) string {
+		if n == 0 {
+			return "default (10 per CPU)"
+		}
+		return strconv.Itoa(n)
+	}
+	add("Client PoolSize", pool(eff.Client.PoolSize), pool(raw.Client.PoolSize), "go-redis: connections per client")
+	d2("Chore interval", eff.ChoreInterval, raw.ChoreInterval, "how often the leader's chores tick (runner mode)")
+	sc := res.Scenario
+	add("Instances", strconv.Itoa(sc.Instances), strconv.Itoa(sc.Instances), "instances competing for the lease")
+	add("Mode", string(sc.Mode), string(sc.Mode), "elector: bare electors; runner: full task runners")
+	d2("Fault phase", scale(sc.Duration), sc.Duration, "faults are applied within it, all healed at its end")
+	d2("Recovery", scale(sc.Recovery), sc.Recovery, "how long the run goes on after the heal")
+	w := sc.Workload
+	rate := func(r float64) string {
+		if r == 0 {
+			return "none"
+		}
+		return trimFloat(r, 3) + "/s"
+	}
+	if sc.Mode == sim.ModeRunner || w.DispatchRate > 0 || w.DelayedRate > 0 {
+		add("Workload dispatch rate", rate(w.DispatchRate/x.scale), rate(w.DispatchRate), "tasks dispatched per second")
+		add("Workload delayed rate", rate(w.DelayedRate/x.scale), rate(w.DelayedRate), "delayed tasks scheduled per second")
+		d2("Workload delay", scale(w.Delay), w.Delay, "how far ahead delayed tasks are due")
+		d2("Workload task duration", scale(w.TaskDuration), w.TaskDuration, "how long each task's handler runs")
+	} else {
+		add("Workload", "none", "none", "bare electors carry no tasks")
+	}
+	return section{ID: "parameters", Title: "Parameters", Tables: []table{t},
+		Intro: []string{"The effective timings of the run, defaults filled in."}}
+}
+
+// nearFaults names the faults whose reach a window touched.
+func (x *ctx) nearFaults(w sim.Window) string {
+	var ids []string
+	for _, f := range x.res.Analysis.Faults {
+		if x.touches(f, w) {
+			ids = append(ids, fmt.Sprintf("#%d %s", f.ID, f.Kind))
+		}
+	}
+	if len(ids) == 0 {
+		return "none"
+	}
+	return strings.Join(ids, ", ")
+}
+
+func (x *ctx) holderName(id string) string {
+	if id == "" {
+		return "no key"
+	}
+	for _, e := range x.res.Timeline {
+		if e.ID == id && e.Instance >= 0 {
+			return member(sim.Member{Instance: e.Instance, ID: id})
+		}
+	}
+	return member(sim.Member{Instance: -1, ID: id})
+}
+
+func (x *ctx) leadershipSection() section {
+	a := x.res.Analysis
+	ov := table{
+		Caption: "Overlap windows (two or more believed leaders)",
+		Head:    []string{"#", "Start", "End", "Duration", "Leaders", "Near fault"},
+		Empty:   "No overlap: at no moment did two instances believe they led.",
+	}
+	for i, o := range a.Overlaps {
+		ov.Rows = append(ov.Rows, row(plain(strconv.Itoa(i)), plain(at(o.Start)), plain(windowEnd(o.Window)), styled(windowDur(o.Window), clsWarn), plain(members(o.Leaders)), plain(x.nearFaults(o.Window))))
+	}
+	gp := table{
+		Caption: "Gaps (no believed leader, after the first election)",
+		Head:    []string{"#", "Start", "End", "Duration", "After fault", "Excuse"},
+		Empty:   "No gap: once elected, some instance always believed it led.",
+	}
+	for i, g := range a.Gaps {
+		after := "none"
+		if g.After != nil {
+			after = fmt.Sprintf("#%d %s at %s", g.After.ID, g.After.Kind, at(g.After.Applied))
+		}
+		gp.Rows = append(gp.Rows, row(plain(strconv.Itoa(i)), plain(at(g.Start)), plain(windowEnd(g.Window)), styled(windowDur(g.Window), clsWarn), plain(after), plain(nonEmpty(g.Excuse, "—"))))
+	}
+	observed := a.Redis.Observed
+	st := table{
+		Caption: "Stale leadership (believed it led while Redis held another value)",
+		Head:    []string{"Instance", "Start", "End", "Duration", "Redis held"},
+		Empty:   "No stale leadership.",
+	}
+	ph := table{
+		Caption: "Phantom leases (Redis held an id whose instance did not believe it led)",
+		Head:    []string{"Key held by", "Start", "End", "Duration"},
+		Empty:   "No phantom lease.",
+	}
+	if !observed {
+		st.Empty = "Not measured: the run recorded no Redis holder event."
+		ph.Empty = st.Empty
+	}
+	for _, s := range a.Redis.Stale {
+		st.Rows = append(st.Rows, row(plain(member(s.Member)), plain(at(s.Start)), plain(windowEnd(s.Window)), styled(windowDur(s.Window), clsWarn), plain(x.holderName(s.Holder))))
+	}
+	for _, p := range a.Redis.Phantom {
+		ph.Rows = append(ph.Rows, row(plain(member(p.Member)), plain(at(p.Start)), plain(windowEnd(p.Window)), plain(windowDur(p.Window))))
+	}
+	if n := a.Redis.BelowResolution; n > 0 {
+		ph.Note = fmt.Sprintf("%d stale or phantom windows shorter than %s were dropped as measurement error (the two lanes are observed by different means).", n, dur(sim.TruthResolution))
+	}
+	fo := table{
+		Caption: "Failovers (per fault)",
+		Head:    []string{"Fault", "Applied", "Leaders at injection", "Demotion", "Failover", "New leader", "Recovery after heal", "Note"},
+		Empty:   "No fault, so no failover.",
+	}
+	for _, f := range a.Faults {
+		lead, nl := "none", "—"
+		if len(f.LeadersAtInjection) > 0 {
+			lead = members(f.LeadersAtInjection)
+		}
+		if f.NewLeader != nil {
+			nl = member(*f.NewLeader)
+		}
+		fo.Rows = append(fo.Rows, row(plain(fmt.Sprintf("#%d %s", f.ID, f.Kind)), plain(at(f.Applied)), plain(lead), plain(durp(f.Demotion)), plain(durp(f.Failover)), plain(nl), plain(durp(f.Recovery)), plain(nonEmpty(f.Note, "—"))))
+	}
+	ho := table{
+		Caption: "Handovers (leadership passing to another incarnation)",
+		Head:    []string{"At", "From", "To"},
+		Empty:   "No handover: leadership never changed hands.",
+	}
+	for _, h := range a.Handovers {
+		ho.Rows = append(ho.Rows, texts(at(h.At), member(h.From), member(h.To)))
+	}
+	return section{ID: "leadership", Title: "Leadership", Tables: []table{ov, gp, st, ph, fo, ho},
+		Intro: []string{fmt.Sprintf("Stability window: a leader counts as stable once it has led alone for %s (one TTL).", dur(a.StabilityWindow))}}
+}
+
+// listCap bounds the task ids listed: a report lists examples, result.json
+// has them all.
+const listCap = 20
+
+func capped(ids []string) string {
+	if len(ids) <= listCap {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:listCap], ", ") + fmt.Sprintf(", … (%d more in result.json)", len(ids)-listCap)
+}
+
+func (x *ctx) workSection() section {
+	a := x.res.Analysis
+	s := a.Summary
+	dc := table{
+		Caption: "Duplicate chores (the same chore on two instances within one chore interval)",
+		Head:    []string{"Chore", "First", "Second", "Apart"},
+		Empty:   "No duplicate chore.",
+	}
+	for _, d := range a.DuplicateChores {
+		dc.Rows = append(dc.Rows, texts(d.Chore, member(d.First.Member)+" at "+at(d.First.At), member(d.Second.Member)+" at "+at(d.Second.At), dur(d.Apart)))
+	}
+	tk := table{Caption: "Tasks", Head: []string{"Figure", "Value"}}
+	lostCls, repCls := "", ""
+	if s.TasksLost > 0 {
+		lostCls = clsBad
+	}
+	if s.TasksRepeated > 0 {
+		repCls = clsWarn
+	}
+	tk.Rows = append(tk.Rows,
+		row(plain("Dispatched"), plain(strconv.Itoa(s.TasksDispatched))),
+		row(plain("Lost (dispatched, never completed)"), styled(strconv.Itoa(s.TasksLost), lostCls)),
+		row(plain("Repeated (completed more than once)"), styled(strconv.Itoa(s.TasksRepeated), repCls)),
+		row(plain("Delayed-task lateness"), plain(stats(s.DelayedLateness))),
+	)
+	if len(a.LostTasks) > 0 {
+		tk.Rows = append(tk.Rows, row(plain("Lost task ids"), plain(capped(a.LostTasks))))
+	}
+	if len(a.RepeatedTasks) > 0 {
+		ids := make([]string, len(a.RepeatedTasks))
+		for i, r := range a.RepeatedTasks {
+			ids[i] = fmt.Sprintf("%s ×%d", r.Task, r.Completions)
+		}
+		tk.Rows = append(tk.Rows, row(plain("Repeated task ids"), plain(capped(ids))))
+	}
+	intro := "What the spec promises only one leader does, and what the runner's tasks went through."
+	if x.res.Scenario.Mode != sim.ModeRunner {
+		intro += " This run used bare electors: no chores or tasks are expected."
+	}
+	return section{ID: "work", Title: "Chores and tasks", Intro: []string{intro}, Tables: []table{dc, tk}}
+}
+
+func (x *ctx) measurementSection() section {
+	a := x.res.Analysis
+	s := a.Summary
+	nl := table{Caption: "Notification lateness (measurement error of the Redis lane)", Head: []string{"Figure", "Value"}}
+	nl.Rows = append(nl.Rows,
+		texts("Redis lane observed", yesNo(a.Redis.Observed)),
+		texts("Keyspace notification lateness", stats(a.Redis.NotificationLateness)),
+		texts("Stale/phantom windows below resolution ("+dur(sim.TruthResolution)+")", strconv.Itoa(a.Redis.BelowResolution)),
+	)
+	sm := table{Caption: "Summary figures", Head: []string{"Figure", "Value"}}
+	sm.Rows = append(sm.Rows,
+		texts("Leader gains (flaps)", strconv.Itoa(s.LeaderGains)),
+		texts("Handovers", strconv.Itoa(s.Handovers)),
+		texts("Elector errors", strconv.Itoa(s.ElectorErrors)),
+		texts("Overlaps", fmt.Sprintf("%d (longest %s, total %s)", s.Overlaps, dur(s.MaxOverlap), dur(s.TotalOverlap))),
+		texts("Gaps", fmt.Sprintf("%d (longest %s)", s.Gaps, dur(s.MaxGap))),
+		texts("Failover", stats(s.Failover)),
+		texts("Faults", strconv.Itoa(s.Faults)),
+		texts("Stale windows", fmt.Sprintf("%d (longest %s)", s.StaleWindows, dur(s.MaxStale))),
+		texts("Phantom windows", fmt.Sprintf("%d (longest %s)", s.PhantomWindows, dur(s.MaxPhantom))),
+		texts("Duplicate chores", strconv.Itoa(s.DuplicateChores)),
+		texts("Tasks dispatched / lost / repeated", fmt.Sprintf("%d / %d / %d", s.TasksDispatched, s.TasksLost, s.TasksRepeated)),
+	)
+	cost := table{Caption: "Cost", Head: []string{"Figure", "Value"}}
+	cost.Rows = append(cost.Rows, texts("Setup (environment up)", dur(x.res.Setup)))
+	keys := make([]string, 0, len(x.res.Cost))
+	for k := range x.res.Cost {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		cost.Rows = append(cost.Rows, texts(costName(k), costValue(k, x.res.Cost[k])))
+	}
+	end := a.Ended
+	if end == "" {
+		end = "no run-ended event"
+	}
+	return section{ID: "measurement", Title: "Measurement", Tables: []table{nl, sm, cost},
+		Intro: []string{fmt.Sprintf("The timeline has %d events and ends at %s (%s).", len(x.res.Timeline), at(a.End), end)}}
+}
+
+// costName makes a Cost key readable ("cpu_per_instance_percent" →
+// "CPU per instance").
+func costName(k string) string {
+	switch k {
+	case "cpu_seconds":
+		return "CPU (harness and instances)"
+	case "cpu_per_instance_percent":
+		return "CPU per instance (of one core)"
+	case "notification_lateness":
+		return "Notification lateness samples"
+	}
+	return strings.ReplaceAll(k, "_", " ")
+}

@@ -1,0 +1,219 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"gonum.org/v1/plot"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// churn builds a result with n instances whose leadership moves around under
+// a fault every few seconds, crashes with restarts among them. Its analysis
+// comes from sim.Analyze: this feeds the plot, not a golden file.
+func churn(n int, seed uint64) *sim.Result {
+	r := rand.New(rand.NewPCG(seed, 2))
+	ids := make([]string, n)
+	var tl sim.Timeline
+	for i := range n {
+		ids[i] = fmt.Sprintf("%032x", i+1)
+		tl = append(tl, sim.Event{At: 0, Kind: sim.InstanceStarted, Instance: i, ID: ids[i]})
+	}
+	kinds := []sim.FaultKind{sim.FaultCrash, sim.FaultPartition, sim.FaultPause, sim.FaultLatency, sim.FaultRedisRestart}
+	var faults []sim.Fault
+	at, leader := 100*time.Millisecond, 0
+	for id := 0; at < 60*time.Second; id++ {
+		tl = append(tl,
+			sim.Event{At: at - time.Millisecond, Kind: sim.RedisHolder, Instance: -1, Holder: ids[leader]},
+			sim.Event{At: at, Kind: sim.LeaderGained, Instance: leader, ID: ids[leader]})
+		hold := time.Duration(3+r.IntN(8)) * time.Second
+		k := kinds[id%len(kinds)]
+		fat, length := at+hold-2*time.Second, 4*time.Second
+		if k == sim.FaultRedisRestart {
+			length = 0
+		}
+		tl = append(tl,
+			sim.Event{At: fat, Kind: sim.FaultApplied, Instance: -1, Fault: string(k), FaultID: id, Target: []int{leader}},
+			sim.Event{At: fat + length, Kind: sim.FaultHealed, Instance: -1, Fault: string(k), FaultID: id, Target: []int{leader}})
+		faults = append(faults, sim.Fault{At: fat, For: length, Kind: k, Target: sim.Target{Indexes: []int{leader}}})
+		end := at + hold
+		if k == sim.FaultCrash {
+			tl = append(tl, sim.Event{At: end, Kind: sim.InstanceCrashed, Instance: leader, ID: ids[leader]})
+			ids[leader] = fmt.Sprintf("%032x", 1000+id)
+			tl = append(tl, sim.Event{At: end + 4*time.Second, Kind: sim.InstanceStarted, Instance: leader, ID: ids[leader]})
+		} else {
+			tl = append(tl, sim.Event{At: end, Kind: sim.LeaderLost, Instance: leader, ID: ids[leader]})
+		}
+		// The next leader starts up to 2s after (a gap) or 1s before (an
+		// overlap) the last one ends.
+		at = end + time.Duration(r.IntN(3000)-1000)*time.Millisecond
+		leader = (leader + 1 + r.IntN(n-1)) % n
+	}
+	tl = append(tl, sim.Event{At: at + 5*time.Second, Kind: sim.RunEnded, Instance: -1, Detail: "complete"})
+	p := sim.Params{}.WithDefaults()
+	sorted := append(sim.Timeline(nil), tl...)
+	a := sim.Analyze(sorted, p)
+	return &sim.Result{
+		RunID: "churn", Scenario: sim.Scenario{Name: fmt.Sprintf("churn-%d", n), Instances: n, Faults: faults, Mode: sim.ModeElector, TimeScale: 1},
+		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Passed: true,
+		Timeline: tl, Analysis: a, Predictions: sim.Predict(p, sim.FaultSize{}), Elapsed: a.End,
+	}
+}
+
+func decodePNG(t *testing.T, b []byte) image.Image {
+	t.Helper()
+	img, err := png.Decode(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return img
+}
+
+// TestPlotScalesWithLanes: more instances make a taller figure, so that 50
+// lanes stay readable, and the width stays fixed.
+func TestPlotScalesWithLanes(t *testing.T) {
+	t.Parallel()
+	var heights []int
+	width := 0
+	for _, n := range []int{3, 12, 50} {
+		svg, pngb, err := Plot(churn(n, 1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.HasPrefix(bytes.TrimSpace(svg), []byte("<?xml")) || !bytes.Contains(svg, []byte("<svg")) {
+			t.Fatalf("%d instances: not an SVG", n)
+		}
+		img := decodePNG(t, pngb)
+		b := img.Bounds()
+		if width != 0 && b.Dx() != width {
+			t.Errorf("%d instances: width %d; want %d", n, b.Dx(), width)
+		}
+		width = b.Dx()
+		heights = append(heights, b.Dy())
+		if dir := os.Getenv("LEASELAB_PLOT_DIR"); dir != "" {
+			// For looking at the figures: LEASELAB_PLOT_DIR=/tmp/plots go test -run Plot ./reports/
+			_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("churn-%d.png", n)), pngb, 0o644)
+		}
+	}
+	if !(heights[0] < heights[1] && heights[1] < heights[2]) {
+		t.Errorf("heights %v do not grow with the number of lanes", heights)
+	}
+	// At 144 dpi a 50-lane figure should still give each lane several
+	// pixels: at least 10 px per lane on average.
+	if heights[2] < 50*10 {
+		t.Errorf("50 lanes in %d px", heights[2])
+	}
+}
+
+// TestPlotDegenerate: nothing to draw is still a figure, not a panic.
+func TestPlotDegenerate(t *testing.T) {
+	t.Parallel()
+	for name, res := range map[string]*sim.Result{
+		"empty":        {},
+		"no events":    {Scenario: sim.Scenario{Instances: 3}},
+		"open belief":  {Analysis: sim.Analysis{End: time.Second, Beliefs: []sim.Belief{{Member: sim.Member{Instance: 0, ID: "x"}, Window: sim.Window{Start: 0, End: time.Second, Duration: time.Second, Open: true}}}}},
+		"unknown key":  {Timeline: sim.Timeline{{At: 0, Kind: sim.RedisHolder, Instance: -1, Holder: "stranger"}, {At: time.Second, Kind: sim.RunEnded, Instance: -1}}, Analysis: sim.Analysis{End: time.Second}},
+		"open fault":   {Analysis: sim.Analysis{End: time.Second, Faults: []sim.FaultOutcome{{FaultSpan: sim.FaultSpan{Kind: "pause", Applied: 500 * time.Millisecond, Healed: time.Second, Open: true}}}}},
+		"unknown kind": {Analysis: sim.Analysis{End: time.Second, Faults: []sim.FaultOutcome{{FaultSpan: sim.FaultSpan{Kind: "meteor", Target: []int{7}}}}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, pngb, err := Plot(res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			decodePNG(t, pngb)
+		})
+	}
+}
+
+func TestPlotFixture(t *testing.T) {
+	t.Parallel()
+	_, pngb, err := Plot(fixture())
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := decodePNG(t, pngb)
+	// The fixture has a gap and an overlap: the count strip must show the
+	// gap red and the overlap violet somewhere.
+	var red, violet bool
+	b := img.Bounds()
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for x := b.Min.X; x < b.Max.X; x++ {
+			r, g, bl, _ := img.At(x, y).RGBA()
+			c := [3]uint32{r >> 8, g >> 8, bl >> 8}
+			red = red || c == [3]uint32{0xd6, 0x27, 0x28}
+			violet = violet || c == [3]uint32{0x7b, 0x2c, 0xbf}
+		}
+	}
+	if !red || !violet {
+		t.Errorf("gap colour drawn: %v, overlap colour drawn: %v", red, violet)
+	}
+}
+
+func TestTimeTicks(t *testing.T) {
+	for _, tc := range []struct {
+		hi     float64
+		labels []string
+	}{
+		{45, []string{"0", "5", "10", "15", "20", "25", "30", "35", "40", "45"}},
+		{3, []string{"0", "0.5", "1.0", "1.5", "2.0", "2.5", "3.0"}},
+		{1.2, []string{"0", "0.1", "0.2", "0.3", "0.4", "0.5", "0.6", "0.7", "0.8", "0.9", "1.0", "1.1", "1.2"}},
+		{600, []string{"0", "50", "100", "150", "200", "250", "300", "350", "400", "450", "500", "550", "600"}},
+	} {
+		var got []string
+		for _, tk := range (timeTicks{}).Ticks(0, tc.hi) {
+			if tk.Label != "" {
+				got = append(got, tk.Label)
+			}
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.labels) {
+			t.Errorf("ticks over [0, %v]: %v; want %v", tc.hi, got, tc.labels)
+		}
+	}
+	var _ plot.Ticker = timeTicks{}
+}
+
+// TestPlotManyFaults: a long schedule keeps the fault lane to a few rows so
+// the instance lanes stay on the page.
+func TestPlotManyFaults(t *testing.T) {
+	t.Parallel()
+	res := churn(3, 3)
+	var faults []sim.FaultOutcome
+	for i := range 200 {
+		at := time.Duration(i) * 300 * time.Millisecond
+		faults = append(faults, sim.FaultOutcome{FaultSpan: sim.FaultSpan{ID: i, Kind: "latency", Target: []int{i % 3}, Applied: at, Healed: at + 2*time.Second}})
+	}
+	res.Analysis.Faults = faults
+	f := newFigure(res)
+	if f.faultRows > maxFaultRows {
+		t.Errorf("%d fault rows; want at most %d", f.faultRows, maxFaultRows)
+	}
+	if _, _, err := Plot(res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPlotConcurrent: the CLI renders a suite's runs in parallel.
+func TestPlotConcurrent(t *testing.T) {
+	t.Parallel()
+	done := make(chan error)
+	for i := range 4 {
+		go func() {
+			_, _, err := Plot(churn(3+i, uint64(i)))
+			done <- err
+		}()
+	}
+	for range 4 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
+	}
+}

@@ -1,0 +1,217 @@
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"html/template"
+	"os"
+	"path"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// SuiteRun is one scenario of a suite, as WriteSuite lists it.
+type SuiteRun struct {
+	// Name is the scenario's name, used when Result is nil.
+	Name string
+	// Result is the run's result; nil when the run could not start.
+	Result *sim.Result
+	// Dir is the run's report directory relative to the suite directory
+	// (where WriteRun wrote it); the index links to Dir/report.html.
+	Dir string
+	// Err is what sim.Run returned: why the run could not start, or why it
+	// stopped part-way.
+	Err error
+}
+
+// WriteSuite writes an overview of many runs into dir, creating it:
+// index.html (every scenario with its verdict and key figures, linked to
+// its report), summary.md (the same in Markdown) and junit.xml (one
+// testcase per scenario; runs that could not start are errors).
+func WriteSuite(dir string, runs []SuiteRun) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	s := buildSuite(runs)
+	var page, md, junit bytes.Buffer
+	if err := suiteTemplate.Execute(&page, s); err != nil {
+		return fmt.Errorf("reports: writing the suite index: %w", err)
+	}
+	writeSuiteMarkdown(&md, s)
+	in := make([]junitInput, len(runs))
+	for i, r := range runs {
+		in[i] = junitInput{name: r.Name, res: r.Result, err: r.Err, dir: r.Dir}
+	}
+	if err := writeJUnit(&junit, in); err != nil {
+		return err
+	}
+	for name, b := range map[string][]byte{"index.html": page.Bytes(), "summary.md": md.Bytes(), FileJUnit: junit.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), b, 0o644); err != nil {
+			return fmt.Errorf("reports: %w", err)
+		}
+	}
+	return nil
+}
+
+// suiteRow is one scenario's line of the overview.
+type suiteRow struct {
+	Name, Link, Verdict, Class                   string
+	Seed, MaxGap, MaxOverlap, Failover, Stale    string
+	Lost, Findings, Elapsed, Note                string
+	BadGap, BadOverlap, BadLost, HasFindingsFlag bool
+}
+
+type suite struct {
+	Title                                      string
+	Rows                                       []suiteRow
+	Total, Passed, Failed, Incomplete, Errored int
+	Verdict, Class, Headline                   string
+}
+
+func buildSuite(runs []SuiteRun) *suite {
+	s := &suite{Title: "leaselab chaos suite", Total: len(runs)}
+	for _, r := range runs {
+		row := suiteRow{Name: nonEmpty(r.Name, "unnamed scenario")}
+		if r.Dir != "" {
+			row.Link = path.Join(filepath.ToSlash(r.Dir), FileHTML)
+		}
+		res := r.Result
+		if res == nil {
+			row.Verdict, row.Class = "ERROR", "fail"
+			row.Note = "could not start"
+			if r.Err != nil {
+				row.Note += ": " + r.Err.Error()
+			}
+			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed = "—", "—", "—", "—", "—", "—", "—", "—"
+			s.Errored++
+			s.Rows = append(s.Rows, row)
+			continue
+		}
+		if res.Scenario.Name != "" {
+			row.Name = res.Scenario.Name
+		}
+		row.Verdict, row.Class = verdictOf(res)
+		switch row.Verdict {
+		case verdictPass:
+			s.Passed++
+		case verdictFail:
+			s.Failed++
+		default:
+			s.Incomplete++
+		}
+		sum := res.Analysis.Summary
+		p := res.Params.WithDefaults()
+		row.Seed = strconv.FormatInt(res.Seed, 10)
+		row.MaxGap = dur(sum.MaxGap)
+		row.BadGap = sum.MaxGap > p.TTL+p.Wait+sim.ClaimSlack
+		row.MaxOverlap = dur(sum.MaxOverlap)
+		row.BadOverlap = sum.MaxOverlap > p.TTL+sim.ClaimSlack
+		row.Failover = "—"
+		if sum.Failover.Count > 0 {
+			row.Failover = dur(sum.Failover.Max)
+		}
+		row.Stale = fmt.Sprintf("%d (max %s)", sum.StaleWindows, dur(sum.MaxStale))
+		if sum.StaleWindows == 0 {
+			row.Stale = "0"
+		}
+		row.Lost = strconv.Itoa(sum.TasksLost)
+		row.BadLost = sum.TasksLost > 0
+		n := 0
+		for _, cl := range res.Analysis.Claims {
+			if cl.Verdict == sim.NotHeld {
+				n++
+			}
+		}
+		row.Findings = strconv.Itoa(n)
+		row.HasFindingsFlag = n > 0
+		row.Elapsed = dur(res.Elapsed.Round(time.Millisecond))
+		row.Note = suiteNote(r)
+		s.Rows = append(s.Rows, row)
+	}
+	ok := s.Passed == s.Total
+	s.Verdict, s.Class = verdictPass, "pass"
+	if !ok {
+		s.Verdict, s.Class = verdictFail, "fail"
+	}
+	s.Headline = fmt.Sprintf("%d scenarios: %d passed, %d failed, %d incomplete, %d could not start.",
+		s.Total, s.Passed, s.Failed, s.Incomplete, s.Errored)
+	return s
+}
+
+// suiteNote says in a few words why a run did not pass.
+func suiteNote(r SuiteRun) string {
+	res := r.Result
+	switch {
+	case !res.Complete:
+		return "incomplete: " + nonEmpty(res.Incomplete, "no reason given")
+	case len(res.Errors) > 0:
+		return fmt.Sprintf("%d harness errors, first: %s", len(res.Errors), res.Errors[0])
+	}
+	for _, ch := range res.Checks {
+		if !ch.Held {
+			return ch.String()
+		}
+	}
+	return ""
+}
+
+func writeSuiteMarkdown(b *bytes.Buffer, s *suite) {
+	w := bufio.NewWriter(b)
+	defer w.Flush()
+	fmt.Fprintf(w, "# %s\n\n**%s**: %s\n\n", s.Title, s.Verdict, s.Headline)
+	fmt.Fprintln(w, "| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Note |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	for _, r := range s.Rows {
+		name := mdCell(r.Name)
+		if r.Link != "" {
+			name = "[" + name + "](" + r.Link + ")"
+		}
+		verdict := "**" + r.Verdict + "**"
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			name, verdict, r.Seed, r.MaxGap, r.MaxOverlap, r.Failover, mdCell(r.Stale), r.Lost, r.Findings, r.Elapsed, mdCell(r.Note))
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Max gap and max overlap are flagged in the HTML index when they exceed the spec's bounds (TTL + Wait, TTL). "+
+		"\"Claims not held\" counts the spec's claims the run measured broken; each report explains them.")
+}
+
+var suiteTemplate = template.Must(template.New("suite").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}} — {{.Verdict}}</title>
+<style>` + css + `
+td.verdict { font-weight: 700; }
+td.verdict.pass { color: var(--pass); }
+td.verdict.fail { color: var(--fail); }
+td.verdict.incomplete { color: var(--incomplete); }
+td a { color: #0969da; text-decoration: none; }
+td { white-space: nowrap; }
+td.why { white-space: normal; min-width: 16em; }
+</style>
+</head>
+<body>
+<header class="banner {{.Class}}">
+<div class="verdict">{{.Verdict}}</div>
+<div class="headline"><h1>{{.Title}}</h1><p>{{.Headline}}</p></div>
+</header>
+<main>
+<h2>Scenarios</h2>
+<div class="scroll"><table>
+<thead><tr><th>Scenario</th><th>Verdict</th><th>Seed</th><th>Max gap</th><th>Max overlap</th><th>Failover max</th><th>Stale</th><th>Lost tasks</th><th>Claims not held</th><th>Elapsed</th><th>Note</th></tr></thead>
+<tbody>
+{{- range .Rows}}
+<tr><td>{{if .Link}}<a href="{{.Link}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td class="verdict {{.Class}}">{{.Verdict}}</td><td>{{.Seed}}</td><td{{if .BadGap}} class="bad"{{end}}>{{.MaxGap}}</td><td{{if .BadOverlap}} class="bad"{{end}}>{{.MaxOverlap}}</td><td>{{.Failover}}</td><td>{{.Stale}}</td><td{{if .BadLost}} class="bad"{{end}}>{{.Lost}}</td><td{{if .HasFindingsFlag}} class="bad"{{end}}>{{.Findings}}</td><td>{{.Elapsed}}</td><td class="why">{{.Note}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>
+<p class="note">Max gap and max overlap are in red when they exceed the spec's bounds (TTL + Wait and TTL). "Claims not held" counts the spec's claims a run measured broken; its report explains each. Every report names its seed and the command that reproduces it.</p>
+</main>
+</body>
+</html>
+`))

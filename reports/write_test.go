@@ -1,0 +1,219 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"image/png"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+func TestWriteRunWritesEveryFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs", "partition-leader") // created by WriteRun
+	res := fixture()
+	files, err := WriteRun(dir, res, Options{Command: "chaos run partition-leader --seed 42 --redis 127.0.0.1:6379"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		FileHTML: files.HTML, FileMarkdown: files.Markdown, FileJSON: files.JSON, FileEvents: files.Events,
+		FileSVG: files.SVG, FilePNG: files.PNG, FileJUnit: files.JUnit,
+	}
+	if len(files.All()) != len(want) {
+		t.Errorf("Files.All lists %d files; want %d", len(files.All()), len(want))
+	}
+	for name, path := range want {
+		if path != filepath.Join(dir, name) {
+			t.Errorf("%s written to %s", name, path)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Size() == 0 {
+			t.Errorf("%s is empty", name)
+		}
+	}
+
+	// The PNG is a PNG; the SVG is an SVG document.
+	b, _ := os.ReadFile(files.PNG)
+	if _, err := png.Decode(bytes.NewReader(b)); err != nil {
+		t.Errorf("timeline.png: %v", err)
+	}
+	b, _ = os.ReadFile(files.SVG)
+	var svg struct {
+		XMLName xml.Name
+	}
+	if err := xml.Unmarshal(b, &svg); err != nil || svg.XMLName.Local != "svg" {
+		t.Errorf("timeline.svg: root %q, %v", svg.XMLName.Local, err)
+	}
+	if !bytes.Contains(b, []byte("@font-face")) {
+		t.Error("timeline.svg does not embed its font: it would render differently without Liberation installed")
+	}
+
+	// events.jsonl is the timeline.
+	f, err := os.Open(files.Events)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	events, err := sim.ReadJSONLines(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(events, res.Timeline) {
+		t.Error("events.jsonl does not read back as the timeline")
+	}
+
+	// The given command is the one to reproduce with, in every format.
+	for _, p := range []string{files.HTML, files.Markdown, files.JUnit} {
+		b, _ := os.ReadFile(p)
+		if !bytes.Contains(b, []byte("--redis 127.0.0.1:6379")) {
+			t.Errorf("%s does not show the reproducing command", filepath.Base(p))
+		}
+	}
+	b, _ = os.ReadFile(files.Markdown)
+	if !bytes.Contains(b, []byte("](timeline.png)")) {
+		t.Error("report.md does not link timeline.png")
+	}
+}
+
+func TestReadResultRoundTrips(t *testing.T) {
+	dir := t.TempDir()
+	res := fixture()
+	files, err := WriteRun(dir, res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadResult(files.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(back, res) {
+		a, _ := os.ReadFile(files.JSON)
+		t.Fatalf("result.json does not read back as the result:\n%s", a)
+	}
+	// Re-rendering from the file gives the same report.
+	var first, second bytes.Buffer
+	if err := Markdown(&first, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&second, back, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if first.String() != second.String() {
+		t.Error("the report rendered from result.json differs")
+	}
+
+	if _, err := ReadResult(filepath.Join(dir, "missing.json")); err == nil {
+		t.Error("ReadResult of a missing file: no error")
+	}
+	bad := filepath.Join(dir, "bad.json")
+	os.WriteFile(bad, []byte("{not json"), 0o644)
+	if _, err := ReadResult(bad); err == nil || !strings.Contains(err.Error(), "bad.json") {
+		t.Errorf("ReadResult of bad JSON: %v; want an error naming the file", err)
+	}
+}
+
+func TestWriteRunNilResult(t *testing.T) {
+	if _, err := WriteRun(t.TempDir(), nil, Options{}); err == nil {
+		t.Error("no error for a nil result")
+	}
+}
+
+func TestWriteSuite(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "suite")
+	runs := suiteRuns()
+	if err := WriteSuite(dir, runs); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := parseXHTML(t, page)
+	rows := doc.all("tbody")[0].all("tr")
+	if len(rows) != len(runs) {
+		t.Fatalf("%d rows; want one per scenario (%d)", len(rows), len(runs))
+	}
+	for i, want := range []struct{ name, verdict, link string }{
+		{"leader-crash", "PASS", "leader-crash/report.html"},
+		{"partition-leader", "FAIL", "partition-leader/report.html"},
+		{"latency-leader", "INCOMPLETE", "latency-leader/report.html"},
+		{"redis-restart", "ERROR", ""},
+	} {
+		cells := rows[i].all("td")
+		if got := cells[0].text.String(); got != want.name {
+			t.Errorf("row %d: scenario %q; want %q", i, got, want.name)
+		}
+		if got := cells[1].text.String(); got != want.verdict {
+			t.Errorf("row %d: verdict %q; want %q", i, got, want.verdict)
+		}
+		links := rows[i].all("a")
+		switch {
+		case want.link == "" && len(links) > 0:
+			t.Errorf("row %d links to %q; the run has no report", i, links[0].attrs["href"])
+		case want.link != "" && (len(links) == 0 || links[0].attrs["href"] != want.link):
+			t.Errorf("row %d: no link to %s", i, want.link)
+		}
+	}
+	text := doc.text.String()
+	for _, want := range []string{"6.2s", "5.749s", "13.75s", "redis-server not found in PATH", "4 scenarios: 1 passed, 1 failed, 1 incomplete, 1 could not start."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("index.html does not say %q", want)
+		}
+	}
+
+	// JUnit: one testcase per scenario; failures and errors counted apart.
+	b, err := os.ReadFile(filepath.Join(dir, FileJUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j junitSuites
+	if err := xml.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Tests != 4 || j.Failures != 2 || j.Errors != 1 || len(j.Suites) != 1 || len(j.Suites[0].Cases) != 4 {
+		t.Fatalf("junit: tests %d failures %d errors %d; want 4, 2, 1", j.Tests, j.Failures, j.Errors)
+	}
+	cases := j.Suites[0].Cases
+	if cases[0].Failure != nil || cases[0].Error != nil {
+		t.Error("a passing run is reported as failed")
+	}
+	if f := cases[1].Failure; f == nil || !strings.Contains(f.Message, fixture().Checks[2].String()) {
+		t.Errorf("failure %+v does not name the broken expectation", f)
+	}
+	if f := cases[2].Failure; f == nil || !strings.Contains(f.Message, "run incomplete: context canceled") || !strings.Contains(f.Message, "harness error") {
+		t.Errorf("incomplete run: failure %+v", f)
+	}
+	// The run's error is its Incomplete reason: said once, not twice.
+	if f := cases[2].Failure; f != nil && strings.Count(f.Message, "context canceled") != 1 {
+		t.Errorf("incomplete run: %q repeats the reason", f.Message)
+	}
+	if e := cases[3].Error; e == nil || !strings.Contains(e.Message, "redis-server not found") {
+		t.Errorf("a run that could not start: error %+v", e)
+	}
+}
+
+// TestJUnitDidNotPassWithoutReason: a result that did not pass always
+// fails, even when nothing in it says why.
+func TestJUnitDidNotPassWithoutReason(t *testing.T) {
+	res := passing()
+	res.Passed = false
+	var b bytes.Buffer
+	if err := JUnit(&b, []*sim.Result{res}); err != nil {
+		t.Fatal(err)
+	}
+	var j junitSuites
+	if err := xml.Unmarshal(b.Bytes(), &j); err != nil {
+		t.Fatal(err)
+	}
+	if j.Failures != 1 {
+		t.Errorf("failures %d; want 1", j.Failures)
+	}
+}
