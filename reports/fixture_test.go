@@ -127,7 +127,7 @@ func fixture() *sim.Result {
 		},
 		Passed: false,
 		Setup:  ms(850),
-		Cost:   map[string]any{"cpu_seconds": 1.25, "cpu_per_instance_percent": 0.93},
+		Cost:   sim.Cost{CPU: 1250 * time.Millisecond, CPUPerInstancePercent: 0.93},
 	}
 }
 

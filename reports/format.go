@@ -2,8 +2,6 @@ package reports
 
 import (
 	"fmt"
-	"math"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -141,52 +139,4 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// costValue prints one entry of Result.Cost. The map is free-form (it
-// survives a JSON round trip as float64s and []any), so this prints what it
-// recognises and falls back to fmt.
-func costValue(key string, v any) string {
-	switch x := v.(type) {
-	case float64:
-		switch {
-		case strings.HasSuffix(key, "_percent"):
-			return trimFloat(x, 2) + "%"
-		case strings.HasSuffix(key, "_seconds"):
-			return dur(time.Duration(x * float64(time.Second)))
-		case x == math.Trunc(x):
-			return strconv.FormatFloat(x, 'f', 0, 64)
-		}
-		return trimFloat(x, 3)
-	case int:
-		return strconv.Itoa(x)
-	case []time.Duration:
-		return durList(x)
-	case []any:
-		ds := make([]time.Duration, 0, len(x))
-		for _, e := range x {
-			if f, ok := e.(float64); ok {
-				ds = append(ds, time.Duration(f))
-			}
-		}
-		if len(ds) == len(x) {
-			return durList(ds)
-		}
-		return fmt.Sprintf("%d values", len(x))
-	case string:
-		return x
-	}
-	return fmt.Sprint(v)
-}
-
-// durList summarises a list of durations (notification lateness samples can
-// number thousands; the report needs their spread, not each one).
-func durList(ds []time.Duration) string {
-	if len(ds) == 0 {
-		return "none"
-	}
-	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	n := len(s)
-	return fmt.Sprintf("n=%d, min %s, median %s, max %s", n, dur(s[0]), dur((s[(n-1)/2]+s[n/2])/2), dur(s[n-1]))
 }

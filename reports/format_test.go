@@ -56,21 +56,3 @@ func TestMarkdownEscaping(t *testing.T) {
 		t.Errorf("mdCell = %q", got)
 	}
 }
-
-func TestCostValue(t *testing.T) {
-	for _, tc := range []struct {
-		key  string
-		v    any
-		want string
-	}{
-		{"cpu_seconds", 1.25, "1.25s"},
-		{"cpu_per_instance_percent", 0.934, "0.93%"},
-		{"notification_lateness", []time.Duration{3 * time.Millisecond, time.Millisecond}, "n=2, min 1ms, median 2ms, max 3ms"},
-		{"notification_lateness", []any{float64(time.Millisecond)}, "n=1, min 1ms, median 1ms, max 1ms"},
-		{"count", 3.0, "3"},
-	} {
-		if got := costValue(tc.key, tc.v); got != tc.want {
-			t.Errorf("costValue(%s, %v) = %q; want %q", tc.key, tc.v, got, tc.want)
-		}
-	}
-}

@@ -4,6 +4,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"path"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -180,7 +182,7 @@ func junitCaseOf(x junitInput) junitCase {
 		}
 	}
 	if x.dir != "" {
-		out = append(out, "report: "+x.dir+"/"+FileHTML)
+		out = append(out, "report: "+path.Join(filepath.ToSlash(x.dir), FileHTML))
 	}
 	tc.SystemOut = &junitText{Text: strings.Join(out, "\n")}
 

@@ -15,11 +15,13 @@ import (
 // file WriteRun puts beside report.md).
 func Markdown(w io.Writer, res *sim.Result, o Options) error {
 	bw := bufio.NewWriter(w)
-	writeMarkdown(bw, build(res, o))
+	writeMarkdown(bw, build(res, o), nil)
 	return bw.Flush()
 }
 
-func writeMarkdown(w *bufio.Writer, d *document) {
+// writeMarkdown writes the document; plotErr, if not nil, says why there is
+// no timeline.png to link.
+func writeMarkdown(w *bufio.Writer, d *document, plotErr error) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	b := d.Banner
 	p("# %s\n\n", mdText(d.Title))
@@ -43,8 +45,11 @@ func writeMarkdown(w *bufio.Writer, d *document) {
 		for _, para := range s.Intro {
 			p("%s\n\n", mdText(para))
 		}
-		if s.Plot {
-			p("![Timeline of the run](timeline.png)\n\n")
+		switch {
+		case s.Plot && plotErr != nil:
+			p("**The timeline plot could not be drawn:** %s\n\n", mdText(plotErr.Error()))
+		case s.Plot:
+			p("![Timeline of the run](%s)\n\n", FilePNG)
 		}
 		for _, t := range s.Tables {
 			mdTable(w, t)

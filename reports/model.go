@@ -141,7 +141,7 @@ func newCtx(res *sim.Result, o Options) *ctx {
 	}
 	// The same slack as a "predicted" expectation gets (sim.Evaluate), so a
 	// fault marked "above prediction" here would also fail such a check.
-	x.slack = time.Duration(float64(sim.DefaultSlack) * x.scale)
+	x.slack = sim.DefaultSlack
 	x.end = max(res.Analysis.End, res.Elapsed)
 	if x.cmd == "" {
 		x.cmd = defaultCommand(res)
@@ -567,6 +567,18 @@ func (x *ctx) scheduleSection() section {
 	for _, f := range res.Analysis.Faults {
 		spans[f.ID] = f.FaultSpan
 	}
+	// A fault whose role matched nobody at its moment (no leader to hit)
+	// was skipped on purpose; one with neither span nor skip failed to apply
+	// (the harness errors say why).
+	skipped := map[int]string{}
+	for _, e := range res.Timeline {
+		if e.Kind == sim.FaultSkipped {
+			skipped[e.FaultID] = "skipped at " + at(e.At)
+			if e.Detail != "" {
+				skipped[e.FaultID] += ": " + e.Detail
+			}
+		}
+	}
 	t := table{
 		Head:  []string{"#", "At", "For", "Kind", "Target", "Parameters", "Applied", "Healed", "Hit"},
 		Empty: "The schedule has no faults.",
@@ -581,6 +593,9 @@ func (x *ctx) scheduleSection() section {
 		}
 		applied, heal, hit := "not applied", "—", "—"
 		cls := clsBad
+		if why, ok := skipped[i]; ok {
+			applied, cls = why, clsWarn
+		}
 		if s, ok := spans[i]; ok {
 			applied, heal, hit, cls = at(s.Applied), healed(s), targets(s.Target), ""
 		}
@@ -896,32 +911,13 @@ func (x *ctx) measurementSection() section {
 	)
 	cost := table{Caption: "Cost", Head: []string{"Figure", "Value"}}
 	cost.Rows = append(cost.Rows, texts("Setup (environment up)", dur(x.res.Setup)))
-	keys := make([]string, 0, len(x.res.Cost))
-	for k := range x.res.Cost {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		cost.Rows = append(cost.Rows, texts(costName(k), costValue(k, x.res.Cost[k])))
-	}
+	cost.Rows = append(cost.Rows,
+		texts("CPU (harness, instances, Toxiproxy)", dur(x.res.Cost.CPU)),
+		texts("CPU per instance (of one core)", trimFloat(x.res.Cost.CPUPerInstancePercent, 2)+"%"))
 	end := a.Ended
 	if end == "" {
 		end = "no run-ended event"
 	}
 	return section{ID: "measurement", Title: "Measurement", Tables: []table{nl, sm, cost},
 		Intro: []string{fmt.Sprintf("The timeline has %d events and ends at %s (%s).", len(x.res.Timeline), at(a.End), end)}}
-}
-
-// costName makes a Cost key readable ("cpu_per_instance_percent" →
-// "CPU per instance").
-func costName(k string) string {
-	switch k {
-	case "cpu_seconds":
-		return "CPU (harness and instances)"
-	case "cpu_per_instance_percent":
-		return "CPU per instance (of one core)"
-	case "notification_lateness":
-		return "Notification lateness samples"
-	}
-	return strings.ReplaceAll(k, "_", " ")
 }

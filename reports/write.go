@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -86,10 +87,13 @@ func WriteRun(dir string, res *sim.Result, o Options) (Files, error) {
 	}
 
 	var md, page, junit bytes.Buffer
-	if err := Markdown(&md, res, o); err != nil {
+	d := build(res, o)
+	mw := bufio.NewWriter(&md)
+	writeMarkdown(mw, d, plotErr)
+	if err := mw.Flush(); err != nil {
 		return files, err
 	}
-	if err := writeHTML(&page, build(res, o), png, plotErr); err != nil {
+	if err := writeHTML(&page, d, png, plotErr); err != nil {
 		return files, err
 	}
 	if err := writeJUnit(&junit, []junitInput{{res: res, cmd: o.Command}}); err != nil {

@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// DefaultSlack is added to "predicted" limits for measurement error
-// (scheduling, notification lateness, loopback round trips), before scaling.
+// DefaultSlack is added to "predicted" limits for measurement error. It
+// does not shrink with the time scale: scheduling delay, notification
+// lateness and loopback round trips do not either.
 const DefaultSlack = 250 * time.Millisecond
 
 // Check is one expectation evaluated against a run.
@@ -89,7 +90,7 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) []Check {
 		if strings.TrimSpace(e.Max) == "predicted" {
 			slack := e.Slack
 			if slack == 0 {
-				slack = time.Duration(float64(DefaultSlack) * sc.TimeScale)
+				slack = DefaultSlack
 			}
 			bound, how := predictedLimit(e.Metric, sc, preds)
 			c.Bound, c.Detail = bound, fmt.Sprintf("%s + slack %v", how, slack)

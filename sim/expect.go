@@ -18,7 +18,7 @@ type Expectation struct {
 	// "predicted" (the bound calculator's prediction for the faults of the
 	// run, plus Slack).
 	Max string `json:"max"`
-	// Slack is added to a "predicted" limit. Default 250ms (scaled with the run).
+	// Slack is added to a "predicted" limit. Default DefaultSlack (250ms, not scaled).
 	Slack time.Duration `json:"slack,omitempty"`
 	// Line is where the expectation was written (for error messages); 0 if unknown.
 	Line int `json:"line,omitempty"`

@@ -11,11 +11,6 @@ import (
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 )
 
-// latencyJitterEvery is how often a latency fault redraws its jitter. Toxiproxy's
-// own jitter uses an unseeded global RNG, so the harness sets jitter 0 on the
-// toxic and moves the latency itself, from the scenario's seed.
-const latencyJitterEvery = 100 * time.Millisecond
-
 // activeFault is a fault that has been applied and not yet healed.
 type activeFault struct {
 	id      int
@@ -67,6 +62,13 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 	a := &activeFault{id: id, f: f}
 	if f.Kind != FaultRedisRestart && f.Kind != FaultScriptFlush {
 		a.targets = r.resolveTargets(f.Target)
+		if len(a.targets) == 0 {
+			// A role that matches nobody (no leader right now, say) is not a
+			// fault on everyone: nothing happens, and the timeline says so.
+			r.rec.Record(Event{Kind: FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
+				Detail: fmt.Sprintf("target %s matched no live instance", f.Target)})
+			return nil, nil
+		}
 	}
 	// Recorded before the action, so the analysis sees the fault come first
 	// and the leaders it hit still leading at the moment of injection.
@@ -204,8 +206,10 @@ func (r *run) partition(targets []int, mode string) (func(), error) {
 	return heal, nil
 }
 
-// latency adds Latency ± Jitter on the targets' proxies, redrawing the jitter
-// from the seed every latencyJitterEvery.
+// latency adds Latency ± Jitter to the targets' traffic in the fault's
+// direction(s): Toxiproxy delays every chunk by Latency − Jitter, and the
+// instance's Gate adds a uniform [0, 2×Jitter] per chunk drawn from the
+// scenario's seed (see Gate.SetJitter for why not Toxiproxy's jitter).
 func (r *run) latency(id int, targets []int, f Fault) (func(), error) {
 	streams := map[string][]string{
 		DirectionBoth:     {"upstream", "downstream"},
@@ -217,47 +221,41 @@ func (r *run) latency(id int, targets []int, f Fault) (func(), error) {
 		name string
 	}
 	var toxics []toxic
+	var gates []*Gate
 	remove := func() {
+		for _, g := range gates {
+			g.SetJitter(0, 0, nil)
+		}
 		for _, t := range toxics {
 			if err := t.p.RemoveToxic(t.name); err != nil {
 				r.fail(fmt.Errorf("removing latency: %w", err))
 			}
 		}
 	}
+	base := f.Latency - f.Jitter
 	for _, i := range targets {
+		p := r.proxies[i]
 		for _, s := range streams {
-			p := r.proxies[i]
 			name := fmt.Sprintf("latency-%d-%s", id, s)
-			if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": f.Latency.Milliseconds(), "jitter": 0}); err != nil {
+			if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": base.Milliseconds(), "jitter": 0}); err != nil {
 				remove()
 				return nil, err
 			}
 			toxics = append(toxics, toxic{p, name})
 		}
-	}
-	if f.Jitter <= 0 {
-		return remove, nil
-	}
-	rng := rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)+1))
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		t := time.NewTicker(latencyJitterEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				for _, tx := range toxics {
-					j := time.Duration(rng.Int64N(int64(2*f.Jitter)+1)) - f.Jitter
-					ms := (f.Latency + j).Milliseconds()
-					_, _ = tx.p.UpdateToxic(tx.name, 1, toxiclient.Attributes{"latency": max(ms, 0), "jitter": 0})
-				}
+		if inc := r.instances[i].current(); inc != nil && f.Jitter > 0 {
+			var req, rep time.Duration
+			if f.Direction != DirectionReplies {
+				req = f.Jitter
 			}
+			if f.Direction != DirectionRequests {
+				rep = f.Jitter
+			}
+			inc.gate.SetJitter(req, rep, rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)<<16|uint64(i))))
+			gates = append(gates, inc.gate)
 		}
-	}()
-	return func() { close(stop); <-done; remove() }, nil
+	}
+	return remove, nil
 }
 
 // describeFault renders a fault's parameters for the timeline.

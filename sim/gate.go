@@ -3,8 +3,10 @@ package sim
 import (
 	"context"
 	"errors"
+	"math/rand/v2"
 	"net"
 	"sync"
+	"time"
 )
 
 // errDead is what every I/O of a crashed instance returns.
@@ -23,6 +25,14 @@ type Gate struct {
 	open  chan struct{} // closed while traffic flows; replaced by Hold
 	dead  bool
 	conns map[*gatedConn]struct{}
+
+	// Latency jitter: each chunk written (requests) or read (replies) waits
+	// a uniform [0, 2×jitter] drawn from rng, on top of Toxiproxy's fixed
+	// latency of (latency − jitter). Toxiproxy's own jitter uses an unseeded
+	// global RNG, and updating a running toxic races inside Toxiproxy
+	// v2.12.0, so the seeded part lives here.
+	reqJitter, repJitter time.Duration
+	rng                  *rand.Rand
 }
 
 // NewGate returns an open gate.
@@ -52,6 +62,28 @@ func (g *Gate) Release() {
 	default:
 		close(g.open)
 	}
+}
+
+// SetJitter sets the per-chunk jitter of requests and replies (0: none),
+// drawn from rng.
+func (g *Gate) SetJitter(requests, replies time.Duration, rng *rand.Rand) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.reqJitter, g.repJitter, g.rng = requests, replies, rng
+}
+
+// jitter draws the delay of one chunk in one direction.
+func (g *Gate) jitter(requests bool) time.Duration {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	j := g.repJitter
+	if requests {
+		j = g.reqJitter
+	}
+	if j <= 0 || g.rng == nil {
+		return 0
+	}
+	return time.Duration(g.rng.Int64N(int64(2*j) + 1))
 }
 
 // Kill closes every connection and fails all later traffic.
@@ -125,6 +157,9 @@ func (c *gatedConn) Read(b []byte) (int, error) {
 		return 0, err
 	}
 	n, err := c.Conn.Read(b)
+	if d := c.g.jitter(false); d > 0 && n > 0 {
+		time.Sleep(d)
+	}
 	if werr := c.g.wait(); werr != nil {
 		return 0, werr
 	}
@@ -132,6 +167,9 @@ func (c *gatedConn) Read(b []byte) (int, error) {
 }
 
 func (c *gatedConn) Write(b []byte) (int, error) {
+	if d := c.g.jitter(true); d > 0 {
+		time.Sleep(d)
+	}
 	if err := c.g.wait(); err != nil {
 		return 0, err
 	}

@@ -61,13 +61,23 @@ type Result struct {
 	// not be applied or healed). They make the result untrustworthy.
 	Errors []string `json:"errors,omitempty"`
 
-	Timeline    Timeline       `json:"timeline"`
-	Analysis    Analysis       `json:"analysis"`
-	Predictions []Prediction   `json:"predictions"`
-	Checks      []Check        `json:"checks"`
-	Passed      bool           `json:"passed"`
-	Setup       time.Duration  `json:"setup"`
-	Cost        map[string]any `json:"cost,omitempty"`
+	Timeline    Timeline     `json:"timeline"`
+	Analysis    Analysis     `json:"analysis"`
+	Predictions []Prediction `json:"predictions"`
+	Checks      []Check      `json:"checks"`
+	Passed      bool         `json:"passed"`
+	// Setup is how long the environment took to come up.
+	Setup time.Duration `json:"setup"`
+	// Cost is what the run cost the machine.
+	Cost Cost `json:"cost"`
+}
+
+// Cost is the harness's own resource use during a run (its process: the
+// harness, the instances and, by default, Toxiproxy; not redis-server).
+type Cost struct {
+	CPU time.Duration `json:"cpu"`
+	// CPUPerInstancePercent is CPU / elapsed / instances, in percent of one core.
+	CPUPerInstancePercent float64 `json:"cpu_per_instance_percent"`
 }
 
 // quietRedis silences go-redis's global logger: the harness cuts instances
@@ -121,7 +131,9 @@ func (r *run) jitterSource() func(n int) int {
 }
 
 // tasks is the task registry of runner-mode instances: one task that takes
-// the workload's TaskDuration.
+// the workload's TaskDuration. Its timeout (and so the runner's ClaimIdle,
+// twice the longest timeout) scales with the run, so a crashed instance's
+// tasks are reclaimed within the recovery at any time scale.
 func (r *run) tasks() map[string]runner.Task {
 	d := r.sc.Workload.TaskDuration
 	return map[string]runner.Task{
@@ -132,7 +144,7 @@ func (r *run) tasks() map[string]runner.Task {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		}, Timeout: 10*d + time.Second},
+		}, Timeout: 10*d + r.sc.Params.TTL/5},
 	}
 }
 
@@ -232,11 +244,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 	r.rec.Record(Event{Kind: RunEnded, Instance: -1, Detail: ended})
 	res.Elapsed = end
 	cpu := cpuTime() - cpuStart
-	res.Cost = map[string]any{
-		"cpu_seconds":              cpu.Seconds(),
-		"cpu_per_instance_percent": 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances),
-		"notification_lateness":    r.truth.Lateness(),
-	}
+	res.Cost = Cost{CPU: cpu, CPUPerInstancePercent: 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances)}
 	r.stopAll()
 	res.Timeline = r.rec.Timeline()
 	res.Analysis = Analyze(res.Timeline, eff.Params)
@@ -312,7 +320,7 @@ func (r *run) execute(ctx context.Context) error {
 			r.fail(err)
 			continue
 		}
-		if !r.sc.Faults[a.id].Instant() {
+		if af != nil && !r.sc.Faults[a.id].Instant() {
 			active[a.id] = af
 		}
 	}

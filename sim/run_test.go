@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"fmt"
 	"os/exec"
 	"strings"
 	"sync"
@@ -228,5 +229,45 @@ func TestCancelledRunLeavesNothing(t *testing.T) {
 	}
 	if err := goleak.Find(before); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestLatencyWithJitterIsTolerated(t *testing.T) {
+	t.Parallel()
+	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: time.Second,
+		Faults: []sim.Fault{{At: 500 * time.Millisecond, For: 2 * time.Second, Kind: sim.FaultLatency, Latency: 60 * time.Millisecond,
+			Jitter: 30 * time.Millisecond, Target: sim.Target{Role: sim.RoleAll}}}})
+	s := res.Analysis.Summary
+	// A renewal round trip of at most 2 × 90ms stays far inside TTL/2.
+	if s.LeaderGains != 1 || s.Gaps != 0 || s.Overlaps != 0 {
+		t.Errorf("latency 60ms±30ms disturbed leadership: gains %d gaps %d overlaps %d", s.LeaderGains, s.Gaps, s.Overlaps)
+	}
+}
+
+func TestSeedReproducesFaultSchedule(t *testing.T) {
+	t.Parallel()
+	targets := func() []string {
+		sc := sim.Scenario{Name: "seeded", Seed: 42, Instances: 5, Params: fast, Duration: 1500 * time.Millisecond, Recovery: 200 * time.Millisecond,
+			Faults: []sim.Fault{
+				{At: 300 * time.Millisecond, For: 300 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleRandom}},
+				{At: 700 * time.Millisecond, For: 300 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleRandom}},
+				{At: 1100 * time.Millisecond, For: 300 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleRandom}},
+			}}
+		res, err := sim.Run(context.Background(), sc, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range res.Timeline {
+			if e.Kind == sim.FaultApplied {
+				got = append(got, fmt.Sprint(e.FaultID, e.Target))
+			}
+		}
+		return got
+	}
+	a, b := targets(), targets()
+	t.Logf("random targets with seed 42: %v", a)
+	if len(a) != 3 || fmt.Sprint(a) != fmt.Sprint(b) {
+		t.Fatalf("same seed, different schedules: %v vs %v", a, b)
 	}
 }

@@ -32,7 +32,7 @@ func BenchmarkScale(b *testing.B) {
 					}
 				}
 				b.ReportMetric(float64(res.Setup.Milliseconds()), "setup-ms")
-				b.ReportMetric(res.Cost["cpu_per_instance_percent"].(float64), "cpu%/instance")
+				b.ReportMetric(res.Cost.CPUPerInstancePercent, "cpu%/instance")
 				b.ReportMetric(float64(s.MaxGap.Milliseconds()), "gap-ms")
 				b.ReportMetric(float64(crash.MaxGap.Milliseconds()), "predicted-gap-ms")
 				b.ReportMetric(float64(s.Overlaps), "overlaps")

@@ -115,8 +115,8 @@ type Fault struct {
 
 	// Partition: Mode is one of PartitionModes. Default blackhole.
 	Mode string `json:"mode,omitempty"`
-	// Latency: added one-way delay, a uniform ±Jitter drawn from the seed
-	// every JitterEvery (default 100ms), on Direction (default both).
+	// Latency: added one-way delay, ± a uniform Jitter per chunk drawn from
+	// the scenario's seed, on Direction (default both).
 	Latency   time.Duration `json:"latency,omitempty"`
 	Jitter    time.Duration `json:"jitter,omitempty"`
 	Direction string        `json:"direction,omitempty"`
@@ -234,6 +234,18 @@ func (s Scenario) Validate() error {
 		// The dispatcher ticks every 1/rate: keep the period within [100µs, 100s].
 		if r.v != 0 && (r.v < 0.01 || r.v > 10000) {
 			bad("workload.%s: %v per second; want 0 (none) or 0.01 to 10000", r.name, r.v)
+		}
+	}
+	if w := s.Workload; s.Mode == ModeRunner && (w.DispatchRate > 0 || w.DelayedRate > 0) {
+		// The workload stops at the end of the fault phase; what it
+		// dispatched last must be able to finish within the recovery, or it
+		// is counted lost.
+		need := p.ChoreInterval + w.TaskDuration
+		if w.DelayedRate > 0 {
+			need += w.Delay + p.ChoreInterval
+		}
+		if s.Recovery < need {
+			bad("recovery: %v is too short for the workload to drain (at least %v: delay + 2 chore intervals + task duration); tasks dispatched at the end would count as lost", s.Recovery, need)
 		}
 	}
 	if s.Duration < 0 || s.Recovery < 0 {

@@ -30,6 +30,7 @@ const (
 
 	FaultApplied Kind = "fault-applied" // Fault = kind, FaultID = schedule index, Target, Detail = params
 	FaultHealed  Kind = "fault-healed"
+	FaultSkipped Kind = "fault-skipped" // the target role matched no instance at the moment (e.g. no leader); Detail says why
 
 	RedisHolder Kind = "redis-holder" // the lease key now holds Holder ("" = no key); Lateness = notification lateness when known
 

@@ -27,7 +27,6 @@ type Truth struct {
 	mu       sync.Mutex
 	holder   string
 	expireAt time.Duration // run time the key should expire, from the last PTTL; 0 if none
-	lateness []time.Duration
 
 	cancel context.CancelFunc
 	done   chan struct{}
@@ -85,7 +84,6 @@ func (t *Truth) check(ctx context.Context, note string) bool {
 	t.mu.Lock()
 	if note == "expired" && t.expireAt > 0 && now > t.expireAt {
 		late = now - t.expireAt
-		t.lateness = append(t.lateness, late)
 	}
 	t.mu.Unlock()
 
@@ -130,13 +128,6 @@ func (t *Truth) Holder() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return t.holder
-}
-
-// Lateness returns the observed lateness of expiry notifications.
-func (t *Truth) Lateness() []time.Duration {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return append([]time.Duration(nil), t.lateness...)
 }
 
 // Close stops the watcher and waits for it.

@@ -212,3 +212,22 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestBuiltinSuiteAtReducedScale runs every built-in scenario at a fifth of
+// its durations, as CI does, and requires them all to pass and the suite
+// summary to be written.
+func TestBuiltinSuiteAtReducedScale(t *testing.T) {
+	t.Parallel()
+	out := t.TempDir()
+	start := time.Now()
+	code, stdout, stderr := chaos(t, "suite", "--time-scale", "0.2", "--parallel", "3", "--out", out, "--quiet")
+	t.Logf("suite at time scale 0.2: %v\n%s", time.Since(start).Round(time.Second), stdout)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	for _, f := range []string{"index.html", "summary.md", "junit.xml"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("suite summary %s: %v", f, err)
+		}
+	}
+}

@@ -1,0 +1,90 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+)
+
+// TestRunnerFigures: chores and tasks of a runner-mode run reach the report,
+// and long id lists are capped.
+func TestRunnerFigures(t *testing.T) {
+	res := fixture()
+	res.Scenario.Mode = sim.ModeRunner
+	res.Scenario.Workload = sim.Workload{DispatchRate: 20, Delay: time.Second, TaskDuration: 10 * time.Millisecond}
+	a := &res.Analysis
+	a.DuplicateChores = []sim.DuplicateChore{{
+		Chore:  "scheduler",
+		First:  sim.ChoreRun{Member: sim.Member{Instance: 0, ID: idA}, At: ms(19000)},
+		Second: sim.ChoreRun{Member: sim.Member{Instance: 1, ID: idB}, At: ms(19400)},
+		Apart:  ms(400),
+	}}
+	for i := range 25 {
+		a.LostTasks = append(a.LostTasks, fmt.Sprintf("task-%02d", i))
+	}
+	a.RepeatedTasks = []sim.RepeatedTask{{Task: "task-99", Completions: 2}}
+	a.Summary.TasksDispatched, a.Summary.TasksLost, a.Summary.TasksRepeated, a.Summary.DuplicateChores = 900, 25, 1, 1
+	a.Summary.DelayedLateness = sim.DurationStats{Count: 3, Min: ms(5), Median: ms(40), Max: ms(1200)}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| scheduler | i0 (aaaaaa) at 19.000s | i1 (bbbbbb) at 19.400s | 400ms |",
+		"| Lost (dispatched, never completed) | **25** |",
+		"task-19, … (5 more in result.json)",
+		"task-99 ×2",
+		"n=3, min 5ms, median 40ms, max 1.2s",
+		"| Workload dispatch rate | 20/s |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not contain %q", want)
+		}
+	}
+	if strings.Contains(md, "task-20") {
+		t.Error("the lost-task list is not capped")
+	}
+}
+
+// TestScaledParameters: at a time scale other than 1 the parameters show
+// both the effective and the written value, and the schedule is scaled.
+func TestScaledParameters(t *testing.T) {
+	res := fixture()
+	res.TimeScale, res.Scenario.TimeScale = 0.2, 0.2
+	res.Params.TTL, res.Params.Wait = time.Second, 1200*time.Millisecond
+	var b bytes.Buffer
+	if err := Markdown(&b, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	md := b.String()
+	for _, want := range []string{
+		"| Parameter | Value (scaled) | As written | Meaning |",
+		"| TTL | 1s | 5s |",
+		"| 0 | 2.000s | 3s | partition | i0 |", // at 10s, for 15s, scaled by 0.2
+		"--time-scale 0.2",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report does not contain %q", want)
+		}
+	}
+}
+
+// TestSkippedFault: a fault whose target matched nobody says so, instead
+// of looking like a harness failure.
+func TestSkippedFault(t *testing.T) {
+	res := fixture()
+	res.Scenario.Faults = append(res.Scenario.Faults, sim.Fault{At: 40 * time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}})
+	res.Timeline = append(res.Timeline, sim.Event{At: ms(40000), Kind: sim.FaultSkipped, Instance: -1, Fault: "crash", FaultID: 1, Detail: "no leader"})
+	var b bytes.Buffer
+	if err := Markdown(&b, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "| 1 | 40.000s | to end of fault phase | crash | the leader | — | **skipped at 40.000s: no leader** |"; !strings.Contains(b.String(), want) {
+		t.Errorf("the schedule does not contain %q", want)
+	}
+}
