@@ -15,7 +15,7 @@ import (
 //
 //	go test -run X -bench Scale -benchtime 1x ./sim/
 func BenchmarkScale(b *testing.B) {
-	for _, n := range []int{10, 50, 100, 200} {
+	for _, n := range []int{10, 50, 100, 200, 500, 1000} {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			for b.Loop() {
 				res, err := sim.Run(context.Background(), sim.Scenario{Name: fmt.Sprintf("scale-%d", n), Instances: n, Params: fast,
