@@ -64,15 +64,25 @@ Examples:
 Flags:
 `
 
-func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+// parseRunFlags parses the flags of run or suite and returns the
+// positional arguments.
+func parseRunFlags(name, usage string, parallel int, args []string, stderr io.Writer) (runFlags, []string, *flag.FlagSet, error) {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	f.register(fs, 1)
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
-	names, err := parseInterleaved(fs, args)
+	f.register(fs, parallel)
+	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
 	if err != nil {
-		return flagErr(err)
+		return f, nil, fs, flagErr(err)
+	}
+	return f, pos, fs, nil
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	f, names, fs, err := parseRunFlags("run", runUsage, 1, args, stderr)
+	if err != nil {
+		return err
 	}
 	if len(names) == 0 {
 		fs.Usage()
@@ -272,14 +282,9 @@ Flags:
 `
 
 func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("suite", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var f runFlags
-	f.register(fs, 4)
-	fs.Usage = func() { fmt.Fprint(stderr, suiteUsage); fs.PrintDefaults() }
-	rest, err := parseInterleaved(fs, args)
+	f, rest, _, err := parseRunFlags("suite", suiteUsage, 4, args, stderr)
 	if err != nil {
-		return flagErr(err)
+		return err
 	}
 	if len(rest) > 0 {
 		return usageErr("suite takes no arguments (got %q); use 'chaos run' for chosen scenarios", rest)
