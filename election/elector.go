@@ -247,6 +247,11 @@ func (e *Elector) Start() {
 // else within the client's ReadTimeout; until then its goroutine lingers,
 // holding nothing and sending nowhere.
 //
+// Stop also delivers the signals still queued, its own demotion included,
+// within the same bound: if nobody reads onPromote/onDemote any more, Stop
+// takes the whole StopTimeout and counts them in DroppedSignals. Keep a
+// reader running until Stop returns (as the spec's StartElection does).
+//
 // Stop is idempotent and safe to call concurrently with anything; every call
 // returns the same error. Stop before Start returns nil and Start then does
 // nothing.

@@ -900,6 +900,7 @@ func (x *ctx) measurementSection() section {
 		texts("Leader gains (flaps)", strconv.Itoa(s.LeaderGains)),
 		texts("Handovers", strconv.Itoa(s.Handovers)),
 		texts("Elector errors", strconv.Itoa(s.ElectorErrors)),
+		texts("Runner errors (other than the elector's)", strconv.Itoa(s.RunnerErrors)),
 		texts("Overlaps", fmt.Sprintf("%d (longest %s, total %s)", s.Overlaps, dur(s.MaxOverlap), dur(s.TotalOverlap))),
 		texts("Gaps", fmt.Sprintf("%d (longest %s)", s.Gaps, dur(s.MaxGap))),
 		texts("Failover", stats(s.Failover)),

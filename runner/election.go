@@ -8,6 +8,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
+// ErrElection wraps the errors the elector reports (on its onError channel),
+// so an EventError from the election can be told from the runner's own.
+var ErrElection = errors.New("election")
+
 // watchElection is the spec's StartElection: it turns the elector's signals
 // into the IsLeader flag and events. The elector delivers promote and demote
 // in order, one at a time, so the flag can never be left stale by a demote
@@ -24,7 +28,7 @@ func (r *Runner) watchElection() {
 			r.leading.Store(false)
 			r.emit(Event{Kind: EventLeadership, Leader: false, At: at})
 		case err := <-r.electionErrs:
-			r.fail(fmt.Errorf("election: %w", err))
+			r.fail(fmt.Errorf("%w: %w", ErrElection, err))
 		case <-r.electorStopped:
 			return
 		}

@@ -210,19 +210,29 @@ func (r *Runner) kill() {
 	r.killed.Store(true)
 	<-r.fetchDone
 	<-r.choreDone
-	_ = r.pool.waitIdle(context.Background())
+	// Handlers saw the cancellation; one that ignores it is abandoned after
+	// the stop bound, as in a graceful stop, so Done is never held forever.
+	wait, cancel := context.WithTimeout(context.Background(), r.stopBound())
+	_ = r.pool.waitIdle(wait)
+	cancel()
 	_ = r.stopElection()
 	r.cancelTasks()
 	r.cancelFetch()
 	r.cancelChores()
 }
 
+// stopBound is how long a stop waits for what it cannot hurry: the
+// elector's StopTimeout, which defaults to its TTL.
+func (r *Runner) stopBound() time.Duration {
+	if b := r.cfg.Election.StopTimeout; b > 0 {
+		return b
+	}
+	return r.cfg.Election.TTL
+}
+
 // shutdown is Stop's work.
 func (r *Runner) shutdown(ctx context.Context) error {
-	bound := r.cfg.Election.StopTimeout
-	if bound == 0 {
-		bound = r.cfg.Election.TTL
-	}
+	bound := r.stopBound()
 	var errs []error
 	r.cancelFetch()
 	<-r.fetchDone

@@ -156,8 +156,8 @@ client: {max_retries: 0, read_timeout: none}
 expect: {max_overlap: 0}
 `)
 	p := sc.Params.WithDefaults()
-	if p.JitterMS != 0 || sc.Params.JitterMS != -1 {
-		t.Errorf("jitter 0s: JitterMS %d (effective %d), want -1 (0)", sc.Params.JitterMS, p.JitterMS)
+	if sc.Params.JitterMS != -1 || p.Jitter() != 0 {
+		t.Errorf("jitter 0s: JitterMS %d (effective %v), want -1 (0s)", sc.Params.JitterMS, p.Jitter())
 	}
 	if p.Client.MaxRetries != -1 {
 		t.Errorf("max_retries 0: MaxRetries %d, want -1 (none)", p.Client.MaxRetries)

@@ -82,10 +82,12 @@ type Gap struct {
 	// any: the likeliest cause.
 	After *FaultRef `json:"after,omitempty"`
 	// Excuse is set when for part of the gap no instance could have led (all
-	// crashed, stopped, paused or partitioned). Such gaps are listed but do not
-	// count against the spec's gap claim, which presumes a surviving instance
-	// that can reach Redis.
+	// crashed, stopped, paused or partitioned).
 	Excuse string `json:"excuse,omitempty"`
+	// Counted is what the spec's gap claim measures: the whole gap, or for
+	// an excused one its longest part in which some instance could have led
+	// (the claim presumes a surviving instance that can reach Redis).
+	Counted time.Duration `json:"counted"`
 }
 
 // Stale is a window in which an incarnation believed it led while the Redis
@@ -244,6 +246,7 @@ type Summary struct {
 	LeaderGains     int           `json:"leader_gains"` // LeaderGained events ("flaps")
 	Handovers       int           `json:"handovers"`
 	ElectorErrors   int           `json:"elector_errors"`
+	RunnerErrors    int           `json:"runner_errors,omitempty"` // runner errors other than the elector's
 	Overlaps        int           `json:"overlaps"`
 	MaxOverlap      time.Duration `json:"max_overlap"`
 	TotalOverlap    time.Duration `json:"total_overlap"`
@@ -324,8 +327,10 @@ func Analyze(t Timeline, p Params) Analysis {
 		if f := lastAppliedBy(faults, g.Start); f != nil {
 			g.After = &FaultRef{ID: f.ID, Kind: f.Kind, Applied: f.Applied}
 		}
+		g.Counted = g.Duration
 		if intersects(blocked, g.Window) {
 			g.Excuse = "for part of it no instance could lead (all crashed, stopped, paused or partitioned)"
+			g.Counted = longestOutside(g.Window, blocked)
 		}
 	}
 	for _, f := range faults {
@@ -578,6 +583,20 @@ func lastAppliedBy(faults []FaultSpan, t time.Duration) *FaultSpan {
 }
 
 // intersects reports whether w shares a positive length with any of ws.
+// longestOutside is the longest part of w that no window of ws covers.
+func longestOutside(w Window, ws []Window) time.Duration {
+	var longest time.Duration
+	cursor := w.Start
+	for _, x := range ws { // ws are sorted and disjoint
+		if x.End <= cursor || x.Start >= w.End {
+			continue
+		}
+		longest = max(longest, min(x.Start, w.End)-cursor)
+		cursor = max(cursor, x.End)
+	}
+	return max(longest, w.End-cursor)
+}
+
 func intersects(ws []Window, w Window) bool {
 	for _, x := range ws {
 		if x.Start < w.End && w.Start < x.End {
@@ -943,6 +962,8 @@ func summarize(a Analysis, ev []Event) Summary {
 			s.LeaderGains++
 		case ElectorError:
 			s.ElectorErrors++
+		case RunnerError:
+			s.RunnerErrors++
 		case DelayedDue:
 			delayed = append(delayed, e.Lateness)
 		case TaskDispatched:
@@ -982,14 +1003,15 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		Name: ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait",
 		Bound: p.TTL + p.Wait, Slack: ClaimSlack,
 	}
+	// An excused gap counts only by its longest part in which some instance
+	// could have led: a moment with everyone down must not excuse the rest.
 	var longest *Gap
 	excused := 0
 	for i, g := range a.Gaps {
 		if g.Excuse != "" {
 			excused++
-			continue
 		}
-		if longest == nil || g.Duration > longest.Duration {
+		if g.Counted > 0 && (longest == nil || g.Counted > longest.Counted) {
 			longest = &a.Gaps[i]
 		}
 	}
@@ -999,9 +1021,12 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	case longest == nil:
 		gap.Verdict, gap.Detail = Held, fmt.Sprintf("no counted gap in %d handovers", len(a.Handovers))
 	default:
-		gap.Measured = longest.Duration
+		gap.Measured = longest.Counted
 		gap.Verdict = verdict(Within(gap.Measured, gap.Bound, gap.Slack))
-		gap.Detail = fmt.Sprintf("longest gap %v from %v", longest.Duration, longest.Start)
+		gap.Detail = fmt.Sprintf("longest gap %v from %v", longest.Counted, longest.Start)
+		if longest.Counted != longest.Duration {
+			gap.Detail += fmt.Sprintf(" (of %v; the rest nobody could lead)", longest.Duration)
+		}
 		if longest.After != nil {
 			gap.Detail += fmt.Sprintf(", after fault %d (%s)", longest.After.ID, longest.After.Kind)
 		}
@@ -1010,7 +1035,7 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		}
 	}
 	if excused > 0 {
-		gap.Detail += fmt.Sprintf("; %d gaps excused: no instance could lead", excused)
+		gap.Detail += fmt.Sprintf("; %d gaps partly excused: for a while no instance could lead", excused)
 	}
 
 	// (2) The split-brain window is bounded by the TTL.

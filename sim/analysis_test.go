@@ -186,7 +186,7 @@ func TestAnalyzeOverlapsAndGaps(t *testing.T) {
 			name:     "overlap then gap running into the end",
 			tl:       new(analysisScript).gain(0, 0, "a").gain(5, 1, "b").lose(8, 0, "a").lose(10, 1, "b").end(12),
 			overlaps: []Overlap{{wantWindow(5, 8, false), []Member{a, b}}},
-			gaps:     []Gap{{Window: wantWindow(10, 12, true)}},
+			gaps:     []Gap{{Window: wantWindow(10, 12, true), Counted: 2 * time.Second}},
 		},
 		{
 			name:     "run ends inside an overlap",
@@ -207,30 +207,31 @@ func TestAnalyzeOverlapsAndGaps(t *testing.T) {
 			name: "gap names the fault before it",
 			tl: new(analysisScript).fault(1, 7, "latency", "", 1).gain(2, 0, "a").fault(4, 2, "crash", "", 0).
 				crash(4, 0, "a").gain(15, 1, "b").end(20),
-			gaps: []Gap{{Window: wantWindow(4, 15, false), After: &FaultRef{ID: 2, Kind: "crash", Applied: atSec(4)}}},
+			gaps: []Gap{{Window: wantWindow(4, 15, false), After: &FaultRef{ID: 2, Kind: "crash", Applied: atSec(4)}, Counted: 11 * time.Second}},
 		},
 		{
 			name: "leader crashes while another pauses; a third takes over",
 			tl: new(analysisScript).gain(0, 0, "a").pause(2, 1).crash(3, 0, "a").gain(12, 2, "c").
 				resume(20, 1).end(25),
-			gaps: []Gap{{Window: wantWindow(3, 12, false)}},
+			gaps: []Gap{{Window: wantWindow(3, 12, false), Counted: 9 * time.Second}},
 		},
 		{
 			name: "leader crashes while the only other instance pauses: excused",
 			tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(0, 0, "a").pause(2, 1).
 				crash(3, 0, "a").resume(10, 1).gain(11, 1, "b").end(25),
-			gaps: []Gap{{Window: wantWindow(3, 11, false), Excuse: "for part of it no instance could lead (all crashed, stopped, paused or partitioned)"}},
+			// Counted: only 10s..11s, after b resumed, could anyone have led.
+			gaps: []Gap{{Window: wantWindow(3, 11, false), Excuse: "for part of it no instance could lead (all crashed, stopped, paused or partitioned)", Counted: time.Second}},
 		},
 		{
 			name: "nobody up until a late start: excused",
 			tl:   new(analysisScript).gain(0, 0, "a").crash(2, 0, "a").start(10, 1, "b").gain(11, 1, "b").end(20),
-			gaps: []Gap{{Window: wantWindow(2, 11, false), Excuse: "for part of it no instance could lead (all crashed, stopped, paused or partitioned)"}},
+			gaps: []Gap{{Window: wantWindow(2, 11, false), Excuse: "for part of it no instance could lead (all crashed, stopped, paused or partitioned)", Counted: time.Second}},
 		},
 		{
 			name: "a paused instance that crashed and restarted is no longer paused",
 			tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(0, 0, "a").pause(1, 1).crash(2, 1, "b").
 				start(3, 1, "b2").crash(4, 0, "a").gain(15, 1, "b2").end(20),
-			gaps: []Gap{{Window: wantWindow(4, 15, false)}},
+			gaps: []Gap{{Window: wantWindow(4, 15, false), Counted: 11 * time.Second}},
 		},
 		{
 			name: "everyone partitioned: excused",
@@ -238,7 +239,8 @@ func TestAnalyzeOverlapsAndGaps(t *testing.T) {
 				fault(2, 0, "partition", "blackhole").lose(14, 0, "a").heal(30, 0).gain(32, 1, "b").end(40),
 			gaps: []Gap{{
 				Window: wantWindow(14, 32, false), After: &FaultRef{ID: 0, Kind: "partition", Applied: atSec(2)},
-				Excuse: "for part of it no instance could lead (all crashed, stopped, paused or partitioned)",
+				Excuse:  "for part of it no instance could lead (all crashed, stopped, paused or partitioned)",
+				Counted: 2 * time.Second, // from the heal at 30s
 			}},
 		},
 	}
@@ -602,6 +604,14 @@ func TestAnalyzeClaims(t *testing.T) {
 			name: "open gap already beyond the bound",
 			tl:   new(analysisScript).gain(0, 0, "a").gain(1, 1, "b").lose(1, 0, "a").crash(2, 1, "b").end(20),
 			gap:  NotHeld, split: NotExercised, calm: Held, gapMeasured: atSec(18),
+		},
+		{
+			// b is paused for one second inside a 29s gap: that second is
+			// excused, the 28s after it are not.
+			name: "a moment with nobody able to lead does not excuse the whole gap",
+			tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(0, 0, "a").crash(1, 0, "a").
+				pause(1, 1).resume(2, 1).gain(30, 1, "b").end(40),
+			gap: NotHeld, split: NotExercised, calm: Held, gapMeasured: atSec(28),
 		},
 		{
 			name: "blackholed leader overlaps for longer than the TTL",

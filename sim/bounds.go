@@ -160,6 +160,19 @@ func callBound(p Params, mode string) (time.Duration, string) {
 			d, f = Unbounded, "ReadTimeout none: a dropped reply is awaited forever = unbounded"
 			break
 		}
+		if c.SharedPool {
+			// The elector shares the pool with the runner's traffic: each
+			// retry can take another pooled connection whose read times out
+			// too (go-redis source, not separately measured here).
+			attempts := retries + 1
+			var backoff time.Duration
+			for a := 1; a <= retries; a++ {
+				backoff += retryBackoff(a)
+			}
+			d = time.Duration(attempts)*c.ReadTimeout + backoff
+			f = fmt.Sprintf("shared pool: (MaxRetries + 1) × ReadTimeout + backoffs = %d × %v + %v = %v", attempts, c.ReadTimeout, backoff, d)
+			break
+		}
 		attempts := min(retries, 1) + 1
 		d = time.Duration(attempts) * c.ReadTimeout
 		f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout = %d × %v", attempts, c.ReadTimeout)
@@ -228,7 +241,7 @@ func Predict(p Params, s FaultSize) []Prediction {
 func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 	p = p.WithDefaults()
 	ttl, wait := p.TTL, p.Wait
-	jitter := time.Duration(p.JitterMS) * time.Millisecond
+	jitter := p.Jitter()
 	half := term{sym: "TTL/2", d: ttl / 2}
 	jit := term{sym: "jitter", d: jitter}
 	lease := term{sym: "TTL", d: ttl}
@@ -339,7 +352,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 // after expiry (gap).
 func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 	ttl := p.TTL
-	terms := []term{{sym: "TTL/2", d: ttl / 2}, {sym: "jitter", d: time.Duration(p.JitterMS) * time.Millisecond}}
+	terms := []term{{sym: "TTL/2", d: ttl / 2}, {sym: "jitter", d: p.Jitter()}}
 	if hi > 0 {
 		terms = append(terms, term{sym: "C", d: hi})
 	}
@@ -357,7 +370,7 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 // Redis every TTL/2 + jitter + 2L.
 func predictLatency(pr *Prediction, p Params, l time.Duration) {
 	ttl, wait := p.TTL, p.Wait
-	jitter := time.Duration(p.JitterMS) * time.Millisecond
+	jitter := p.Jitter()
 	half, jit, lease, retry := term{sym: "TTL/2", d: ttl / 2}, term{sym: "jitter", d: jitter}, term{sym: "TTL", d: ttl}, term{sym: "Wait", d: wait}
 	if l <= 0 {
 		pr.GapFormula, pr.OverlapFormula = "0: no latency given", "0: no latency given"

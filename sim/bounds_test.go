@@ -238,3 +238,14 @@ func TestModeOf(t *testing.T) {
 		}
 	}
 }
+
+func TestCallBoundSharedPool(t *testing.T) {
+	p := Params{}.WithDefaults()
+	alone := CallBound(p, ModePartitionBlackhole)
+	p.Client.SharedPool = true
+	shared := CallBound(p, ModePartitionBlackhole)
+	// 4 attempts of 5s and backoffs of up to 30ms, 50ms and 90ms.
+	if alone != 10030*time.Millisecond || shared != 20170*time.Millisecond {
+		t.Fatalf("blackholed call: alone %v, shared pool %v", alone, shared)
+	}
+}

@@ -185,7 +185,7 @@ func predictedLimit(metric string, sc Scenario, preds []Prediction) (time.Durati
 		how = "predicted without faults"
 	}
 	if metric == "failover" || metric == "heal_to_stable" {
-		floor := sc.Params.TTL + sc.Params.Wait + time.Duration(sc.Params.JitterMS)*time.Millisecond
+		floor := sc.Params.TTL + sc.Params.Wait + sc.Params.Jitter()
 		if floor > bound {
 			bound = floor
 			how = "TTL + Wait + jitter"

@@ -51,7 +51,7 @@ func paramValues(p Params) map[string]time.Duration {
 	return map[string]time.Duration{
 		"ttl":           p.TTL,
 		"wait":          p.Wait,
-		"jitter":        time.Duration(p.JitterMS) * time.Millisecond,
+		"jitter":        p.Jitter(),
 		"op_timeout":    p.OpTimeout,
 		"read_timeout":  p.Client.ReadTimeout,
 		"write_timeout": p.Client.WriteTimeout,

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -61,7 +62,7 @@ func (in *instance) start() error {
 	eo := election.Opts{
 		TTL:       p.TTL,
 		Wait:      p.Wait,
-		JitterMS:  p.JitterMS,
+		JitterMS:  max(p.JitterMS, 0), // negative: none
 		OpTimeout: p.OpTimeout,
 		Clock:     inc.clock,
 		Jitter:    in.run.jitterSource(),
@@ -70,7 +71,7 @@ func (in *instance) start() error {
 	switch in.run.sc.Mode {
 	case ModeRunner:
 		if eo.JitterMS == 0 {
-			eo.JitterMS = -1 // the runner's zero means the spec's 5; ours was explicit
+			eo.JitterMS = -1 // the runner reads 0 as the spec's 5; here it means none
 		}
 		r, err := runner.New(inc.rdb, runner.Config{
 			Group:         in.run.group,
@@ -146,7 +147,10 @@ func (in *instance) runnerEvent(e runner.Event) {
 	case runner.EventTaskReclaimed:
 		ev.Kind = TaskReclaimed
 	case runner.EventError:
-		ev.Kind, ev.Err, ev.Detail = ElectorError, errText(e.Err), "runner"
+		ev.Kind, ev.Err = RunnerError, errText(e.Err)
+		if errors.Is(e.Err, runner.ErrElection) {
+			ev.Kind = ElectorError
+		}
 	default:
 		return
 	}

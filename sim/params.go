@@ -32,6 +32,11 @@ type ClientParams struct {
 	MaxRetries            int  `json:"max_retries"`
 	ContextTimeoutEnabled bool `json:"context_timeout_enabled"`
 	PoolSize              int  `json:"pool_size"` // default 10 per CPU
+	// SharedPool says the elector's client also carries other traffic (the
+	// runner's), so a blackholed call can be retried on several pooled
+	// connections, each waiting out its ReadTimeout. Run sets it in runner
+	// mode; it changes only the predictions.
+	SharedPool bool `json:"shared_pool,omitempty"`
 }
 
 // Defaults of the spec (runner/election.go in the spec) and of go-redis v9.23.0.
@@ -47,14 +52,12 @@ const (
 )
 
 // WithDefaults returns p with every zero field replaced by its default.
-// JitterMS 0 means the spec's 5; a negative JitterMS means no jitter (and
-// becomes 0).
+// JitterMS 0 means the spec's 5; a negative JitterMS means no jitter and
+// stays negative, so WithDefaults can be applied twice. Read the jitter with
+// Jitter.
 func (p Params) WithDefaults() Params {
 	if p.JitterMS == 0 {
 		p.JitterMS = DefaultJitterMS
-	}
-	if p.JitterMS < 0 {
-		p.JitterMS = 0
 	}
 	if p.TTL == 0 {
 		p.TTL = DefaultTTL
@@ -79,4 +82,10 @@ func (p Params) WithDefaults() Params {
 		c.MaxRetries = DefaultMaxRetries
 	}
 	return p
+}
+
+// Jitter is the renewal jitter bound as a duration: 0 when JitterMS is
+// negative (none).
+func (p Params) Jitter() time.Duration {
+	return time.Duration(max(p.JitterMS, 0)) * time.Millisecond
 }

@@ -35,7 +35,7 @@ func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
 func (r *Recorder) Record(e Event) {
 	r.mu.Lock()
 	e.At = time.Since(r.start)
-	if r.ended || (e.ID != "" && r.dead[e.ID] && e.Kind != InstanceCrashed) {
+	if r.ended || (e.ID != "" && r.dead[e.ID] && !survivesCrash(e.Kind)) {
 		r.mu.Unlock()
 		return
 	}
@@ -49,6 +49,15 @@ func (r *Recorder) Record(e Event) {
 	if obs != nil {
 		obs(e)
 	}
+}
+
+// survivesCrash reports whether an event of a crashed incarnation is still
+// recorded. A task completed or dispatched is a fact about Redis: its XACK or
+// XADD reached Redis before the crash cut the traffic (after it, every call
+// fails), only the report of it came late. Everything else a crashed
+// instance says — beliefs, chores, errors — is the shell winding down.
+func survivesCrash(k Kind) bool {
+	return k == InstanceCrashed || k == TaskCompleted || k == TaskDispatched
 }
 
 // Timeline returns a copy of the events so far.

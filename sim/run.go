@@ -10,13 +10,13 @@ import (
 	"runtime"
 	"runtime/debug"
 	"sort"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/leaselab/leaselab/runner"
 	"github.com/redis/go-redis/v9"
 )
@@ -167,6 +167,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 	}
 	sc = sc.withDefaults()
 	eff := sc.scaled()
+	eff.Params.Client.SharedPool = eff.Mode == ModeRunner
 	if o.Provider == nil {
 		o.Provider = Embedded{}
 	}
@@ -199,7 +200,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 	r.admin = redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
 	if res.Versions.Redis == "" {
 		if info, err := r.admin.Info(ctx, "server").Result(); err == nil {
-			res.Versions.Redis = infoField(info, "redis_version")
+			res.Versions.Redis = redisserver.InfoField(info, "redis_version")
 		} else {
 			return nil, fmt.Errorf("%w: Redis at %s: %v", ErrEnvironment, env.RedisAddr, err)
 		}
@@ -497,13 +498,4 @@ func leaselabVersion() string {
 		}
 	}
 	return "devel"
-}
-
-func infoField(info, name string) string {
-	for _, line := range strings.Split(info, "\r\n") {
-		if v, ok := strings.CutPrefix(line, name+":"); ok {
-			return v
-		}
-	}
-	return ""
 }

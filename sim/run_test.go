@@ -3,7 +3,9 @@ package sim_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -222,9 +224,8 @@ func TestCancelledRunLeavesNothing(t *testing.T) {
 	if last := res.Timeline[len(res.Timeline)-1]; last.Kind != sim.RunEnded || !strings.HasPrefix(last.Detail, "incomplete") {
 		t.Fatalf("last event %+v, want run-ended incomplete", last)
 	}
-	// Parallel tests are paused while this one runs, so any redis-server
-	// spawned by the harness (its --dir says leaselab-redis) is this run's.
-	if out, _ := exec.Command("pgrep", "-f", "leaselab-redis-").Output(); len(out) > 0 {
+	// The run's redis-server is a child of this test process.
+	if out, _ := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid()), "redis-server").Output(); len(out) > 0 {
 		t.Fatalf("redis-server still running: pids %s", out)
 	}
 	if err := goleak.Find(before); err != nil {

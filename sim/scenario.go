@@ -322,10 +322,19 @@ func (s Scenario) scaled() Scenario {
 	if k == 1 {
 		return s
 	}
-	d := func(x time.Duration) time.Duration { return time.Duration(float64(x) * k) }
+	// Only positive durations scale: a negative one means "none" (a client
+	// timeout of -1), and must stay so.
+	d := func(x time.Duration) time.Duration {
+		if x <= 0 {
+			return x
+		}
+		return time.Duration(float64(x) * k)
+	}
 	p := &s.Params
 	p.TTL, p.Wait, p.OpTimeout, p.ChoreInterval = d(p.TTL), d(p.Wait), d(p.OpTimeout), d(p.ChoreInterval)
-	p.JitterMS = int(float64(p.JitterMS)*k + 0.5)
+	if p.JitterMS > 0 {
+		p.JitterMS = max(1, int(float64(p.JitterMS)*k+0.5))
+	}
 	c := &p.Client
 	c.ReadTimeout, c.WriteTimeout, c.DialTimeout = d(c.ReadTimeout), d(c.WriteTimeout), d(c.DialTimeout)
 	s.Duration, s.Recovery = d(s.Duration), d(s.Recovery)

@@ -25,6 +25,7 @@ const (
 	LeaderGained Kind = "leader-gained" // the instance now acts as leader
 	LeaderLost   Kind = "leader-lost"   // the instance no longer acts as leader
 	ElectorError Kind = "elector-error" // an error on the elector's onError channel (Err)
+	RunnerError  Kind = "runner-error"  // a runner error other than the elector's (fetch, ack, heartbeat...; Err)
 
 	ChoreRan Kind = "chore" // a leader-only chore ran (Chore = kind, N = effect, Detail)
 

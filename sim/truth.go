@@ -24,6 +24,7 @@ type Truth struct {
 	key string
 	rec *Recorder
 
+	checkMu  sync.Mutex // serializes check
 	mu       sync.Mutex
 	holder   string
 	expireAt time.Duration // run time the key should expire, from the last PTTL; 0 if none
@@ -79,6 +80,10 @@ func WatchTruth(ctx context.Context, addr, key string, rec *Recorder) (*Truth, e
 // check reads the holder and records a change. note is the notification
 // that prompted it, "" for a poll. It reports whether Redis answered.
 func (t *Truth) check(ctx context.Context, note string) bool {
+	// One check at a time, read to record: Reset (on the fault goroutine)
+	// and the watcher must not let an older read overwrite a newer holder.
+	t.checkMu.Lock()
+	defer t.checkMu.Unlock()
 	now := t.rec.Since()
 	var late time.Duration
 	t.mu.Lock()

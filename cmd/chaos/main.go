@@ -9,7 +9,8 @@
 //	chaos report RESULT.json  re-render the reports of a stored result
 //
 // Exit codes: 0 every expectation held; 1 an expectation failed (or a run was
-// interrupted or incomplete); 2 invalid input or usage; 3 environment error.
+// incomplete); 2 invalid input or usage; 3 environment error; 130
+// interrupted (the partial reports are written).
 package main
 
 import (

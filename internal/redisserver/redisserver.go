@@ -112,7 +112,7 @@ func (s *Server) start(ctx context.Context) error {
 		info, err := c.Info(pctx, "server").Result()
 		cancel()
 		if err == nil {
-			s.Version = field(info, "redis_version")
+			s.Version = InfoField(info, "redis_version")
 			return nil
 		}
 		select {
@@ -186,8 +186,8 @@ func FreePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// field reads "name:value" from an INFO reply.
-func field(info, name string) string {
+// InfoField reads the value of "name:value" from an INFO reply.
+func InfoField(info, name string) string {
 	for _, line := range strings.Split(info, "\r\n") {
 		if v, ok := strings.CutPrefix(line, name+":"); ok {
 			return v
