@@ -160,6 +160,12 @@ func newRunID() string {
 // Cancelling ctx stops the run, cleans up, and returns the partial result
 // marked incomplete together with ctx's error. Nothing the run started is
 // left running when Run returns.
+//
+// Two process-wide settings change for good: go-redis's global logger is
+// silenced (every dial an injected fault fails would be logged to stderr),
+// and, with the in-process Toxiproxy, zerolog's global level is disabled
+// (Toxiproxy logs through it). A program that wants them restores them
+// after Run.
 func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	if err := sc.Validate(); err != nil {
