@@ -181,7 +181,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 	res.Versions = Versions{Go: runtime.Version(), Toxiproxy: ToxiproxyVersion, Leaselab: leaselabVersion()}
 
 	setupStart := time.Now()
-	env, err := o.Provider.Environment(ctx)
+	env, err := environmentFor(ctx, o.Provider, eff.Instances)
 	if err != nil {
 		return nil, err
 	}

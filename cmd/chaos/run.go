@@ -14,6 +14,7 @@ import (
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
+	tclog "github.com/testcontainers/testcontainers-go/log"
 )
 
 // runFlags are the flags of run and suite.
@@ -24,6 +25,9 @@ type runFlags struct {
 	redisAddr     string
 	redisServer   string
 	toxiproxyAddr string
+	proxyPorts    string
+	proxyUpstream string
+	env           string
 	junit         string
 	parallel      int
 	verbose       bool
@@ -37,14 +41,48 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
 	fs.StringVar(&f.redisAddr, "redis-addr", "", "use the Redis at `ADDR` instead of spawning redis-server (default $LEASELAB_REDIS_ADDR)")
 	fs.StringVar(&f.redisServer, "redis-server", "", "the redis-server binary to spawn (default: found on PATH)")
 	fs.StringVar(&f.toxiproxyAddr, "toxiproxy-addr", "", "use the Toxiproxy API at `ADDR` instead of an in-process one")
+	fs.StringVar(&f.proxyPorts, "proxy-ports", "", "with --toxiproxy-addr of a Toxiproxy in a container: have the proxies listen on `RANGE` (e.g. 21000-21031), published on the host at the same numbers (docker-compose.yml does)")
+	fs.StringVar(&f.proxyUpstream, "proxy-upstream", "", "Redis as Toxiproxy reaches it, `ADDR` (docker-compose.yml: redis:6379; default: --redis-addr)")
+	fs.StringVar(&f.env, "env", "embedded", "where Redis and Toxiproxy run, `MODE`: embedded (spawned redis-server, in-process Toxiproxy, or the --redis-addr/--toxiproxy-addr ones) or container (testcontainers-go; images from $LEASELAB_REDIS_IMAGE and $LEASELAB_TOXIPROXY_IMAGE)")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once (each has its own Redis and proxies)")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
 
-func (f *runFlags) provider() sim.Provider {
-	return sim.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}
+func (f *runFlags) provider() (sim.Provider, error) {
+	switch f.env {
+	case "container":
+		if f.redisAddr != "" || f.toxiproxyAddr != "" || f.proxyPorts != "" || f.proxyUpstream != "" {
+			return nil, usageErr("--env container starts its own Redis and Toxiproxy: drop --redis-addr, --toxiproxy-addr, --proxy-ports and --proxy-upstream")
+		}
+		c := sim.Containers{}
+		if f.verbose {
+			c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "testcontainers: "+format+"\n", args...) }
+		} else {
+			// testcontainers-go prints a banner through its global logger.
+			tclog.SetDefault(tclog.NewNoopLogger())
+		}
+		return c, nil
+	case "embedded":
+	default:
+		return nil, usageErr("--env: %q is neither embedded nor container", f.env)
+	}
+	if f.proxyPorts == "" && f.proxyUpstream == "" {
+		return sim.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}, nil
+	}
+	if f.redisAddr == "" || f.toxiproxyAddr == "" {
+		return nil, usageErr("--proxy-ports and --proxy-upstream are for a Toxiproxy in a container: give --redis-addr and --toxiproxy-addr too")
+	}
+	ext := sim.External{RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
+	if f.proxyPorts != "" {
+		r, err := sim.ParsePortRange(f.proxyPorts)
+		if err != nil {
+			return nil, usageErr("--proxy-ports: %v", err)
+		}
+		ext.ProxyPorts = r
+	}
+	return ext, nil
 }
 
 const runUsage = `Usage: chaos run NAME|FILE... [flags]
@@ -60,6 +98,9 @@ Examples:
   chaos run partition-blackhole --time-scale 0.2 --seed 7
   chaos run ./my-scenario.yaml --out /tmp/reports --junit junit.xml
   chaos run leader-crash pause --parallel 2 --redis-addr 127.0.0.1:6379
+  chaos run leader-crash --env container
+  chaos run leader-crash --redis-addr 127.0.0.1:6379 --toxiproxy-addr 127.0.0.1:8474 \
+    --proxy-ports 21000-21031 --proxy-upstream redis:6379      # docker-compose.yml
 
 Flags:
 `
@@ -146,6 +187,10 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 	if f.parallel < 1 {
 		return nil, usageErr("--parallel must be at least 1")
 	}
+	provider, err := f.provider()
+	if err != nil {
+		return nil, err
+	}
 	for i := range scs {
 		if f.seed != 0 {
 			scs[i].Seed = f.seed
@@ -176,13 +221,17 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 				return
 			}
 			defer func() { <-sem }()
-			out[i] = runOne(ctx, sc, f, prog)
+			out[i] = runOne(ctx, sc, f, provider, prog)
 		}()
 	}
 	wg.Wait()
 	for _, o := range out {
-		if o.res == nil && o.err != nil && errors.Is(o.err, sim.ErrEnvironment) {
+		// An interrupt during setup is an interrupt, not a broken environment.
+		if o.res == nil && o.err != nil && errors.Is(o.err, sim.ErrEnvironment) && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "chaos: %s: %v\n", o.sc.Name, o.err)
+			if f.env == "container" {
+				return out, &exitError{exitEnv, errors.New("environment error: the container environment needs a reachable Docker Engine and the images (README.md, Running with Docker)")}
+			}
 			return out, &exitError{exitEnv, errors.New("environment error: install redis-server (apt-get install redis-server) or pass --redis-addr")}
 		}
 	}
@@ -191,10 +240,10 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 
 // runOne runs one scenario and writes its report, also when the run was
 // interrupted (the report is then marked incomplete).
-func runOne(ctx context.Context, sc sim.Scenario, f runFlags, prog *progress) outcome {
+func runOne(ctx context.Context, sc sim.Scenario, f runFlags, provider sim.Provider, prog *progress) outcome {
 	sc = withDefaultsForDisplay(sc)
 	track := prog.start(sc)
-	res, err := sim.Run(ctx, sc, sim.Options{Provider: f.provider(), Observe: track.observe})
+	res, err := sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
 	o := outcome{sc: sc, res: res, err: err}
 	if res == nil {
 		track.done(nil, err)
