@@ -1023,9 +1023,9 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	default:
 		gap.Measured = longest.Counted
 		gap.Verdict = verdict(Within(gap.Measured, gap.Bound, gap.Slack))
-		gap.Detail = fmt.Sprintf("longest gap %v from %v", longest.Counted, longest.Start)
+		gap.Detail = fmt.Sprintf("longest gap %v from %v", ms(longest.Counted), ms(longest.Start))
 		if longest.Counted != longest.Duration {
-			gap.Detail += fmt.Sprintf(" (of %v; the rest nobody could lead)", longest.Duration)
+			gap.Detail += fmt.Sprintf(" (of %v; the rest nobody could lead)", ms(longest.Duration))
 		}
 		if longest.After != nil {
 			gap.Detail += fmt.Sprintf(", after fault %d (%s)", longest.After.ID, longest.After.Kind)
@@ -1048,7 +1048,7 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		split.Verdict, split.Detail = NotExercised, "no fault and no overlap"
 	default:
 		split.Verdict = verdict(Within(split.Measured, split.Bound, split.Slack))
-		split.Detail = fmt.Sprintf("%d overlaps, longest %v, total %v", len(a.Overlaps), a.Summary.MaxOverlap, a.Summary.TotalOverlap)
+		split.Detail = fmt.Sprintf("overlap windows: %d, longest %v, total %v", len(a.Overlaps), ms(a.Summary.MaxOverlap), ms(a.Summary.TotalOverlap))
 	}
 
 	// (3) No overlap away from faults: an overlap that intersects no fault's
@@ -1078,9 +1078,9 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		calm.Verdict, calm.Detail = NotExercised, "no instance ever led"
 	default:
 		calm.Verdict = verdict(Within(calm.Measured, 0, calm.Slack))
-		calm.Detail = fmt.Sprintf("%d overlaps away from any fault, total %v", len(unexplained), total)
+		calm.Detail = fmt.Sprintf("overlap windows away from any fault: %d, total %v", len(unexplained), ms(total))
 		if len(unexplained) > 0 {
-			calm.Detail += fmt.Sprintf(", first at %v", unexplained[0].Start)
+			calm.Detail += fmt.Sprintf(", first at %v", ms(unexplained[0].Start))
 		}
 	}
 	return []Claim{gap, split, calm}
@@ -1092,3 +1092,7 @@ func verdict(held bool) Verdict {
 	}
 	return NotHeld
 }
+
+// ms rounds a duration for reading: claim details are prose, the measured
+// values keep their full precision in the Claim's fields.
+func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
