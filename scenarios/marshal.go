@@ -59,10 +59,10 @@ func Marshal(sc sim.Scenario) ([]byte, error) {
 	if p.Wait != 0 {
 		add(el, "wait", durNode(p.Wait))
 	}
-	// Parse reads an omitted jitter as the spec's 5ms; the simulator reads
-	// JitterMS 0 as 5ms only when neither TTL nor Wait is set.
+	// Parse and the simulator both read an omitted jitter (JitterMS 0) as
+	// the spec's 5ms; a negative JitterMS is "none".
 	switch j := p.JitterMS; {
-	case j < 0 || (j == 0 && (p.TTL != 0 || p.Wait != 0)):
+	case j < 0:
 		add(el, "jitter", strNode("0s"))
 	case j > 0 && j != sim.DefaultJitterMS:
 		add(el, "jitter", durNode(time.Duration(j)*time.Millisecond))

@@ -140,7 +140,7 @@ func TestDefaults(t *testing.T) {
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("got %+v, want %+v", sc, want)
 	}
-	// Giving ttl alone keeps the spec's jitter: the simulator would drop it.
+	// Giving ttl alone keeps the spec's jitter.
 	sc = mustParse(t, "x.yaml", "elector: {ttl: 1s}\n")
 	if got := sc.Params.WithDefaults().JitterMS; got != sim.DefaultJitterMS {
 		t.Errorf("jitter with ttl given = %dms, want %d", got, sim.DefaultJitterMS)

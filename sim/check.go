@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -47,11 +48,8 @@ func (c Check) String() string {
 // metric exists and the limit parses.
 func CheckExpectation(e Expectation, p Params) error {
 	if _, ok := Metrics[e.Metric]; !ok {
-		names := make([]string, 0, len(Metrics))
-		for m := range Metrics {
-			names = append(names, m)
-		}
-		return fmt.Errorf("unknown metric %q; want one of %s", e.Metric, strings.Join(sortedStrings(names), ", "))
+		names := slices.Sorted(maps.Keys(Metrics))
+		return fmt.Errorf("unknown metric %q; want one of %s", e.Metric, strings.Join(names, ", "))
 	}
 	if CountMetric(e.Metric) {
 		if _, err := strconv.Atoi(strings.TrimSpace(e.Max)); err != nil {
@@ -192,9 +190,4 @@ func predictedLimit(metric string, sc Scenario, preds []Prediction) (time.Durati
 		}
 	}
 	return bound, how
-}
-
-func sortedStrings(s []string) []string {
-	slices.Sort(s)
-	return s
 }

@@ -86,6 +86,7 @@ func ensureReaper(ctx context.Context, d *testcontainers.DockerClient) error {
 	if cfg.Config.RyukDisabled || cfg.Config.HubImageNamePrefix != "" {
 		return nil
 	}
+	//lint:ignore SA1019 the deprecated constant is still the image v0.45.0 pulls, and the only public name for it
 	return ensureImage(ctx, d, testcontainers.ReaperDefaultImage,
 		"it is testcontainers-go's reaper (Ryuk): set TESTCONTAINERS_RYUK_DISABLED=true, leaselab removes its containers and network without it")
 }

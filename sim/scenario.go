@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -272,7 +273,7 @@ func (s Scenario) Validate() error {
 		switch f.Kind {
 		case FaultCrash, FaultStop, FaultPause, FaultRedisRestart, FaultScriptFlush:
 		case FaultPartition:
-			if !contains(PartitionModes, f.Mode) {
+			if !slices.Contains(PartitionModes, f.Mode) {
 				bad("%s: mode %q; want one of %s", where, f.Mode, strings.Join(PartitionModes, ", "))
 			}
 		case FaultLatency:
@@ -282,7 +283,7 @@ func (s Scenario) Validate() error {
 			if f.Jitter < 0 || f.Jitter > f.Latency {
 				bad("%s: jitter %v must be within [0, latency %v]", where, f.Jitter, f.Latency)
 			}
-			if !contains([]string{DirectionBoth, DirectionRequests, DirectionReplies}, f.Direction) {
+			if !slices.Contains([]string{DirectionBoth, DirectionRequests, DirectionReplies}, f.Direction) {
 				bad("%s: direction %q; want both, requests or replies", where, f.Direction)
 			}
 		case FaultClock:
@@ -297,15 +298,6 @@ func (s Scenario) Validate() error {
 		return fmt.Errorf("scenario %q: %s", s.Name, strings.Join(errs, "; "))
 	}
 	return nil
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Length is how long a run of the scenario lasts (fault phase plus

@@ -112,12 +112,11 @@ type track struct {
 	name  string
 	total time.Duration
 
-	mu       sync.Mutex
-	running  bool
-	now      time.Duration
-	leaders  map[int]bool
-	faults   map[int]string
-	finished bool
+	mu      sync.Mutex
+	running bool
+	now     time.Duration
+	leaders map[int]bool
+	faults  map[int]string
 }
 
 func (p *progress) start(sc sim.Scenario) *track {

@@ -241,7 +241,7 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 // runOne runs one scenario and writes its report, also when the run was
 // interrupted (the report is then marked incomplete).
 func runOne(ctx context.Context, sc sim.Scenario, f runFlags, provider sim.Provider, prog *progress) outcome {
-	sc = withDefaultsForDisplay(sc)
+	sc = named(sc)
 	track := prog.start(sc)
 	res, err := sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
 	o := outcome{sc: sc, res: res, err: err}
@@ -264,8 +264,8 @@ func runOne(ctx context.Context, sc sim.Scenario, f runFlags, provider sim.Provi
 	return o
 }
 
-// withDefaultsForDisplay gives an unnamed scenario a name for its directory.
-func withDefaultsForDisplay(sc sim.Scenario) sim.Scenario {
+// named gives an unnamed scenario a name for its report directory.
+func named(sc sim.Scenario) sim.Scenario {
 	if sc.Name == "" {
 		sc.Name = "scenario"
 	}
