@@ -43,6 +43,20 @@ func LeaderKey(name string) string {
 	return KeyPrefix + base32.StdEncoding.EncodeToString(sum[:])
 }
 
+// HashTag returns the Redis Cluster hash tag of the lease of name:
+// "{" + LeaderKey(name) + "}". The lease key itself has no braces, so its slot
+// is the CRC16 of the whole key, which is exactly this tag's content: every
+// key that carries the tag lives in the lease's slot. The fencing token
+// (TokenKey) carries it, and so do the runner's keys, so that one Lua script
+// can check the lease and the token and write them, on a Redis Cluster too.
+// The tag never contains a brace (base32), whatever name is.
+func HashTag(name string) string { return "{" + LeaderKey(name) + "}" }
+
+// TokenKey returns the key of the fencing token counter of the lease of name
+// (safe mode): taskrunner:{taskrunner:leader:<base32(sha1(name))>}:token, in
+// the lease's hash slot. It has no TTL: it outlives every lease.
+func TokenKey(name string) string { return "taskrunner:" + HashTag(name) + ":token" }
+
 // ErrorBuffer is the capacity of the onError channel. Errors that find it
 // full are dropped and counted (DroppedErrors): an unread error channel must
 // never stall renewals.
@@ -103,9 +117,10 @@ func (o Opts) Validate() error {
 		return fmt.Errorf("election: Opts.Wait is %v; it must be positive", o.Wait)
 	case o.JitterMS < 0:
 		return fmt.Errorf("election: Opts.JitterMS is %d; it must not be negative", o.JitterMS)
-	case time.Duration(o.JitterMS)*time.Millisecond >= o.TTL/2:
+	case int64(o.JitterMS) >= ceilMS(o.TTL/2):
 		// Renewal comes TTL/2 + jitter after the last one; jitter of TTL/2
-		// or more could renew after the lease expired.
+		// or more could renew after the lease expired. Compared in whole
+		// milliseconds, so a huge JitterMS cannot overflow a Duration.
 		return fmt.Errorf("election: Opts.JitterMS is %d ms; it must be less than TTL/2 (%v)", o.JitterMS, o.TTL/2)
 	case o.OpTimeout < 0:
 		return fmt.Errorf("election: Opts.OpTimeout is %v; it must not be negative", o.OpTimeout)
@@ -113,6 +128,11 @@ func (o Opts) Validate() error {
 		return fmt.Errorf("election: Opts.StopTimeout is %v; it must not be negative", o.StopTimeout)
 	}
 	return nil
+}
+
+// ceilMS is d in milliseconds, rounded up.
+func ceilMS(d time.Duration) int64 {
+	return int64((d + time.Millisecond - 1) / time.Millisecond)
 }
 
 // Elector runs the election for one instance. Create it with NewElector.

@@ -147,7 +147,9 @@ func (m *Machine) InFlight() Op { return m.inflight }
 func (m *Machine) renewAfter() time.Duration {
 	d := m.ttl / 2
 	if m.jitterMS > 0 && m.jitter != nil {
-		d += time.Duration(m.jitter(m.jitterMS)) * time.Millisecond
+		// Clamped: a faulty source must not push the renewal past the lease.
+		j := min(max(m.jitter(m.jitterMS), 0), m.jitterMS-1)
+		d += time.Duration(j) * time.Millisecond
 	}
 	return d
 }

@@ -2,6 +2,8 @@ package runner
 
 import (
 	"fmt"
+	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"time"
@@ -75,9 +77,7 @@ func (r *Runner) metrics() (MetricsReport, bool) {
 		rep.Avg = time.Duration(totalUS/rep.Samples) * time.Microsecond
 		r.lastAvg = rep.Avg
 	}
-	if workers := int64(max(rep.Instances, 1) * rep.Capacity); workers > 0 {
-		rep.PredictedWait = time.Duration(rep.Queued * int64(r.lastAvg) / workers)
-	}
+	rep.PredictedWait = predictWait(rep.Queued, r.lastAvg, rep.Instances, rep.Capacity)
 
 	for task, t := range rep.Tasks {
 		if r.cfg.AvgThreshold > 0 && t.Avg > r.cfg.AvgThreshold {
@@ -91,6 +91,26 @@ func (r *Runner) metrics() (MetricsReport, bool) {
 		r.cfg.OnThreshold(rep)
 	}
 	return rep, true
+}
+
+// predictWait is how long a task dispatched now waits before it starts:
+// queued × avg / (instances × capacity), with at least one instance. The
+// product is computed in 128 bits and the result saturates at the largest
+// Duration, so a huge queue cannot overflow into a negative wait.
+func predictWait(queued int64, avg time.Duration, instances, capacity int) time.Duration {
+	workers := uint64(max(instances, 1)) * uint64(max(capacity, 0))
+	if workers == 0 || queued <= 0 || avg <= 0 {
+		return 0
+	}
+	hi, lo := bits.Mul64(uint64(queued), uint64(avg))
+	if hi >= workers { // the quotient needs more than 64 bits
+		return math.MaxInt64
+	}
+	q, _ := bits.Div64(hi, lo, workers)
+	if q > math.MaxInt64 {
+		return math.MaxInt64
+	}
+	return time.Duration(q)
 }
 
 // pairs reads an HGETALL reply of integer values.
