@@ -104,6 +104,34 @@ type Opts struct {
 	// Jitter returns a uniform integer in [0, n); a simulator passes a
 	// seeded source. Default: math/rand/v2.
 	Jitter func(n int) int
+
+	// Safe turns on safe mode (the zero value, false, is the spec's elector
+	// exactly):
+	//   - the lease guard: a leader counts its lease from the send time of
+	//     the last successful acquire or renew and demotes itself at
+	//     sentAt + TTL − SafeMargin by Clock, even while a renew is still in
+	//     flight; each acquire and renew gets a deadline from the validity
+	//     left (the shell stops waiting at it and ignores a late reply,
+	//     whatever the client's timeouts; the call's context carries it too);
+	//   - acquire also takes a lease that already holds this ID (no phantom
+	//     lease after a lost reply);
+	//   - fencing: each promotion carries a token (Leadership().Token) that
+	//     grows with every promotion of the group, kept in TokenKey(Key), in
+	//     the lease's Cluster slot. Writers check it (the runner's chores
+	//     do), so a stale leader's late write changes nothing.
+	// Every instance of a group must use the same mode.
+	Safe bool
+	// SafeMargin (safe mode) is taken off the lease's validity. Default
+	// DefaultMargin(TTL) = TTL/100 + 2ms. The guard holds — the leader
+	// demotes before Redis expires its key — while the leader's clock runs
+	// at least (1 − SafeMargin/TTL) as fast as Redis's and its guard timer
+	// fires late by less than what is left of the margin: by default about
+	// 1% of the TTL of clock drift plus ~2ms of timer and scheduling
+	// lateness. Beyond that (a clock at 0.3×, a process paused past the
+	// margin) a stale leader may still believe it leads for a while, but
+	// fenced writes are still refused: the fence is checked by Redis, not
+	// by a clock.
+	SafeMargin time.Duration
 }
 
 // Validate reports the first problem with o, or nil.
@@ -126,8 +154,22 @@ func (o Opts) Validate() error {
 		return fmt.Errorf("election: Opts.OpTimeout is %v; it must not be negative", o.OpTimeout)
 	case o.StopTimeout < 0:
 		return fmt.Errorf("election: Opts.StopTimeout is %v; it must not be negative", o.StopTimeout)
+	case o.SafeMargin < 0:
+		return fmt.Errorf("election: Opts.SafeMargin is %v; it must not be negative", o.SafeMargin)
+	case o.Safe && int64(o.JitterMS) >= ceilMS(o.TTL/2-o.margin()):
+		// The renewal (TTL/2 + jitter after the send) must come before the
+		// guard (TTL − margin after it).
+		return fmt.Errorf("election: Opts.JitterMS %d ms + SafeMargin %v must be less than TTL/2 (%v) in safe mode", o.JitterMS, o.margin(), o.TTL/2)
 	}
 	return nil
+}
+
+// margin is the safe mode's margin, defaulted.
+func (o Opts) margin() time.Duration {
+	if o.SafeMargin > 0 {
+		return o.SafeMargin
+	}
+	return DefaultMargin(o.TTL)
 }
 
 // ceilMS is d in milliseconds, rounded up.
@@ -139,16 +181,24 @@ func ceilMS(d time.Duration) int64 {
 //
 // Signals. onPromote and onDemote are unbuffered and fed by one dispatcher
 // goroutine that hands over one signal at a time, in the order the machine
-// decided them, from an unbounded queue. So a consumer that selects on both
-// (as the spec's StartElection does) can never receive a demote before the
-// promote it follows, no signal is lost while the elector runs, and a slow
-// consumer delays only the dispatcher, never a renewal. Signals still queued
-// when Stop's bound runs out are dropped (DroppedSignals). The channels are
-// never closed. IsLeader is updated at the moment of the decision, before
-// the signal is delivered.
+// decided them. So a consumer that selects on both (as the spec's
+// StartElection does) can never receive a demote before the promote it
+// follows, and a slow consumer delays only the dispatcher, never a renewal.
+//
+// The queue is coalesced, so it is bounded: the dispatcher keeps only what
+// the reader must see to go from the state it last received to the current
+// one — nothing, a promote, a demote, or a demote then a promote (it led,
+// and leads again in a new term) — and counts every signal it merged away
+// (MergedSignals). A promote the reader never received and its demote cancel
+// out: the reader never acted on that term. Each delivered signal carries
+// the time of its decision (for a demote: when the term the reader saw
+// ended). Leadership reports the current state, term and token at any time.
+// The channels are never closed. IsLeader is updated at the moment of the
+// decision, before the signal is delivered.
 type Elector struct {
 	opts  Opts
 	key   string
+	token string // TokenKey(Key), safe mode
 	id    string
 	clock clock.Clock
 	log   *slog.Logger
@@ -159,6 +209,15 @@ type Elector struct {
 	leading        atomic.Bool
 	droppedErrors  atomic.Uint64
 	droppedSignals atomic.Uint64
+	mergedSignals  atomic.Uint64
+	// resolved is the serial of the last signal after which the dispatcher
+	// had nothing left to hand over; drained (buffer 1) wakes the loop when
+	// it moves.
+	resolved atomic.Uint64
+	drained  chan struct{}
+
+	lmu  sync.Mutex
+	lead Leadership
 
 	mu         sync.Mutex
 	started    bool
@@ -166,15 +225,48 @@ type Elector struct {
 	stopCh     chan struct{}
 	stopCtx    context.Context // set by Stop before stopCh is closed
 	stopCancel context.CancelFunc
-	done       chan struct{} // closed when the loop and the dispatcher have exited
-	stopErr    error         // written by the loop before done is closed
-	signals    chan signal   // loop -> dispatcher; closed when the loop exits
+	done       chan struct{} // closed when stopped (loop and dispatcher exited)
+	doneOnce   sync.Once
+	stopErr    error       // written before done is closed
+	signals    chan signal // loop -> dispatcher; closed when the loop exits
+}
+
+// Leadership is what the elector has decided, as of the decision (signals
+// may still be on their way to the reader).
+type Leadership struct {
+	// Leader: this instance believes it holds the lease (IsLeader).
+	Leader bool
+	// Term counts this elector's promotions; while Leader it names the
+	// current term, and a reader can tell a new term from the one it saw.
+	Term uint64
+	// Token is the fencing token of term Term (safe mode; 0 in spec mode).
+	// Tokens grow with every promotion of any instance of the group.
+	Token int64
+	// Since is when Leader last changed, by the elector's Clock.
+	Since time.Time
+	// GuardDeadline (safe mode, while Leader) is when the lease guard will
+	// demote this instance unless a renewal succeeds first: the send time
+	// of the last successful acquire or renew + TTL − SafeMargin, by the
+	// elector's Clock. Zero otherwise.
+	GuardDeadline time.Time
+	// Safe reports whether safe mode is on.
+	Safe bool
 }
 
 type signal struct {
-	s  Signal
-	at time.Time
+	s      Signal
+	at     time.Time
+	term   uint64
+	serial uint64
 }
+
+// ErrDemotionNotDelivered is wrapped by Stop's error when the reader did not
+// receive the demotion within StopTimeout. The lease is then NOT released
+// (it expires after TTL): a reader that has not seen the demotion may still
+// act as leader. The usual cause is Stop called from the goroutine that reads
+// the signals: call `go e.Stop()` there instead and keep reading until Done
+// is closed (then e.Stop() returns the result at once).
+var ErrDemotionNotDelivered = errors.New("the demotion was not received by the signal reader")
 
 // NewElector returns an elector and its promote, demote and error channels.
 // It panics with the Validate error if the options are invalid: they are a
@@ -201,18 +293,24 @@ func NewElector(o Opts) (*Elector, <-chan time.Time, <-chan time.Time, <-chan er
 	if o.Jitter == nil {
 		o.Jitter = mrand.IntN
 	}
+	if o.Safe {
+		o.SafeMargin = o.margin()
+	}
 	e := &Elector{
 		opts:    o,
 		key:     LeaderKey(o.Key),
+		token:   TokenKey(o.Key),
 		id:      o.ID,
 		clock:   o.Clock,
 		promote: make(chan time.Time),
 		demote:  make(chan time.Time),
 		errs:    make(chan error, ErrorBuffer),
+		drained: make(chan struct{}, 1),
 		stopCh:  make(chan struct{}),
 		done:    make(chan struct{}),
 		signals: make(chan signal),
 	}
+	e.lead.Safe = o.Safe
 	e.log = o.Logger.With("elector", e.id, "key", e.key)
 	return e, e.promote, e.demote, e.errs
 }
@@ -223,9 +321,27 @@ func (e *Elector) ID() string { return e.id }
 // Key returns the Redis key of the lease.
 func (e *Elector) Key() string { return e.key }
 
+// TokenKey returns the Redis key of the fencing token counter (used in safe
+// mode): TokenKey(Opts.Key).
+func (e *Elector) TokenKey() string { return e.token }
+
+// Safe reports whether safe mode is on.
+func (e *Elector) Safe() bool { return e.opts.Safe }
+
+// Margin returns the safe mode's margin in force (0 in spec mode).
+func (e *Elector) Margin() time.Duration { return e.opts.SafeMargin }
+
 // IsLeader reports whether this instance currently believes it holds the
 // lease. It turns false at Stop, before the lease is released.
 func (e *Elector) IsLeader() bool { return e.leading.Load() }
+
+// Leadership returns the current leadership decision: state, term, fencing
+// token, and in safe mode the guard deadline.
+func (e *Elector) Leadership() Leadership {
+	e.lmu.Lock()
+	defer e.lmu.Unlock()
+	return e.lead
+}
 
 // DroppedErrors counts errors dropped because onError was full.
 func (e *Elector) DroppedErrors() uint64 { return e.droppedErrors.Load() }
@@ -233,6 +349,14 @@ func (e *Elector) DroppedErrors() uint64 { return e.droppedErrors.Load() }
 // DroppedSignals counts promote/demote signals not delivered before Stop
 // returned because nobody read them.
 func (e *Elector) DroppedSignals() uint64 { return e.droppedSignals.Load() }
+
+// MergedSignals counts promote/demote signals coalesced away because the
+// reader lagged: pairs of a promote and a demote it never needed to see.
+func (e *Elector) MergedSignals() uint64 { return e.mergedSignals.Load() }
+
+// Done is closed once the elector has stopped (after Stop, or Stop before
+// Start). Then Stop returns at once, with the stop's error.
+func (e *Elector) Done() <-chan struct{} { return e.done }
 
 // Start runs the first election at once and keeps electing until Stop. It
 // returns immediately. An elector runs once: Start after Stop, or a second
@@ -250,27 +374,33 @@ func (e *Elector) Start() {
 		e.dispatch()
 		<-loopDone
 		e.stopCancel() // the loop exits only after Stop set it
-		close(e.done)
+		e.doneOnce.Do(func() { close(e.done) })
 	}()
 }
 
 // Stop stops the elector: it cancels the timers, emits a demotion if this
 // instance was leading (and clears IsLeader), then releases the lease if it
 // may be ours (held, or an acquire or renew in flight whose write may still
-// land; the release deletes the key only if it holds our ID).
+// land; the release deletes the key only if it holds our ID) — but only once
+// the reader has received the demotion, so that no other instance can lead
+// while this one's user still acts as leader. A demotion for a promotion the
+// reader never received needs no delivery (it was never acted on).
 //
 // Stop returns within StopTimeout (default TTL) of real time, plus
-// scheduling, whatever Redis does: a release or an in-flight call still
-// running at the bound is cancelled and Stop returns an error saying so. The
-// elector is fully stopped on return either way. A Redis call cancelled at
-// the bound ends when the client notices: at once with ContextTimeoutEnabled,
-// else within the client's ReadTimeout; until then its goroutine lingers,
-// holding nothing and sending nowhere.
+// scheduling, whatever Redis and the reader do:
+//   - a release or an in-flight call still running at the bound is
+//     cancelled and Stop returns an error saying so;
+//   - a demotion the reader has not received by the bound is dropped
+//     (DroppedSignals), the lease is not released (it expires after TTL),
+//     and the error wraps ErrDemotionNotDelivered. Calling Stop from the
+//     goroutine that reads the signals ends this way, since nobody can
+//     receive the demotion: there, call `go e.Stop()`, keep reading until
+//     Done is closed, then take the result from e.Stop().
 //
-// Stop also delivers the signals still queued, its own demotion included,
-// within the same bound: if nobody reads onPromote/onDemote any more, Stop
-// takes the whole StopTimeout and counts them in DroppedSignals. Keep a
-// reader running until Stop returns (as the spec's StartElection does).
+// The elector is fully stopped on return either way. A Redis call cancelled
+// at the bound ends when the client notices: at once with
+// ContextTimeoutEnabled, else within the client's ReadTimeout; until then
+// its goroutine lingers, holding nothing and sending nowhere.
 //
 // Stop is idempotent and safe to call concurrently with anything; every call
 // returns the same error. Stop before Start returns nil and Start then does
@@ -280,6 +410,7 @@ func (e *Elector) Stop() error {
 	if !e.started {
 		e.stopping = true
 		e.mu.Unlock()
+		e.doneOnce.Do(func() { close(e.done) })
 		return nil
 	}
 	if !e.stopping {
@@ -293,25 +424,34 @@ func (e *Elector) Stop() error {
 }
 
 type result struct {
-	op  Op
-	ok  bool
-	err error
+	op    Op
+	ok    bool
+	token int64
+	err   error
 }
 
 // loop is the only goroutine that touches the machine.
 func (e *Elector) loop() {
-	m := NewMachine(MachineConfig{TTL: e.opts.TTL, Wait: e.opts.Wait, JitterMS: e.opts.JitterMS, Jitter: e.opts.Jitter})
-	results := make(chan result, 1) // one op in flight at most, so sends never block
+	m := NewMachine(MachineConfig{TTL: e.opts.TTL, Wait: e.opts.Wait, JitterMS: e.opts.JitterMS, Jitter: e.opts.Jitter,
+		Safe: e.opts.Safe, Margin: e.opts.SafeMargin})
 	var (
-		timer    *clock.Timer
-		timerC   <-chan time.Time
-		cancelOp context.CancelFunc = func() {}
-		stopCh                      = e.stopCh
-		deadline <-chan struct{}
+		timer, dl   *clock.Timer
+		timerC, dlC <-chan time.Time
+		opC         <-chan result // the call in flight; an abandoned call's channel is dropped
+		sentAt      time.Time
+		cancelOp    context.CancelFunc = func() {}
+		stopCh                         = e.stopCh
+		deadline    <-chan struct{}
+		serial      uint64          // of the last promote/demote sent to the dispatcher
+		guardAt     time.Time       // safe mode: the leader's guard deadline
+		drained     <-chan struct{} // set while a release waits for the reader
 	)
 	defer func() {
 		if timer != nil {
 			timer.Stop()
+		}
+		if dl != nil {
+			dl.Stop()
 		}
 		cancelOp()
 		e.leading.Store(false)
@@ -320,11 +460,32 @@ func (e *Elector) loop() {
 
 	step := m.Start()
 	for {
+		now := e.clock.Now()
+		if step.Deadline > 0 {
+			if dl != nil {
+				dl.Stop()
+			}
+			dl = e.clock.Timer(step.Deadline)
+			dlC = dl.C
+			if m.State() == Leader {
+				guardAt = now.Add(step.Deadline)
+			}
+		}
+		if m.State() != Leader {
+			guardAt = time.Time{}
+		}
+		e.publish(m, now, guardAt)
 		for _, s := range step.Signals {
-			e.emit(s, step.Err)
+			serial = e.emit(m, s, step.Err, now, serial)
 		}
 		if step.Run != OpNone {
-			cancelOp = e.run(step.Run, results)
+			if step.Run == OpRelease && e.resolved.Load() < serial {
+				// The reader has not received the demotion yet: the lease
+				// stays ours until it has.
+				drained = e.drained
+			} else {
+				opC, cancelOp, sentAt = e.run(step.Run, step.Deadline, guardAt)
+			}
 		}
 		if step.Wake > 0 {
 			if timer != nil {
@@ -342,9 +503,25 @@ func (e *Elector) loop() {
 		case <-timerC:
 			timerC = nil
 			step = m.Timer()
-		case r := <-results:
+		case <-dlC:
+			dlC = nil
+			before := m.InFlight()
+			step = m.Expired()
+			if before != OpNone && before != OpRelease && m.InFlight() != before {
+				e.log.Debug("deadline: call abandoned", "op", before)
+				cancelOp()
+				opC = nil
+			}
+		case r := <-opC:
+			opC = nil
 			e.log.Debug("operation finished", "op", r.op, "ok", r.ok, "err", r.err)
-			step = m.Result(r.op, r.ok, r.err)
+			step = m.Finish(Outcome{Op: r.op, OK: r.ok, Err: r.err, Token: r.token, Elapsed: e.clock.Since(sentAt)})
+		case <-drained:
+			step = Step{}
+			if e.resolved.Load() >= serial {
+				drained = nil
+				opC, cancelOp, sentAt = e.run(OpRelease, 0, time.Time{})
+			}
 		case <-stopCh:
 			stopCh = nil
 			if timer != nil {
@@ -358,71 +535,139 @@ func (e *Elector) loop() {
 			}
 			step = m.Stop()
 		case <-deadline:
-			e.stopErr = fmt.Errorf("election: stop: %v still in flight after StopTimeout %v; lease left to expire", m.InFlight(), e.opts.StopTimeout)
+			if drained != nil {
+				e.stopErr = fmt.Errorf("election: stop: %w within StopTimeout %v; lease not released, left to expire", ErrDemotionNotDelivered, e.opts.StopTimeout)
+			} else {
+				e.stopErr = fmt.Errorf("election: stop: %v still in flight after StopTimeout %v; lease left to expire", m.InFlight(), e.opts.StopTimeout)
+			}
 			return
 		}
 	}
 }
 
 // run starts op in its own goroutine, so that Stop never waits on Redis
-// longer than its bound, and returns the call's cancel func.
-func (e *Elector) run(op Op, results chan<- result) context.CancelFunc {
+// longer than its bound, and returns the channel its result will come on,
+// the call's cancel func and the send time. In safe mode the call's context
+// carries its deadline (acquire: d; renew: the guard), though the loop does
+// not rely on the client honouring it.
+func (e *Elector) run(op Op, d time.Duration, guardAt time.Time) (<-chan result, context.CancelFunc, time.Time) {
 	parent := context.Background()
 	if op == OpRelease {
 		parent = e.stopCtx
 	}
+	sentAt := e.clock.Now()
+	timeout := e.opts.OpTimeout
+	if e.opts.Safe && op != OpRelease {
+		if op == OpRenew && !guardAt.IsZero() {
+			d = guardAt.Sub(sentAt)
+		}
+		if d > 0 && (timeout == 0 || d < timeout) {
+			timeout = d
+		}
+	}
 	var ctx context.Context
 	var cancel context.CancelFunc
-	if e.opts.OpTimeout > 0 {
-		ctx, cancel = e.clock.WithTimeout(parent, e.opts.OpTimeout)
+	if timeout > 0 {
+		ctx, cancel = e.clock.WithTimeout(parent, timeout)
 	} else {
 		ctx, cancel = context.WithCancel(parent)
 	}
+	results := make(chan result, 1) // never blocks, even if abandoned
 	go func() {
-		ok, err := RunOp(ctx, e.opts.Redis, op, e.key, e.id, e.opts.TTL)
+		var r result
+		r.op = op
+		if e.opts.Safe {
+			r.ok, r.token, r.err = RunSafeOp(ctx, e.opts.Redis, op, e.key, e.token, e.id, e.opts.TTL)
+		} else {
+			r.ok, r.err = RunOp(ctx, e.opts.Redis, op, e.key, e.id, e.opts.TTL)
+		}
 		cancel()
-		results <- result{op, ok, err}
+		results <- r
 	}()
-	return cancel
+	return results, cancel, sentAt
 }
 
-// emit carries out one signal of a step.
-func (e *Elector) emit(s Signal, err error) {
-	switch s {
-	case SignalPromote:
-		e.leading.Store(true)
-	case SignalDemote:
-		e.leading.Store(false)
-	case SignalError:
+// publish records the machine's leadership decision for Leadership and
+// IsLeader, before its signals go out.
+func (e *Elector) publish(m *Machine, now, guardAt time.Time) {
+	leader := m.State() == Leader
+	e.lmu.Lock()
+	if e.lead.Leader != leader {
+		e.lead.Since = now
+	}
+	e.lead.Leader, e.lead.Term, e.lead.Token, e.lead.GuardDeadline = leader, m.Term(), m.Token(), guardAt
+	e.lmu.Unlock()
+	e.leading.Store(leader)
+}
+
+// emit carries out one signal of a step and returns the serial of the last
+// promote/demote handed to the dispatcher.
+func (e *Elector) emit(m *Machine, s Signal, err error, now time.Time, serial uint64) uint64 {
+	if s == SignalError {
 		e.log.Debug("error", "err", err)
 		select {
 		case e.errs <- err:
 		default:
 			e.droppedErrors.Add(1)
 		}
-		return
+		return serial
 	}
 	e.log.Debug("signal", "signal", s)
-	e.signals <- signal{s, e.clock.Now()}
+	serial++
+	e.signals <- signal{s: s, at: now, term: m.Term(), serial: serial}
+	return serial
 }
 
 // dispatch hands promote and demote signals to the user one at a time, in
-// order. It always accepts new signals, so the loop never waits on a reader.
+// order, coalescing what the reader no longer needs (see Elector). It always
+// accepts new signals, so the loop never waits on a reader.
 func (e *Elector) dispatch() {
 	var (
-		queue    []signal
 		in       = e.signals
 		deadline <-chan struct{}
+		// What the reader has received, and what is decided now.
+		seenLeader, curLeader bool
+		seenTerm, curTerm     uint64
+		promoteAt, endAt      time.Time // the current term's promotion; the end of the reader's term
+		latest                uint64    // serial of the last signal received
 	)
-	for in != nil || len(queue) > 0 {
-		var out chan time.Time
-		var next time.Time
-		if len(queue) > 0 {
-			next = queue[0].at
-			out = e.promote
-			if queue[0].s == SignalDemote {
-				out = e.demote
+	// pending returns the first signal the reader must receive, its time,
+	// and how many it must receive (0, 1 or 2).
+	pending := func() (Signal, time.Time, int) {
+		var first Signal
+		var at time.Time
+		n := 0
+		if seenLeader && (!curLeader || curTerm != seenTerm) {
+			first, at, n = SignalDemote, endAt, 1
+		}
+		if curLeader && (!seenLeader || curTerm != seenTerm) {
+			if n == 0 {
+				first, at = SignalPromote, promoteAt
 			}
+			n++
+		}
+		return first, at, n
+	}
+	for {
+		first, at, n := pending()
+		if n == 0 {
+			if e.resolved.Load() != latest {
+				e.resolved.Store(latest)
+				select {
+				case e.drained <- struct{}{}:
+				default:
+				}
+			}
+			if in == nil {
+				return
+			}
+		}
+		var out chan time.Time
+		switch {
+		case n > 0 && first == SignalPromote:
+			out = e.promote
+		case n > 0:
+			out = e.demote
 		}
 		select {
 		case s, ok := <-in:
@@ -432,11 +677,26 @@ func (e *Elector) dispatch() {
 				deadline = e.stopCtx.Done()
 				continue
 			}
-			queue = append(queue, s)
-		case out <- next:
-			queue = queue[1:]
+			latest = s.serial
+			switch s.s {
+			case SignalPromote:
+				curLeader, curTerm, promoteAt = true, s.term, s.at
+			case SignalDemote:
+				curLeader = false
+				if seenLeader && s.term == seenTerm {
+					endAt = s.at
+				}
+			}
+			_, _, after := pending()
+			e.mergedSignals.Add(uint64(n + 1 - after))
+		case out <- at:
+			if first == SignalDemote {
+				seenLeader = false
+			} else {
+				seenLeader, seenTerm = true, curTerm
+			}
 		case <-deadline:
-			e.droppedSignals.Add(uint64(len(queue)))
+			e.droppedSignals.Add(uint64(n))
 			return
 		}
 	}

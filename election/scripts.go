@@ -37,6 +37,50 @@ end
 return 0`)
 )
 
+// Safe mode's acquire. KEYS[1] the lease, KEYS[2] the token counter (same
+// hash slot: TokenKey); ARGV[1] id, ARGV[2] ttl ms. It wins when the key is
+// absent or already holds id (a reply lost after an earlier acquire or renew
+// must not leave a phantom lease), sets the lease for ttl, and returns the new
+// fencing token; 0 when another instance holds the lease.
+//
+// The token is max(previous + 1, Redis server time in µs): it grows by one per
+// promotion while the counter survives, and it still grows when the counter
+// is lost (a restart without persistence, a restore from an older snapshot, a
+// failover to a replica that missed the last write), as long as the clock of
+// the Redis that runs the script has not stepped back to before the last
+// token was issued. Tokens are below 2^53 (Lua numbers) until the year 2255.
+const safeAcquireLua = `
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then
+  return 0
+end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local t = redis.call('TIME')
+local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local prev = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
+if prev + 1 > tok then tok = prev + 1 end
+redis.call('SET', KEYS[2], string.format('%.0f', tok))
+return tok`
+
+var safeAcquireScript = redis.NewScript(safeAcquireLua)
+
+// RunSafeOp runs op as a safe-mode elector does: acquire is the safe acquire
+// (see safeAcquireLua: it also takes a lease that holds id, and returns a
+// fencing token, INCR-like, from tokenKey); renew and release are the spec's
+// scripts. ok reports a win (acquire) or the script's 1; token is the new
+// fencing token of a won acquire, else 0.
+func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, key, tokenKey, id string, ttl time.Duration) (ok bool, token int64, err error) {
+	if op != OpAcquire {
+		ok, err = RunOp(ctx, rdb, op, key, id, ttl)
+		return ok, 0, err
+	}
+	n, err := safeAcquireScript.Run(ctx, rdb, []string{key, tokenKey}, id, strconv.FormatInt(ttl.Milliseconds(), 10)).Int64()
+	if err != nil {
+		return false, 0, err
+	}
+	return n > 0, n, nil
+}
+
 // RunOp runs the lease script for op on key with this instance's id (and ttl
 // for acquire and renew) and reports whether it returned 1. The Elector uses
 // it for every operation; a simulator may drive a Machine with it directly.
