@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/leaselab/leaselab/election"
 )
 
 // decideCapacity is the capacity chore: from the backlog, the average task
@@ -13,7 +15,7 @@ import (
 //
 // Without a known average task time (a new leader before any sample) it
 // republishes the capacity in force: a leadership change keeps the capacity.
-func (r *Runner) decideCapacity(rep MetricsReport, ok bool) {
+func (r *Runner) decideCapacity(rep MetricsReport, ok bool, lead election.Leadership) {
 	if !ok {
 		return // the metrics chore failed: no inputs to decide on
 	}
@@ -24,12 +26,15 @@ func (r *Runner) decideCapacity(rep MetricsReport, ok bool) {
 	if backlog == 0 || r.lastAvg > 0 {
 		c = capacityFor(backlog, r.lastAvg, rep.Instances, r.cfg.DrainTarget, r.cfg.MinWorkers, r.cfg.MaxWorkers)
 	}
-	v, err := publishScript.Run(r.ctx, r.rdb, []string{r.keys.capacity}, c, r.id).Int64()
+	v, err := r.chore(publishScript, lead, []string{r.keys.capacity}, c, r.id).Int64()
+	if r.refused(err, ChoreCapacity, lead) {
+		return
+	}
 	if err != nil {
 		r.fail(fmt.Errorf("runner: capacity: publishing %d: %w", c, err))
 		return
 	}
-	r.choreRan(Event{Chore: ChoreCapacity, N: c, Version: v})
+	r.choreRan(Event{Chore: ChoreCapacity, N: c, Version: v, Term: lead.Term, Token: lead.Token})
 	r.apply(published{capacity: c, version: v, from: r.id})
 }
 

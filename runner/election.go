@@ -12,20 +12,22 @@ import (
 // so an EventError from the election can be told from the runner's own.
 var ErrElection = errors.New("election")
 
-// watchElection is the spec's StartElection: it turns the elector's signals
-// into the IsLeader flag and events. The elector delivers promote and demote
-// in order, one at a time, so the flag can never be left stale by a demote
-// overtaking its promote. It runs until the elector has stopped, so the
-// demote of Stop is received too.
+// watchElection is the spec's StartElection, minus the flag: it turns the
+// elector's signals into events. Leadership itself (IsLeader, and the gate
+// of every chore) is the elector's own decision, read from the elector, so
+// an OnEvent hook that blocks here delays only the events, never a change
+// of leadership. The elector delivers promote and demote in order, one at a
+// time, coalescing what a slow hook fell behind on. It runs until the
+// elector has stopped, so the demote of Stop is received too (and the
+// elector releases the lease only after that).
 func (r *Runner) watchElection() {
 	defer close(r.electionDone)
 	for {
 		select {
 		case at := <-r.promote:
-			r.leading.Store(true)
-			r.emit(Event{Kind: EventLeadership, Leader: true, At: at})
+			l := r.elector.Leadership()
+			r.emit(Event{Kind: EventLeadership, Leader: true, At: at, Term: l.Term, Token: l.Token})
 		case at := <-r.demote:
-			r.leading.Store(false)
 			r.emit(Event{Kind: EventLeadership, Leader: false, At: at})
 		case err := <-r.electionErrs:
 			r.fail(fmt.Errorf("%w: %w", ErrElection, err))
@@ -41,7 +43,6 @@ func (r *Runner) stopElection() error {
 	err := r.elector.Stop()
 	close(r.electorStopped)
 	<-r.electionDone
-	r.leading.Store(false)
 	if err != nil {
 		return fmt.Errorf("runner: stopping the elector: %w", err)
 	}

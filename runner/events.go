@@ -8,13 +8,21 @@ type EventKind string
 // Event kinds, and the Event fields each one sets besides Kind, At and
 // Instance.
 const (
-	// EventLeadership: this instance started (Leader true) or stopped
-	// (Leader false) acting as leader. At is the elector's signal time.
+	// EventLeadership: the elector promoted (Leader true) or demoted (Leader
+	// false) this instance. At is the elector's decision time; Term and Token
+	// (safe mode) name the term a promotion began. IsLeader changed at At
+	// already: the event may come later (OnEvent runs on its own goroutine).
 	EventLeadership EventKind = "leadership"
 	// EventChore: a leader-only chore ran. Chore, N (scheduler: tasks moved;
 	// metrics: samples read and reset; capacity: the capacity published),
-	// Version (capacity), Metrics (metrics).
+	// Version (capacity), Metrics (metrics), Term and Token (safe mode: the
+	// fencing token it ran under, checked by Redis).
 	EventChore EventKind = "chore"
+	// EventChoreFenced (safe mode): a leader-only chore's script refused to
+	// write because the lease no longer held this instance's ID or the
+	// token counter had moved past the term's token: a stale leader's chore,
+	// which changed nothing. Chore, Term, Token, Err (the refusal).
+	EventChoreFenced EventKind = "chore-fenced"
 	// EventDelayedDue: the scheduler moved a delayed task or a retry into the
 	// stream. TaskID, Task, Attempt, Lateness (after its due time, by the
 	// Redis clock).
@@ -80,6 +88,11 @@ type Event struct {
 	// leader that published it.
 	Version int64
 	From    string
+	// Term is the elector's term (its promotion count) and Token the
+	// fencing token of that term (safe mode; 0 in spec mode), for
+	// EventLeadership, EventChore and EventChoreFenced.
+	Term  uint64
+	Token int64
 	// Metrics is the metrics chore's report (EventChore, ChoreMetrics).
 	Metrics *MetricsReport
 	// TaskID is the task's ID, as Dispatch returned it; Task its name;

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"time"
+
+	"github.com/leaselab/leaselab/election"
 )
 
 // TaskTiming is one task's executions in a metrics period.
@@ -45,9 +47,12 @@ type MetricsReport struct {
 // in one script (no sample recorded meanwhile is lost), computes the report,
 // and calls OnThreshold when a threshold is exceeded. ok is false when Redis
 // failed.
-func (r *Runner) metrics() (MetricsReport, bool) {
-	res, err := metricsScript.Run(r.ctx, r.rdb,
+func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
+	res, err := r.chore(metricsScript, lead,
 		[]string{r.keys.metricsN, r.keys.metricsUS, r.keys.stream, r.keys.instances}, r.cfg.Group).Slice()
+	if r.refused(err, ChoreMetrics, lead) {
+		return MetricsReport{}, false
+	}
 	if err == nil && len(res) != 5 {
 		err = fmt.Errorf("unexpected reply %v", res)
 	}
@@ -86,7 +91,7 @@ func (r *Runner) metrics() (MetricsReport, bool) {
 	}
 	slices.Sort(rep.SlowTasks)
 	rep.WaitExceeded = r.cfg.WaitThreshold > 0 && rep.PredictedWait > r.cfg.WaitThreshold
-	r.choreRan(Event{Chore: ChoreMetrics, N: int(rep.Samples), Metrics: &rep})
+	r.choreRan(Event{Chore: ChoreMetrics, N: int(rep.Samples), Metrics: &rep, Term: lead.Term, Token: lead.Token})
 	if (len(rep.SlowTasks) > 0 || rep.WaitExceeded) && r.cfg.OnThreshold != nil {
 		r.cfg.OnThreshold(rep)
 	}

@@ -30,10 +30,12 @@ type Runner struct {
 	demote       <-chan time.Time
 	electionErrs <-chan error
 
-	pool    *pool
-	leading atomic.Bool
-	killed  atomic.Bool
-	stats   counters
+	pool   *pool
+	killed atomic.Bool
+	// splitBrain makes the chores act as leader whatever the elector says:
+	// tests only, to create two leaders on purpose.
+	splitBrain atomic.Bool
+	stats      counters
 
 	mu      sync.Mutex
 	state   int                  // stateNew, stateRunning or stateStopped
@@ -97,9 +99,19 @@ func (r *Runner) ElectorID() string { return r.id }
 // LeaseKey returns the Redis key of the group's lease.
 func (r *Runner) LeaseKey() string { return r.keys.lease }
 
-// IsLeader reports whether this instance acts as the leader: the flag the
-// elector's promote and demote signals set, checked before every chore.
-func (r *Runner) IsLeader() bool { return r.leading.Load() }
+// IsLeader reports whether this instance acts as the leader: the elector's
+// own decision (election.Elector.IsLeader), checked before every chore. It
+// changes at the moment the elector decides, whatever OnEvent does; the
+// EventLeadership events that report it may come later.
+func (r *Runner) IsLeader() bool { return r.elector.IsLeader() }
+
+// Leadership returns the elector's current decision: leader or not, term,
+// fencing token and, in safe mode, the lease guard's deadline.
+func (r *Runner) Leadership() election.Leadership { return r.elector.Leadership() }
+
+// Safe reports whether the runner runs in safe mode (Config.Election.Safe):
+// its elector guards the lease and its leader-only chores are fenced.
+func (r *Runner) Safe() bool { return r.elector.Safe() }
 
 // Done is closed when every goroutine of the runner has returned, after Stop
 // or after Start's context was cancelled.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
+
+	"github.com/leaselab/leaselab/election"
 )
 
 // scheduleBatch is the most delayed tasks one script call moves; a tick calls
@@ -19,14 +21,23 @@ const scheduleBatch = 512
 // at most one ChoreInterval (plus a script round trip) late while there is a
 // leader. Without one — after a leader crash, up to the spec's TTL + Wait —
 // due tasks wait for the next leader's first tick.
-func (r *Runner) schedule() {
+//
+// It reports whether the tick may go on (false: the chore was fenced).
+func (r *Runner) schedule(lead election.Leadership) bool {
 	moved := 0
 	for {
-		res, err := scheduleScript.Run(r.ctx, r.rdb, []string{r.keys.delayed, r.keys.stream}, scheduleBatch).Slice()
+		res, err := r.chore(scheduleScript, lead, []string{r.keys.delayed, r.keys.stream}, scheduleBatch).Slice()
+		if r.refused(err, ChoreScheduler, lead) {
+			if moved > 0 {
+				r.stats.delayedMoved.Add(uint64(moved))
+				r.choreRan(Event{Chore: ChoreScheduler, N: moved, Term: lead.Term, Token: lead.Token})
+			}
+			return false
+		}
 		if err != nil {
 			r.fail(fmt.Errorf("runner: scheduler: moving due delayed tasks: %w", err))
 			if moved == 0 {
-				return // it did nothing: not a chore run
+				return true // it did nothing: not a chore run
 			}
 			break
 		}
@@ -44,7 +55,8 @@ func (r *Runner) schedule() {
 		}
 	}
 	r.stats.delayedMoved.Add(uint64(moved))
-	r.choreRan(Event{Chore: ChoreScheduler, N: moved})
+	r.choreRan(Event{Chore: ChoreScheduler, N: moved, Term: lead.Term, Token: lead.Token})
+	return true
 }
 
 // choreRan counts and reports a chore run.

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/election"
 )
 
 // Delayed tasks reach the stream once even when two instances both believe
@@ -17,10 +19,9 @@ func TestDelayedOnceUnderTwoLeaders(t *testing.T) {
 	}}})
 	a, b := f.start(cfg), f.start(cfg)
 	f.waitLeader()
-	// Test-only split brain: the follower's flag is set by hand. Its elector
-	// sends it no signal while the real leader keeps renewing, so it stays.
-	a.leading.Store(true)
-	b.leading.Store(true)
+	// Test-only split brain: both act as leader whatever their electors say.
+	a.splitBrain.Store(true)
+	b.splitBrain.Store(true)
 	eventually(t, 5*time.Second, "both instances running the scheduler", func() bool {
 		seen := map[string]bool{}
 		for _, e := range f.rec.all(EventChore) {
@@ -125,7 +126,7 @@ func TestScheduleTicksRaceMovesOnce(t *testing.T) {
 	for i := range 8 {
 		go func() {
 			defer func() { done <- struct{}{} }()
-			rs[i%2].schedule()
+			rs[i%2].schedule(election.Leadership{Leader: true})
 		}()
 	}
 	for range 8 {

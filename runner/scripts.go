@@ -46,19 +46,7 @@ return due`)
 	// due members of the ZSET KEYS[1] into the stream KEYS[2]. XADD and ZREM
 	// of a member happen in one script, so two leaders ticking at once cannot
 	// both move it. Returns id, task, attempt, lateness (ms) per moved task.
-	scheduleScript = redis.NewScript(luaNow + `
-local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
-local out = {}
-for i = 1, #due, 2 do
-  local id, task, payload, attempt = cmsgpack.unpack(due[i])
-  redis.call('XADD', KEYS[2], '*', 'id', id, 'task', task, 'payload', payload, 'attempt', attempt)
-  redis.call('ZREM', KEYS[1], due[i])
-  table.insert(out, id)
-  table.insert(out, task)
-  table.insert(out, attempt)
-  table.insert(out, now - tonumber(due[i + 1]))
-end
-return out`)
+	scheduleScript = redis.NewScript(scheduleLua)
 
 	// completeScript finishes a successful task. KEYS: stream, metrics:n,
 	// metrics:us. ARGV: group, entry id, task, µs. Returns acked.
@@ -99,16 +87,7 @@ return acked`)
 	// in this read or in the next, never in neither. It also returns the
 	// stream's length KEYS[3], the group ARGV[1]'s pending count, and the
 	// number of live instances in KEYS[4].
-	metricsScript = redis.NewScript(luaNow + `
-local n = redis.call('HGETALL', KEYS[1])
-local us = redis.call('HGETALL', KEYS[2])
-redis.call('DEL', KEYS[1], KEYS[2])
-local len = redis.call('XLEN', KEYS[3])
-local pending = 0
-local ok, p = pcall(redis.call, 'XPENDING', KEYS[3], ARGV[1])
-if ok then pending = p[1] end
-redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-return {n, us, len, pending, redis.call('ZCARD', KEYS[4])}`)
+	metricsScript = redis.NewScript(metricsLua)
 
 	// beatScript is every instance's heartbeat: instance ARGV[1] is live for
 	// ARGV[2] ms more in the ZSET KEYS[1]. The ZSET itself expires when the
@@ -119,11 +98,66 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return redis.call('HMGET', KEYS[2], 'capacity', 'version', 'leader')`)
 
+	// fencedScripts are the leader-only chore scripts as safe mode runs them:
+	// each behind luaFence.
+	fencedScripts = map[*redis.Script]*redis.Script{}
+
 	// publishScript publishes capacity ARGV[1] from leader ARGV[2] in the hash
 	// KEYS[1] under the next version. HINCRBY makes the versions grow even
 	// when two leaders publish at once. Returns the version.
-	publishScript = redis.NewScript(`
+	publishScript = redis.NewScript(publishLua)
+)
+
+// scheduleLua is the source of scheduleScript.
+const scheduleLua = luaNow + `
+local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, tonumber(ARGV[1]))
+local out = {}
+for i = 1, #due, 2 do
+  local id, task, payload, attempt = cmsgpack.unpack(due[i])
+  redis.call('XADD', KEYS[2], '*', 'id', id, 'task', task, 'payload', payload, 'attempt', attempt)
+  redis.call('ZREM', KEYS[1], due[i])
+  table.insert(out, id)
+  table.insert(out, task)
+  table.insert(out, attempt)
+  table.insert(out, now - tonumber(due[i + 1]))
+end
+return out`
+
+// metricsLua is the source of metricsScript.
+const metricsLua = luaNow + `
+local n = redis.call('HGETALL', KEYS[1])
+local us = redis.call('HGETALL', KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2])
+local len = redis.call('XLEN', KEYS[3])
+local pending = 0
+local ok, p = pcall(redis.call, 'XPENDING', KEYS[3], ARGV[1])
+if ok then pending = p[1] end
+redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
+return {n, us, len, pending, redis.call('ZCARD', KEYS[4])}`
+
+// publishLua is the source of publishScript.
+const publishLua = `
 local v = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'capacity', ARGV[1], 'leader', ARGV[2])
-return v`)
-)
+return v`
+
+// fencedPrefix starts the error a fenced chore script returns when it refuses.
+const fencedPrefix = "FENCED"
+
+// luaFence is the safe mode's guard in front of a leader-only chore script:
+// the caller appends the lease and token keys to KEYS and its instance ID and
+// fencing token to ARGV. Unless the lease still holds that ID and the token
+// counter still holds that token, the script refuses before writing anything.
+// Both keys are in the lease's hash slot, and so are the chore keys
+// (keys.go), so this works on a Redis Cluster too.
+const luaFence = `
+if redis.call('GET', KEYS[#KEYS - 1]) ~= ARGV[#ARGV - 1] or redis.call('GET', KEYS[#KEYS]) ~= ARGV[#ARGV] then
+  return redis.error_reply('` + fencedPrefix + ` not the lease holder, or not its current token: a stale leader\'s chore, refused')
+end
+`
+
+func init() {
+	for s, src := range map[*redis.Script]string{scheduleScript: scheduleLua, metricsScript: metricsLua, publishScript: publishLua} {
+		fencedScripts[s] = redis.NewScript(luaFence + src)
+	}
+}

@@ -25,12 +25,19 @@ type Stats struct {
 	HandedBack   uint64 // unfinished tasks returned to the stream by Stop
 	DelayedMoved uint64 // delayed tasks and retries this instance moved as leader
 	ChoreRuns    uint64 // leader chore runs (all three kinds)
+	ChoresFenced uint64 // safe mode: chore scripts refused by the fence (EventChoreFenced)
 	Errors       uint64 // EventError count
+
+	// Safe reports safe mode; Term and Token are the elector's current (or
+	// last) term and its fencing token (0 in spec mode).
+	Safe  bool
+	Term  uint64
+	Token int64
 }
 
 type counters struct {
 	dispatched, started, completed, failed, deadLettered, reclaimed,
-	handedBack, delayedMoved, choreRuns, errors atomic.Uint64
+	handedBack, delayedMoved, choreRuns, choresFenced, errors atomic.Uint64
 }
 
 // Stats returns a snapshot.
@@ -39,9 +46,14 @@ func (r *Runner) Stats() Stats {
 	r.mu.Lock()
 	p, inFlight := r.applied, len(r.flights)
 	r.mu.Unlock()
+	lead := r.elector.Leadership()
 	return Stats{
 		Instance:        r.id,
-		Leader:          r.IsLeader(),
+		Leader:          lead.Leader,
+		Safe:            lead.Safe,
+		Term:            lead.Term,
+		Token:           lead.Token,
+		ChoresFenced:    r.stats.choresFenced.Load(),
 		Capacity:        size,
 		CapacityVersion: p.version,
 		CapacityFrom:    p.from,
