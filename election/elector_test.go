@@ -65,7 +65,10 @@ func newCandidate(t *testing.T, addr, key string, o election.Opts) *candidate {
 		stopRead: make(chan struct{}),
 		readDone: make(chan struct{}),
 	}
-	o.Redis, o.Key = c.rdb, key
+	if o.Redis == nil {
+		o.Redis = c.rdb
+	}
+	o.Key = key
 	if o.TTL == 0 {
 		o.TTL, o.Wait, o.JitterMS = ttl, wait, 5
 	}

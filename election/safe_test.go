@@ -1,0 +1,194 @@
+package election_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/redistest"
+	"github.com/redis/go-redis/v9"
+)
+
+// blackhole passes script calls through until held, then holds every call
+// until released, ignoring the call's context — like a silent network with a
+// client that does not honour context deadlines (no ContextTimeoutEnabled).
+type blackhole struct {
+	redis.Scripter
+	mu   sync.Mutex
+	gate chan struct{} // nil: pass; else closed on release
+	held atomic.Int64
+}
+
+func (b *blackhole) hold() {
+	b.mu.Lock()
+	b.gate = make(chan struct{})
+	b.mu.Unlock()
+}
+
+func (b *blackhole) release() {
+	b.mu.Lock()
+	if b.gate != nil {
+		close(b.gate)
+		b.gate = nil
+	}
+	b.mu.Unlock()
+}
+
+func (b *blackhole) wait() {
+	b.mu.Lock()
+	g := b.gate
+	b.mu.Unlock()
+	if g != nil {
+		b.held.Add(1)
+		<-g
+	}
+}
+
+func (b *blackhole) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	b.wait()
+	return b.Scripter.EvalSha(ctx, sha, keys, args...)
+}
+
+func (b *blackhole) Eval(ctx context.Context, src string, keys []string, args ...any) *redis.Cmd {
+	b.wait()
+	return b.Scripter.Eval(ctx, src, keys, args...)
+}
+
+// A leader whose renewals are blackholed: in safe mode it demotes itself
+// before its key expires in Redis (the lease guard, without the client's
+// help); in spec mode it still believes it leads after the key is gone.
+func TestSafeGuardDemotesBeforeTheLeaseExpires(t *testing.T) {
+	for _, safe := range []bool{true, false} {
+		name := map[bool]string{true: "safe", false: "spec"}[safe]
+		t.Run(name, func(t *testing.T) {
+			addr := redistest.Addr(t)
+			admin := redistest.ClientAt(t, addr)
+			bh := &blackhole{Scripter: redistest.ClientAt(t, addr)}
+			key := t.Name()
+			c := newCandidate(t, addr, key, election.Opts{Redis: bh, TTL: ttl, Wait: time.Hour, JitterMS: 5, Safe: safe})
+			t.Cleanup(bh.release) // runs before the candidate's Stop
+			c.e.Start()
+			waitFor(t, time.Second, "leads", c.e.IsLeader)
+			// After one renewal, blackhole the next.
+			l0 := c.e.Leadership()
+			if safe && (l0.Token <= 0 || !l0.Safe || l0.GuardDeadline.IsZero()) {
+				t.Fatalf("safe leader's Leadership %+v: want a token, Safe, a guard deadline", l0)
+			}
+			if !safe && (l0.Token != 0 || l0.Safe || !l0.GuardDeadline.IsZero()) {
+				t.Fatalf("spec leader's Leadership %+v: want no token, no guard", l0)
+			}
+			waitFor(t, time.Second, "one renewal", func() bool {
+				pttl := admin.PTTL(context.Background(), c.e.Key()).Val()
+				return pttl > ttl-20*time.Millisecond // just renewed
+			})
+			bh.hold()
+			held := time.Now()
+			lk := c.e.Key()
+			var demotedAt, goneAt time.Time
+			waitFor(t, 3*ttl, "the key to expire", func() bool {
+				now := time.Now()
+				if demotedAt.IsZero() && !c.e.IsLeader() {
+					demotedAt = now
+				}
+				if holder(t, admin, lk) != c.e.ID() {
+					goneAt = now
+					return true
+				}
+				return false
+			})
+			if !safe {
+				if demotedAt.IsZero() {
+					t.Logf("spec mode: still leader %v after the blackhole began, its key expired (stale leadership: the hazard safe mode closes)", time.Since(held))
+					return
+				}
+				t.Fatalf("spec mode demoted without a reply: %v", demotedAt.Sub(held))
+			}
+			if demotedAt.IsZero() {
+				t.Fatalf("safe mode: still leader when the key expired (%v after the blackhole)", goneAt.Sub(held))
+			}
+			margin := election.DefaultMargin(ttl)
+			t.Logf("safe mode: demoted %v after the blackhole began, %v before the key expired (TTL %v, margin %v)",
+				demotedAt.Sub(held), goneAt.Sub(demotedAt), ttl, margin)
+			if d := demotedAt.Sub(held); d > ttl-margin+slack/5 {
+				t.Errorf("demoted %v after the blackhole; want within TTL − margin = %v", d, ttl-margin)
+			}
+			if bh.held.Load() == 0 {
+				t.Fatal("no call was held: the test did not blackhole a renewal")
+			}
+			select {
+			case err := <-c.errs:
+				if !errors.Is(err, election.ErrLeaseExpired) {
+					t.Errorf("error %v; want ErrLeaseExpired", err)
+				}
+			case <-time.After(time.Second):
+				t.Error("no ErrLeaseExpired reported")
+			}
+			if l := c.e.Leadership(); l.Leader || !l.GuardDeadline.IsZero() {
+				t.Errorf("after the guard: %+v", l)
+			}
+		})
+	}
+}
+
+// Safe acquire takes a key that already holds our own ID: no phantom lease
+// after an acquire whose reply was lost.
+func TestSafeAcquireTakesItsOwnKey(t *testing.T) {
+	addr := redistest.Addr(t)
+	admin := redistest.ClientAt(t, addr)
+	key := t.Name()
+	const id = "me-0123456789"
+	if err := admin.Set(context.Background(), election.LeaderKey(key), id, time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	c := newCandidate(t, addr, key, election.Opts{ID: id, TTL: ttl, Wait: time.Hour, Safe: true})
+	c.e.Start()
+	waitFor(t, time.Second, "promotion on its own phantom lease", c.e.IsLeader)
+	if pttl := admin.PTTL(context.Background(), election.LeaderKey(key)).Val(); pttl > ttl {
+		t.Fatalf("the lease's TTL is %v; want it reset to %v", pttl, ttl)
+	}
+}
+
+// Fencing tokens grow with every promotion, across holders, and still grow
+// after the counter is lost (deleted, flushed, Redis restarted without
+// persistence).
+func TestSafeTokensGrow(t *testing.T) {
+	srv := redistest.Start(t)
+	rdb := redistest.ClientAt(t, srv.Addr)
+	ctx := context.Background()
+	lk, tk := election.LeaderKey("tok"), election.TokenKey("tok")
+	var last int64
+	acquire := func(id, what string) {
+		t.Helper()
+		ok, tok, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, id, time.Minute)
+		if err != nil || !ok || tok <= last {
+			t.Fatalf("%s: acquire by %s = %v, %d, %v; want a token above %d", what, id, ok, tok, err, last)
+		}
+		if ok, tok2, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, "other-"+id, time.Minute); ok || tok2 != 0 || err != nil {
+			t.Fatalf("%s: another instance acquired a held lease: %v %d %v", what, ok, tok2, err)
+		}
+		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, lk, tk, id, time.Minute); !ok || err != nil {
+			t.Fatalf("%s: renew = %v, %v", what, ok, err)
+		}
+		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRelease, lk, tk, id, 0); !ok || err != nil {
+			t.Fatalf("%s: release = %v, %v", what, ok, err)
+		}
+		t.Logf("%s: token %d", what, tok)
+		last = tok
+	}
+	acquire("a", "first")
+	acquire("b", "next holder")
+	acquire("a", "back to the first")
+	acquire("a", "again")
+	rdb.Del(ctx, tk)
+	acquire("a", "counter deleted")
+	rdb.FlushAll(ctx)
+	acquire("b", "FLUSHALL")
+	if err := srv.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	acquire("a", "Redis restarted without persistence")
+}
