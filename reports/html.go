@@ -165,6 +165,7 @@ p { margin: 6px 0; }
 .banner.pass { background: var(--pass); }
 .banner.fail { background: var(--fail); }
 .banner.incomplete { background: var(--incomplete); }
+.banner.unknown { background: var(--incomplete); }
 .banner .verdict { font-size: 30px; font-weight: 800; letter-spacing: 0.06em; padding: 6px 18px;
   border: 3px solid rgba(255,255,255,0.85); border-radius: 8px; }
 .banner p { margin: 0; opacity: 0.95; }

@@ -158,12 +158,17 @@ func junitCaseOf(x junitInput) junitCase {
 	for _, e := range res.Errors {
 		reasons, kind = append(reasons, "harness error: "+e), nonEmpty(kind, "harness")
 	}
-	for _, ch := range res.Checks {
-		if !ch.Held {
-			reasons, kind = append(reasons, ch.String()), nonEmpty(kind, "expectation")
+	for _, r := range res.Reasons {
+		if strings.HasPrefix(r, "the run is incomplete") || strings.Contains(r, "harness errors") {
+			continue // said above
 		}
+		k := "expectation"
+		if res.Verdict == sim.Unknown {
+			k = "unknown"
+		}
+		reasons, kind = append(reasons, r), nonEmpty(kind, k)
 	}
-	if !res.Passed && len(reasons) == 0 {
+	if res.Verdict != sim.Pass && len(reasons) == 0 {
 		reasons, kind = append(reasons, "the run did not pass"), "expectation"
 	}
 	if len(reasons) > 0 {

@@ -65,14 +65,15 @@ type section struct {
 
 // banner is the verdict and what decided it, shown before anything else.
 type banner struct {
-	Verdict  string // PASS, FAIL or INCOMPLETE
-	Class    string // pass, fail, incomplete
+	Verdict  string // PASS, FAIL, UNKNOWN or INCOMPLETE
+	Class    string // pass, fail, unknown, incomplete
 	Headline string
 	// Incomplete is why the run did not finish.
 	Incomplete string
 	// Errors are harness errors: they make the whole result untrustworthy.
 	Errors []string
-	// Broken are the expectations that did not hold (Check.String()).
+	// Broken are why the run did not pass: the run's own reasons (no
+	// leader, a skipped fault) and the checks that failed or are unknown.
 	Broken []string
 	// Findings are the spec's claims that did not hold, phrased as
 	// measurements.
@@ -95,17 +96,22 @@ type document struct {
 const (
 	verdictPass       = "PASS"
 	verdictFail       = "FAIL"
+	verdictUnknown    = "UNKNOWN"
 	verdictIncomplete = "INCOMPLETE"
 )
 
 // verdictOf is the run's verdict. An incomplete run is reported as such even
 // if what it measured passed: its figures cover only part of the schedule.
+// Unknown means the run never created the situation its expectations are
+// about; it is not a pass.
 func verdictOf(res *sim.Result) (verdict, class string) {
 	switch {
 	case !res.Complete:
 		return verdictIncomplete, "incomplete"
-	case res.Passed:
+	case res.Verdict == sim.Pass:
 		return verdictPass, "pass"
+	case res.Verdict == sim.Unknown:
+		return verdictUnknown, "unknown"
 	}
 	return verdictFail, "fail"
 }
@@ -201,10 +207,13 @@ func (x *ctx) banner() banner {
 	b.Verdict, b.Class = verdictOf(res)
 	held := 0
 	for _, ch := range res.Checks {
-		if ch.Held {
+		if ch.Verdict == sim.Pass {
 			held++
-		} else {
-			b.Broken = append(b.Broken, ch.String())
+		}
+	}
+	for _, r := range res.Reasons {
+		if !strings.HasPrefix(r, "the run is incomplete") {
+			b.Broken = append(b.Broken, r)
 		}
 	}
 	claimsHeld, claimsNot := 0, 0
@@ -313,18 +322,36 @@ func (x *ctx) expectationsSection() section {
 		Empty: "The scenario sets no expectations.",
 	}
 	for _, ch := range x.res.Checks {
-		bound, measured := dur(ch.Bound), dur(ch.Measured)
-		if ch.Count {
-			bound, measured = strconv.Itoa(ch.BoundCount), strconv.Itoa(ch.MeasuredCount)
-		}
+		bound := ch.Want()
 		detail := ch.Detail
 		if ch.Line > 0 {
 			detail = strings.TrimPrefix(detail+fmt.Sprintf("; scenario line %d", ch.Line), "; ")
 		}
-		t.Rows = append(t.Rows, row(plain(ch.Metric), plain(ch.Limit), plain(bound), styled(measured, heldClass(ch.Held)), heldCell(ch.Held), plain(detail)))
+		t.Rows = append(t.Rows, row(plain(ch.Metric), plain(ch.Limit), plain(bound), styled(ch.Value(), checkClass(ch.Verdict)), checkCell(ch.Verdict), plain(detail)))
 	}
 	return section{ID: "expectations", Title: "Expectations", Tables: []table{t},
-		Intro: []string{"The limits the scenario sets. Any one not held fails the run."}}
+		Intro: []string{"The limits the scenario sets. Any one that fails fails the run; one that is unknown " +
+			"(the run never created the situation it is about, or its bound does not exist) makes the run unknown, never a pass."}}
+}
+
+func checkClass(v sim.Verdict) string {
+	switch v {
+	case sim.Pass:
+		return ""
+	case sim.Unknown:
+		return clsWarn
+	}
+	return clsBad
+}
+
+func checkCell(v sim.Verdict) cell {
+	switch v {
+	case sim.Pass:
+		return styled("pass", clsOK)
+	case sim.Unknown:
+		return styled("unknown", clsWarn)
+	}
+	return styled("FAIL", clsBad)
 }
 
 func heldClass(ok bool) string {
@@ -332,13 +359,6 @@ func heldClass(ok bool) string {
 		return ""
 	}
 	return clsBad
-}
-
-func heldCell(ok bool) cell {
-	if ok {
-		return styled("held", clsOK)
-	}
-	return styled("NOT held", clsBad)
 }
 
 func (x *ctx) claimsSection() section {
@@ -367,20 +387,6 @@ func (x *ctx) claimsSection() section {
 		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about."}}
 }
 
-// reach is the end of a fault's influence as the analysis counts it: heal
-// plus one lease and one retry period (an unhealed fault reaches the end).
-func (x *ctx) reach(f sim.FaultOutcome) time.Duration {
-	if f.Open {
-		return x.end
-	}
-	return f.Healed + x.p.TTL + x.p.Wait
-}
-
-// touches reports whether w shares time with the fault's reach.
-func (x *ctx) touches(f sim.FaultOutcome, w sim.Window) bool {
-	return w.Start < x.reach(f) && w.End > f.Applied
-}
-
 // prediction is the prediction for a failure mode: the run's own if it has
 // one, else computed now (older results; fault sizes then unknown).
 func (x *ctx) prediction(mode string) (sim.Prediction, bool) {
@@ -399,7 +405,7 @@ func (x *ctx) prediction(mode string) (sim.Prediction, bool) {
 // that touched the fault.
 func (x *ctx) faultWindows(f sim.FaultOutcome) (gap, overlap time.Duration, gaps []sim.Gap, overlaps []sim.Overlap) {
 	for _, g := range x.res.Analysis.Gaps {
-		if x.touches(f, g.Window) {
+		if f.Touches(g.Window) {
 			gaps = append(gaps, g)
 			if g.Excuse == "" {
 				gap = max(gap, g.Duration)
@@ -407,7 +413,7 @@ func (x *ctx) faultWindows(f sim.FaultOutcome) (gap, overlap time.Duration, gaps
 		}
 	}
 	for _, o := range x.res.Analysis.Overlaps {
-		if x.touches(f, o.Window) {
+		if f.Touches(o.Window) {
 			overlaps = append(overlaps, o)
 			overlap = max(overlap, o.Duration)
 		}
@@ -524,7 +530,7 @@ func (x *ctx) faultTables(f sim.FaultOutcome) []table {
 	t.Note = strings.Join(notes, " ")
 
 	w := table{
-		Caption: fmt.Sprintf("Windows within fault #%d's reach (%s → %s)", f.ID, at(f.Applied), at(x.reach(f))),
+		Caption: fmt.Sprintf("Windows within fault #%d's reach (%s → %s)", f.ID, at(f.Applied), at(f.Reach)),
 		Head:    []string{"Window", "Start", "End", "Duration", "Who / why"},
 		Empty:   "No gap or overlap touched this fault.",
 	}
@@ -738,7 +744,7 @@ func (x *ctx) paramsSection() section {
 func (x *ctx) nearFaults(w sim.Window) string {
 	var ids []string
 	for _, f := range x.res.Analysis.Faults {
-		if x.touches(f, w) {
+		if f.Touches(w) {
 			ids = append(ids, fmt.Sprintf("#%d %s", f.ID, f.Kind))
 		}
 	}

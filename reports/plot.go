@@ -79,7 +79,7 @@ var (
 
 	// verdictColours match the HTML banner.
 	verdictColours = map[string]color.Color{
-		verdictPass: rgb(0x1a7f37), verdictFail: rgb(0xcf222e), verdictIncomplete: rgb(0x9a6700),
+		verdictPass: rgb(0x1a7f37), verdictFail: rgb(0xcf222e), verdictIncomplete: rgb(0x9a6700), verdictUnknown: rgb(0x9a6700),
 	}
 
 	faultColours = map[sim.FaultKind]color.NRGBA{

@@ -63,7 +63,7 @@ func churn(n int, seed uint64) *sim.Result {
 	a := sim.Analyze(sorted, p)
 	return &sim.Result{
 		RunID: "churn", Scenario: sim.Scenario{Name: fmt.Sprintf("churn-%d", n), Instances: n, Faults: faults, Mode: sim.ModeElector, TimeScale: 1},
-		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Passed: true,
+		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Evaluation: sim.Evaluation{Verdict: sim.Pass},
 		Timeline: tl, Analysis: a, Predictions: sim.Predict(p, sim.FaultSize{}), Elapsed: a.End,
 	}
 }

@@ -66,10 +66,10 @@ type suiteRow struct {
 }
 
 type suite struct {
-	Title                                      string
-	Rows                                       []suiteRow
-	Total, Passed, Failed, Incomplete, Errored int
-	Verdict, Class, Headline                   string
+	Title                                               string
+	Rows                                                []suiteRow
+	Total, Passed, Failed, Unknown, Incomplete, Errored int
+	Verdict, Class, Headline                            string
 }
 
 func buildSuite(runs []SuiteRun) *suite {
@@ -100,6 +100,8 @@ func buildSuite(runs []SuiteRun) *suite {
 			s.Passed++
 		case verdictFail:
 			s.Failed++
+		case verdictUnknown:
+			s.Unknown++
 		default:
 			s.Incomplete++
 		}
@@ -137,8 +139,8 @@ func buildSuite(runs []SuiteRun) *suite {
 	if !ok {
 		s.Verdict, s.Class = verdictFail, "fail"
 	}
-	s.Headline = fmt.Sprintf("%d scenarios: %d passed, %d failed, %d incomplete, %d could not start.",
-		s.Total, s.Passed, s.Failed, s.Incomplete, s.Errored)
+	s.Headline = fmt.Sprintf("%d scenarios: %d passed, %d failed, %d unknown, %d incomplete, %d could not start.",
+		s.Total, s.Passed, s.Failed, s.Unknown, s.Incomplete, s.Errored)
 	return s
 }
 
@@ -151,10 +153,8 @@ func suiteNote(r SuiteRun) string {
 	case len(res.Errors) > 0:
 		return fmt.Sprintf("%d harness errors, first: %s", len(res.Errors), res.Errors[0])
 	}
-	for _, ch := range res.Checks {
-		if !ch.Held {
-			return ch.String()
-		}
+	if len(res.Reasons) > 0 {
+		return res.Reasons[0]
 	}
 	return ""
 }
@@ -189,7 +189,7 @@ var suiteTemplate = template.Must(template.New("suite").Parse(`<!DOCTYPE html>
 td.verdict { font-weight: 700; }
 td.verdict.pass { color: var(--pass); }
 td.verdict.fail { color: var(--fail); }
-td.verdict.incomplete { color: var(--incomplete); }
+td.verdict.incomplete, td.verdict.unknown { color: var(--incomplete); }
 td a { color: #0969da; text-decoration: none; }
 td { white-space: nowrap; }
 td.why { white-space: normal; min-width: 16em; }

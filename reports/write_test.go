@@ -163,7 +163,7 @@ func TestWriteSuite(t *testing.T) {
 		}
 	}
 	text := doc.text.String()
-	for _, want := range []string{"6.2s", "5.749s", "13.75s", "redis-server not found in PATH", "4 scenarios: 1 passed, 1 failed, 1 incomplete, 1 could not start."} {
+	for _, want := range []string{"6.2s", "5.749s", "13.75s", "redis-server not found in PATH", "4 scenarios: 1 passed, 1 failed, 0 unknown, 1 incomplete, 1 could not start."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("index.html does not say %q", want)
 		}
@@ -204,7 +204,7 @@ func TestWriteSuite(t *testing.T) {
 // fails, even when nothing in it says why.
 func TestJUnitDidNotPassWithoutReason(t *testing.T) {
 	res := passing()
-	res.Passed = false
+	res.Verdict = sim.Fail
 	var b bytes.Buffer
 	if err := JUnit(&b, []*sim.Result{res}); err != nil {
 		t.Fatal(err)
@@ -215,5 +215,57 @@ func TestJUnitDidNotPassWithoutReason(t *testing.T) {
 	}
 	if j.Failures != 1 {
 		t.Errorf("failures %d; want 1", j.Failures)
+	}
+}
+
+// An unknown run is neither a pass nor hidden: the suite counts it apart,
+// the row says UNKNOWN with the reason, JUnit reports it as a failure.
+func TestWriteSuiteUnknown(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "suite")
+	res := skipped()
+	if res.Verdict != sim.Unknown {
+		t.Fatalf("fixture verdict %s, want unknown", res.Verdict)
+	}
+	if err := WriteSuite(dir, []SuiteRun{{Result: passing(), Dir: "leader-crash"}, {Result: res, Dir: "follower-pause"}}); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(filepath.Join(dir, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := parseXHTML(t, page)
+	row := doc.all("tbody")[0].all("tr")[1]
+	if got := row.all("td")[1].text.String(); got != "UNKNOWN" {
+		t.Errorf("verdict cell %q, want UNKNOWN", got)
+	}
+	for _, want := range []string{"2 scenarios: 1 passed, 0 failed, 1 unknown", "fault 1 (pause) was skipped"} {
+		if !strings.Contains(doc.text.String(), want) {
+			t.Errorf("index.html does not say %q", want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, FileJUnit))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var j junitSuites
+	if err := xml.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	if f := j.Suites[0].Cases[1].Failure; f == nil || f.Type != "unknown" || !strings.Contains(f.Message, "skipped") {
+		t.Errorf("JUnit: unknown run reported as %+v; want a failure of type unknown with the reason", f)
+	}
+	// The run's own report says it too.
+	run := t.TempDir()
+	if _, err := WriteRun(run, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{FileHTML, FileMarkdown} {
+		b, err := os.ReadFile(filepath.Join(run, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), "UNKNOWN") || !strings.Contains(string(b), "was skipped") {
+			t.Errorf("%s does not show the UNKNOWN verdict and its reason", name)
+		}
 	}
 }

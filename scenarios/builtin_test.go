@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -156,5 +157,38 @@ func TestOpen(t *testing.T) {
 	}
 	if _, err := Open("leader-krash"); err == nil || !strings.Contains(err.Error(), "steady-state") {
 		t.Errorf("Open(unknown) should list the built-ins: %v", err)
+	}
+}
+
+// TestBuiltinNoVacuousPass runs every built-in's expectations against
+// timelines that measured nothing: an empty one, and one where the
+// instances started, the scenario's targeted faults were skipped (no leader
+// to hit) and the run ended. None may pass.
+func TestBuiltinNoVacuousPass(t *testing.T) {
+	for _, e := range Builtin() {
+		t.Run(e.Name, func(t *testing.T) {
+			sc := e.Scenario
+			eff := sc
+			eff.Params = sc.Params.WithDefaults()
+			started := sim.Timeline{}
+			for i := range max(sc.Instances, 3) {
+				started = append(started, sim.Event{Kind: sim.InstanceStarted, Instance: i, ID: fmt.Sprintf("id-%d", i)})
+			}
+			for i, f := range sc.Faults {
+				ev := sim.Event{At: f.At, Kind: sim.FaultSkipped, Instance: -1, Fault: string(f.Kind), FaultID: i, Detail: "no leader"}
+				started = append(started, ev)
+			}
+			end := sim.Event{At: time.Minute, Kind: sim.RunEnded, Instance: -1, Detail: "complete"}
+			for name, tl := range map[string]sim.Timeline{
+				"empty":   {end},
+				"skipped": append(started, end),
+			} {
+				a := sim.Analyze(tl, eff.Params)
+				ev := sim.Evaluate(eff, a, sim.Predict(eff.Params, sim.AppliedFaultSize(eff, a)))
+				if ev.Verdict == sim.Pass {
+					t.Errorf("%s timeline: the expectations pass a run that measured nothing", name)
+				}
+			}
+		})
 	}
 }

@@ -14,37 +14,53 @@ import (
 var runnerMetrics = []string{"lost_tasks", "duplicate_tasks", "duplicate_chores"}
 
 // longKeys are the keys of an expectation's long form.
-var longKeys = []string{"max", "slack"}
+var longKeys = []string{"max", "min", "exactly", "slack"}
 
 // predicted is the limit that asks for the bound calculator's prediction.
 const predicted = "predicted"
 
+// claimsKey is the expect entry that makes the spec's claims expectations
+// ("claims: held"); "claims: reported" is the default.
+const claimsKey = "claims"
+
 func metricNames() []string {
-	names := make([]string, 0, len(sim.Metrics))
+	names := make([]string, 0, len(sim.Metrics)+1)
 	for m := range sim.Metrics {
 		names = append(names, m)
 	}
+	names = append(names, claimsKey)
 	slices.Sort(names)
 	return names
 }
 
-// expect decodes the expectations, in file order.
-func (d *decoder) expect(n *yaml.Node, sc sim.Scenario) []sim.Expectation {
+// expect decodes the expectations, in file order, and "claims: held".
+func (d *decoder) expect(n *yaml.Node, sc *sim.Scenario) {
 	f, ok := d.mapping(n, "expect", nil)
 	if !ok {
-		return nil
+		return
 	}
-	_, _, p := effective(sc)
-	var out []sim.Expectation
+	_, _, p := effective(*sc)
 	for _, e := range f.list {
+		if e.key.Value == claimsKey {
+			if v, ok := d.str(e.val, "expect.claims"); ok {
+				switch v {
+				case "held":
+					sc.StrictClaims = true
+				case "reported":
+				default:
+					d.bad(e.val, "expect.claims", "%q; want held (a claim not held fails the run) or reported (the default: a finding beside the verdict)", v)
+				}
+			}
+			continue
+		}
 		if x, ok := d.expectation(e, sc.Mode, p); ok {
-			out = append(out, x)
+			sc.Expect = append(sc.Expect, x)
 		}
 	}
-	return out
 }
 
-// expectation decodes "metric: limit" or "metric: {max: limit, slack: d}".
+// expectation decodes "metric: limit" (a maximum) or the long form
+// "metric: {max: limit, min: limit, exactly: n, slack: d}".
 func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expectation, bool) {
 	metric := e.key.Value
 	field := "expect." + metric
@@ -58,40 +74,77 @@ func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expecta
 		return x, false
 	}
 
-	limit, slack := e.val, (*yaml.Node)(nil)
+	maxN, minN, slack := e.val, (*yaml.Node)(nil), (*yaml.Node)(nil)
 	if e.val.Kind == yaml.MappingNode {
 		f, ok := d.mapping(e.val, field, longKeys)
 		if !ok {
 			return x, false
 		}
-		m, ok := f.get("max")
-		if !ok {
-			d.bad(e.val, field, "missing max (the limit, e.g. max: predicted)")
+		maxN = nil
+		m, hasMax := f.get("max")
+		n, hasMin := f.get("min")
+		ex, hasExactly := f.get("exactly")
+		switch {
+		case hasExactly && (hasMax || hasMin):
+			d.bad(ex.key, field+".exactly", "exactly is min and max at once; give exactly, or min and/or max")
+			return x, false
+		case hasExactly:
+			maxN, minN = ex.val, ex.val
+		case !hasMax && !hasMin:
+			d.bad(e.val, field, "missing a limit: give max (e.g. max: predicted), min (e.g. min: 1) or exactly")
 			return x, false
 		}
-		limit = m.val
+		if hasMax {
+			maxN = m.val
+		}
+		if hasMin {
+			minN = n.val
+		}
 		if s, ok := f.get("slack"); ok {
 			slack = s.val
 		}
 	}
-	if !d.present(limit, field) {
-		return x, false
-	}
 
-	isPredicted := isScalar(limit, "!!str") && strings.TrimSpace(limit.Value) == predicted
-	ok := false
-	switch {
-	case sim.CountMetric(metric) && isPredicted:
-		d.bad(limit, field, "%s is a count: %q applies only to duration metrics; give a whole number", metric, predicted)
-	case sim.CountMetric(metric):
-		x.Max, ok = d.countLimit(limit, field, metric)
-	case isPredicted:
-		x.Max, ok = predicted, true
-	default:
-		x.Max, ok = d.durationLimit(limit, field, p)
+	ok := true
+	isPredicted := func(n *yaml.Node) bool {
+		return n != nil && isScalar(n, "!!str") && strings.TrimSpace(n.Value) == predicted
+	}
+	limit := func(n *yaml.Node, f string) (string, bool) {
+		if !d.present(n, f) {
+			return "", false
+		}
+		switch {
+		case sim.CountMetric(metric) && isPredicted(n):
+			d.bad(n, f, "%s is a count: %q applies only to duration metrics; give a whole number", metric, predicted)
+			return "", false
+		case sim.CountMetric(metric):
+			return d.countLimit(n, f, metric)
+		case isPredicted(n):
+			return predicted, true
+		}
+		return d.durationLimit(n, f, p)
+	}
+	if maxN != nil {
+		x.Max, ok = limit(maxN, field)
+	}
+	if minN != nil {
+		if isPredicted(minN) {
+			d.bad(minN, field+".min", "predicted is an upper bound; a minimum is a number or a duration")
+			ok = false
+		} else if v, good := limit(minN, field); good {
+			x.Min = v
+		} else {
+			ok = false
+		}
+	}
+	if ok && x.Min != "" && x.Max != "" && x.Max != predicted {
+		if lo, hi := minValue(x, p); lo > hi {
+			d.bad(minN, field+".min", "min %s is above max %s: no value could pass", x.Min, x.Max)
+			ok = false
+		}
 	}
 	if slack != nil {
-		if !isPredicted || sim.CountMetric(metric) {
+		if !isPredicted(maxN) || sim.CountMetric(metric) {
 			d.bad(slack, field+".slack", "applies only to max: %s (other limits are exact)", predicted)
 			ok = false
 		} else if v, good := d.positive(slack, field+".slack", sim.DefaultSlack.String()); good {
@@ -106,10 +159,23 @@ func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expecta
 	// The simulator's own check, in case it knows something this file
 	// does not.
 	if err := sim.CheckExpectation(x, p); err != nil {
-		d.bad(limit, field, "%v", err)
+		d.bad(e.val, field, "%v", err)
 		return x, false
 	}
 	return x, true
+}
+
+// minValue evaluates an expectation's min and max as comparable numbers
+// (counts, or durations in nanoseconds).
+func minValue(x sim.Expectation, p sim.Params) (lo, hi int64) {
+	if sim.CountMetric(x.Metric) {
+		a, _ := strconv.ParseInt(x.Min, 10, 64)
+		b, _ := strconv.ParseInt(x.Max, 10, 64)
+		return a, b
+	}
+	a, _ := sim.EvalDuration(x.Min, p)
+	b, _ := sim.EvalDuration(x.Max, p)
+	return int64(a), int64(b)
 }
 
 // countLimit reads a count's limit, normalized to decimal (the simulator

@@ -133,22 +133,13 @@ func Marshal(sc sim.Scenario) ([]byte, error) {
 		}
 		add(root, "faults", fs)
 	}
-	if len(sc.Expect) > 0 {
+	if len(sc.Expect) > 0 || sc.StrictClaims {
 		ex := &yaml.Node{Kind: yaml.MappingNode}
 		for _, e := range sc.Expect {
-			var limit *yaml.Node
-			if n, err := strconv.ParseInt(e.Max, 10, 64); err == nil && sim.CountMetric(e.Metric) {
-				limit = intNode(n)
-			} else {
-				limit = strNode(e.Max)
-			}
-			if e.Slack != 0 {
-				long := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
-				add(long, "max", limit)
-				add(long, "slack", durNode(e.Slack))
-				limit = long
-			}
-			add(ex, e.Metric, limit)
+			add(ex, e.Metric, expectationNode(e, add))
+		}
+		if sc.StrictClaims {
+			add(ex, "claims", strNode("held"))
 		}
 		add(root, "expect", ex)
 	}
@@ -163,6 +154,37 @@ func Marshal(sc sim.Scenario) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
+}
+
+// expectationNode writes a limit the short way when it can ("metric: 3",
+// "metric: predicted") and as a flow mapping otherwise
+// ("{min: 1}", "{exactly: 1}", "{max: predicted, slack: 500ms}").
+func expectationNode(e sim.Expectation, add func(*yaml.Node, string, *yaml.Node)) *yaml.Node {
+	value := func(v string) *yaml.Node {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && sim.CountMetric(e.Metric) {
+			return intNode(n)
+		}
+		return strNode(v)
+	}
+	if e.Min == "" && e.Slack == 0 {
+		return value(e.Max)
+	}
+	long := &yaml.Node{Kind: yaml.MappingNode, Style: yaml.FlowStyle}
+	switch {
+	case e.Min != "" && e.Min == e.Max:
+		add(long, "exactly", value(e.Min))
+	default:
+		if e.Min != "" {
+			add(long, "min", value(e.Min))
+		}
+		if e.Max != "" {
+			add(long, "max", value(e.Max))
+		}
+	}
+	if e.Slack != 0 {
+		add(long, "slack", durNode(e.Slack))
+	}
+	return long
 }
 
 // faultNode writes one fault, its keys in the order README.md shows them.
@@ -205,6 +227,9 @@ func faultNode(f sim.Fault, add func(*yaml.Node, string, *yaml.Node)) *yaml.Node
 	}
 	if f.Restart {
 		add(n, "restart", boolNode(true))
+	}
+	if f.AllowSkipped {
+		add(n, "allow_skipped", boolNode(true))
 	}
 	return n
 }

@@ -34,14 +34,6 @@ var (
 // and Toxiproxy proxies, so it stays a plain identifier.
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
-// Workload rates are bounded because the simulator dispatches on a ticker of
-// period 1s/rate: a huge rate rounds the period to zero and a tiny one
-// overflows it.
-const (
-	minRate = 0.01
-	maxRate = 10000
-)
-
 // Load reads and parses a scenario file; messages name the file by path.
 func Load(path string) (sim.Scenario, error) {
 	data, err := os.ReadFile(path)
@@ -65,9 +57,16 @@ func Parse(name string, data []byte) (sim.Scenario, error) {
 	d := &decoder{file: name}
 	sc, root := d.parse(name, data)
 	if len(d.probs) == 0 {
-		// Everything the simulator checks should have been caught above,
-		// with a line; this is the backstop for what was not.
-		if err := sc.Validate(); err != nil {
+		// The rules on values live in one place, sim.Scenario.Validate,
+		// which checks the scenario as it will run (scaled); each problem
+		// it names is put on the line of its field.
+		var verr *sim.ValidationError
+		if err := sc.Validate(); errors.As(err, &verr) {
+			lines := fieldLines(root)
+			for _, p := range verr.Problems {
+				d.badLine(lineOf(lines, p.Field), p.Field, "%s", p.Msg)
+			}
+		} else if err != nil {
 			d.bad(root, "", "%v", err)
 		}
 	}
@@ -160,7 +159,7 @@ func (d *decoder) parse(name string, data []byte) (sc sim.Scenario, root *yaml.N
 		sc.Faults = d.faults(e.val, sc)
 	}
 	if e, ok := top.get("expect"); ok {
-		sc.Expect = d.expect(e.val, sc)
+		d.expect(e.val, &sc)
 	}
 	return sc, root
 }
@@ -252,13 +251,8 @@ func (d *decoder) elector(p *sim.Params, top fields) {
 		return
 	}
 	if e, ok := f.get("ttl"); ok {
-		if v, ok := d.positive(e.val, "elector.ttl", "5s"); ok {
-			if v < 2*time.Millisecond {
-				d.bad(e.val, "elector.ttl", "%v; must be at least 2ms (the renewal comes at ttl/2, in whole milliseconds)", v)
-			} else {
-				p.TTL = v
-			}
-		}
+		// Its lower bound (scaled) is sim.Scenario.Validate's.
+		p.TTL, _ = d.positive(e.val, "elector.ttl", "5s")
 	}
 	if e, ok := f.get("wait"); ok {
 		p.Wait, _ = d.positive(e.val, "elector.wait", "6s")
@@ -359,10 +353,6 @@ func (d *decoder) runnerOnly(sc *sim.Scenario, top fields) {
 	if !ok {
 		return
 	}
-	scale := sc.TimeScale
-	if scale == 0 {
-		scale = 1
-	}
 	rate := func(key string, dst *float64) {
 		e, ok := f.get(key)
 		if !ok {
@@ -373,9 +363,9 @@ func (d *decoder) runnerOnly(sc *sim.Scenario, top fields) {
 		if !ok {
 			return
 		}
-		// The simulator divides rates by the time scale: bound what it uses.
-		if eff := v / scale; v < 0 || (v > 0 && (eff < minRate || eff > maxRate)) {
-			d.bad(e.val, field, "%v tasks/s; want 0 or %v to %v (after time_scale)", v, minRate, maxRate)
+		// Its bounds (after time_scale) are sim.Scenario.Validate's.
+		if v < 0 {
+			d.bad(e.val, field, "%v tasks/s; a rate cannot be negative", v)
 			return
 		}
 		*dst = v
@@ -401,6 +391,52 @@ func effective(sc sim.Scenario) (duration time.Duration, instances int, p sim.Pa
 		instances = 3
 	}
 	return duration, instances, sc.Params.WithDefaults()
+}
+
+// fieldLines maps the path of every key and list item of the file
+// ("elector.ttl", "faults[2]", "faults[2].at") to its line.
+func fieldLines(root *yaml.Node) map[string]int {
+	lines := map[string]int{}
+	var walk func(n *yaml.Node, path string)
+	walk = func(n *yaml.Node, path string) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i].Value
+				if path != "" {
+					k = path + "." + k
+				}
+				lines[k] = n.Content[i].Line
+				walk(n.Content[i+1], k)
+			}
+		case yaml.SequenceNode:
+			for i, item := range n.Content {
+				k := fmt.Sprintf("%s[%d]", path, i)
+				lines[k] = item.Line
+				walk(item, k)
+			}
+		}
+	}
+	if root != nil {
+		lines[""] = root.Line
+		walk(root, "")
+	}
+	return lines
+}
+
+// lineOf is the line of a field, or of the nearest enclosing one the file
+// writes (a default the file left out is reported where its section is).
+func lineOf(lines map[string]int, field string) int {
+	for {
+		if l, ok := lines[field]; ok {
+			return l
+		}
+		i := strings.LastIndexAny(field, ".[")
+		if i < 0 {
+			return lines[""]
+		}
+		field = field[:i]
+	}
 }
 
 // faultWhere names a fault in messages: "faults[2]".

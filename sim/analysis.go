@@ -16,15 +16,15 @@ import (
 // violation of a bound measured in seconds.
 const ClaimSlack = 50 * time.Millisecond
 
-// Verdict is the outcome of checking one of the spec's claims.
-type Verdict string
+// ClaimVerdict is the outcome of checking one of the spec's claims.
+type ClaimVerdict string
 
-// Verdicts. "Not exercised" means the run never created the situation the
-// claim talks about, so it says nothing either way.
+// Claim verdicts. "Not exercised" means the run never created the situation
+// the claim talks about, so it says nothing either way.
 const (
-	Held         Verdict = "held"
-	NotHeld      Verdict = "not held"
-	NotExercised Verdict = "not exercised"
+	Held         ClaimVerdict = "held"
+	NotHeld      ClaimVerdict = "not held"
+	NotExercised ClaimVerdict = "not exercised"
 )
 
 // Member identifies one incarnation of an instance: its index and the elector
@@ -131,9 +131,24 @@ type FaultSpan struct {
 	Detail string `json:"detail,omitempty"`
 
 	Applied time.Duration `json:"applied"`
-	Healed  time.Duration `json:"healed"`
+	// Healed is when the fault was undone; for an instant fault, when its
+	// action finished (a restarted Redis answering again).
+	Healed time.Duration `json:"healed"`
 	// Open means no FaultHealed was recorded: Healed is the run's end.
 	Open bool `json:"open,omitempty"`
+	// Instant marks a single action with nothing to undo (redis-restart,
+	// script-flush, a clock jump).
+	Instant bool `json:"instant,omitempty"`
+	// Reach is the end of the fault's influence as the analysis counts it:
+	// an overlap or a demotion before Reach may be the fault's doing, one
+	// after it is not. A fault that lasts reaches to its heal plus one lease
+	// and one retry period (TTL + Wait, the worst-case crash gap), after
+	// which leadership must have settled. An instant fault reaches to the
+	// first stable leader after its action (a sole leader that lasts a
+	// TTL), at most TTL + Wait after it: once leadership is settled, the
+	// fault explains nothing that comes later. An unhealed fault reaches to
+	// the end of the run.
+	Reach time.Duration `json:"reach"`
 }
 
 // hits reports whether the fault touched instance i. An empty Target means a
@@ -142,14 +157,32 @@ func (f FaultSpan) hits(i int) bool {
 	return len(f.Target) == 0 || slices.Contains(f.Target, i)
 }
 
-// reach is the end of the fault's influence: heal plus one lease and one
-// retry period, after which leadership must have settled (the worst-case
-// crash gap). An unhealed fault reaches the end of the run.
-func (f FaultSpan) reach(p Params, end time.Duration) time.Duration {
+// Touches reports whether w shares time with the fault's reach.
+func (f FaultSpan) Touches(w Window) bool {
+	return w.Start < f.Reach && w.End > f.Applied
+}
+
+// reachOf computes FaultSpan.Reach; sole are the sole-leader stretches.
+func reachOf(f FaultSpan, sole []stretch, p Params, end time.Duration) time.Duration {
 	if f.Open {
 		return end
 	}
-	return f.Healed + p.TTL + p.Wait
+	settled := f.Healed + p.TTL + p.Wait
+	if f.Instant {
+		if at, _, ok := stableFrom(sole, f.Healed, p.TTL); ok {
+			settled = min(settled, at)
+		}
+	}
+	return min(settled, end)
+}
+
+// SkippedFault is a fault of the schedule that was not applied: its target
+// role matched no live instance at its moment (no leader to hit).
+type SkippedFault struct {
+	ID     int           `json:"id"`
+	Kind   string        `json:"kind"`
+	At     time.Duration `json:"at"`
+	Detail string        `json:"detail,omitempty"`
 }
 
 // FaultOutcome is what one fault did to leadership. Pointer fields are nil
@@ -162,7 +195,7 @@ type FaultOutcome struct {
 	// LeaderHit is true when a leader at injection was in the fault's Target.
 	LeaderHit bool `json:"leader_hit"`
 	// Demotion is injection → the last hit leader stopped believing, counted
-	// only if that happened within the fault's reach (heal + TTL + Wait).
+	// only if that happened within the fault's Reach.
 	Demotion *time.Duration `json:"demotion,omitempty"`
 	// Failover is injection → the first stable leader after that demotion.
 	Failover  *time.Duration `json:"failover,omitempty"`
@@ -227,7 +260,7 @@ func durationStats(ds []time.Duration) DurationStats {
 type Claim struct {
 	Name      string        `json:"name"`
 	Statement string        `json:"statement"`
-	Verdict   Verdict       `json:"verdict"`
+	Verdict   ClaimVerdict  `json:"verdict"`
 	Measured  time.Duration `json:"measured"`
 	Bound     time.Duration `json:"bound"`
 	Slack     time.Duration `json:"slack"`
@@ -284,6 +317,7 @@ type Analysis struct {
 	Handovers       []Handover       `json:"handovers,omitempty"`
 	Redis           RedisLane        `json:"redis"`
 	Faults          []FaultOutcome   `json:"faults,omitempty"`
+	Skipped         []SkippedFault   `json:"skipped,omitempty"`
 	DuplicateChores []DuplicateChore `json:"duplicate_chores,omitempty"`
 	LostTasks       []string         `json:"lost_tasks,omitempty"`     // dispatched, never completed, in dispatch order
 	RepeatedTasks   []RepeatedTask   `json:"repeated_tasks,omitempty"` // completed more than once, in first-dispatch order
@@ -321,6 +355,10 @@ func Analyze(t Timeline, p Params) Analysis {
 	a.Handovers = handoversOf(a.Beliefs)
 
 	faults := faultSpans(ev, a.End)
+	for i := range faults {
+		faults[i].Reach = reachOf(faults[i], sole, p, a.End)
+	}
+	a.Skipped = skippedFaults(ev)
 	blocked := leaderless(ev, faults, a.End)
 	for i := range a.Gaps {
 		g := &a.Gaps[i]
@@ -559,6 +597,8 @@ func faultSpans(ev []Event, end time.Duration) []FaultSpan {
 			out = append(out, FaultSpan{
 				ID: e.FaultID, Kind: e.Fault, Mode: ModeOf(FaultKind(e.Fault), e.Mode),
 				Target: e.Target, Detail: e.Detail, Applied: e.At,
+				// Older timelines do not mark instant faults; their kinds do.
+				Instant: e.Instant || FaultKind(e.Fault) == FaultRedisRestart || FaultKind(e.Fault) == FaultScriptFlush,
 			})
 		case FaultHealed:
 			if k, ok := open[e.FaultID]; ok {
@@ -568,7 +608,24 @@ func faultSpans(ev []Event, end time.Duration) []FaultSpan {
 		}
 	}
 	for _, k := range open {
+		if out[k].Instant {
+			// Recorded before instant faults had a FaultHealed: the
+			// action took no time that the timeline shows.
+			out[k].Healed = out[k].Applied
+			continue
+		}
 		out[k].Healed, out[k].Open = end, true
+	}
+	return out
+}
+
+// skippedFaults lists the FaultSkipped events.
+func skippedFaults(ev []Event) []SkippedFault {
+	var out []SkippedFault
+	for _, e := range ev {
+		if e.Kind == FaultSkipped {
+			out = append(out, SkippedFault{ID: e.FaultID, Kind: e.Fault, At: e.At, Detail: e.Detail})
+		}
 	}
 	return out
 }
@@ -703,7 +760,7 @@ func leaderless(ev []Event, faults []FaultSpan, end time.Duration) []Window {
 // outcome measures what one fault did to leadership.
 func outcome(f FaultSpan, beliefs []Belief, sole []stretch, p Params, end time.Duration) FaultOutcome {
 	o := FaultOutcome{FaultSpan: f}
-	reach := f.reach(p, end)
+	reach := f.Reach
 	var demotedAt time.Duration
 	kept := false
 	for _, b := range beliefs {
@@ -1052,7 +1109,7 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	}
 
 	// (3) No overlap away from faults: an overlap that intersects no fault's
-	// span [applied, healed + TTL + Wait] has no excuse at all.
+	// span [applied, reach] has no excuse at all.
 	calm := Claim{
 		Name: ClaimNoFaultlessSplit, Statement: "no overlap without a fault",
 		Slack: ClaimSlack,
@@ -1062,7 +1119,7 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	for _, o := range a.Overlaps {
 		explained := false
 		for _, f := range faults {
-			if o.Start < f.reach(p, a.End) && o.End > f.Applied {
+			if f.Touches(o.Window) {
 				explained = true
 				break
 			}
@@ -1086,7 +1143,7 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	return []Claim{gap, split, calm}
 }
 
-func verdict(held bool) Verdict {
+func verdict(held bool) ClaimVerdict {
 	if held {
 		return Held
 	}

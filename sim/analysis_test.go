@@ -477,9 +477,9 @@ func TestAnalyzeFaults(t *testing.T) {
 		a := Analyze(tl, specTimings)
 		spans := []FaultSpan{a.Faults[0].FaultSpan, a.Faults[1].FaultSpan, a.Faults[2].FaultSpan}
 		want := []FaultSpan{
-			{ID: 3, Kind: "crash", Mode: ModeLeaderCrash, Target: []int{0}, Applied: atSec(10), Healed: atSec(10)},
-			{ID: 4, Kind: "partition", Mode: ModePartitionRefuse, Target: []int{1}, Detail: "refuse", Applied: atSec(30), Healed: atSec(31)},
-			{ID: 5, Kind: "crash", Mode: ModeLeaderCrash, Target: []int{2}, Applied: atSec(50), Healed: atSec(70), Open: true},
+			{ID: 3, Kind: "crash", Mode: ModeLeaderCrash, Target: []int{0}, Applied: atSec(10), Healed: atSec(10), Reach: atSec(21)},
+			{ID: 4, Kind: "partition", Mode: ModePartitionRefuse, Target: []int{1}, Detail: "refuse", Applied: atSec(30), Healed: atSec(31), Reach: atSec(42)},
+			{ID: 5, Kind: "crash", Mode: ModeLeaderCrash, Target: []int{2}, Applied: atSec(50), Healed: atSec(70), Open: true, Reach: atSec(70)},
 		}
 		if !reflect.DeepEqual(spans, want) {
 			t.Errorf("spans\n got %+v\nwant %+v", spans, want)
@@ -580,7 +580,7 @@ func TestAnalyzeClaims(t *testing.T) {
 	tests := []struct {
 		name                 string
 		tl                   Timeline
-		gap, split, calm     Verdict
+		gap, split, calm     ClaimVerdict
 		gapMeasured, overlap time.Duration
 	}{
 		{

@@ -14,120 +14,360 @@ import (
 // lateness and loopback round trips do not either.
 const DefaultSlack = 250 * time.Millisecond
 
+// Verdict is the outcome of a run or of one expectation.
+//
+// Unknown (Jepsen's `:valid? :unknown`) means the run did not create the
+// situation the expectation is about: no instance ever led, the fault was
+// skipped, no fault hit a leader, the predicted bound does not exist. It is
+// never a pass: a measurement that was not made proves nothing.
+type Verdict string
+
+// Verdicts.
+const (
+	Pass    Verdict = "pass"
+	Fail    Verdict = "fail"
+	Unknown Verdict = "unknown"
+)
+
+// worse returns the worse of two verdicts: fail over unknown over pass.
+func worse(a, b Verdict) Verdict {
+	rank := map[Verdict]int{Pass: 0, "": 0, Unknown: 1, Fail: 2}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
 // Check is one expectation evaluated against a run.
 type Check struct {
 	Metric string `json:"metric"`
-	// Limit is the expectation's Max as written.
+	// Limit is the expectation as written: "predicted", "ttl + wait",
+	// "min 1", "exactly 1".
 	Limit string `json:"limit"`
-	// Bound and Measured are durations for duration metrics; for counts
-	// BoundCount and MeasuredCount.
-	Bound         time.Duration `json:"bound,omitempty"`
+	Count bool   `json:"count,omitempty"`
+	// Max is the upper limit as evaluated (for "predicted": the prediction
+	// plus slack), Min the lower one; HasMax/HasMin say which apply. Counts
+	// use MaxCount and MinCount.
+	HasMax   bool          `json:"has_max,omitempty"`
+	HasMin   bool          `json:"has_min,omitempty"`
+	Max      time.Duration `json:"max,omitempty"`
+	Min      time.Duration `json:"min,omitempty"`
+	MaxCount int           `json:"max_count,omitempty"`
+	MinCount int           `json:"min_count,omitempty"`
+	// Measured (durations) or MeasuredCount (counts) is the run's value.
 	Measured      time.Duration `json:"measured,omitempty"`
-	BoundCount    int           `json:"bound_count,omitempty"`
 	MeasuredCount int           `json:"measured_count,omitempty"`
-	Count         bool          `json:"count,omitempty"`
-	Held          bool          `json:"held"`
-	// Detail says how the bound was derived, or what went wrong.
+	// Open means the measured value is a window still open when the run
+	// ended: only a lower bound of what it became.
+	Open bool `json:"open,omitempty"`
+	// NotMeasured means the run should have measured the value and did not
+	// (no stable leader after the fault, no Redis lane): the check fails.
+	NotMeasured bool    `json:"not_measured,omitempty"`
+	Verdict     Verdict `json:"verdict"`
+	// Detail says how the bound was derived, or why the verdict is what it is.
 	Detail string `json:"detail,omitempty"`
 	Line   int    `json:"line,omitempty"`
 }
 
+// Want is the limit as a relation: "≤ 3.75s", "≥ 1", "= 1", "1 to 3".
+func (c Check) Want() string {
+	lo, hi := show(c.Min), show(c.Max)
+	if c.Count {
+		lo, hi = strconv.Itoa(c.MinCount), strconv.Itoa(c.MaxCount)
+	}
+	switch {
+	case c.HasMin && c.HasMax && lo == hi:
+		return "= " + lo
+	case c.HasMin && c.HasMax:
+		return lo + " to " + hi
+	case c.HasMin:
+		return "≥ " + lo
+	case c.HasMax:
+		return "≤ " + hi
+	}
+	return "—"
+}
+
+// Value is the measured value as a reader should see it: "3.2s",
+// "≥ 2s, still open", "not measured".
+func (c Check) Value() string {
+	switch {
+	case c.NotMeasured:
+		return "not measured"
+	case c.Count:
+		return strconv.Itoa(c.MeasuredCount)
+	case c.Open:
+		return "≥ " + c.Measured.Round(time.Millisecond).String() + ", still open"
+	}
+	return c.Measured.String()
+}
+
 // String renders the check as one line, e.g. for a JUnit failure message.
 func (c Check) String() string {
-	verdict := "held"
-	if !c.Held {
-		verdict = "NOT held"
+	s := fmt.Sprintf("%s %s (%s): measured %s — %s", c.Metric, c.Want(), c.Limit, c.Value(), c.Verdict)
+	if c.Verdict != Pass && c.Detail != "" {
+		s += ": " + c.Detail
 	}
-	if c.Count {
-		return fmt.Sprintf("%s ≤ %d (%s): measured %d — %s", c.Metric, c.BoundCount, c.Limit, c.MeasuredCount, verdict)
-	}
-	return fmt.Sprintf("%s ≤ %v (%s): measured %v — %s", c.Metric, c.Bound, c.Limit, c.Measured, verdict)
+	return s
 }
 
 // CheckExpectation validates an expectation without running anything: the
-// metric exists and the limit parses.
+// metric exists, a limit is given, and each limit parses.
 func CheckExpectation(e Expectation, p Params) error {
 	if _, ok := Metrics[e.Metric]; !ok {
 		names := slices.Sorted(maps.Keys(Metrics))
 		return fmt.Errorf("unknown metric %q; want one of %s", e.Metric, strings.Join(names, ", "))
 	}
-	if CountMetric(e.Metric) {
-		if _, err := strconv.Atoi(strings.TrimSpace(e.Max)); err != nil {
-			return fmt.Errorf("%s is a count: max %q must be a whole number", e.Metric, e.Max)
+	if strings.TrimSpace(e.Max) == "" && strings.TrimSpace(e.Min) == "" {
+		return fmt.Errorf("%s: no limit: give max, min or exactly", e.Metric)
+	}
+	for _, l := range []struct{ name, v string }{{"max", e.Max}, {"min", e.Min}} {
+		v := strings.TrimSpace(l.v)
+		if v == "" {
+			continue
 		}
-		return nil
-	}
-	if strings.TrimSpace(e.Max) == "predicted" {
-		return nil
-	}
-	if _, err := EvalDuration(e.Max, p); err != nil {
-		return fmt.Errorf("%s: max: %v", e.Metric, err)
+		if CountMetric(e.Metric) {
+			if n, err := strconv.Atoi(v); err != nil || n < 0 {
+				return fmt.Errorf("%s is a count: %s %q must be a whole number ≥ 0", e.Metric, l.name, l.v)
+			}
+			continue
+		}
+		if v == "predicted" {
+			if l.name == "min" {
+				return fmt.Errorf("%s: min: predicted is an upper bound; give min as a duration", e.Metric)
+			}
+			continue
+		}
+		if _, err := EvalDuration(v, p); err != nil {
+			return fmt.Errorf("%s: %s: %v", e.Metric, l.name, err)
+		}
 	}
 	return nil
 }
 
+// Evaluation is what a run's expectations and preconditions say.
+type Evaluation struct {
+	Verdict Verdict `json:"verdict"`
+	// Reasons say why the verdict is not pass: run-level ones (no leader
+	// ever, a skipped fault) and one line per check that did not pass.
+	Reasons []string `json:"reasons,omitempty"`
+	Checks  []Check  `json:"checks"`
+}
+
 // Evaluate checks a run's expectations against its analysis. sc is the
-// effective (scaled) scenario.
-func Evaluate(sc Scenario, a Analysis, preds []Prediction) []Check {
-	checks := make([]Check, 0, len(sc.Expect))
+// effective (scaled) scenario; preds are the predictions for the faults the
+// run applied (PredictApplied).
+//
+// The run's own preconditions come first: a run in which no instance ever
+// led measured nothing about leadership, so every check is unknown; a fault
+// that was skipped (its role matched nobody) makes the run unknown unless
+// the scenario allows it (Fault.AllowSkipped). With sc.StrictClaims, every
+// spec claim the run exercised becomes a check too (not held fails).
+func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
+	var ev Evaluation
+	noLeader := len(a.Beliefs) == 0
+	if noLeader {
+		ev.Reasons = append(ev.Reasons, "no instance ever led: the run measured nothing about leadership")
+	}
+	for _, s := range a.Skipped {
+		if s.ID >= 0 && s.ID < len(sc.Faults) && sc.Faults[s.ID].AllowSkipped {
+			continue
+		}
+		ev.Reasons = append(ev.Reasons, fmt.Sprintf("fault %d (%s) was skipped at %v: %s; the run never created the situation it is about (allow_skipped: true accepts this)",
+			s.ID, s.Kind, s.At.Round(time.Millisecond), nonEmpty(s.Detail, "no target")))
+	}
+	if len(ev.Reasons) > 0 {
+		ev.Verdict = Unknown
+	}
 	for _, e := range sc.Expect {
-		c := Check{Metric: e.Metric, Limit: e.Max, Line: e.Line, Count: CountMetric(e.Metric)}
-		if err := CheckExpectation(e, sc.Params); err != nil {
-			c.Detail = err.Error()
-			checks = append(checks, c)
-			continue
+		c := evaluate(e, sc, a, preds)
+		if noLeader && c.Verdict != Fail {
+			c.Verdict, c.Detail = Unknown, "no instance ever led"
 		}
-		if c.Count {
-			c.BoundCount, _ = strconv.Atoi(strings.TrimSpace(e.Max))
-			c.MeasuredCount = measuredCount(e.Metric, a)
-			c.Held = c.MeasuredCount <= c.BoundCount
-			checks = append(checks, c)
-			continue
+		ev.Checks = append(ev.Checks, c)
+	}
+	if sc.StrictClaims {
+		for _, cl := range a.Claims {
+			if cl.Verdict == NotExercised {
+				continue // says nothing either way; Claims shows it
+			}
+			c := Check{Metric: "claim " + cl.Name, Limit: "held", HasMax: true, Max: cl.Bound + cl.Slack,
+				Measured: cl.Measured, Verdict: Pass, Detail: cl.Statement + ": " + cl.Detail}
+			if cl.Verdict == NotHeld {
+				c.Verdict = Fail
+			}
+			ev.Checks = append(ev.Checks, c)
 		}
-		c.Measured = measuredDuration(e.Metric, a)
-		if strings.TrimSpace(e.Max) == "predicted" {
+	}
+	for _, c := range ev.Checks {
+		ev.Verdict = worse(ev.Verdict, c.Verdict)
+		if c.Verdict != Pass {
+			ev.Reasons = append(ev.Reasons, c.String())
+		}
+	}
+	if ev.Verdict == "" {
+		ev.Verdict = Pass
+	}
+	return ev
+}
+
+// evaluate checks one expectation.
+func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check {
+	c := Check{Metric: e.Metric, Limit: limitText(e), Line: e.Line, Count: CountMetric(e.Metric)}
+	if err := CheckExpectation(e, sc.Params); err != nil {
+		c.Verdict, c.Detail = Fail, err.Error()
+		return c
+	}
+	maxS, minS := strings.TrimSpace(e.Max), strings.TrimSpace(e.Min)
+	if c.Count {
+		c.HasMax, c.HasMin = maxS != "", minS != ""
+		c.MaxCount, _ = strconv.Atoi(maxS)
+		c.MinCount, _ = strconv.Atoi(minS)
+		c.MeasuredCount = measuredCount(e.Metric, a)
+		c.Verdict = Pass
+		if (c.HasMax && c.MeasuredCount > c.MaxCount) || (c.HasMin && c.MeasuredCount < c.MinCount) {
+			c.Verdict = Fail
+		}
+		return c
+	}
+
+	m := measure(e.Metric, a)
+	c.Measured, c.Open = m.value, m.open
+	var details []string
+	if minS != "" {
+		c.HasMin = true
+		c.Min, _ = EvalDuration(minS, sc.Params)
+	}
+	if maxS != "" {
+		c.HasMax = true
+		if maxS == "predicted" {
 			slack := e.Slack
 			if slack == 0 {
 				slack = DefaultSlack
 			}
-			bound, how := predictedLimit(e.Metric, sc, preds)
-			c.Bound, c.Detail = bound, fmt.Sprintf("%s + slack %v", how, slack)
-			c.Held = Within(c.Measured, bound, slack)
+			bound, how := predictedLimit(e.Metric, sc, a, preds)
+			c.Max = bound
 			if bound != Unbounded {
-				c.Bound = bound + slack
+				c.Max = bound + slack
+			}
+			details = append(details, fmt.Sprintf("%s + slack %v", how, slack))
+			if bound == Unbounded {
+				c.Verdict = Unknown
+				details = append(details, "the predicted bound is unbounded, so the measurement cannot be checked against it")
 			}
 		} else {
-			c.Bound, _ = EvalDuration(e.Max, sc.Params)
-			c.Held = c.Measured <= c.Bound
+			c.Max, _ = EvalDuration(maxS, sc.Params)
 		}
-		checks = append(checks, c)
 	}
-	return checks
+	switch {
+	case m.unknown != "":
+		c.Verdict = Unknown
+		details = append(details, m.unknown)
+	case m.missing != "":
+		c.NotMeasured, c.Verdict = true, Fail
+		details = append(details, "not measured: "+m.missing)
+	case c.Verdict == Unknown:
+	case c.HasMin && c.Measured < c.Min:
+		c.Verdict = Fail
+	case c.HasMax && c.Measured > c.Max:
+		c.Verdict = Fail
+	case c.HasMax && c.Open:
+		c.Verdict = Fail
+		details = append(details, "a window was still open when the run ended and could still exceed the limit")
+	default:
+		c.Verdict = Pass
+	}
+	c.Detail = strings.Join(details, "; ")
+	return c
 }
 
-func measuredDuration(metric string, a Analysis) time.Duration {
-	s := a.Summary
+// limitText is the expectation's limit as written.
+func limitText(e Expectation) string {
+	mx, mn := strings.TrimSpace(e.Max), strings.TrimSpace(e.Min)
+	switch {
+	case mn != "" && mn == mx:
+		return "exactly " + mx
+	case mn != "" && mx != "":
+		return "min " + mn + ", max " + mx
+	case mn != "":
+		return "min " + mn
+	}
+	return mx
+}
+
+// measurement is a duration metric's value in a run. missing says why a
+// value the run should have produced is absent (the check fails); unknown
+// why the run never created the situation the metric is about.
+type measurement struct {
+	value   time.Duration
+	open    bool
+	missing string
+	unknown string
+}
+
+func measure(metric string, a Analysis) measurement {
+	var m measurement
+	longest := func(w Window) {
+		m.value = max(m.value, w.Duration)
+		m.open = m.open || w.Open
+	}
 	switch metric {
 	case "max_gap":
-		return s.MaxGap
-	case "max_overlap":
-		return s.MaxOverlap
-	case "total_overlap":
-		return s.TotalOverlap
-	case "failover":
-		return s.Failover.Max
-	case "stale_leadership":
-		return s.MaxStale
-	case "heal_to_stable":
-		var m time.Duration
-		for _, f := range a.Faults {
-			if f.Recovery != nil {
-				m = max(m, *f.Recovery)
-			}
+		for _, g := range a.Gaps {
+			longest(g.Window)
 		}
-		return m
+	case "max_overlap":
+		for _, o := range a.Overlaps {
+			longest(o.Window)
+		}
+	case "total_overlap":
+		for _, o := range a.Overlaps {
+			m.value += o.Duration
+			m.open = m.open || o.Open
+		}
+	case "stale_leadership":
+		if !a.Redis.Observed {
+			m.missing = "the Redis lane observed nothing (no keyspace notification reached the harness)"
+			break
+		}
+		for _, s := range a.Redis.Stale {
+			longest(s.Window)
+		}
+	case "failover":
+		// Over the faults that demoted a leader they hit.
+		hit := 0
+		for _, f := range a.Faults {
+			if f.Demotion == nil {
+				continue
+			}
+			hit++
+			if f.Failover == nil {
+				m.missing = fmt.Sprintf("fault %d (%s): %s", f.ID, f.Kind, nonEmpty(f.Note, "no stable leader after it"))
+				break
+			}
+			m.value = max(m.value, *f.Failover)
+		}
+		if hit == 0 && m.missing == "" {
+			m.unknown = "no fault demoted a leader: there was no failover to time"
+		}
+	case "heal_to_stable":
+		healed := 0
+		for _, f := range a.Faults {
+			if f.Open {
+				continue
+			}
+			healed++
+			if f.Recovery == nil {
+				m.missing = fmt.Sprintf("fault %d (%s): no stable leader after its heal before the run ended", f.ID, f.Kind)
+				break
+			}
+			m.value = max(m.value, *f.Recovery)
+		}
+		if healed == 0 && m.missing == "" {
+			m.missing = "no fault was healed"
+		}
 	}
-	return 0
+	return m
 }
 
 func measuredCount(metric string, a Analysis) int {
@@ -152,16 +392,16 @@ func measuredCount(metric string, a Analysis) int {
 }
 
 // predictedLimit is the prediction for the metric over the failure modes
-// the scenario's faults exercise: the largest predicted gap (for gaps,
-// failover and recovery times) or overlap (for overlaps and stale
-// leadership). A failover also always takes up to TTL + Wait + jitter (the
-// followers must see the key gone, then reach their next tick), so that is
-// its floor.
-func predictedLimit(metric string, sc Scenario, preds []Prediction) (time.Duration, string) {
+// of the faults the run actually applied (a skipped fault predicts
+// nothing): the largest predicted gap (for gaps, failover and recovery
+// times) or overlap (for overlaps and stale leadership). A failover also
+// always takes up to TTL + Wait + jitter (the followers must see the key
+// gone, then reach their next tick), so that is its floor.
+func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) (time.Duration, string) {
 	modes := map[string]bool{}
-	for _, f := range sc.Faults {
-		if m := ModeOf(f.Kind, f.Mode); m != "" {
-			modes[m] = true
+	for _, f := range a.Faults {
+		if f.Mode != "" {
+			modes[f.Mode] = true
 		}
 	}
 	overlap := metric == "max_overlap" || metric == "total_overlap" || metric == "stale_leadership"
@@ -190,4 +430,54 @@ func predictedLimit(metric string, sc Scenario, preds []Prediction) (time.Durati
 		}
 	}
 	return bound, how
+}
+
+func nonEmpty(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// AppliedFaultSize is the size of the faults the run actually applied, as
+// the predictions should assume it: the largest latency (plus its jitter),
+// the longest pause as it lasted (pauses of one instance less than a
+// renewal interval apart add up: the frozen clock counts neither, so one
+// renewal is late by both), and the slowest clock rate. sc is the effective
+// scenario the fault IDs index.
+func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
+	var s FaultSize
+	renew := a.Params.TTL/2 + a.Params.Jitter()
+	type pause struct{ from, to time.Duration }
+	paused := map[int][]pause{}
+	for _, f := range a.Faults {
+		if f.ID < 0 || f.ID >= len(sc.Faults) {
+			continue
+		}
+		sf := sc.Faults[f.ID]
+		switch FaultKind(f.Kind) {
+		case FaultLatency:
+			s.Latency = max(s.Latency, sf.Latency+sf.Jitter)
+		case FaultPause:
+			for _, i := range f.Target {
+				paused[i] = append(paused[i], pause{f.Applied, f.Healed})
+			}
+		case FaultClock:
+			if sf.Rate > 0 && (s.ClockRate == 0 || sf.Rate < s.ClockRate) {
+				s.ClockRate = sf.Rate
+			}
+		}
+	}
+	for _, ps := range paused {
+		slices.SortFunc(ps, func(x, y pause) int { return int(x.from - y.from) })
+		var run time.Duration
+		for i, p := range ps {
+			if i > 0 && p.from-ps[i-1].to >= renew {
+				run = 0
+			}
+			run += p.to - p.from
+			s.Pause = max(s.Pause, run)
+		}
+	}
+	return s
 }

@@ -8,16 +8,21 @@ import (
 	"unicode"
 )
 
-// Expectation is one limit a run must keep: Metric must not exceed Max.
+// Expectation is one limit a run must keep: Metric must not exceed Max
+// and must reach Min. At least one of them is given; Min == Max asks for
+// exactly that value (e.g. "exactly one overlap window": a finding that a
+// change hiding it would make fail).
 type Expectation struct {
 	// Metric is one of Metrics.
 	Metric string `json:"metric"`
-	// Max is the limit: a count for count metrics; for durations a Go
+	// Max is the upper limit: a count for count metrics; for durations a Go
 	// duration ("11s"), an expression over the run's parameters
 	// ("ttl + wait + 250ms", "2*ttl", "ttl/2 + read_timeout*2"), or
-	// "predicted" (the bound calculator's prediction for the faults of the
-	// run, plus Slack).
-	Max string `json:"max"`
+	// "predicted" (the bound calculator's prediction for the faults the run
+	// applied, plus Slack). "" for none.
+	Max string `json:"max,omitempty"`
+	// Min is the lower limit, a count or a duration expression; "" for none.
+	Min string `json:"min,omitempty"`
 	// Slack is added to a "predicted" limit. Default DefaultSlack (250ms, not scaled).
 	Slack time.Duration `json:"slack,omitempty"`
 	// Line is where the expectation was written (for error messages); 0 if unknown.

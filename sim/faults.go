@@ -72,7 +72,7 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 	}
 	// Recorded before the action, so the analysis sees the fault come first
 	// and the leaders it hit still leading at the moment of injection.
-	r.rec.Record(Event{Kind: FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f)})
+	r.rec.Record(Event{Kind: FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
 	var err error
 	switch f.Kind {
 	case FaultCrash, FaultStop:
@@ -149,6 +149,11 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 		}
 		r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets, Err: err.Error()})
 		return nil, fmt.Errorf("applying fault %d (%s): %w", id, f.Kind, err)
+	}
+	if f.Instant() {
+		// The action is over (Redis is back after a restart): the span
+		// ends here, and with it the downtime the bounds need.
+		r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
 	}
 	return a, nil
 }

@@ -59,14 +59,8 @@ func (in *instance) start() error {
 	p := in.run.sc.Params
 	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
 	inc.rdb = redis.NewClient(redisOptions(p.Client, in.dial, inc.gate))
-	eo := election.Opts{
-		TTL:       p.TTL,
-		Wait:      p.Wait,
-		JitterMS:  max(p.JitterMS, 0), // negative: none
-		OpTimeout: p.OpTimeout,
-		Clock:     inc.clock,
-		Jitter:    in.run.jitterSource(),
-	}
+	eo := electionOpts(p, nil)
+	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
 	rec := in.run.rec
 	switch in.run.sc.Mode {
 	case ModeRunner:

@@ -64,12 +64,28 @@ type Result struct {
 	Timeline    Timeline     `json:"timeline"`
 	Analysis    Analysis     `json:"analysis"`
 	Predictions []Prediction `json:"predictions"`
-	Checks      []Check      `json:"checks"`
-	Passed      bool         `json:"passed"`
+	// Evaluation is the verdict: pass, fail or unknown, with its reasons
+	// and the checks of every expectation. An incomplete run is unknown,
+	// one with harness errors fails.
+	Evaluation
 	// Setup is how long the environment took to come up.
 	Setup time.Duration `json:"setup"`
 	// Cost is what the run cost the machine.
 	Cost Cost `json:"cost"`
+}
+
+// settle folds the run's own state into the verdict: harness errors make
+// its measurements untrustworthy (fail), an incomplete run measured only
+// part of what it should (unknown at best).
+func (res *Result) settle() {
+	if len(res.Errors) > 0 {
+		res.Verdict = Fail
+		res.Reasons = append([]string{fmt.Sprintf("%d harness errors: %s", len(res.Errors), res.Errors[0])}, res.Reasons...)
+	}
+	if !res.Complete {
+		res.Verdict = worse(res.Verdict, Unknown)
+		res.Reasons = append([]string{"the run is incomplete: " + nonEmpty(res.Incomplete, "no reason given")}, res.Reasons...)
+	}
 }
 
 // Cost is the harness's own resource use during a run (its process: the
@@ -201,6 +217,7 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 		}
 		if res != nil {
 			res.Errors = append(res.Errors, r.errs...)
+			res.settle()
 		}
 	}()
 	r.admin = redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
@@ -255,12 +272,8 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 	r.stopAll()
 	res.Timeline = r.rec.Timeline()
 	res.Analysis = Analyze(res.Timeline, eff.Params)
-	res.Predictions = Predict(eff.Params, faultSize(eff.Faults))
-	res.Checks = Evaluate(eff, res.Analysis, res.Predictions)
-	res.Passed = res.Complete && len(r.errs) == 0
-	for _, c := range res.Checks {
-		res.Passed = res.Passed && c.Held
-	}
+	res.Predictions = Predict(eff.Params, AppliedFaultSize(eff, res.Analysis))
+	res.Evaluation = Evaluate(eff, res.Analysis, res.Predictions)
 	if runErr != nil {
 		return res, runErr
 	}
@@ -462,25 +475,6 @@ func (s Scenario) needsRestart(env *Environment) error {
 		}
 	}
 	return nil
-}
-
-// faultSize is the size of the faults a prediction should assume: the
-// largest latency and pause of the schedule.
-func faultSize(faults []Fault) FaultSize {
-	var s FaultSize
-	for _, f := range faults {
-		switch f.Kind {
-		case FaultLatency:
-			s.Latency = max(s.Latency, f.Latency+f.Jitter)
-		case FaultPause:
-			s.Pause = max(s.Pause, f.For)
-		case FaultClock:
-			if f.Rate > 0 {
-				s.ClockRate = f.Rate
-			}
-		}
-	}
-	return s
 }
 
 // cpuTime is the CPU this process has used, user plus system.

@@ -5,6 +5,9 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/redis/go-redis/v9"
 )
 
 // Scenario describes one run: the instances, their timings, what load they
@@ -40,6 +43,10 @@ type Scenario struct {
 	Workload Workload `json:"workload"`
 	// Expect are the limits the run must keep to pass.
 	Expect []Expectation `json:"expect,omitempty"`
+	// StrictClaims makes the spec's timing claims expectations too: a claim
+	// the run exercised and did not hold fails it (by default a claim not
+	// held is a finding beside the verdict).
+	StrictClaims bool `json:"strict_claims,omitempty"`
 }
 
 // Mode selects what an instance is.
@@ -128,6 +135,10 @@ type Fault struct {
 	// Restart (crash, stop): at heal, start a fresh instance (new id) at the
 	// same index.
 	Restart bool `json:"restart,omitempty"`
+	// AllowSkipped accepts that the fault's role matched nobody at its
+	// moment (no leader to hit): by default such a run is unknown, since it
+	// never created the situation the scenario is about.
+	AllowSkipped bool `json:"allow_skipped,omitempty"`
 }
 
 // Target names the instances a fault hits: fixed indexes, or a role resolved
@@ -207,37 +218,90 @@ func (s Scenario) withDefaults() Scenario {
 	return s
 }
 
-// Validate reports what is wrong with the scenario, naming the field.
+// FieldError is one problem of a scenario. Field is the path of the
+// offending field as a scenario file writes it ("elector.ttl",
+// "faults[2].at", "workload.dispatch_rate"; "" for the whole scenario), so
+// a parser can point at its line.
+type FieldError struct {
+	Field string
+	Msg   string
+}
+
+// ValidationError lists every problem Validate found.
+type ValidationError struct {
+	Scenario string
+	Problems []FieldError
+}
+
+func (e *ValidationError) Error() string {
+	msgs := make([]string, len(e.Problems))
+	for i, p := range e.Problems {
+		msgs[i] = p.Msg
+		if p.Field != "" {
+			msgs[i] = p.Field + ": " + p.Msg
+		}
+	}
+	return fmt.Sprintf("scenario %q: %s", e.Scenario, strings.Join(msgs, "; "))
+}
+
+// Validate reports what is wrong with the scenario as it will run: with its
+// defaults filled and every duration scaled by its TimeScale (a 5ms TTL at
+// time scale 0.2 is a 1ms TTL, which the elector refuses). It is the one
+// place these rules live: package scenarios reads types and syntax and maps
+// each problem here to its file:line. The error is a *ValidationError.
 func (s Scenario) Validate() error {
 	s = s.withDefaults()
-	var errs []string
-	bad := func(format string, a ...any) { errs = append(errs, fmt.Sprintf(format, a...)) }
+	errs := &ValidationError{Scenario: s.Name}
+	bad := func(field, format string, a ...any) {
+		errs.Problems = append(errs.Problems, FieldError{Field: field, Msg: fmt.Sprintf(format, a...)})
+	}
 	if s.Instances < 1 {
-		bad("instances: %d; need at least 1", s.Instances)
+		bad("instances", "%d; need at least 1", s.Instances)
 	}
 	if s.Mode != ModeElector && s.Mode != ModeRunner {
-		bad("mode: %q; want %q or %q", s.Mode, ModeElector, ModeRunner)
+		bad("mode", "%q; want %q or %q", s.Mode, ModeElector, ModeRunner)
 	}
-	if s.TimeScale < 0 {
-		bad("time_scale: %v; must be positive", s.TimeScale)
+	if s.TimeScale <= 0 || s.TimeScale > 100 {
+		bad("time_scale", "%v; want a factor above 0 and at most 100 (0.2 runs 5× faster)", s.TimeScale)
+		return errs // nothing below can be scaled
 	}
-	p := s.Params
+	if s.Duration < 0 || s.Recovery < 0 {
+		bad("duration", "duration and recovery must not be negative")
+	}
+	scaled := ""
+	if s.TimeScale != 1 {
+		scaled = fmt.Sprintf(" (after time_scale %g)", s.TimeScale)
+	}
+	e := s.scaled()
+	p := e.Params
 	if p.TTL < 2*time.Millisecond {
-		bad("ttl: %v; must be at least 2ms", p.TTL)
+		bad("elector.ttl", "%v%s; must be at least 2ms (the lease is set in whole milliseconds)", p.TTL, scaled)
+	} else if p.Jitter() >= p.TTL/2 {
+		bad("elector.jitter", "%v%s; must be less than ttl/2 = %v (a later renewal could come after the lease expired)", p.Jitter(), scaled, p.TTL/2)
 	}
 	if p.Wait <= 0 {
-		bad("wait: %v; must be positive", p.Wait)
+		bad("elector.wait", "%v; must be positive", p.Wait)
+	}
+	if p.OpTimeout < 0 {
+		bad("elector.op_timeout", "%v; must not be negative", p.OpTimeout)
+	}
+	if len(errs.Problems) == 0 {
+		// The elector's own rules on what it will be given, so that no
+		// scenario that passes here makes NewElector panic.
+		if err := electionOpts(p, noRedis{}).Validate(); err != nil {
+			bad("elector", "%v%s", err, scaled)
+		}
 	}
 	for _, r := range []struct {
 		name string
 		v    float64
-	}{{"dispatch_rate", s.Workload.DispatchRate}, {"delayed_rate", s.Workload.DelayedRate}} {
+	}{{"dispatch_rate", e.Workload.DispatchRate}, {"delayed_rate", e.Workload.DelayedRate}} {
 		// The dispatcher ticks every 1/rate: keep the period within [100µs, 100s].
-		if r.v != 0 && (r.v < 0.01 || r.v > 10000) {
-			bad("workload.%s: %v per second; want 0 (none) or 0.01 to 10000", r.name, r.v)
+		if r.v != 0 && (r.v < MinRate || r.v > MaxRate) {
+			bad("workload."+r.name, "%v per second%s; want 0 (none) or %v to %v", r.v, scaled, MinRate, MaxRate)
 		}
 	}
-	if w := s.Workload; s.Mode == ModeRunner && (w.DispatchRate > 0 || w.DelayedRate > 0) {
+	if w := e.Workload; e.Mode == ModeRunner && (w.DispatchRate > 0 || w.DelayedRate > 0) {
 		// The workload stops at the end of the fault phase; what it
 		// dispatched last must be able to finish within the recovery, or it
 		// is counted lost.
@@ -245,59 +309,89 @@ func (s Scenario) Validate() error {
 		if w.DelayedRate > 0 {
 			need += w.Delay + p.ChoreInterval
 		}
-		if s.Recovery < need {
-			bad("recovery: %v is too short for the workload to drain (at least %v: delay + 2 chore intervals + task duration); tasks dispatched at the end would count as lost", s.Recovery, need)
+		if e.Recovery < need {
+			bad("recovery", "%v%s is too short for the workload to drain (at least %v: delay + 2 chore intervals + task duration); tasks dispatched at the end would count as lost", e.Recovery, scaled, need)
 		}
 	}
-	if s.Duration < 0 || s.Recovery < 0 {
-		bad("duration and recovery must not be negative")
-	}
-	for i, f := range s.Faults {
-		where := fmt.Sprintf("faults[%d] (%s)", i, f.Kind)
-		if f.At < 0 || f.At > s.Duration {
-			bad("%s: at %v is outside the fault phase [0, %v]", where, f.At, s.Duration)
+	for i, f := range e.Faults {
+		where := fmt.Sprintf("faults[%d]", i)
+		if f.At < 0 || f.At > e.Duration {
+			bad(where+".at", "%v is outside the fault phase [0, %v]", f.At, e.Duration)
 		}
 		if f.For < 0 {
-			bad("%s: for %v is negative", where, f.For)
+			bad(where+".for", "%v is negative", f.For)
 		}
 		for _, x := range f.Target.Indexes {
-			if x < 0 || x >= s.Instances {
-				bad("%s: target %d is out of range: instances are 0..%d", where, x, s.Instances-1)
+			if x < 0 || x >= e.Instances {
+				bad(where+".target", "%d is out of range: instances are 0..%d", x, e.Instances-1)
 			}
 		}
 		switch f.Target.Role {
 		case "", RoleLeader, RoleFollower, RoleAll, RoleRandom:
 		default:
-			bad("%s: target %q; want an index list or leader, follower, all, random", where, f.Target.Role)
+			bad(where+".target", "%q; want an index list or leader, follower, all, random", f.Target.Role)
 		}
 		switch f.Kind {
 		case FaultCrash, FaultStop, FaultPause, FaultRedisRestart, FaultScriptFlush:
 		case FaultPartition:
 			if !slices.Contains(PartitionModes, f.Mode) {
-				bad("%s: mode %q; want one of %s", where, f.Mode, strings.Join(PartitionModes, ", "))
+				bad(where+".mode", "%q; want one of %s", f.Mode, strings.Join(PartitionModes, ", "))
 			}
 		case FaultLatency:
-			if f.Latency <= 0 {
-				bad("%s: latency must be positive", where)
+			if f.Latency < time.Millisecond {
+				// Toxiproxy takes whole milliseconds; less would be 0.
+				bad(where+".latency", "%v%s; must be at least 1ms", f.Latency, scaled)
 			}
 			if f.Jitter < 0 || f.Jitter > f.Latency {
-				bad("%s: jitter %v must be within [0, latency %v]", where, f.Jitter, f.Latency)
+				bad(where+".jitter", "%v must be within [0, latency %v]", f.Jitter, f.Latency)
 			}
 			if !slices.Contains([]string{DirectionBoth, DirectionRequests, DirectionReplies}, f.Direction) {
-				bad("%s: direction %q; want both, requests or replies", where, f.Direction)
+				bad(where+".direction", "%q; want both, requests or replies", f.Direction)
 			}
 		case FaultClock:
-			if f.Rate < 0 || (f.Rate == 0 && f.Jump == 0) {
-				bad("%s: give a positive rate (drift) or a jump", where)
+			switch {
+			case f.Rate == 0 && f.Jump == 0:
+				bad(where, "give a rate (a drift, e.g. rate: 0.5) or a jump (a step, e.g. jump: -2s)")
+			case f.Rate != 0 && (f.Rate < MinClockRate || f.Rate > MaxClockRate):
+				// Outside this range the instance's timers either never
+				// fire within a run or their durations overflow.
+				bad(where+".rate", "%v; want a clock speed from %v to %v (1 = true time, 0.5 = half speed)", f.Rate, MinClockRate, MaxClockRate)
 			}
 		default:
-			bad("faults[%d]: kind %q; want one of %v", i, f.Kind, FaultKinds)
+			bad(where+".kind", "%q; want one of %v", f.Kind, FaultKinds)
 		}
 	}
-	if len(errs) > 0 {
-		return fmt.Errorf("scenario %q: %s", s.Name, strings.Join(errs, "; "))
+	if len(errs.Problems) > 0 {
+		return errs
 	}
 	return nil
+}
+
+// Bounds of the rates a scenario may use, after scaling.
+const (
+	// MinRate and MaxRate bound workload rates (tasks per second): the
+	// dispatcher ticks every 1/rate, which must stay within [100µs, 100s].
+	MinRate = 0.01
+	MaxRate = 10000
+	// MinClockRate and MaxClockRate bound a clock fault's speed.
+	MinClockRate = 0.01
+	MaxClockRate = 100
+)
+
+// noRedis stands in for a client when only the elector's options are
+// validated; it is never called.
+type noRedis struct{ redis.Scripter }
+
+// electionOpts are the elector options an instance runs with, before its
+// clock, jitter source and key are set.
+func electionOpts(p Params, rdb redis.Scripter) election.Opts {
+	return election.Opts{
+		Redis:     rdb,
+		TTL:       p.TTL,
+		Wait:      p.Wait,
+		JitterMS:  max(p.JitterMS, 0), // negative: none
+		OpTimeout: p.OpTimeout,
+	}
 }
 
 // Length is how long a run of the scenario lasts (fault phase plus

@@ -30,7 +30,7 @@ const (
 	ChoreRan Kind = "chore" // a leader-only chore ran (Chore = kind, N = effect, Detail)
 
 	FaultApplied Kind = "fault-applied" // Fault = kind, FaultID = schedule index, Target, Detail = params
-	FaultHealed  Kind = "fault-healed"
+	FaultHealed  Kind = "fault-healed"  // the fault was undone; for an instant fault, its action finished
 	FaultSkipped Kind = "fault-skipped" // the target role matched no instance at the moment (e.g. no leader); Detail says why
 
 	RedisHolder Kind = "redis-holder" // the lease key now holds Holder ("" = no key); Lateness = notification lateness when known
@@ -61,8 +61,13 @@ type Event struct {
 	N        int           `json:"n,omitempty"`        // chore effect (moved N, published capacity N, ...)
 	Task     string        `json:"task,omitempty"`     // task id
 	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness
-	Err      string        `json:"err,omitempty"`
-	Detail   string        `json:"detail,omitempty"`
+	// Instant marks a FaultApplied of a single action (redis-restart,
+	// script-flush, a clock jump): its FaultHealed comes when the action
+	// is done (for a restart, when Redis is back), and its reach ends at the
+	// next stable leader (see FaultSpan.Reach).
+	Instant bool   `json:"instant,omitempty"`
+	Err     string `json:"err,omitempty"`
+	Detail  string `json:"detail,omitempty"`
 }
 
 // Timeline is the ordered list of events of one run. Events are appended in

@@ -37,7 +37,7 @@ const RequireDockerEnv = "LEASELAB_REQUIRE_DOCKER"
 // RunInContainers runs sc in a fresh container environment (Redis and
 // Toxiproxy with sim.Containers defaults) and returns its result. It fails t
 // if the run could not start or the harness had errors; the scenario's own
-// verdicts are for the caller to judge (Result.Passed, Analysis). A
+// verdicts are for the caller to judge (Result.Verdict, Analysis). A
 // scenario without a name is named after the test.
 func RunInContainers(t testing.TB, sc sim.Scenario) *sim.Result {
 	t.Helper()

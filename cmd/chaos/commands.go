@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -252,8 +251,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("writing the reports: %w", err)
 	}
 	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, "report.html"))
-	if !res.Passed {
-		return &exitError{exitFailed, errors.New("the stored run did not pass")}
+	if res.Verdict != sim.Pass {
+		return &exitError{exitFailed, fmt.Errorf("the stored run did not pass: %s", res.Verdict)}
 	}
 	return nil
 }

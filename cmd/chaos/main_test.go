@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/sim"
 )
 
 // chaos runs the CLI in-process and returns its exit code and output.
@@ -46,8 +47,8 @@ func TestExitOKWritesReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Seed != 7 || !res.Passed {
-		t.Fatalf("stored result: seed %d passed %v", res.Seed, res.Passed)
+	if res.Seed != 7 || res.Verdict != sim.Pass {
+		t.Fatalf("stored result: seed %d verdict %s", res.Seed, res.Verdict)
 	}
 	// The stored result re-renders.
 	redo := t.TempDir()

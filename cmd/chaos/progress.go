@@ -217,17 +217,11 @@ func (t *track) done(res *sim.Result, err error) {
 	case !res.Complete:
 		t.p.printf("%s: INCOMPLETE (%s)\n", t.name, res.Incomplete)
 	default:
-		v := "PASS"
-		if !res.Passed {
-			v = "FAIL"
-		}
 		s := res.Analysis.Summary
-		t.p.printf("%s: %s  max gap %v, max overlap %v, failover max %v, stale max %v\n", t.name, v,
+		t.p.printf("%s: %s  max gap %v, max overlap %v, failover max %v, stale max %v\n", t.name, strings.ToUpper(string(res.Verdict)),
 			s.MaxGap.Round(time.Millisecond), s.MaxOverlap.Round(time.Millisecond), s.Failover.Max.Round(time.Millisecond), s.MaxStale.Round(time.Millisecond))
-		for _, c := range res.Checks {
-			if !c.Held {
-				t.p.printf("  expectation broken: %s\n", c.String())
-			}
+		for _, r := range res.Reasons {
+			t.p.printf("  %s: %s\n", res.Verdict, r)
 		}
 		for _, e := range res.Errors {
 			t.p.printf("  harness error: %s\n", e)

@@ -286,14 +286,17 @@ func verdict(ctx context.Context, runs []outcome) error {
 	if ctx.Err() != nil {
 		return &exitError{exitCanceled, errors.New("interrupted: partial reports written, marked incomplete")}
 	}
-	failed := 0
+	failed, unknown := 0, 0
 	for _, o := range runs {
-		if o.err != nil || o.res == nil || !o.res.Passed {
+		switch {
+		case o.err != nil || o.res == nil || o.res.Verdict == sim.Fail:
 			failed++
+		case o.res.Verdict != sim.Pass:
+			unknown++
 		}
 	}
-	if failed > 0 {
-		return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios failed", failed, len(runs))}
+	if failed+unknown > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios did not pass: %d failed, %d unknown", failed+unknown, len(runs), failed, unknown)}
 	}
 	return nil
 }

@@ -1,0 +1,261 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// evaluateOn analyzes tl with the scenario's timings and evaluates sc's
+// expectations against the faults it applied, as Run does.
+func evaluateOn(sc Scenario, tl Timeline) (Analysis, Evaluation) {
+	sc = sc.withDefaults()
+	a := Analyze(tl, sc.Params)
+	return a, Evaluate(sc, a, Predict(sc.Params, AppliedFaultSize(sc, a)))
+}
+
+func checkOf(t *testing.T, ev Evaluation, metric string) Check {
+	t.Helper()
+	for _, c := range ev.Checks {
+		if c.Metric == metric {
+			return c
+		}
+	}
+	t.Fatalf("no check of %s in %+v", metric, ev.Checks)
+	return Check{}
+}
+
+var crashScenario = Scenario{
+	Params: specTimings,
+	Faults: []Fault{{At: 10 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}}},
+	Expect: []Expectation{
+		{Metric: "max_gap", Max: "predicted"},
+		{Metric: "max_overlap", Max: "predicted"},
+		{Metric: "overlap_windows", Max: "0"},
+		{Metric: "failover", Max: "predicted"},
+	},
+}
+
+// A timeline with nobody ever leading, or a fault that was skipped, must
+// not pass: before verdicts had "unknown", three instance-started, one
+// fault-skipped and run-ended passed every limit.
+func TestEvaluateNoMeasurementNoPass(t *testing.T) {
+	vacuous := new(analysisScript).start(0, 0, "a").start(0, 1, "b").start(0, 2, "c").
+		add(Event{At: atSec(10), Kind: FaultSkipped, Instance: -1, Fault: "crash", FaultID: 0, Detail: "target leader matched no live instance"}).
+		end(30)
+	_, ev := evaluateOn(crashScenario, vacuous)
+	if ev.Verdict != Unknown {
+		t.Fatalf("verdict %s, want unknown; reasons %q", ev.Verdict, ev.Reasons)
+	}
+	for _, c := range ev.Checks {
+		if c.Verdict == Pass {
+			t.Errorf("%s passed on a run that measured nothing", c)
+		}
+	}
+	if !strings.Contains(strings.Join(ev.Reasons, "\n"), "no instance ever led") ||
+		!strings.Contains(strings.Join(ev.Reasons, "\n"), "fault 0 (crash) was skipped") {
+		t.Errorf("reasons do not say why: %q", ev.Reasons)
+	}
+
+	// A leader, but the fault skipped: unknown, unless the scenario allows it.
+	steady := new(analysisScript).gain(1, 0, "a").
+		add(Event{At: atSec(10), Kind: FaultSkipped, Instance: -1, Fault: "crash", FaultID: 0, Detail: "no leader"}).
+		end(30)
+	sc := crashScenario
+	sc.Expect = []Expectation{{Metric: "overlap_windows", Max: "0"}}
+	if _, ev := evaluateOn(sc, steady); ev.Verdict != Unknown {
+		t.Errorf("skipped fault: verdict %s, want unknown", ev.Verdict)
+	}
+	sc.Faults = []Fault{crashScenario.Faults[0]}
+	sc.Faults[0].AllowSkipped = true
+	if _, ev := evaluateOn(sc, steady); ev.Verdict != Pass {
+		t.Errorf("skipped fault with allow_skipped: verdict %s (%q), want pass", ev.Verdict, ev.Reasons)
+	}
+}
+
+// Missing measurements are not zero.
+func TestEvaluateNotMeasuredFails(t *testing.T) {
+	// The leader crashes and nobody takes over: failover is not measured.
+	tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(10, 0).end(30)
+	sc := crashScenario
+	sc.Expect = []Expectation{{Metric: "failover", Max: "predicted"}, {Metric: "heal_to_stable", Max: "20s"}, {Metric: "stale_leadership", Max: "1s"}}
+	_, ev := evaluateOn(sc, tl)
+	for _, m := range []string{"failover", "heal_to_stable", "stale_leadership"} {
+		c := checkOf(t, ev, m)
+		if c.Verdict != Fail || !c.NotMeasured || !strings.Contains(c.Detail, "not measured") {
+			t.Errorf("%s: %s (not measured %v); want a failure saying it was not measured", m, c, c.NotMeasured)
+		}
+	}
+
+	// heal_to_stable with no fault healed at all.
+	open := new(analysisScript).gain(0, 0, "a").fault(10, 0, "partition", "blackhole", 1).end(30)
+	sc.Expect = []Expectation{{Metric: "heal_to_stable", Max: "20s"}}
+	if c := checkOf(t, func() Evaluation { _, ev := evaluateOn(sc, open); return ev }(), "heal_to_stable"); c.Verdict != Fail || !strings.Contains(c.Detail, "no fault was healed") {
+		t.Errorf("no heal: %s", c)
+	}
+
+	// A failover expectation when no fault demoted a leader: unknown.
+	follower := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 1).crash(10, 1, "b").heal(10, 0).end(30)
+	sc.Expect = []Expectation{{Metric: "failover", Max: "predicted"}}
+	if _, ev := evaluateOn(sc, follower); ev.Verdict != Unknown {
+		t.Errorf("failover with no leader demoted: %s, want unknown", ev.Verdict)
+	}
+}
+
+// A window still open when the run ended is a lower bound: it fails a max
+// limit it could still exceed, and says so.
+func TestEvaluateOpenWindow(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").end(12)
+	sc := crashScenario
+	sc.Expect = []Expectation{{Metric: "max_gap", Max: "ttl + wait"}}
+	_, ev := evaluateOn(sc, tl)
+	c := checkOf(t, ev, "max_gap")
+	if c.Verdict != Fail || !c.Open || c.Value() != "≥ 2s, still open" {
+		t.Errorf("open gap of 2s against 11s: %s; want a failure, shown as ≥ 2s, still open", c)
+	}
+}
+
+// Count limits express findings: min, max, exactly.
+func TestEvaluateCountLimits(t *testing.T) {
+	one := new(analysisScript).gain(0, 0, "a").fault(5, 0, "pause", "", 0).gain(8, 1, "b").lose(9, 0, "a").heal(9, 0).end(30)
+	none := new(analysisScript).gain(0, 0, "a").fault(5, 0, "pause", "", 0).heal(9, 0).end(30)
+	for _, tt := range []struct {
+		limit     Expectation
+		one, none Verdict
+		want      string
+	}{
+		{Expectation{Metric: "overlap_windows", Max: "1"}, Pass, Pass, "≤ 1"},
+		{Expectation{Metric: "overlap_windows", Min: "1"}, Pass, Fail, "≥ 1"},
+		{Expectation{Metric: "overlap_windows", Min: "1", Max: "1"}, Pass, Fail, "= 1"},
+		{Expectation{Metric: "overlap_windows", Max: "0"}, Fail, Pass, "≤ 0"},
+		{Expectation{Metric: "max_overlap", Min: "500ms"}, Pass, Fail, "≥ 500ms"},
+	} {
+		sc := Scenario{Params: specTimings, Faults: []Fault{{At: 5 * time.Second, For: 4 * time.Second, Kind: FaultPause}},
+			Expect: []Expectation{tt.limit}}
+		_, a := evaluateOn(sc, one)
+		_, b := evaluateOn(sc, none)
+		if a.Checks[0].Verdict != tt.one || b.Checks[0].Verdict != tt.none || a.Checks[0].Want() != tt.want {
+			t.Errorf("%+v: with an overlap %s, without %s, want %q; want %s, %s, %q", tt.limit,
+				a.Checks[0].Verdict, b.Checks[0].Verdict, a.Checks[0].Want(), tt.one, tt.none, tt.want)
+		}
+	}
+}
+
+// Predicted limits come from the faults the run applied, not from the
+// schedule: a skipped pause must not lend its large overlap bound to a run
+// in which only a crash happened.
+func TestEvaluatePredictedFromAppliedFaults(t *testing.T) {
+	sc := Scenario{
+		Params: specTimings,
+		Faults: []Fault{
+			{At: 5 * time.Second, For: 20 * time.Second, Kind: FaultPause, Target: Target{Role: RoleFollower}, AllowSkipped: true},
+			{At: 10 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}},
+		},
+		Expect: []Expectation{{Metric: "max_overlap", Max: "predicted"}},
+	}
+	// A 2 s overlap after the crash: the crash mode predicts none.
+	tl := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(5), Kind: FaultSkipped, Instance: -1, Fault: "pause", FaultID: 0, Detail: "no follower"}).
+		fault(10, 1, "crash", "", 0).gain(10, 1, "b").crash(12, 0, "a").heal(12, 1).end(40)
+	_, ev := evaluateOn(sc, tl)
+	c := checkOf(t, ev, "max_overlap")
+	if c.Verdict != Fail || c.Max != DefaultSlack {
+		t.Errorf("overlap after a crash with a skipped pause: %s (bound %v); want a failure against the crash bound 0 + slack", c, c.Max)
+	}
+}
+
+// A predicted bound that does not exist proves nothing: unknown, not held.
+func TestEvaluateUnboundedPredictionIsUnknown(t *testing.T) {
+	p := specTimings
+	p.Client.ReadTimeout = -1 // read_timeout: none
+	sc := Scenario{Params: p,
+		Faults: []Fault{{At: 10 * time.Second, For: 5 * time.Second, Kind: FaultPartition, Mode: PartitionBlackhole}},
+		Expect: []Expectation{{Metric: "max_overlap", Max: "predicted"}}}
+	tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "partition", "blackhole", 0).heal(15, 0).end(40)
+	_, ev := evaluateOn(sc, tl)
+	if c := checkOf(t, ev, "max_overlap"); c.Verdict != Unknown || !strings.Contains(c.Detail, "unbounded") {
+		t.Errorf("unbounded prediction: %s; want unknown", c)
+	}
+	if ev.Verdict != Unknown {
+		t.Errorf("run verdict %s, want unknown", ev.Verdict)
+	}
+}
+
+// claims: held turns a claim that did not hold into a failure.
+func TestEvaluateStrictClaims(t *testing.T) {
+	// An 8 s overlap: split brain beyond the 5 s TTL.
+	tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "partition", "blackhole", 0).gain(12, 1, "b").lose(20, 0, "a").heal(20, 0).end(40)
+	sc := Scenario{Params: specTimings,
+		Faults: []Fault{{At: 10 * time.Second, For: 10 * time.Second, Kind: FaultPartition, Mode: PartitionBlackhole}},
+		Expect: []Expectation{{Metric: "overlap_windows", Min: "1"}}}
+	if _, ev := evaluateOn(sc, tl); ev.Verdict != Pass {
+		t.Fatalf("by default a claim not held is a finding, not a failure: %s %q", ev.Verdict, ev.Reasons)
+	}
+	sc.StrictClaims = true
+	_, ev := evaluateOn(sc, tl)
+	c := checkOf(t, ev, "claim "+ClaimSplitBrain)
+	if ev.Verdict != Fail || c.Verdict != Fail {
+		t.Errorf("strict claims: run %s, %s; want both to fail", ev.Verdict, c)
+	}
+}
+
+// An instant fault's reach ends at the next stable leader: a SCRIPT FLUSH
+// must not explain an overlap 95 s later, nor be charged with a demotion.
+func TestInstantFaultReach(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(4), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "script-flush", Instant: true}).heal(4, 0).
+		gain(99, 1, "b").lose(102, 0, "a").end(120)
+	a := Analyze(tl, specTimings)
+	f := a.Faults[0]
+	if f.Open || f.Reach != atSec(4) {
+		t.Errorf("flush span: open %v, reach %v; want closed, reaching only to 4s (the leader was already stable)", f.Open, f.Reach)
+	}
+	if f.Demotion != nil {
+		t.Errorf("the flush was charged with a demotion %v after it", *f.Demotion)
+	}
+	for _, cl := range a.Claims {
+		if cl.Name == ClaimNoFaultlessSplit && cl.Verdict != NotHeld {
+			t.Errorf("the overlap at 99s is away from any fault, yet %s: %s", cl.Verdict, cl.Detail)
+		}
+	}
+
+	// A Redis restart with no stable leader afterwards reaches at most
+	// TTL + Wait past its action.
+	restart := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(10), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "redis-restart", Instant: true}).heal(10.5, 0).
+		lose(12, 0, "a").end(60)
+	if f := Analyze(restart, specTimings).Faults[0]; f.Reach != atSec(21.5) {
+		t.Errorf("restart reach %v, want 21.5s (heal + TTL + Wait)", f.Reach)
+	}
+}
+
+// The fault size assumed by the predictions is the one applied: the
+// slowest clock, a pause as long as it lasted, pauses of one instance within
+// one renewal interval added up.
+func TestAppliedFaultSize(t *testing.T) {
+	sc := Scenario{Params: specTimings, Faults: []Fault{
+		{At: 1 * time.Second, For: 5 * time.Second, Kind: FaultClock, Rate: 0.3},
+		{At: 7 * time.Second, For: 5 * time.Second, Kind: FaultClock, Rate: 0.9},
+		{At: 20 * time.Second, Kind: FaultPause}, // no "for": until the end of the fault phase
+		{At: 40 * time.Second, For: 2 * time.Second, Kind: FaultPause},
+		{At: 43 * time.Second, For: 2 * time.Second, Kind: FaultPause},
+	}}
+	tl := new(analysisScript).gain(0, 0, "a").
+		fault(1, 0, "clock", "", 0).heal(6, 0).fault(7, 1, "clock", "", 0).heal(12, 1).
+		fault(20, 2, "pause", "", 1).heal(30, 2).
+		fault(40, 3, "pause", "", 2).heal(42, 3).fault(43, 4, "pause", "", 2).heal(45, 4).
+		end(60)
+	a := Analyze(tl, specTimings)
+	got := AppliedFaultSize(sc, a)
+	if got.ClockRate != 0.3 {
+		t.Errorf("clock rate %v, want the slowest, 0.3", got.ClockRate)
+	}
+	if got.Pause != 10*time.Second {
+		t.Errorf("pause %v, want 10s: the unbounded pause lasted 10s", got.Pause)
+	}
+	tl2 := new(analysisScript).gain(0, 0, "a").
+		fault(40, 3, "pause", "", 2).heal(42, 3).fault(43, 4, "pause", "", 2).heal(45, 4).end(60)
+	if got := AppliedFaultSize(sc, Analyze(tl2, specTimings)); got.Pause != 4*time.Second {
+		t.Errorf("two 2s pauses 1s apart (renewal interval 2.5s): %v, want 4s", got.Pause)
+	}
+}
