@@ -11,8 +11,18 @@
 //
 // The package fixes the defects known in ports of this design (see the
 // Signals section of Elector): IDs come from crypto/rand; promote and demote
-// are delivered in order and never block the election loop; errors never
-// block it either; Stop is bounded and always leaves the elector stopped.
+// are delivered in order, coalesced so the queue stays bounded, and never
+// block the election loop; errors never block it either; Stop is bounded,
+// releases the lease only after the reader received the demotion, and always
+// leaves the elector stopped.
+//
+// Safe mode (Opts.Safe, off by default: the zero value is the spec's elector)
+// adds a lease guard — the leader counts its lease from the send time of its
+// last successful acquire or renew and demotes itself at sentAt + TTL −
+// SafeMargin, even while a renewal hangs, without relying on the client's
+// timeouts — an acquire that takes back a lease holding our own ID, and a
+// fencing token per promotion (Leadership().Token, kept in TokenKey, in the
+// lease's Redis Cluster slot: HashTag) for writers to check.
 package election
 
 import (

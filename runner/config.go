@@ -83,16 +83,18 @@ type Config struct {
 	// goroutines at once: it must be safe for concurrent use and fast. The
 	// runner holds no lock while calling it, so a slow hook slows only the
 	// goroutine that reports: a worker, the chore tick, or the goroutine that
-	// applies the elector's signals (a hook slow on a leadership event
-	// delays the next change of IsLeader; the elector's renewals never wait).
-	// Default: none.
+	// reports the elector's signals (a hook slow on a leadership event delays
+	// the next leadership events, coalesced by the elector meanwhile; it never
+	// delays IsLeader, the chores' gate, or a renewal). Default: none.
 	OnEvent func(Event)
 
 	// Election holds the elector's options. Redis, Key and Clock are set by
 	// the runner (its client, Group, and Clock). Defaults are the spec's: TTL
 	// 5s, Wait 6s, JitterMS 5 (a negative JitterMS means no jitter). The
-	// other fields (ID, OpTimeout, StopTimeout, Logger, Jitter) are passed on
-	// as they are; ID, when set, is also the instance's consumer name.
+	// other fields (ID, OpTimeout, StopTimeout, Logger, Jitter, Safe,
+	// SafeMargin) are passed on as they are; ID, when set, is also the
+	// instance's consumer name. Safe also fences the leader-only chores (see
+	// the package doc); every instance of a group must use the same mode.
 	Election election.Opts
 
 	// Clock drives the elector and every timer of the runner (chore tick,

@@ -11,7 +11,8 @@
 // by the live ones once they have been idle for ClaimIdle.
 //
 // The leader. Each instance runs the spec's elector (package election) on the
-// group's lease. The instance whose IsLeader flag is set also does the three
+// group's lease. The instance whose elector says it leads (IsLeader, read
+// from the elector itself before every chore) also does the three
 // "global" chores on every chore tick: it moves due delayed tasks (and due
 // retries) into the stream, computes and resets the timing metrics, and
 // decides and publishes the per-instance worker-pool capacity. Followers only
@@ -20,6 +21,17 @@
 // do no harm: each chore is one atomic Lua script, so a delayed task reaches
 // the stream once, a metric sample is counted once, and capacity versions only
 // grow.
+//
+// Safe mode (Config.Election.Safe, off by default). The elector guards its
+// lease (it demotes itself before the lease can have expired in Redis, even
+// while a renewal hangs) and each promotion carries a fencing token. Every
+// leader-only chore script then first checks, inside Redis, that the lease
+// still holds this instance's ID and the token counter this term's token,
+// and refuses to write otherwise (EventChoreFenced): a chore decided by a
+// leader that lost its lease meanwhile (a paused process, a slow or
+// partitioned network) lands as a no-op. All of a group's keys, the lease
+// and the token share one Redis Cluster slot (keys.go), so the check and the
+// write are one script on a Cluster too.
 //
 // Observability. Config.OnEvent receives every event (leadership, chores,
 // task life cycle, errors) synchronously, and Stats returns counters. Nothing
