@@ -232,3 +232,22 @@ func TestBuiltinSuiteAtReducedScale(t *testing.T) {
 		}
 	}
 }
+
+// --strict-claims turns a spec claim not held into a failure (exit 1); by
+// default the same run passes with the claim shown as a finding. A scenario
+// that never had a leader to hit is unknown, which exits 1 too.
+func TestStrictClaimsAndUnknown(t *testing.T) {
+	t.Parallel()
+	code, out, errOut := chaos(t, "run", "testdata/split.yaml", "--out", t.TempDir(), "--quiet")
+	if code != exitOK {
+		t.Fatalf("without --strict-claims: exit %d, want 0\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = chaos(t, "run", "testdata/split.yaml", "--out", t.TempDir(), "--quiet", "--strict-claims")
+	if code != exitFailed || !strings.Contains(out, "claim split-brain") {
+		t.Fatalf("with --strict-claims: exit %d, want 1 naming the split-brain claim\n%s\n%s", code, out, errOut)
+	}
+	code, out, errOut = chaos(t, "run", "testdata/skipped.yaml", "--out", t.TempDir(), "--quiet")
+	if code != exitFailed || !strings.Contains(out, "UNKNOWN") || !strings.Contains(out, "was skipped") {
+		t.Fatalf("skipped fault: exit %d, want 1 with UNKNOWN and the reason\n%s\n%s", code, out, errOut)
+	}
+}

@@ -22,6 +22,7 @@ type runFlags struct {
 	out           string
 	seed          int64
 	timeScale     float64
+	strictClaims  bool
 	redisAddr     string
 	redisServer   string
 	toxiproxyAddr string
@@ -46,6 +47,7 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
 	fs.StringVar(&f.env, "env", "embedded", "where Redis and Toxiproxy run, `MODE`: embedded (spawned redis-server, in-process Toxiproxy, or the --redis-addr/--toxiproxy-addr ones) or container (testcontainers-go; images from $LEASELAB_REDIS_IMAGE and $LEASELAB_TOXIPROXY_IMAGE)")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once (each has its own Redis and proxies)")
+	fs.BoolVar(&f.strictClaims, "strict-claims", false, "fail a run in which a spec claim it exercised did not hold (split brain > TTL, gap > TTL + Wait), as `expect: {claims: held}` does; by default such a claim is a finding beside the verdict")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
@@ -200,6 +202,9 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 				return nil, usageErr("--time-scale must be positive")
 			}
 			scs[i].TimeScale = f.timeScale
+		}
+		if f.strictClaims {
+			scs[i].StrictClaims = true
 		}
 		if err := scs[i].Validate(); err != nil {
 			return nil, &exitError{exitUsage, err}
