@@ -91,7 +91,7 @@ func (s State) String() string {
 }
 
 // Op is a Redis operation the machine asks the shell to run.
-type Op int
+type Op uint8 // small, so that a Step stays 64 bytes
 
 // The three lease operations of the spec, and OpNone.
 const (
@@ -147,8 +147,8 @@ type Step struct {
 	Signals []Signal
 	Err     error // the error for SignalError, or the release error when Done
 	Run     Op
-	Wake    time.Duration
 	Done    bool
+	Wake    time.Duration
 	// Deadline (safe mode only) is when to feed Expired, from now: the end of
 	// the lease's validity for a leader (the guard), which is also the
 	// deadline of a renew in flight, or the deadline of an acquire.
@@ -216,7 +216,10 @@ func (m *Machine) renewAfter() time.Duration {
 	d := m.ttl / 2
 	if m.jitterMS > 0 && m.jitter != nil {
 		// Clamped: a faulty source must not push the renewal past the lease.
-		j := min(max(m.jitter(m.jitterMS), 0), m.jitterMS-1)
+		j := m.jitter(m.jitterMS)
+		if uint(j) >= uint(m.jitterMS) { // negative or too large
+			j = min(max(j, 0), m.jitterMS-1)
+		}
 		d += time.Duration(j) * time.Millisecond
 	}
 	return d
@@ -278,7 +281,7 @@ type Outcome struct {
 // in flight is ignored. It is Finish with no token and no elapsed time: in
 // safe mode use Finish.
 func (m *Machine) Result(op Op, ok bool, err error) Step {
-	return m.Finish(Outcome{Op: op, OK: ok, Err: err})
+	return m.finish(op, ok, err, 0, 0)
 }
 
 // errTooLate is the error of a reply that came after the lease it would set
@@ -297,7 +300,10 @@ var ErrOpDeadline = errors.New("no reply before the deadline")
 // Finish is the input "op finished" with everything the shell knows about
 // it. A result for an operation that is not in flight is ignored.
 func (m *Machine) Finish(o Outcome) Step {
-	op, ok, err := o.Op, o.OK, o.Err
+	return m.finish(o.Op, o.OK, o.Err, o.Token, o.Elapsed)
+}
+
+func (m *Machine) finish(op Op, ok bool, err error, token int64, elapsed time.Duration) Step {
 	if op == OpNone || op != m.inflight {
 		return Step{}
 	}
@@ -306,9 +312,12 @@ func (m *Machine) Finish(o Outcome) Step {
 		return m.resultWhileStopping(op, ok, err)
 	}
 	// Safe mode: how long the lease this call set stays valid from now.
-	left := m.validity() - o.Elapsed
-	if m.safe && ok && err == nil && left <= 0 {
-		ok, err = false, errTooLate
+	var left time.Duration
+	if m.safe {
+		left = m.validity() - elapsed
+		if ok && err == nil && left <= 0 {
+			ok, err = false, errTooLate
+		}
 	}
 	switch op {
 	case OpAcquire:
@@ -318,9 +327,9 @@ func (m *Machine) Finish(o Outcome) Step {
 		case ok:
 			m.state = Leader
 			m.term++
-			m.token = o.Token
+			m.token = token
 			if m.safe {
-				return Step{Signals: []Signal{SignalPromote}, Wake: m.renewIn(o.Elapsed), Deadline: left}
+				return Step{Signals: []Signal{SignalPromote}, Wake: m.renewIn(elapsed), Deadline: left}
 			}
 			return Step{Signals: []Signal{SignalPromote}, Wake: m.renewAfter()}
 		default:
@@ -334,7 +343,7 @@ func (m *Machine) Finish(o Outcome) Step {
 			return Step{Signals: []Signal{SignalError, SignalDemote}, Err: fmt.Errorf("renewing the lease: %w", err), Wake: m.wait}
 		case ok:
 			if m.safe {
-				return Step{Wake: m.renewIn(o.Elapsed), Deadline: left}
+				return Step{Wake: m.renewIn(elapsed), Deadline: left}
 			}
 			return Step{Wake: m.renewAfter()}
 		default:
