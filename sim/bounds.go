@@ -121,15 +121,19 @@ func ModeOf(kind FaultKind, partition string) string {
 // measurements in NOTES.md:
 //
 //   - partition-blackhole: the request vanishes, so each attempt lasts one
-//     ReadTimeout. A timed-out command on a pooled connection is retried; the
-//     retry dials a fresh connection (Toxiproxy accepts it) whose handshake
-//     times out too, and a handshake timeout is NOT retried. So at most
-//     min(MaxRetries, 1) + 1 attempts plus one backoff: 2 × 5s + 30ms with
-//     defaults (measured ~10 s), 1 × 500ms with MaxRetries -1 (measured
-//     0.5 s). This assumes the pool holds one connection, as a bare elector's
-//     does; a pool with idle connections can retry on each of them, up to
-//     (MaxRetries + 1) × ReadTimeout. A partition that also drops the TCP
-//     handshake would cost DialTimeout per retry instead.
+//     ReadTimeout. A timed-out command on a pooled connection is retried
+//     (after backoff(1)); the retry dials a fresh connection (Toxiproxy
+//     accepts it) whose HELLO times out too. HELLO runs through its own
+//     single-connection client: its retry sleeps backoff(1), then gets the
+//     timeout back from the connection it removed, which is not retried
+//     (retryTimeout is off for it), and neither is the command. So
+//     min(MaxRetries, 1) + 1 attempts plus two backoff(1): 2 × 300ms +
+//     2 × 30ms = 660ms with ReadTimeout 300ms (measured 629-658 ms), 1 ×
+//     ReadTimeout with MaxRetries -1. This assumes the pool holds one
+//     connection, as a bare elector's does; a pool with idle connections can
+//     retry on each of them, up to (MaxRetries + 1) × ReadTimeout. A
+//     partition that also drops the TCP handshake would cost DialTimeout per
+//     retry instead.
 //   - partition-refuse: the in-flight call gets EOF at once (retried) and
 //     every attempt then dials a refused port: DialerRetries tries with
 //     DialerRetryPeriod between them. (MaxRetries + 1) attempts plus the
@@ -164,21 +168,25 @@ func callBound(p Params, mode string) (time.Duration, string) {
 			// The elector shares the pool with the runner's traffic: each
 			// retry can take another pooled connection whose read times out
 			// too (go-redis source, not separately measured here).
+			// The last attempt may get a new connection instead, whose
+			// HELLO times out and sleeps one more backoff(1).
 			attempts := retries + 1
-			var backoff time.Duration
-			for a := 1; a <= retries; a++ {
-				backoff += retryBackoff(a)
+			backoff := retryBackoffs(retries)
+			if retries > 0 {
+				backoff += retryBackoff(1)
 			}
 			d = time.Duration(attempts)*c.ReadTimeout + backoff
-			f = fmt.Sprintf("shared pool: (MaxRetries + 1) × ReadTimeout + backoffs = %d × %v + %v = %v", attempts, c.ReadTimeout, backoff, d)
+			f = fmt.Sprintf("shared pool: (MaxRetries + 1) × ReadTimeout + backoffs + backoff(1) = %d × %v + %v = %v", attempts, c.ReadTimeout, backoff, d)
 			break
 		}
 		attempts := min(retries, 1) + 1
 		d = time.Duration(attempts) * c.ReadTimeout
 		f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout = %d × %v", attempts, c.ReadTimeout)
 		if attempts > 1 {
-			d += retryBackoff(1)
-			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + backoff(1) = %d × %v + %v", attempts, c.ReadTimeout, retryBackoff(1))
+			// The command's retry sleeps backoff(1); so does HELLO's own
+			// retry before it fails on the connection it removed.
+			d += 2 * retryBackoff(1)
+			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + 2 × backoff(1) = %d × %v + 2 × %v", attempts, c.ReadTimeout, retryBackoff(1))
 		}
 		f += " = " + show(d)
 	case ModePartitionRefuse, ModePartitionReset:
@@ -201,9 +209,58 @@ func callBound(p Params, mode string) (time.Duration, string) {
 	return d, f
 }
 
-// retryBackoff is the upper bound of go-redis's backoff before retry a.
+// retryBackoff is the upper bound of go-redis's backoff before retry a:
+// internal.RetryBackoff draws MinRetryBackoff + [0, MinRetryBackoff<<a),
+// capped at MaxRetryBackoff. Its lower bound is MinRetryBackoff.
 func retryBackoff(a int) time.Duration {
 	return min(redisMaxRetryBackoff, redisMinRetryBackoff+redisMinRetryBackoff<<a)
+}
+
+// retryBackoffs is the upper bound of the backoffs before retries 1..n.
+func retryBackoffs(n int) time.Duration {
+	var d time.Duration
+	for a := 1; a <= n; a++ {
+		d += retryBackoff(a)
+	}
+	return d
+}
+
+// callMin is a lower bound of the failing call's duration (Cmin), with its
+// derivation; p already has defaults. Backoffs are left out (each is at
+// least MinRetryBackoff, so this stays below the truth).
+//
+// A blackholed call is the whole call: the pooled attempt waits out its
+// ReadTimeout and, with retries, the retry's new connection waits out
+// another in HELLO. An OpTimeout ends it sooner only as go-redis lets it:
+// with ContextTimeoutEnabled the deadline cuts any read; without, reads
+// ignore the context (the first attempt always lasts ReadTimeout), and only
+// the backoff sleep before a retry sees it has expired.
+func callMin(p Params, mode string) (time.Duration, string) {
+	c := p.Client
+	retries := max(c.MaxRetries, 0)
+	switch mode {
+	case ModePartitionBlackhole:
+		if c.ReadTimeout < 0 {
+			if c.ContextTimeoutEnabled && p.OpTimeout > 0 {
+				return p.OpTimeout, "OpTimeout (ContextTimeoutEnabled, ReadTimeout none) = " + show(p.OpTimeout)
+			}
+			return Unbounded, "ReadTimeout none = unbounded"
+		}
+		attempts := min(retries, 1) + 1
+		d := time.Duration(attempts) * c.ReadTimeout
+		f := fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout = %d × %v = %v", attempts, c.ReadTimeout, d)
+		switch {
+		case p.OpTimeout <= 0 || p.OpTimeout >= d:
+		case c.ContextTimeoutEnabled:
+			d = p.OpTimeout
+			f += fmt.Sprintf(", capped by OpTimeout (ContextTimeoutEnabled) = %v", d)
+		default:
+			d = max(c.ReadTimeout, p.OpTimeout)
+			f += fmt.Sprintf(", cut at the first backoff after OpTimeout: max(ReadTimeout, OpTimeout) = %v", d)
+		}
+		return d, f
+	}
+	return 0, ""
 }
 
 // attemptTimeout is how long one attempt waits for a reply before giving up.
@@ -267,12 +324,14 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 
 	case ModePartitionBlackhole:
 		call, f := callBound(p, mode)
+		lo, _ := callMin(p, mode)
 		pr.Call, pr.CallFormula = call, f
-		failingRenew(&pr, p, attemptTimeout(p), call)
+		failingRenew(&pr, p, lo, call)
 		pr.Note = "The leader's next renewal (TTL/2 + jitter after the last) hangs until the client " +
 			"gives up (C), so it believes for TTL/2 + jitter + C, while its key expired TTL after " +
 			"the last renewal and a follower may take it right then. The gap case is the shortest " +
-			"call (one attempt timeout) against the latest follower attempt."
+			"failing call, Cmin: the whole call without its backoffs (with retries, the pooled " +
+			"attempt's and the new connection's HELLO timeouts), against the latest follower attempt."
 
 	case ModePartitionRefuse, ModePartitionReset:
 		call, f := callBound(p, mode)

@@ -21,14 +21,18 @@ func TestCallBound(t *testing.T) {
 		mode string
 		want time.Duration
 	}{
-		{"blackhole, defaults: read timeout retried once on a new connection", Params{}, ModePartitionBlackhole, 10*time.Second + 30*ms},
-		{"blackhole, ReadTimeout 500ms", Params{Client: ClientParams{ReadTimeout: 500 * ms}}, ModePartitionBlackhole, time.Second + 30*ms},
+		// The pooled attempt times out, the retry's new connection times out
+		// in HELLO, whose own retry sleeps backoff(1) before failing on the
+		// removed connection: 2 × ReadTimeout + 2 × backoff(1).
+		{"blackhole, defaults: read timeout retried once on a new connection", Params{}, ModePartitionBlackhole, 10*time.Second + 60*ms},
+		{"blackhole, ReadTimeout 500ms", Params{Client: ClientParams{ReadTimeout: 500 * ms}}, ModePartitionBlackhole, time.Second + 60*ms},
+		{"blackhole, ReadTimeout 300ms: measured 629-658ms", Params{Client: ClientParams{ReadTimeout: 300 * ms}}, ModePartitionBlackhole, 660 * ms},
 		{"blackhole, no retries", Params{Client: ClientParams{ReadTimeout: 500 * ms, MaxRetries: -1}}, ModePartitionBlackhole, 500 * ms},
 		{"blackhole, context deadline caps it", Params{OpTimeout: time.Second, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionBlackhole, time.Second},
-		{"blackhole, OpTimeout ignored without ContextTimeoutEnabled", Params{OpTimeout: time.Second}, ModePartitionBlackhole, 10*time.Second + 30*ms},
+		{"blackhole, OpTimeout ignored without ContextTimeoutEnabled", Params{OpTimeout: time.Second}, ModePartitionBlackhole, 10*time.Second + 60*ms},
 		{"blackhole, no read timeout", Params{Client: ClientParams{ReadTimeout: -1}}, ModePartitionBlackhole, Unbounded},
 		{"blackhole, no read timeout but a context deadline", Params{OpTimeout: 2 * time.Second, Client: ClientParams{ReadTimeout: -1, ContextTimeoutEnabled: true}}, ModePartitionBlackhole, 2 * time.Second},
-		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 30*ms},
+		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 60*ms},
 		{"refuse, defaults: 4 dials of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 4*400*ms + (30+50+90)*ms},
 		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 400 * ms},
 		{"reset borrows refuse's bound", Params{}, ModePartitionReset, 1770 * ms},
@@ -56,25 +60,69 @@ func TestPredictBlackholeDefaultsBreaksTheSpecClaim(t *testing.T) {
 	const ms = time.Millisecond
 	// Spec defaults and go-redis defaults: the blackholed leader renews 2.5s
 	// after its last renewal, waits ~10s for the call to fail, while its key
-	// expired at 5s. Overlap ≈ 2.5 + 10 - 5 = 7.5s, plus jitter and backoff.
+	// expired at 5s. Overlap ≈ 2.5 + 10 - 5 = 7.5s, plus jitter and the two
+	// backoffs (the command's retry and HELLO's).
 	pr := mustPredict(t, Params{}, ModePartitionBlackhole, FaultSize{})
-	if pr.MaxOverlap < 7500*ms || pr.MaxOverlap > 7500*ms+5*ms+30*ms {
-		t.Errorf("overlap %v, want 7.5s + jitter + backoff", pr.MaxOverlap)
+	if pr.MaxOverlap != 7565*ms {
+		t.Errorf("overlap %v, want 7.5s + jitter 5ms + backoffs 60ms", pr.MaxOverlap)
 	}
 	if Within(pr.MaxOverlap, DefaultTTL, ClaimSlack) {
 		t.Errorf("overlap %v should exceed the spec's TTL bound", pr.MaxOverlap)
 	}
-	for _, s := range []string{"TTL/2", "jitter", "C", "2.5s", "5ms", "10.03s", "5s", "7.535s"} {
+	for _, s := range []string{"TTL/2", "jitter", "C", "2.5s", "5ms", "10.06s", "5s", "7.565s"} {
 		if !strings.Contains(pr.OverlapFormula, s) {
 			t.Errorf("overlap formula %q lacks %q", pr.OverlapFormula, s)
 		}
 	}
-	if pr.Call != 10*time.Second+30*ms || !strings.Contains(pr.CallFormula, "ReadTimeout") || !strings.Contains(pr.CallFormula, "10.03s") {
+	if pr.Call != 10*time.Second+60*ms || !strings.Contains(pr.CallFormula, "ReadTimeout") || !strings.Contains(pr.CallFormula, "10.06s") {
 		t.Errorf("call %v %q", pr.Call, pr.CallFormula)
 	}
-	// The gap case: one 5s attempt timeout, then the latest follower attempt.
-	if pr.MaxGap != 3500*ms {
-		t.Errorf("gap %v, want TTL/2 + Wait - ReadTimeout = 3.5s", pr.MaxGap)
+	// The gap case: the shortest failing call is the whole call, two 5s
+	// timeouts, longer than TTL/2 + Wait - TTL/2: the leader still believes
+	// when the latest follower attempt comes, so there is no gap.
+	if pr.MaxGap != 0 || pr.GapFormula != "max(0, TTL/2 + Wait - Cmin) = max(0, 2.5s + 6s - 10s) = 0s" {
+		t.Errorf("gap %v %q, want max(0, TTL/2 + Wait - 2 × ReadTimeout) = 0", pr.MaxGap, pr.GapFormula)
+	}
+}
+
+// TestPredictBlackholeGapUsesWholeCall: the shortest failing call (Cmin) is
+// the whole call without its backoffs, not one attempt timeout, and an
+// OpTimeout shortens it only as go-redis lets it.
+func TestPredictBlackholeGapUsesWholeCall(t *testing.T) {
+	const ms = time.Millisecond
+	rt := func(c ClientParams) ClientParams { c.ReadTimeout = 300 * ms; return c }
+	tests := []struct {
+		name string
+		p    Params
+		cmin time.Duration
+	}{
+		// pooled attempt + the retry's HELLO: measured 629-658ms in the harness
+		{"ReadTimeout 300ms, default retries", Params{Client: rt(ClientParams{})}, 600 * ms},
+		{"no retries: one attempt", Params{Client: rt(ClientParams{MaxRetries: -1})}, 300 * ms},
+		{"MaxRetries 1 still times out twice", Params{Client: rt(ClientParams{MaxRetries: 1})}, 600 * ms},
+		// with ContextTimeoutEnabled the deadline ends the call
+		{"context deadline", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{ContextTimeoutEnabled: true})}, 450 * ms},
+		// without it the first read still waits out ReadTimeout, then the
+		// backoff sleep sees the expired context
+		{"OpTimeout without ContextTimeoutEnabled, shorter than ReadTimeout", Params{OpTimeout: 100 * ms, Client: rt(ClientParams{})}, 300 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, between", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{})}, 450 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, longer than the call", Params{OpTimeout: time.Second, Client: rt(ClientParams{})}, 600 * ms},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.p
+			p.TTL, p.Wait, p.JitterMS = 5*time.Second, 6*time.Second, -1
+			pr := mustPredict(t, p, ModePartitionBlackhole, FaultSize{})
+			if want := 8500*ms - tt.cmin; pr.MaxGap != want {
+				t.Errorf("gap %v (%s), want TTL/2 + Wait - Cmin = 8.5s - %v = %v", pr.MaxGap, pr.GapFormula, tt.cmin, want)
+			}
+			if !strings.Contains(pr.GapFormula, "Cmin") || !strings.Contains(pr.GapFormula, show(tt.cmin)) {
+				t.Errorf("gap formula %q lacks Cmin = %v", pr.GapFormula, tt.cmin)
+			}
+			if lo, f := callMin(p.WithDefaults(), ModePartitionBlackhole); lo != tt.cmin || lo > CallBound(p, ModePartitionBlackhole) {
+				t.Errorf("callMin %v (%s), want %v, at most CallBound %v", lo, f, tt.cmin, CallBound(p, ModePartitionBlackhole))
+			}
+		})
 	}
 }
 
@@ -132,7 +180,7 @@ func TestPredictModes(t *testing.T) {
 		// 2L = 3s < 5s read timeout, but renewals now land every 5.505s > TTL
 		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 6 * time.Second, 2505*ms + 4500*ms - 5*time.Second},
 		// 2L >= read timeout: every attempt times out like a blackhole, and late writes extend the key
-		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 7535 * ms},
+		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 7565 * ms},
 		{ModeLatency, Params{}, FaultSize{}, 0, 0},
 		{ModePause, Params{}, s, 6 * time.Second, 7505 * ms},
 		{ModePause, Params{}, FaultSize{Pause: 2 * time.Second}, 0, 0},
@@ -244,8 +292,9 @@ func TestCallBoundSharedPool(t *testing.T) {
 	alone := CallBound(p, ModePartitionBlackhole)
 	p.Client.SharedPool = true
 	shared := CallBound(p, ModePartitionBlackhole)
-	// 4 attempts of 5s and backoffs of up to 30ms, 50ms and 90ms.
-	if alone != 10030*time.Millisecond || shared != 20170*time.Millisecond {
+	// 4 attempts of 5s and backoffs of up to 30ms, 50ms and 90ms, and the
+	// last attempt's HELLO retry backoff if it got a new connection.
+	if alone != 10060*time.Millisecond || shared != 20200*time.Millisecond {
 		t.Fatalf("blackholed call: alone %v, shared pool %v", alone, shared)
 	}
 }
