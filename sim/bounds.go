@@ -134,12 +134,26 @@ func ModeOf(kind FaultKind, partition string) string {
 //     retry on each of them, up to (MaxRetries + 1) × ReadTimeout. A
 //     partition that also drops the TCP handshake would cost DialTimeout per
 //     retry instead.
-//   - partition-refuse: the in-flight call gets EOF at once (retried) and
-//     every attempt then dials a refused port: DialerRetries tries with
-//     DialerRetryPeriod between them. (MaxRetries + 1) attempts plus the
-//     backoffs: 4 × 400ms + 170ms = 1.77s with defaults (measured ~1.7 s).
-//   - partition-reset: fails faster than refuse in practice (the proxy
-//     accepts, then resets); refuse's bound is used as a conservative one.
+//   - partition-refuse: the proxy closed the pooled connection, which the
+//     pool cannot health-check through the harness's Gate (no syscall.Conn),
+//     so the first attempt gets EOF at once; every retry then dials a
+//     refused port: DialerRetries tries with DialerRetryPeriod between them.
+//     MaxRetries dial rounds plus the backoffs: 3 × 400ms + 170ms = 1.37s
+//     with defaults (measured 1.26-1.32 s), 0 with MaxRetries -1. A client
+//     whose pool health-checks the idle connection dials on the first
+//     attempt too, one more round (1.77 s); so does a call with no pooled
+//     connection (an acquire after a failure), which a renewal never is.
+//   - partition-reset: the proxy accepts and resets at the first byte, so no
+//     I/O takes time: it is all backoffs. A reset is a non-timeout net.Error,
+//     which v9.23.0 retries. The pooled attempt fails, then each retry's new
+//     connection fails in HELLO, whose own retries get the same error back
+//     from the connection it removed and retry it MaxRetries times:
+//     (MaxRetries + 1) × (backoff(1) + ... + backoff(MaxRetries)) = 4 ×
+//     170ms = 680ms with defaults (measured 0.37-0.45 s: 12 backoffs of
+//     mean 10 + 10, 10 + 20, 10 + 40 ms).
+//
+// Refused and reset calls spend their time in sleeps that watch the
+// context, so an OpTimeout caps them with or without ContextTimeoutEnabled.
 //
 // The backoff before retry a is below MinRetryBackoff + MinRetryBackoff<<a,
 // capped at MaxRetryBackoff, so the bound uses that. With
@@ -189,22 +203,41 @@ func callBound(p Params, mode string) (time.Duration, string) {
 			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + 2 × backoff(1) = %d × %v + 2 × %v", attempts, c.ReadTimeout, retryBackoff(1))
 		}
 		f += " = " + show(d)
-	case ModePartitionRefuse, ModePartitionReset:
-		attempts := retries + 1
-		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
-		var backoff time.Duration
-		for a := 1; a <= retries; a++ {
-			backoff += retryBackoff(a)
+	case ModePartitionRefuse:
+		if retries == 0 {
+			return 0, "MaxRetries none: the pooled connection's EOF fails it at once = 0s"
 		}
-		d = time.Duration(attempts)*dial + backoff
-		f = fmt.Sprintf("(MaxRetries + 1) × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
-			attempts, dial, backoff, d)
+		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
+		backoff := retryBackoffs(retries)
+		d = time.Duration(retries)*dial + backoff
+		f = fmt.Sprintf("MaxRetries × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
+			retries, dial, backoff, d)
+		return capByContext(p, d, f)
+	case ModePartitionReset:
+		if retries == 0 {
+			return 0, "MaxRetries none: the reset fails it at once = 0s"
+		}
+		backoff := retryBackoffs(retries)
+		d = time.Duration(retries+1) * backoff
+		f = fmt.Sprintf("(MaxRetries + 1) × backoffs = %d × %v = %v", retries+1, backoff, d)
+		return capByContext(p, d, f)
 	default:
 		return 0, ""
 	}
 	if c.ContextTimeoutEnabled && p.OpTimeout > 0 && p.OpTimeout < d {
 		d = p.OpTimeout
 		f += fmt.Sprintf(", capped by OpTimeout (ContextTimeoutEnabled) = %v", d)
+	}
+	return d, f
+}
+
+// capByContext caps a refused or reset call at OpTimeout. Such a call
+// spends its time in backoff and dial-retry sleeps, which watch the context
+// whether or not ContextTimeoutEnabled is set; its I/O fails at once.
+func capByContext(p Params, d time.Duration, f string) (time.Duration, string) {
+	if p.OpTimeout > 0 && p.OpTimeout < d {
+		d = p.OpTimeout
+		f += fmt.Sprintf(", capped by OpTimeout = %v", d)
 	}
 	return d, f
 }
@@ -259,6 +292,30 @@ func callMin(p Params, mode string) (time.Duration, string) {
 			f += fmt.Sprintf(", cut at the first backoff after OpTimeout: max(ReadTimeout, OpTimeout) = %v", d)
 		}
 		return d, f
+	case ModePartitionRefuse:
+		if retries == 0 {
+			return 0, "MaxRetries none = 0s"
+		}
+		// After PoolSize failed dial rounds the pool fails dials at once
+		// (its dial breaker); PoolSize 0 is 10 per CPU, at least 10. This
+		// assumes no failed rounds left over from an earlier outage.
+		pool := c.PoolSize
+		if pool <= 0 {
+			pool = 10
+		}
+		rounds := min(retries, pool)
+		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
+		d := time.Duration(rounds)*dial + time.Duration(retries)*redisMinRetryBackoff
+		f := fmt.Sprintf("min(MaxRetries, PoolSize) × (DialerRetries - 1) × DialerRetryPeriod + MaxRetries × MinRetryBackoff = %d × %v + %d × %v = %v",
+			rounds, dial, retries, redisMinRetryBackoff, d)
+		return capByContext(p, d, f)
+	case ModePartitionReset:
+		if retries == 0 {
+			return 0, "MaxRetries none = 0s"
+		}
+		d := time.Duration((retries+1)*retries) * redisMinRetryBackoff
+		f := fmt.Sprintf("(MaxRetries + 1) × MaxRetries × MinRetryBackoff = %d × %d × %v = %v", retries+1, retries, redisMinRetryBackoff, d)
+		return capByContext(p, d, f)
 	}
 	return 0, ""
 }
@@ -338,7 +395,9 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
 		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
-			"the TTL a follower can win before the leader demotes. The gap case takes the failure as instant."
+			"the TTL a follower can win before the leader demotes. The gap case takes the failure as " +
+			"instant: a refused call's dial rounds vanish once the pool's dial breaker is open, and a " +
+			"reset's are only backoffs."
 
 	case ModeLatency:
 		predictLatency(&pr, p, s.Latency)

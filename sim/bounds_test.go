@@ -33,15 +33,60 @@ func TestCallBound(t *testing.T) {
 		{"blackhole, no read timeout", Params{Client: ClientParams{ReadTimeout: -1}}, ModePartitionBlackhole, Unbounded},
 		{"blackhole, no read timeout but a context deadline", Params{OpTimeout: 2 * time.Second, Client: ClientParams{ReadTimeout: -1, ContextTimeoutEnabled: true}}, ModePartitionBlackhole, 2 * time.Second},
 		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 60*ms},
-		{"refuse, defaults: 4 dials of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 4*400*ms + (30+50+90)*ms},
-		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 400 * ms},
-		{"reset borrows refuse's bound", Params{}, ModePartitionReset, 1770 * ms},
+		// The pooled connection the proxy closed fails at once (EOF); each
+		// retry then dials a refused port DialerRetries times, 100ms apart.
+		{"refuse, defaults: EOF, then 3 dial rounds of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 3*400*ms + (30+50+90)*ms},
+		{"refuse, ReadTimeout does not enter", Params{Client: ClientParams{ReadTimeout: 300 * ms}}, ModePartitionRefuse, 1370 * ms},
+		{"refuse, no retries: the EOF ends it", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 0},
+		{"refuse, context deadline caps it", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionRefuse, 450 * ms},
+		// the backoff and dial-retry sleeps watch the context anyway
+		{"refuse, OpTimeout caps it without ContextTimeoutEnabled", Params{OpTimeout: 450 * ms}, ModePartitionRefuse, 450 * ms},
+		// Reset at once, every time; the time is all backoffs: the command's
+		// retries, and for each retry's new connection HELLO's own retries
+		// on the error it keeps.
+		{"reset, defaults: (MaxRetries + 1) × backoffs", Params{}, ModePartitionReset, 4 * (30 + 50 + 90) * ms},
+		{"reset, MaxRetries 1", Params{Client: ClientParams{MaxRetries: 1}}, ModePartitionReset, 2 * 30 * ms},
+		{"reset, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionReset, 0},
+		{"reset, context deadline caps it", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionReset, 450 * ms},
 		{"crash makes no call", Params{}, ModeLeaderCrash, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := CallBound(tt.p, tt.mode); got != tt.want {
 				t.Errorf("CallBound = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCallMin: the lower bound of each failing call, checked against the
+// harness's measurements in callbound_test.go.
+func TestCallMin(t *testing.T) {
+	const ms = time.Millisecond
+	rt300 := ClientParams{ReadTimeout: 300 * ms}
+	tests := []struct {
+		name string
+		p    Params
+		mode string
+		want time.Duration
+	}{
+		{"refuse: 3 dial rounds and 3 minimal backoffs", Params{Client: rt300}, ModePartitionRefuse, 3*400*ms + 30*ms},
+		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 0},
+		{"refuse, context deadline", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionRefuse, 450 * ms},
+		{"reset: 4 × 3 minimal backoffs", Params{Client: rt300}, ModePartitionReset, 120 * ms},
+		{"reset, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionReset, 0},
+		{"reset, context deadline longer than the minimum", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionReset, 120 * ms},
+		{"blackhole", Params{Client: rt300}, ModePartitionBlackhole, 600 * ms},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.p.WithDefaults()
+			got, f := callMin(p, tt.mode)
+			if got != tt.want || !strings.HasSuffix(f, show(got)) {
+				t.Errorf("callMin = %v (%q), want %v", got, f, tt.want)
+			}
+			if hi := CallBound(p, tt.mode); got > hi {
+				t.Errorf("callMin %v above CallBound %v", got, hi)
 			}
 		})
 	}
@@ -174,8 +219,12 @@ func TestPredictModes(t *testing.T) {
 		{ModeRenewError, Params{}, s, 8500 * ms, 0},
 		{ModePartitionRefuse, Params{}, s, 8500 * ms, 0},
 		{ModePartitionReset, Params{}, s, 8500 * ms, 0},
-		// short client, but dialing a refused port still costs the dialer's retries
-		{ModePartitionRefuse, tunedTimings, s, 1250 * ms, 150 * ms},
+		// no retries: the pooled connection's EOF fails the renewal at once
+		{ModePartitionRefuse, tunedTimings, s, 1250 * ms, 0},
+		// retries: 1.37s of dialing a refused port outlasts a 1s TTL
+		{ModePartitionRefuse, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 870 * ms},
+		// reset: 680ms of backoffs
+		{ModePartitionReset, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 180 * ms},
 		{ModeLatency, Params{}, FaultSize{Latency: 200 * ms}, 0, 0},
 		// 2L = 3s < 5s read timeout, but renewals now land every 5.505s > TTL
 		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 6 * time.Second, 2505*ms + 4500*ms - 5*time.Second},
