@@ -1,0 +1,162 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/leaselab/leaselab/election"
+	"github.com/redis/go-redis/v9"
+)
+
+// callSlack is what a measured call may exceed its CallBound by: a few
+// proxy hops and loopback round trips, timer and scheduling latency under
+// -race with the subtests in parallel on two cores.
+const callSlack = 50 * time.Millisecond
+
+// callRuns is how many calls each (setting, mode) pair measures.
+const callRuns = 3
+
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...any) {}
+
+// TestCallBoundMeasured measures one renewal (the renew script's EVALSHA,
+// as the elector sends it) under each partition mode, through the harness's
+// own pieces: a real redis-server and in-process Toxiproxy (Embedded), a
+// proxy per client, the client options and Gate of redisOptions, and the
+// partition applied by run.partition. Each duration must lie within
+// [callMin, CallBound + callSlack] of the mode ModeOf maps it to, and a
+// renewal must apply in Redis exactly when its requests get through.
+func TestCallBoundMeasured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures real calls against redis-server (~5 s)")
+	}
+	redis.SetLogger(quietLogger{}) // every refused dial would be logged
+	ctx := context.Background()
+	env, err := Embedded{}.Environment(ctx)
+	if err != nil {
+		if errors.Is(err, ErrEnvironment) {
+			t.Skipf("no environment: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := env.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	admin := redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
+	t.Cleanup(func() { _ = admin.Close() })
+
+	const ms = time.Millisecond
+	settings := []struct {
+		name string
+		p    Params
+	}{
+		{"rt300", Params{Client: ClientParams{ReadTimeout: 300 * ms}}},
+		{"rt300-noretry", Params{Client: ClientParams{ReadTimeout: 300 * ms, MaxRetries: -1}}},
+		{"rt300-ctx450", Params{OpTimeout: 450 * ms, Client: ClientParams{ReadTimeout: 300 * ms, ContextTimeoutEnabled: true}}},
+	}
+	var (
+		mu    sync.Mutex
+		table []string
+	)
+	t.Cleanup(func() {
+		slices.Sort(table)
+		t.Logf("measured vs predicted (%d calls each):\n%s", callRuns, strings.Join(table, "\n"))
+	})
+	t.Run("group", func(t *testing.T) {
+		for _, s := range settings {
+			for _, partition := range PartitionModes {
+				t.Run(s.name+"/"+partition, func(t *testing.T) {
+					t.Parallel()
+					p := s.p.WithDefaults()
+					mode := ModeOf(FaultPartition, partition)
+					lo, loF := callMin(p, mode)
+					hi, hiF := callBound(p, mode)
+					var got []time.Duration
+					for i := range callRuns {
+						key := fmt.Sprintf("leaselab-callbound-%s-%s-%d", s.name, partition, i)
+						d, applied := measureRenew(t, env, admin, p, partition, key)
+						got = append(got, d)
+						if want := partition == PartitionBlackholeReplies; applied != want {
+							t.Errorf("run %d: renewal applied in Redis = %v, want %v", i, applied, want)
+						}
+						if d < lo || !Within(d, hi, callSlack) {
+							t.Errorf("run %d: %v outside [%v, %v + %v]\n  min: %s\n  max: %s", i, d, lo, hi, callSlack, loF, hiF)
+						}
+					}
+					line := fmt.Sprintf("  %-14s %-19s measured %v-%v  predicted [%v, %v]",
+						s.name, partition, slices.Min(got).Round(ms), slices.Max(got).Round(ms), lo, hi)
+					t.Log(line)
+					mu.Lock()
+					table = append(table, line)
+					mu.Unlock()
+				})
+			}
+		}
+	})
+}
+
+// measureRenew makes a client the way an instance does, takes the lease
+// and renews it once healthy (so the script is loaded and the pool holds
+// one initialized connection, as a leader's does), partitions it, and times
+// one renewal. applied says whether that renewal reached Redis: the lease
+// is renewed for a minute, after the harness cut it to ten seconds.
+func measureRenew(t *testing.T, env *Environment, admin *redis.Client, p Params, partition, key string) (time.Duration, bool) {
+	t.Helper()
+	ctx := context.Background()
+	const ttl, cut = time.Minute, 10 * time.Second
+	proxy, err := env.Toxiproxy.CreateProxy(key, "127.0.0.1:0", env.ProxyUpstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = proxy.Delete() }()
+	rdb := redis.NewClient(redisOptions(p.Client, proxy.Listen, NewGate()))
+	defer func() { _ = rdb.Close() }()
+	lease := election.LeaderKey(key)
+	if err := admin.Del(ctx, lease).Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, op := range []election.Op{election.OpAcquire, election.OpRenew} {
+		if ok, err := election.RunOp(ctx, rdb, op, lease, "me", ttl); !ok || err != nil {
+			t.Fatalf("healthy %v: %v %v", op, ok, err)
+		}
+	}
+	if err := admin.PExpire(ctx, lease, cut).Err(); err != nil {
+		t.Fatal(err)
+	}
+
+	r := &run{proxies: []*toxiclient.Proxy{proxy}}
+	heal, err := r.partition([]int{0}, partition)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	opCtx, cancel := ctx, context.CancelFunc(func() {})
+	if p.OpTimeout > 0 {
+		opCtx, cancel = context.WithTimeout(ctx, p.OpTimeout) // as the elector does
+	}
+	ok, err := election.RunOp(opCtx, rdb, election.OpRenew, lease, "me", ttl)
+	d := time.Since(start)
+	cancel()
+	heal()
+	if len(r.errs) > 0 {
+		t.Fatalf("healing: %v", r.errs)
+	}
+	if err == nil {
+		t.Errorf("renewal through a %s partition returned %v, no error", partition, ok)
+	}
+	left, err := admin.PTTL(ctx, lease).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d, left > cut
+}
