@@ -15,6 +15,7 @@ const (
 	ModePartitionBlackhole = "partition-blackhole"
 	ModePartitionRefuse    = "partition-refuse"
 	ModePartitionReset     = "partition-reset"
+	ModePartitionReplies   = "partition-replies"
 	ModeLatency            = "latency"
 	ModePause              = "pause"
 	ModeClockDrift         = "clock-drift"
@@ -25,7 +26,8 @@ const (
 // Modes lists every failure mode in the order Predict returns them.
 var Modes = []string{
 	ModeLeaderCrash, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse,
-	ModePartitionReset, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss, ModeGracefulStop,
+	ModePartitionReset, ModePartitionReplies, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss,
+	ModeGracefulStop,
 }
 
 // Unbounded stands for a bound that does not exist: a call that never times
@@ -52,6 +54,11 @@ type FaultSize struct {
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
 	// at half speed. 0 means 1 (no drift).
 	ClockRate float64 `json:"clock_rate,omitempty"`
+	// ReplyPartition is how long the longest blackhole-replies partition
+	// lasts (Unbounded if it never heals). It matters only with a shared
+	// pool (runner mode), where the demoted leader's acquires can leave
+	// phantom leases; 0: not given, and the gap bound then assumes none.
+	ReplyPartition time.Duration `json:"reply_partition,omitempty"`
 }
 
 // Prediction is the analytic worst case of one failure mode for one
@@ -82,9 +89,10 @@ func Within(measured, predicted, slack time.Duration) bool {
 
 // ModeOf maps a fault of the schedule (its kind, and its partition mode for
 // partitions) to the failure mode whose prediction applies, "" when none
-// does (a SCRIPT FLUSH costs one EVAL, not a lease). One-way blackholes fail
-// the renew the way a full blackhole does: the call waits out the read
-// timeout (and with replies dropped, the PEXPIRE even applies).
+// does (a SCRIPT FLUSH costs one EVAL, not a lease). Dropping only the
+// requests is a blackhole to the elector: nothing reaches Redis and nothing
+// comes back. Dropping only the replies is not: the call fails the same way,
+// but its writes apply (partition-replies).
 func ModeOf(kind FaultKind, partition string) string {
 	switch kind {
 	case FaultCrash:
@@ -97,6 +105,8 @@ func ModeOf(kind FaultKind, partition string) string {
 			return ModePartitionRefuse
 		case PartitionReset:
 			return ModePartitionReset
+		case PartitionBlackholeReplies:
+			return ModePartitionReplies
 		default:
 			return ModePartitionBlackhole
 		}
@@ -173,7 +183,7 @@ func callBound(p Params, mode string) (time.Duration, string) {
 	var d time.Duration
 	var f string
 	switch mode {
-	case ModePartitionBlackhole, ModeLatency:
+	case ModePartitionBlackhole, ModePartitionReplies, ModeLatency:
 		if c.ReadTimeout < 0 {
 			d, f = Unbounded, "ReadTimeout none: a dropped reply is awaited forever = unbounded"
 			break
@@ -272,7 +282,7 @@ func callMin(p Params, mode string) (time.Duration, string) {
 	c := p.Client
 	retries := max(c.MaxRetries, 0)
 	switch mode {
-	case ModePartitionBlackhole:
+	case ModePartitionBlackhole, ModePartitionReplies:
 		if c.ReadTimeout < 0 {
 			if c.ContextTimeoutEnabled && p.OpTimeout > 0 {
 				return p.OpTimeout, "OpTimeout (ContextTimeoutEnabled, ReadTimeout none) = " + show(p.OpTimeout)
@@ -399,6 +409,9 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 			"instant: a refused call's dial rounds vanish once the pool's dial breaker is open, and a " +
 			"reset's are only backoffs."
 
+	case ModePartitionReplies:
+		predictReplies(&pr, p, s.ReplyPartition)
+
 	case ModeLatency:
 		predictLatency(&pr, p, s.Latency)
 
@@ -480,6 +493,78 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 		gap = append(gap, term{sym: "Cmin", d: -lo})
 	}
 	pr.MaxGap, pr.GapFormula = sum(gap...)
+}
+
+// predictReplies covers a partition that drops only the replies: requests
+// reach Redis and apply, the caller sees timeouts. The renewal sent at t0
+// (TTL/2 + jitter after the last) extends the key to t0 + TTL, yet the
+// leader demotes at t0 + C: it believes past the key's expiry only if the
+// call outlasts a whole TTL (overlap C - TTL), and the key outlives its
+// belief by TTL - C, then a follower attempt comes within Wait (gap
+// TTL + Wait - Cmin). The retry's new connection stops at HELLO, so only
+// the first attempt's renewal applies.
+//
+// The demoted leader is a follower behind the same partition, and Wait
+// after its renewal failed (no sooner than Cmin + Wait into the partition)
+// it tries to acquire. A bare elector's client has no initialized
+// connection left by then (go-redis removed both that timed out), and a new
+// one's HELLO times out before SET NX is written: nothing applies
+// (TestCallBoundMeasured checks it). With a shared pool, an idle pooled
+// connection carries the SET NX to Redis: if the key is free it applies,
+// while the caller sees a timeout (Machine: acquire error, stay follower):
+// a phantom lease nobody believes, blocking every follower for a TTL, again
+// on each attempt that finds an idle connection and a free key while the
+// partition lasts. Once healed, the last phantom expires within TTL and a
+// follower attempt comes within Wait: the gap is bounded only by the
+// partition's length, partition + TTL + Wait - T.
+//
+// With a shared pool the renewal's retries also run on other pooled
+// connections and apply again, each extending the key further; that only
+// shrinks the overlap, and the call still ends at least one attempt
+// timeout T after the last renewal that applied, so the gap uses T, not
+// Cmin.
+func predictReplies(pr *Prediction, p Params, partition time.Duration) {
+	call, f := callBound(p, ModePartitionReplies)
+	lo, lf := callMin(p, ModePartitionReplies)
+	pr.Call, pr.CallFormula = call, f
+	lease, retry := term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}
+	pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "C", d: call}, lease.minus())
+	shared := p.Client.SharedPool
+	cmin := term{sym: "Cmin", d: lo}
+	if shared {
+		cmin = term{sym: "T", d: attemptTimeout(p)}
+	}
+	phantom := shared && partition > 0 && lo < Unbounded-p.Wait && (partition == Unbounded || partition > lo+p.Wait)
+	if phantom {
+		pr.MaxGap, pr.GapFormula = sum(term{sym: "partition", d: partition}, lease, retry, cmin.minus())
+	} else {
+		pr.MaxGap, pr.GapFormula = sum(lease, retry, cmin.minus())
+	}
+	pr.Note = "Requests reach Redis and apply; replies are lost. The leader's renewal, sent TTL/2 + " +
+		"jitter after the last, extends its key TTL from then, while the call times out after C " +
+		"(Cmin at the shortest: " + lf + ") and the leader demotes: overlap only if C outlasts a TTL; " +
+		"the key outlives the leader's belief, then a follower attempt comes within Wait. "
+	switch {
+	case !shared:
+		pr.Note += "The demoted leader's own acquires through the partition cannot apply: its client " +
+			"has no initialized connection left, and a new one's HELLO times out before SET NX is sent: no phantom lease."
+	case phantom:
+		pr.Note += "Shared pool: the partition outlasts Cmin + Wait, so the demoted leader's acquire " +
+			"can reach Redis over an idle pooled connection and apply unseen when the key is free: a " +
+			"phantom lease nobody believes, possibly again while the partition lasts, so the gap is " +
+			"bounded by the partition's length plus TTL + Wait. Retries on pooled connections apply " +
+			"the renewal again; the call still ends T after the last one applied."
+	case partition > 0:
+		pr.Note += "Shared pool: the partition ends before the demoted leader's next acquire " +
+			"(Cmin + Wait in), so none of its acquires applies unseen (no phantom lease). Retries on " +
+			"pooled connections apply the renewal again; the call still ends T after the last one applied."
+	default:
+		pr.Note += "Shared pool, hazard not covered: if the partition outlasts Cmin + Wait, the demoted " +
+			"leader's acquire can reach Redis over an idle pooled connection and apply unseen (a " +
+			"phantom lease nobody believes), and the gap grows to partition + TTL + Wait - T; give " +
+			"FaultSize.ReplyPartition. Retries on pooled connections apply the renewal again; the call " +
+			"still ends T after the last one applied."
+	}
 }
 
 // predictLatency covers a leader whose Redis round trips take 2L longer.

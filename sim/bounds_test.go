@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -320,7 +321,7 @@ func TestModeOf(t *testing.T) {
 		{FaultStop, "", ModeGracefulStop},
 		{FaultPartition, PartitionBlackhole, ModePartitionBlackhole},
 		{FaultPartition, PartitionBlackholeRequests, ModePartitionBlackhole},
-		{FaultPartition, PartitionBlackholeReplies, ModePartitionBlackhole},
+		{FaultPartition, PartitionBlackholeReplies, ModePartitionReplies},
 		{FaultPartition, PartitionRefuse, ModePartitionRefuse},
 		{FaultPartition, PartitionReset, ModePartitionReset},
 		{FaultLatency, "", ModeLatency},
@@ -345,5 +346,77 @@ func TestCallBoundSharedPool(t *testing.T) {
 	// last attempt's HELLO retry backoff if it got a new connection.
 	if alone != 10060*time.Millisecond || shared != 20200*time.Millisecond {
 		t.Fatalf("blackholed call: alone %v, shared pool %v", alone, shared)
+	}
+}
+
+// TestPredictPartitionReplies: with replies dropped the renewal applies, so
+// the lost renewal extends the key TTL past the moment it was sent; the
+// blackhole model, which has the key expire TTL after the previous renewal,
+// is off by TTL/2 + jitter in both bounds.
+func TestPredictPartitionReplies(t *testing.T) {
+	const ms, s = time.Millisecond, time.Second
+	rt300 := func(c ClientParams) ClientParams { c.ReadTimeout = 300 * ms; return c }
+	spec := func(c ClientParams) Params { return Params{TTL: 5 * s, Wait: 6 * s, JitterMS: -1, Client: c} }
+	tests := []struct {
+		name         string
+		p            Params
+		size         FaultSize
+		gap, overlap time.Duration
+		gapFormula   string
+	}{
+		// defaults: C = 10.06s, Cmin = 10s
+		{"defaults", Params{}, FaultSize{}, 1 * s, 5060 * ms,
+			"max(0, TTL + Wait - Cmin) = max(0, 5s + 6s - 10s) = 1s"},
+		// no retries: the leader gives up after 300ms, its key lives 5s more
+		{"ReadTimeout 300ms, no retries", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{}, 10700 * ms, 0,
+			"max(0, TTL + Wait - Cmin) = max(0, 5s + 6s - 300ms) = 10.7s"},
+		{"ReadTimeout 300ms, retries", spec(rt300(ClientParams{})), FaultSize{}, 10400 * ms, 0, ""},
+		// A bare elector's demoted leader has no initialized connection
+		// left: its acquire's HELLO times out before SET NX is written, so
+		// a long partition leaves no phantom lease (TestCallBoundMeasured).
+		{"long partition, bare elector: no phantom", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{ReplyPartition: 20 * s}, 10700 * ms, 0, ""},
+		// A shared pool retries on other pooled connections, each renewal
+		// applying again; the call still ends T after the last one applied.
+		{"shared pool", spec(rt300(ClientParams{SharedPool: true})), FaultSize{}, 10700 * ms, 0,
+			"max(0, TTL + Wait - T) = max(0, 5s + 6s - 300ms) = 10.7s"},
+		// A partition that ends before the demoted leader's next acquire
+		// (Cmin + Wait after it began) leaves no phantom lease.
+		{"shared pool, short partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 6 * s}, 10700 * ms, 0, ""},
+		// A longer one lets that acquire's SET NX apply unseen over an idle
+		// pooled connection: a phantom lease, again while the partition lasts.
+		{"shared pool, long partition: phantom leases", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 20 * s}, 30700 * ms, 0,
+			"max(0, partition + TTL + Wait - T) = max(0, 20s + 5s + 6s - 300ms) = 30.7s"},
+		{"shared pool, endless partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: Unbounded}, Unbounded, 0, ""},
+		// the extension leaves an overlap only if the call outlasts a TTL
+		{"short TTL", Params{TTL: 500 * ms, Wait: s, JitterMS: -1, Client: rt300(ClientParams{})}, FaultSize{}, 900 * ms, 160 * ms, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := mustPredict(t, tt.p, ModePartitionReplies, tt.size)
+			if pr.MaxGap != tt.gap || pr.MaxOverlap != tt.overlap {
+				t.Errorf("gap %v overlap %v, want %v %v\n%s\n%s", pr.MaxGap, pr.MaxOverlap, tt.gap, tt.overlap, pr.GapFormula, pr.OverlapFormula)
+			}
+			if tt.gapFormula != "" && pr.GapFormula != tt.gapFormula {
+				t.Errorf("gap formula %q, want %q", pr.GapFormula, tt.gapFormula)
+			}
+			if !strings.HasPrefix(pr.OverlapFormula, "max(0, C - TTL) = ") {
+				t.Errorf("overlap formula %q", pr.OverlapFormula)
+			}
+			if pr.Call != CallBound(tt.p, ModePartitionBlackhole) || pr.Call != CallBound(tt.p, ModePartitionReplies) {
+				t.Errorf("call %v, want the blackhole's %v", pr.Call, CallBound(tt.p, ModePartitionBlackhole))
+			}
+			if !strings.Contains(pr.Note, "phantom") {
+				t.Errorf("note lacks the phantom lease: %q", pr.Note)
+			}
+		})
+	}
+	// Against the blackhole model, which ModeOf used to pick: off by TTL/2.
+	p := spec(rt300(ClientParams{MaxRetries: -1}))
+	bh, rp := mustPredict(t, p, ModePartitionBlackhole, FaultSize{}), mustPredict(t, p, ModePartitionReplies, FaultSize{})
+	if rp.MaxGap-bh.MaxGap != 2500*ms {
+		t.Errorf("replies gap %v vs blackhole gap %v: want TTL/2 apart", rp.MaxGap, bh.MaxGap)
+	}
+	if !slices.Contains(Modes, ModePartitionReplies) {
+		t.Errorf("Modes lacks %s", ModePartitionReplies)
 	}
 }
