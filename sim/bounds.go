@@ -59,6 +59,11 @@ type FaultSize struct {
 	// pool (runner mode), where the demoted leader's acquires can leave
 	// phantom leases; 0: not given, and the gap bound then assumes none.
 	ReplyPartition time.Duration `json:"reply_partition,omitempty"`
+	// RedisDowntime is how long the longest redis-restart kept Redis
+	// unreachable, measured from above (from the fault until Redis answers
+	// again). 0: not given, and the gap bound then takes the restart as
+	// instant.
+	RedisDowntime time.Duration `json:"redis_downtime,omitempty"`
 }
 
 // Prediction is the analytic worst case of one failure mode for one
@@ -458,11 +463,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 			"to Wait/k, which lengthens gaps when every follower is slow."
 
 	case ModeLeaseLoss:
-		pr.MaxOverlap, pr.OverlapFormula = sum(half, jit)
-		pr.MaxGap, pr.GapFormula = sum(retry)
-		pr.Note = "The key vanishes behind the leader's back: a follower may take it at once, and the " +
-			"leader finds out at its next renewal, at most TTL/2 + jitter later. If no follower did, " +
-			"the next follower attempt comes within Wait of the loss."
+		predictLeaseLoss(&pr, p, s.RedisDowntime)
 
 	case ModeGracefulStop:
 		pr.MaxGap, pr.GapFormula = sum(retry)
@@ -493,6 +494,66 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 		gap = append(gap, term{sym: "Cmin", d: -lo})
 	}
 	pr.MaxGap, pr.GapFormula = sum(gap...)
+}
+
+// predictLeaseLoss covers a Redis restart: Redis is unreachable for D, then
+// comes back empty, so the key (and the script cache) is gone.
+//
+// Overlap. A renewal sent after Redis is back finds the pooled connection
+// closed (the proxy closed it when Redis went; through the Gate the pool
+// cannot notice beforehand), fails at once with EOF, and its retry, after
+// backoff(1), returns 0 on a new connection: the leader believes until
+// TTL/2 + jitter + backoff(1) after its last renewal, which came before
+// the restart, while a follower may win as soon as Redis is back. In truth
+// that overlap is D shorter, but D is measured from above, so the bound does
+// not subtract it. A renewal sent while Redis is down retries like a reset
+// (the proxy accepts, then closes as it cannot reach Redis) and ends at most
+// C after it began, so at most C after Redis is back. Without retries the
+// first EOF demotes at once.
+//
+// Gap. The leader believes until at least the restart. Acquires fail while
+// Redis is down, and a follower tries again Wait after its attempt failed;
+// a failed attempt ends after its last refused try, before Redis is back,
+// plus the backoffs of HELLO's own retries: backoff(1) + ... +
+// backoff(MaxRetries). So some follower attempt comes within
+// D + Wait + backoffs of the restart.
+func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
+	call, f := callBound(p, ModePartitionReset)
+	pr.Call, pr.CallFormula = call, "Redis down behind the proxy, which accepts then closes, as a reset: "+f
+	retries := max(p.Client.MaxRetries, 0)
+	half, jit := term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}
+	late := []term{half, jit}
+	if retries > 0 {
+		late = append(late, term{sym: "backoff(1)", d: retryBackoff(1)})
+	}
+	var syms, nums []string
+	var renew time.Duration
+	for _, t := range late {
+		syms, nums, renew = append(syms, t.sym), append(nums, show(t.d)), renew+t.d
+	}
+	pr.MaxOverlap = max(renew, call)
+	pr.OverlapFormula = fmt.Sprintf("max(%s, C) = max(%s, %s) = %s",
+		strings.Join(syms, " + "), strings.Join(nums, " + "), show(call), show(pr.MaxOverlap))
+
+	var gap []term
+	if downtime > 0 {
+		gap = append(gap, term{sym: "D", d: downtime})
+	}
+	gap = append(gap, term{sym: "Wait", d: p.Wait})
+	if retries > 0 {
+		gap = append(gap, term{sym: "backoffs", d: retryBackoffs(retries)})
+	}
+	pr.MaxGap, pr.GapFormula = sum(gap...)
+	pr.Note = "Redis is down for D, then back empty: the key vanishes behind the leader's back. A " +
+		"follower may win as soon as Redis is back, and the leader learns it at its next renewal, at " +
+		"most TTL/2 + jitter after its last one, plus the retry that replaces the connection the " +
+		"restart closed (backoff(1)); a renewal caught by the downtime retries like a reset and ends " +
+		"within C. Nobody can acquire while Redis is down, and a follower whose attempt failed tries " +
+		"again Wait after it, HELLO's retry backoffs after its last refused try: a gap of up to " +
+		"D + Wait + backoffs."
+	if downtime <= 0 {
+		pr.Note += " FaultSize.RedisDowntime is not given: the gap bound takes the restart as instant."
+	}
 }
 
 // predictReplies covers a partition that drops only the replies: requests

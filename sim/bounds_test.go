@@ -241,7 +241,7 @@ func TestPredictModes(t *testing.T) {
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 0.6}, 0, 0},
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 3}, 0, 0},
 		{ModeClockDrift, Params{}, FaultSize{}, 0, 0},
-		{ModeLeaseLoss, Params{}, s, 6 * time.Second, 2505 * ms},
+		{ModeLeaseLoss, Params{}, s, 6170 * ms, 2535 * ms},
 		{ModeGracefulStop, Params{}, s, 6 * time.Second, 0},
 	}
 	for _, tt := range tests {
@@ -418,5 +418,52 @@ func TestPredictPartitionReplies(t *testing.T) {
 	}
 	if !slices.Contains(Modes, ModePartitionReplies) {
 		t.Errorf("Modes lacks %s", ModePartitionReplies)
+	}
+}
+
+// TestPredictLeaseLoss: a Redis restart takes the lease away for the
+// downtime D too. Nobody can acquire until Redis is back, and an acquire
+// that failed meanwhile waits Wait from its failure, which HELLO's retry
+// backoffs delay past the last refused try: the gap grows with D. The
+// overlap does not shrink by D in the bound (D is measured from above).
+func TestPredictLeaseLoss(t *testing.T) {
+	const ms, s = time.Millisecond, time.Second
+	tests := []struct {
+		name                       string
+		p                          Params
+		d                          time.Duration
+		gap, overlap               time.Duration
+		gapFormula, overlapFormula string
+	}{
+		{"defaults, downtime not given", Params{}, 0, 6170 * ms, 2535 * ms,
+			"Wait + backoffs = 6s + 170ms = 6.17s",
+			"max(TTL/2 + jitter + backoff(1), C) = max(2.5s + 5ms + 30ms, 680ms) = 2.535s"},
+		{"defaults, 12ms restart", Params{}, 12 * ms, 6182 * ms, 2535 * ms,
+			"D + Wait + backoffs = 12ms + 6s + 170ms = 6.182s", ""},
+		{"defaults, 2s restart", Params{}, 2 * s, 8170 * ms, 2535 * ms, "", ""},
+		{"no retries", Params{Client: ClientParams{MaxRetries: -1}}, 2 * s, 8 * s, 2505 * ms,
+			"D + Wait = 2s + 6s = 8s",
+			"max(TTL/2 + jitter, C) = max(2.5s + 5ms, 0s) = 2.505s"},
+		// a renewal caught by the downtime retries like a reset, and can
+		// end up to C after Redis is back, longer than TTL/2 here
+		{"short TTL", Params{TTL: 500 * ms, Wait: s, JitterMS: -1}, 10 * ms, 1180 * ms, 680 * ms, "",
+			"max(TTL/2 + jitter + backoff(1), C) = max(250ms + 0s + 30ms, 680ms) = 680ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := mustPredict(t, tt.p, ModeLeaseLoss, FaultSize{RedisDowntime: tt.d})
+			if pr.MaxGap != tt.gap || pr.MaxOverlap != tt.overlap {
+				t.Errorf("gap %v overlap %v, want %v %v\n%s\n%s", pr.MaxGap, pr.MaxOverlap, tt.gap, tt.overlap, pr.GapFormula, pr.OverlapFormula)
+			}
+			if tt.gapFormula != "" && pr.GapFormula != tt.gapFormula {
+				t.Errorf("gap formula %q, want %q", pr.GapFormula, tt.gapFormula)
+			}
+			if tt.overlapFormula != "" && pr.OverlapFormula != tt.overlapFormula {
+				t.Errorf("overlap formula %q, want %q", pr.OverlapFormula, tt.overlapFormula)
+			}
+			if pr.Call != CallBound(tt.p, ModePartitionReset) || !strings.Contains(pr.CallFormula, "reset") {
+				t.Errorf("call %v %q, want the reset bound %v", pr.Call, pr.CallFormula, CallBound(tt.p, ModePartitionReset))
+			}
+		})
 	}
 }

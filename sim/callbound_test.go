@@ -232,3 +232,71 @@ func noPhantom(t *testing.T, admin, rdb *redis.Client, p Params, lease string) {
 		t.Errorf("the demoted leader's acquire applied (a phantom lease): exists %d %v", n, err)
 	}
 }
+
+// TestLeaseLossRenewMeasured checks predictLeaseLoss's model of the first
+// renewal after a Redis restart (its own Redis: a restart would disturb
+// TestCallBoundMeasured): the pooled connection the restart closed fails at
+// once, and the retry returns 0 on a new connection after backoff(1), the
+// scripts reloaded; without retries the EOF is the error that demotes.
+// It also times the restart, the downtime D the run must report from above.
+func TestLeaseLossRenewMeasured(t *testing.T) {
+	if testing.Short() {
+		t.Skip("restarts a redis-server")
+	}
+	redis.SetLogger(quietLogger{})
+	ctx := context.Background()
+	env, err := Embedded{}.Environment(ctx)
+	if err != nil {
+		if errors.Is(err, ErrEnvironment) {
+			t.Skipf("no environment: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Close() })
+	if env.RestartRedis == nil {
+		t.Skip("this environment cannot restart Redis")
+	}
+	const ms = time.Millisecond
+	for _, c := range []ClientParams{{ReadTimeout: 300 * ms}, {ReadTimeout: 300 * ms, MaxRetries: -1}} {
+		p := Params{Client: c}.WithDefaults()
+		key := fmt.Sprintf("leaselab-leaseloss-%d", c.MaxRetries)
+		proxy, err := env.Toxiproxy.CreateProxy(key, "127.0.0.1:0", env.ProxyUpstream)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(redisOptions(p.Client, proxy.Listen, NewGate()))
+		lease := election.LeaderKey(key)
+		for _, op := range []election.Op{election.OpAcquire, election.OpRenew} {
+			if ok, err := election.RunOp(ctx, rdb, op, lease, "me", time.Minute); !ok || err != nil {
+				t.Fatalf("healthy %v: %v %v", op, ok, err)
+			}
+		}
+		start := time.Now()
+		if err := env.RestartRedis(ctx); err != nil {
+			t.Fatal(err)
+		}
+		downtime := time.Since(start)
+		meter := startStallMeter()
+		start = time.Now()
+		ok, err := election.RunOp(ctx, rdb, election.OpRenew, lease, "me", time.Minute)
+		d, stall := time.Since(start), meter.Stop()
+		retries := max(p.Client.MaxRetries, 0)
+		var lo, hi time.Duration // the retry's backoff(1), or nothing
+		if retries > 0 {
+			lo, hi = redisMinRetryBackoff, retryBackoff(1)
+		}
+		t.Logf("MaxRetries %d: restart took %v; renewal after it: %v %v in %v, predicted [%v, %v] (stall %v)",
+			c.MaxRetries, downtime.Round(ms), ok, err, d.Round(100*time.Microsecond), lo, hi, stall.Round(ms))
+		switch {
+		case retries > 0 && (ok || err != nil):
+			t.Errorf("renewal after the restart: %v %v, want 0 and no error", ok, err)
+		case retries == 0 && err == nil:
+			t.Errorf("renewal after the restart without retries: %v, want the EOF", ok)
+		}
+		if d < lo || !Within(d, hi, callSlack+stall) {
+			t.Errorf("renewal after the restart took %v, outside [%v, %v + %v + stalled %v]", d, lo, hi, callSlack, stall)
+		}
+		_ = rdb.Close()
+		_ = proxy.Delete()
+	}
+}
