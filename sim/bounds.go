@@ -132,8 +132,11 @@ func ModeOf(kind FaultKind, partition string) string {
 // longer than a dropped one). Other modes return 0: their calls fail at once
 // or do not fail.
 //
-// The model is go-redis v9.23.0's retry logic checked against the
-// measurements in NOTES.md:
+// The model is go-redis v9.23.0's retry logic (redis.go processWithRetry,
+// _process, initConn; error.go shouldRetry; internal/pool dialConn) for the
+// leader's renewal, which finds the connection of its last renewal in the
+// pool, checked against measurements through the harness's own client, Gate
+// and Toxiproxy in TestCallBoundMeasured (and NOTES.md):
 //
 //   - partition-blackhole: the request vanishes, so each attempt lasts one
 //     ReadTimeout. A timed-out command on a pooled connection is retried
@@ -148,7 +151,11 @@ func ModeOf(kind FaultKind, partition string) string {
 //     connection, as a bare elector's does; a pool with idle connections can
 //     retry on each of them, up to (MaxRetries + 1) × ReadTimeout. A
 //     partition that also drops the TCP handshake would cost DialTimeout per
-//     retry instead.
+//     retry instead. Only the first attempt carries the command; the
+//     retry stops at HELLO.
+//   - partition-replies (blackhole-replies): the same call as a blackhole,
+//     though the first attempt's command applies in Redis (and HELLO does).
+//     Dropping only the requests is a plain blackhole.
 //   - partition-refuse: the proxy closed the pooled connection, which the
 //     pool cannot health-check through the harness's Gate (no syscall.Conn),
 //     so the first attempt gets EOF at once; every retry then dials a
@@ -173,9 +180,10 @@ func ModeOf(kind FaultKind, partition string) string {
 // The backoff before retry a is below MinRetryBackoff + MinRetryBackoff<<a,
 // capped at MaxRetryBackoff, so the bound uses that. With
 // ContextTimeoutEnabled and OpTimeout > 0 the context deadline caps the
-// whole call; without ContextTimeoutEnabled it only stops further retries
-// (go-redis sleeps on the context), which is ignored here to stay
-// conservative.
+// whole call; without ContextTimeoutEnabled a blackholed read ignores it
+// and it only stops further retries (go-redis sleeps on the context), which
+// the upper bound ignores to stay conservative and callMin, the lower
+// bound, takes into account.
 func CallBound(p Params, mode string) time.Duration {
 	d, _ := callBound(p.WithDefaults(), mode)
 	return d
