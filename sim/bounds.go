@@ -15,6 +15,7 @@ const (
 	ModePartitionBlackhole = "partition-blackhole"
 	ModePartitionRefuse    = "partition-refuse"
 	ModePartitionReset     = "partition-reset"
+	ModePartitionReplies   = "partition-replies"
 	ModeLatency            = "latency"
 	ModePause              = "pause"
 	ModeClockDrift         = "clock-drift"
@@ -25,7 +26,8 @@ const (
 // Modes lists every failure mode in the order Predict returns them.
 var Modes = []string{
 	ModeLeaderCrash, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse,
-	ModePartitionReset, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss, ModeGracefulStop,
+	ModePartitionReset, ModePartitionReplies, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss,
+	ModeGracefulStop,
 }
 
 // Unbounded stands for a bound that does not exist: a call that never times
@@ -52,6 +54,16 @@ type FaultSize struct {
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
 	// at half speed. 0 means 1 (no drift).
 	ClockRate float64 `json:"clock_rate,omitempty"`
+	// ReplyPartition is how long the longest blackhole-replies partition
+	// lasts (Unbounded if it never heals). It matters only with a shared
+	// pool (runner mode), where the demoted leader's acquires can leave
+	// phantom leases; 0: not given, and the gap bound then assumes none.
+	ReplyPartition time.Duration `json:"reply_partition,omitempty"`
+	// RedisDowntime is how long the longest redis-restart kept Redis
+	// unreachable, measured from above (from the fault until Redis answers
+	// again). 0: not given, and the gap bound then takes the restart as
+	// instant.
+	RedisDowntime time.Duration `json:"redis_downtime,omitempty"`
 }
 
 // Prediction is the analytic worst case of one failure mode for one
@@ -82,9 +94,10 @@ func Within(measured, predicted, slack time.Duration) bool {
 
 // ModeOf maps a fault of the schedule (its kind, and its partition mode for
 // partitions) to the failure mode whose prediction applies, "" when none
-// does (a SCRIPT FLUSH costs one EVAL, not a lease). One-way blackholes fail
-// the renew the way a full blackhole does: the call waits out the read
-// timeout (and with replies dropped, the PEXPIRE even applies).
+// does (a SCRIPT FLUSH costs one EVAL, not a lease). Dropping only the
+// requests is a blackhole to the elector: nothing reaches Redis and nothing
+// comes back. Dropping only the replies is not: the call fails the same way,
+// but its writes apply (partition-replies).
 func ModeOf(kind FaultKind, partition string) string {
 	switch kind {
 	case FaultCrash:
@@ -97,6 +110,8 @@ func ModeOf(kind FaultKind, partition string) string {
 			return ModePartitionRefuse
 		case PartitionReset:
 			return ModePartitionReset
+		case PartitionBlackholeReplies:
+			return ModePartitionReplies
 		default:
 			return ModePartitionBlackhole
 		}
@@ -117,32 +132,58 @@ func ModeOf(kind FaultKind, partition string) string {
 // longer than a dropped one). Other modes return 0: their calls fail at once
 // or do not fail.
 //
-// The model is go-redis v9.23.0's retry logic checked against the
-// measurements in NOTES.md:
+// The model is go-redis v9.23.0's retry logic (redis.go processWithRetry,
+// _process, initConn; error.go shouldRetry; internal/pool dialConn) for the
+// leader's renewal, which finds the connection of its last renewal in the
+// pool, checked against measurements through the harness's own client, Gate
+// and Toxiproxy in TestCallBoundMeasured (and NOTES.md):
 //
 //   - partition-blackhole: the request vanishes, so each attempt lasts one
-//     ReadTimeout. A timed-out command on a pooled connection is retried; the
-//     retry dials a fresh connection (Toxiproxy accepts it) whose handshake
-//     times out too, and a handshake timeout is NOT retried. So at most
-//     min(MaxRetries, 1) + 1 attempts plus one backoff: 2 × 5s + 30ms with
-//     defaults (measured ~10 s), 1 × 500ms with MaxRetries -1 (measured
-//     0.5 s). This assumes the pool holds one connection, as a bare elector's
-//     does; a pool with idle connections can retry on each of them, up to
-//     (MaxRetries + 1) × ReadTimeout. A partition that also drops the TCP
-//     handshake would cost DialTimeout per retry instead.
-//   - partition-refuse: the in-flight call gets EOF at once (retried) and
-//     every attempt then dials a refused port: DialerRetries tries with
-//     DialerRetryPeriod between them. (MaxRetries + 1) attempts plus the
-//     backoffs: 4 × 400ms + 170ms = 1.77s with defaults (measured ~1.7 s).
-//   - partition-reset: fails faster than refuse in practice (the proxy
-//     accepts, then resets); refuse's bound is used as a conservative one.
+//     ReadTimeout. A timed-out command on a pooled connection is retried
+//     (after backoff(1)); the retry dials a fresh connection (Toxiproxy
+//     accepts it) whose HELLO times out too. HELLO runs through its own
+//     single-connection client: its retry sleeps backoff(1), then gets the
+//     timeout back from the connection it removed, which is not retried
+//     (retryTimeout is off for it), and neither is the command. So
+//     min(MaxRetries, 1) + 1 attempts plus two backoff(1): 2 × 300ms +
+//     2 × 30ms = 660ms with ReadTimeout 300ms (measured 629-658 ms), 1 ×
+//     ReadTimeout with MaxRetries -1. This assumes the pool holds one
+//     connection, as a bare elector's does; a pool with idle connections can
+//     retry on each of them, up to (MaxRetries + 1) × ReadTimeout. A
+//     partition that also drops the TCP handshake would cost DialTimeout per
+//     retry instead. Only the first attempt carries the command; the
+//     retry stops at HELLO.
+//   - partition-replies (blackhole-replies): the same call as a blackhole,
+//     though the first attempt's command applies in Redis (and HELLO does).
+//     Dropping only the requests is a plain blackhole.
+//   - partition-refuse: the proxy closed the pooled connection, which the
+//     pool cannot health-check through the harness's Gate (no syscall.Conn),
+//     so the first attempt gets EOF at once; every retry then dials a
+//     refused port: DialerRetries tries with DialerRetryPeriod between them.
+//     MaxRetries dial rounds plus the backoffs: 3 × 400ms + 170ms = 1.37s
+//     with defaults (measured 1.26-1.32 s), 0 with MaxRetries -1. A client
+//     whose pool health-checks the idle connection dials on the first
+//     attempt too, one more round (1.77 s); so does a call with no pooled
+//     connection (an acquire after a failure), which a renewal never is.
+//   - partition-reset: the proxy accepts and resets at the first byte, so no
+//     I/O takes time: it is all backoffs. A reset is a non-timeout net.Error,
+//     which v9.23.0 retries. The pooled attempt fails, then each retry's new
+//     connection fails in HELLO, whose own retries get the same error back
+//     from the connection it removed and retry it MaxRetries times:
+//     (MaxRetries + 1) × (backoff(1) + ... + backoff(MaxRetries)) = 4 ×
+//     170ms = 680ms with defaults (measured 0.37-0.45 s: 12 backoffs of
+//     mean 10 + 10, 10 + 20, 10 + 40 ms).
+//
+// Refused and reset calls spend their time in sleeps that watch the
+// context, so an OpTimeout caps them with or without ContextTimeoutEnabled.
 //
 // The backoff before retry a is below MinRetryBackoff + MinRetryBackoff<<a,
 // capped at MaxRetryBackoff, so the bound uses that. With
 // ContextTimeoutEnabled and OpTimeout > 0 the context deadline caps the
-// whole call; without ContextTimeoutEnabled it only stops further retries
-// (go-redis sleeps on the context), which is ignored here to stay
-// conservative.
+// whole call; without ContextTimeoutEnabled a blackholed read ignores it
+// and it only stops further retries (go-redis sleeps on the context), which
+// the upper bound ignores to stay conservative and callMin, the lower
+// bound, takes into account.
 func CallBound(p Params, mode string) time.Duration {
 	d, _ := callBound(p.WithDefaults(), mode)
 	return d
@@ -155,7 +196,7 @@ func callBound(p Params, mode string) (time.Duration, string) {
 	var d time.Duration
 	var f string
 	switch mode {
-	case ModePartitionBlackhole, ModeLatency:
+	case ModePartitionBlackhole, ModePartitionReplies, ModeLatency:
 		if c.ReadTimeout < 0 {
 			d, f = Unbounded, "ReadTimeout none: a dropped reply is awaited forever = unbounded"
 			break
@@ -164,33 +205,45 @@ func callBound(p Params, mode string) (time.Duration, string) {
 			// The elector shares the pool with the runner's traffic: each
 			// retry can take another pooled connection whose read times out
 			// too (go-redis source, not separately measured here).
+			// The last attempt may get a new connection instead, whose
+			// HELLO times out and sleeps one more backoff(1).
 			attempts := retries + 1
-			var backoff time.Duration
-			for a := 1; a <= retries; a++ {
-				backoff += retryBackoff(a)
+			backoff := retryBackoffs(retries)
+			if retries > 0 {
+				backoff += retryBackoff(1)
 			}
 			d = time.Duration(attempts)*c.ReadTimeout + backoff
-			f = fmt.Sprintf("shared pool: (MaxRetries + 1) × ReadTimeout + backoffs = %d × %v + %v = %v", attempts, c.ReadTimeout, backoff, d)
+			f = fmt.Sprintf("shared pool: (MaxRetries + 1) × ReadTimeout + backoffs + backoff(1) = %d × %v + %v = %v", attempts, c.ReadTimeout, backoff, d)
 			break
 		}
 		attempts := min(retries, 1) + 1
 		d = time.Duration(attempts) * c.ReadTimeout
 		f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout = %d × %v", attempts, c.ReadTimeout)
 		if attempts > 1 {
-			d += retryBackoff(1)
-			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + backoff(1) = %d × %v + %v", attempts, c.ReadTimeout, retryBackoff(1))
+			// The command's retry sleeps backoff(1); so does HELLO's own
+			// retry before it fails on the connection it removed.
+			d += 2 * retryBackoff(1)
+			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + 2 × backoff(1) = %d × %v + 2 × %v", attempts, c.ReadTimeout, retryBackoff(1))
 		}
 		f += " = " + show(d)
-	case ModePartitionRefuse, ModePartitionReset:
-		attempts := retries + 1
-		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
-		var backoff time.Duration
-		for a := 1; a <= retries; a++ {
-			backoff += retryBackoff(a)
+	case ModePartitionRefuse:
+		if retries == 0 {
+			return 0, "MaxRetries none: the pooled connection's EOF fails it at once = 0s"
 		}
-		d = time.Duration(attempts)*dial + backoff
-		f = fmt.Sprintf("(MaxRetries + 1) × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
-			attempts, dial, backoff, d)
+		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
+		backoff := retryBackoffs(retries)
+		d = time.Duration(retries)*dial + backoff
+		f = fmt.Sprintf("MaxRetries × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
+			retries, dial, backoff, d)
+		return capByContext(p, d, f)
+	case ModePartitionReset:
+		if retries == 0 {
+			return 0, "MaxRetries none: the reset fails it at once = 0s"
+		}
+		backoff := retryBackoffs(retries)
+		d = time.Duration(retries+1) * backoff
+		f = fmt.Sprintf("(MaxRetries + 1) × backoffs = %d × %v = %v", retries+1, backoff, d)
+		return capByContext(p, d, f)
 	default:
 		return 0, ""
 	}
@@ -201,9 +254,93 @@ func callBound(p Params, mode string) (time.Duration, string) {
 	return d, f
 }
 
-// retryBackoff is the upper bound of go-redis's backoff before retry a.
+// capByContext caps a refused or reset call at OpTimeout. Such a call
+// spends its time in backoff and dial-retry sleeps, which watch the context
+// whether or not ContextTimeoutEnabled is set; its I/O fails at once.
+func capByContext(p Params, d time.Duration, f string) (time.Duration, string) {
+	if p.OpTimeout > 0 && p.OpTimeout < d {
+		d = p.OpTimeout
+		f += fmt.Sprintf(", capped by OpTimeout = %v", d)
+	}
+	return d, f
+}
+
+// retryBackoff is the upper bound of go-redis's backoff before retry a:
+// internal.RetryBackoff draws MinRetryBackoff + [0, MinRetryBackoff<<a),
+// capped at MaxRetryBackoff. Its lower bound is MinRetryBackoff.
 func retryBackoff(a int) time.Duration {
 	return min(redisMaxRetryBackoff, redisMinRetryBackoff+redisMinRetryBackoff<<a)
+}
+
+// retryBackoffs is the upper bound of the backoffs before retries 1..n.
+func retryBackoffs(n int) time.Duration {
+	var d time.Duration
+	for a := 1; a <= n; a++ {
+		d += retryBackoff(a)
+	}
+	return d
+}
+
+// callMin is a lower bound of the failing call's duration (Cmin), with its
+// derivation; p already has defaults. Backoffs are left out (each is at
+// least MinRetryBackoff, so this stays below the truth).
+//
+// A blackholed call is the whole call: the pooled attempt waits out its
+// ReadTimeout and, with retries, the retry's new connection waits out
+// another in HELLO. An OpTimeout ends it sooner only as go-redis lets it:
+// with ContextTimeoutEnabled the deadline cuts any read; without, reads
+// ignore the context (the first attempt always lasts ReadTimeout), and only
+// the backoff sleep before a retry sees it has expired.
+func callMin(p Params, mode string) (time.Duration, string) {
+	c := p.Client
+	retries := max(c.MaxRetries, 0)
+	switch mode {
+	case ModePartitionBlackhole, ModePartitionReplies:
+		if c.ReadTimeout < 0 {
+			if c.ContextTimeoutEnabled && p.OpTimeout > 0 {
+				return p.OpTimeout, "OpTimeout (ContextTimeoutEnabled, ReadTimeout none) = " + show(p.OpTimeout)
+			}
+			return Unbounded, "ReadTimeout none = unbounded"
+		}
+		attempts := min(retries, 1) + 1
+		d := time.Duration(attempts) * c.ReadTimeout
+		f := fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout = %d × %v = %v", attempts, c.ReadTimeout, d)
+		switch {
+		case p.OpTimeout <= 0 || p.OpTimeout >= d:
+		case c.ContextTimeoutEnabled:
+			d = p.OpTimeout
+			f += fmt.Sprintf(", capped by OpTimeout (ContextTimeoutEnabled) = %v", d)
+		default:
+			d = max(c.ReadTimeout, p.OpTimeout)
+			f += fmt.Sprintf(", cut at the first backoff after OpTimeout: max(ReadTimeout, OpTimeout) = %v", d)
+		}
+		return d, f
+	case ModePartitionRefuse:
+		if retries == 0 {
+			return 0, "MaxRetries none = 0s"
+		}
+		// After PoolSize failed dial rounds the pool fails dials at once
+		// (its dial breaker); PoolSize 0 is 10 per CPU, at least 10. This
+		// assumes no failed rounds left over from an earlier outage.
+		pool := c.PoolSize
+		if pool <= 0 {
+			pool = 10
+		}
+		rounds := min(retries, pool)
+		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
+		d := time.Duration(rounds)*dial + time.Duration(retries)*redisMinRetryBackoff
+		f := fmt.Sprintf("min(MaxRetries, PoolSize) × (DialerRetries - 1) × DialerRetryPeriod + MaxRetries × MinRetryBackoff = %d × %v + %d × %v = %v",
+			rounds, dial, retries, redisMinRetryBackoff, d)
+		return capByContext(p, d, f)
+	case ModePartitionReset:
+		if retries == 0 {
+			return 0, "MaxRetries none = 0s"
+		}
+		d := time.Duration((retries+1)*retries) * redisMinRetryBackoff
+		f := fmt.Sprintf("(MaxRetries + 1) × MaxRetries × MinRetryBackoff = %d × %d × %v = %v", retries+1, retries, redisMinRetryBackoff, d)
+		return capByContext(p, d, f)
+	}
+	return 0, ""
 }
 
 // attemptTimeout is how long one attempt waits for a reply before giving up.
@@ -267,19 +404,26 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 
 	case ModePartitionBlackhole:
 		call, f := callBound(p, mode)
+		lo, _ := callMin(p, mode)
 		pr.Call, pr.CallFormula = call, f
-		failingRenew(&pr, p, attemptTimeout(p), call)
+		failingRenew(&pr, p, lo, call)
 		pr.Note = "The leader's next renewal (TTL/2 + jitter after the last) hangs until the client " +
 			"gives up (C), so it believes for TTL/2 + jitter + C, while its key expired TTL after " +
 			"the last renewal and a follower may take it right then. The gap case is the shortest " +
-			"call (one attempt timeout) against the latest follower attempt."
+			"failing call, Cmin: the whole call without its backoffs (with retries, the pooled " +
+			"attempt's and the new connection's HELLO timeouts), against the latest follower attempt."
 
 	case ModePartitionRefuse, ModePartitionReset:
 		call, f := callBound(p, mode)
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
 		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
-			"the TTL a follower can win before the leader demotes. The gap case takes the failure as instant."
+			"the TTL a follower can win before the leader demotes. The gap case takes the failure as " +
+			"instant: a refused call's dial rounds vanish once the pool's dial breaker is open, and a " +
+			"reset's are only backoffs."
+
+	case ModePartitionReplies:
+		predictReplies(&pr, p, s.ReplyPartition)
 
 	case ModeLatency:
 		predictLatency(&pr, p, s.Latency)
@@ -327,11 +471,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 			"to Wait/k, which lengthens gaps when every follower is slow."
 
 	case ModeLeaseLoss:
-		pr.MaxOverlap, pr.OverlapFormula = sum(half, jit)
-		pr.MaxGap, pr.GapFormula = sum(retry)
-		pr.Note = "The key vanishes behind the leader's back: a follower may take it at once, and the " +
-			"leader finds out at its next renewal, at most TTL/2 + jitter later. If no follower did, " +
-			"the next follower attempt comes within Wait of the loss."
+		predictLeaseLoss(&pr, p, s.RedisDowntime)
 
 	case ModeGracefulStop:
 		pr.MaxGap, pr.GapFormula = sum(retry)
@@ -362,6 +502,138 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 		gap = append(gap, term{sym: "Cmin", d: -lo})
 	}
 	pr.MaxGap, pr.GapFormula = sum(gap...)
+}
+
+// predictLeaseLoss covers a Redis restart: Redis is unreachable for D, then
+// comes back empty, so the key (and the script cache) is gone.
+//
+// Overlap. A renewal sent after Redis is back finds the pooled connection
+// closed (the proxy closed it when Redis went; through the Gate the pool
+// cannot notice beforehand), fails at once with EOF, and its retry, after
+// backoff(1), returns 0 on a new connection: the leader believes until
+// TTL/2 + jitter + backoff(1) after its last renewal, which came before
+// the restart, while a follower may win as soon as Redis is back. In truth
+// that overlap is D shorter, but D is measured from above, so the bound does
+// not subtract it. A renewal sent while Redis is down retries like a reset
+// (the proxy accepts, then closes as it cannot reach Redis) and ends at most
+// C after it began, so at most C after Redis is back. Without retries the
+// first EOF demotes at once.
+//
+// Gap. The leader believes until at least the restart. Acquires fail while
+// Redis is down, and a follower tries again Wait after its attempt failed;
+// a failed attempt ends after its last refused try, before Redis is back,
+// plus the backoffs of HELLO's own retries: backoff(1) + ... +
+// backoff(MaxRetries). So some follower attempt comes within
+// D + Wait + backoffs of the restart.
+func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
+	call, f := callBound(p, ModePartitionReset)
+	pr.Call, pr.CallFormula = call, "Redis down behind the proxy, which accepts then closes, as a reset: "+f
+	retries := max(p.Client.MaxRetries, 0)
+	half, jit := term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}
+	late := []term{half, jit}
+	if retries > 0 {
+		late = append(late, term{sym: "backoff(1)", d: retryBackoff(1)})
+	}
+	var syms, nums []string
+	var renew time.Duration
+	for _, t := range late {
+		syms, nums, renew = append(syms, t.sym), append(nums, show(t.d)), renew+t.d
+	}
+	pr.MaxOverlap = max(renew, call)
+	pr.OverlapFormula = fmt.Sprintf("max(%s, C) = max(%s, %s) = %s",
+		strings.Join(syms, " + "), strings.Join(nums, " + "), show(call), show(pr.MaxOverlap))
+
+	var gap []term
+	if downtime > 0 {
+		gap = append(gap, term{sym: "D", d: downtime})
+	}
+	gap = append(gap, term{sym: "Wait", d: p.Wait})
+	if retries > 0 {
+		gap = append(gap, term{sym: "backoffs", d: retryBackoffs(retries)})
+	}
+	pr.MaxGap, pr.GapFormula = sum(gap...)
+	pr.Note = "Redis is down for D, then back empty: the key vanishes behind the leader's back. A " +
+		"follower may win as soon as Redis is back, and the leader learns it at its next renewal, at " +
+		"most TTL/2 + jitter after its last one, plus the retry that replaces the connection the " +
+		"restart closed (backoff(1)); a renewal caught by the downtime retries like a reset and ends " +
+		"within C. Nobody can acquire while Redis is down, and a follower whose attempt failed tries " +
+		"again Wait after it, HELLO's retry backoffs after its last refused try: a gap of up to " +
+		"D + Wait + backoffs."
+	if downtime <= 0 {
+		pr.Note += " FaultSize.RedisDowntime is not given: the gap bound takes the restart as instant."
+	}
+}
+
+// predictReplies covers a partition that drops only the replies: requests
+// reach Redis and apply, the caller sees timeouts. The renewal sent at t0
+// (TTL/2 + jitter after the last) extends the key to t0 + TTL, yet the
+// leader demotes at t0 + C: it believes past the key's expiry only if the
+// call outlasts a whole TTL (overlap C - TTL), and the key outlives its
+// belief by TTL - C, then a follower attempt comes within Wait (gap
+// TTL + Wait - Cmin). The retry's new connection stops at HELLO, so only
+// the first attempt's renewal applies.
+//
+// The demoted leader is a follower behind the same partition, and Wait
+// after its renewal failed (no sooner than Cmin + Wait into the partition)
+// it tries to acquire. A bare elector's client has no initialized
+// connection left by then (go-redis removed both that timed out), and a new
+// one's HELLO times out before SET NX is written: nothing applies
+// (TestCallBoundMeasured checks it). With a shared pool, an idle pooled
+// connection carries the SET NX to Redis: if the key is free it applies,
+// while the caller sees a timeout (Machine: acquire error, stay follower):
+// a phantom lease nobody believes, blocking every follower for a TTL, again
+// on each attempt that finds an idle connection and a free key while the
+// partition lasts. Once healed, the last phantom expires within TTL and a
+// follower attempt comes within Wait: the gap is bounded only by the
+// partition's length, partition + TTL + Wait - T.
+//
+// With a shared pool the renewal's retries also run on other pooled
+// connections and apply again, each extending the key further; that only
+// shrinks the overlap, and the call still ends at least one attempt
+// timeout T after the last renewal that applied, so the gap uses T, not
+// Cmin.
+func predictReplies(pr *Prediction, p Params, partition time.Duration) {
+	call, f := callBound(p, ModePartitionReplies)
+	lo, lf := callMin(p, ModePartitionReplies)
+	pr.Call, pr.CallFormula = call, f
+	lease, retry := term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}
+	pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "C", d: call}, lease.minus())
+	shared := p.Client.SharedPool
+	cmin := term{sym: "Cmin", d: lo}
+	if shared {
+		cmin = term{sym: "T", d: attemptTimeout(p)}
+	}
+	phantom := shared && partition > 0 && lo < Unbounded-p.Wait && (partition == Unbounded || partition > lo+p.Wait)
+	if phantom {
+		pr.MaxGap, pr.GapFormula = sum(term{sym: "partition", d: partition}, lease, retry, cmin.minus())
+	} else {
+		pr.MaxGap, pr.GapFormula = sum(lease, retry, cmin.minus())
+	}
+	pr.Note = "Requests reach Redis and apply; replies are lost. The leader's renewal, sent TTL/2 + " +
+		"jitter after the last, extends its key TTL from then, while the call times out after C " +
+		"(Cmin at the shortest: " + lf + ") and the leader demotes: overlap only if C outlasts a TTL; " +
+		"the key outlives the leader's belief, then a follower attempt comes within Wait. "
+	switch {
+	case !shared:
+		pr.Note += "The demoted leader's own acquires through the partition cannot apply: its client " +
+			"has no initialized connection left, and a new one's HELLO times out before SET NX is sent: no phantom lease."
+	case phantom:
+		pr.Note += "Shared pool: the partition outlasts Cmin + Wait, so the demoted leader's acquire " +
+			"can reach Redis over an idle pooled connection and apply unseen when the key is free: a " +
+			"phantom lease nobody believes, possibly again while the partition lasts, so the gap is " +
+			"bounded by the partition's length plus TTL + Wait. Retries on pooled connections apply " +
+			"the renewal again; the call still ends T after the last one applied."
+	case partition > 0:
+		pr.Note += "Shared pool: the partition ends before the demoted leader's next acquire " +
+			"(Cmin + Wait in), so none of its acquires applies unseen (no phantom lease). Retries on " +
+			"pooled connections apply the renewal again; the call still ends T after the last one applied."
+	default:
+		pr.Note += "Shared pool, hazard not covered: if the partition outlasts Cmin + Wait, the demoted " +
+			"leader's acquire can reach Redis over an idle pooled connection and apply unseen (a " +
+			"phantom lease nobody believes), and the gap grows to partition + TTL + Wait - T; give " +
+			"FaultSize.ReplyPartition. Retries on pooled connections apply the renewal again; the call " +
+			"still ends T after the last one applied."
+	}
 }
 
 // predictLatency covers a leader whose Redis round trips take 2L longer.

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,23 +22,72 @@ func TestCallBound(t *testing.T) {
 		mode string
 		want time.Duration
 	}{
-		{"blackhole, defaults: read timeout retried once on a new connection", Params{}, ModePartitionBlackhole, 10*time.Second + 30*ms},
-		{"blackhole, ReadTimeout 500ms", Params{Client: ClientParams{ReadTimeout: 500 * ms}}, ModePartitionBlackhole, time.Second + 30*ms},
+		// The pooled attempt times out, the retry's new connection times out
+		// in HELLO, whose own retry sleeps backoff(1) before failing on the
+		// removed connection: 2 × ReadTimeout + 2 × backoff(1).
+		{"blackhole, defaults: read timeout retried once on a new connection", Params{}, ModePartitionBlackhole, 10*time.Second + 60*ms},
+		{"blackhole, ReadTimeout 500ms", Params{Client: ClientParams{ReadTimeout: 500 * ms}}, ModePartitionBlackhole, time.Second + 60*ms},
+		{"blackhole, ReadTimeout 300ms: measured 629-658ms", Params{Client: ClientParams{ReadTimeout: 300 * ms}}, ModePartitionBlackhole, 660 * ms},
 		{"blackhole, no retries", Params{Client: ClientParams{ReadTimeout: 500 * ms, MaxRetries: -1}}, ModePartitionBlackhole, 500 * ms},
 		{"blackhole, context deadline caps it", Params{OpTimeout: time.Second, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionBlackhole, time.Second},
-		{"blackhole, OpTimeout ignored without ContextTimeoutEnabled", Params{OpTimeout: time.Second}, ModePartitionBlackhole, 10*time.Second + 30*ms},
+		{"blackhole, OpTimeout ignored without ContextTimeoutEnabled", Params{OpTimeout: time.Second}, ModePartitionBlackhole, 10*time.Second + 60*ms},
 		{"blackhole, no read timeout", Params{Client: ClientParams{ReadTimeout: -1}}, ModePartitionBlackhole, Unbounded},
 		{"blackhole, no read timeout but a context deadline", Params{OpTimeout: 2 * time.Second, Client: ClientParams{ReadTimeout: -1, ContextTimeoutEnabled: true}}, ModePartitionBlackhole, 2 * time.Second},
-		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 30*ms},
-		{"refuse, defaults: 4 dials of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 4*400*ms + (30+50+90)*ms},
-		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 400 * ms},
-		{"reset borrows refuse's bound", Params{}, ModePartitionReset, 1770 * ms},
+		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 60*ms},
+		// The pooled connection the proxy closed fails at once (EOF); each
+		// retry then dials a refused port DialerRetries times, 100ms apart.
+		{"refuse, defaults: EOF, then 3 dial rounds of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 3*400*ms + (30+50+90)*ms},
+		{"refuse, ReadTimeout does not enter", Params{Client: ClientParams{ReadTimeout: 300 * ms}}, ModePartitionRefuse, 1370 * ms},
+		{"refuse, no retries: the EOF ends it", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 0},
+		{"refuse, context deadline caps it", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionRefuse, 450 * ms},
+		// the backoff and dial-retry sleeps watch the context anyway
+		{"refuse, OpTimeout caps it without ContextTimeoutEnabled", Params{OpTimeout: 450 * ms}, ModePartitionRefuse, 450 * ms},
+		// Reset at once, every time; the time is all backoffs: the command's
+		// retries, and for each retry's new connection HELLO's own retries
+		// on the error it keeps.
+		{"reset, defaults: (MaxRetries + 1) × backoffs", Params{}, ModePartitionReset, 4 * (30 + 50 + 90) * ms},
+		{"reset, MaxRetries 1", Params{Client: ClientParams{MaxRetries: 1}}, ModePartitionReset, 2 * 30 * ms},
+		{"reset, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionReset, 0},
+		{"reset, context deadline caps it", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionReset, 450 * ms},
 		{"crash makes no call", Params{}, ModeLeaderCrash, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := CallBound(tt.p, tt.mode); got != tt.want {
 				t.Errorf("CallBound = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestCallMin: the lower bound of each failing call, checked against the
+// harness's measurements in callbound_test.go.
+func TestCallMin(t *testing.T) {
+	const ms = time.Millisecond
+	rt300 := ClientParams{ReadTimeout: 300 * ms}
+	tests := []struct {
+		name string
+		p    Params
+		mode string
+		want time.Duration
+	}{
+		{"refuse: 3 dial rounds and 3 minimal backoffs", Params{Client: rt300}, ModePartitionRefuse, 3*400*ms + 30*ms},
+		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 0},
+		{"refuse, context deadline", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionRefuse, 450 * ms},
+		{"reset: 4 × 3 minimal backoffs", Params{Client: rt300}, ModePartitionReset, 120 * ms},
+		{"reset, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionReset, 0},
+		{"reset, context deadline longer than the minimum", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionReset, 120 * ms},
+		{"blackhole", Params{Client: rt300}, ModePartitionBlackhole, 600 * ms},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.p.WithDefaults()
+			got, f := callMin(p, tt.mode)
+			if got != tt.want || !strings.HasSuffix(f, show(got)) {
+				t.Errorf("callMin = %v (%q), want %v", got, f, tt.want)
+			}
+			if hi := CallBound(p, tt.mode); got > hi {
+				t.Errorf("callMin %v above CallBound %v", got, hi)
 			}
 		})
 	}
@@ -56,25 +106,69 @@ func TestPredictBlackholeDefaultsBreaksTheSpecClaim(t *testing.T) {
 	const ms = time.Millisecond
 	// Spec defaults and go-redis defaults: the blackholed leader renews 2.5s
 	// after its last renewal, waits ~10s for the call to fail, while its key
-	// expired at 5s. Overlap ≈ 2.5 + 10 - 5 = 7.5s, plus jitter and backoff.
+	// expired at 5s. Overlap ≈ 2.5 + 10 - 5 = 7.5s, plus jitter and the two
+	// backoffs (the command's retry and HELLO's).
 	pr := mustPredict(t, Params{}, ModePartitionBlackhole, FaultSize{})
-	if pr.MaxOverlap < 7500*ms || pr.MaxOverlap > 7500*ms+5*ms+30*ms {
-		t.Errorf("overlap %v, want 7.5s + jitter + backoff", pr.MaxOverlap)
+	if pr.MaxOverlap != 7565*ms {
+		t.Errorf("overlap %v, want 7.5s + jitter 5ms + backoffs 60ms", pr.MaxOverlap)
 	}
 	if Within(pr.MaxOverlap, DefaultTTL, ClaimSlack) {
 		t.Errorf("overlap %v should exceed the spec's TTL bound", pr.MaxOverlap)
 	}
-	for _, s := range []string{"TTL/2", "jitter", "C", "2.5s", "5ms", "10.03s", "5s", "7.535s"} {
+	for _, s := range []string{"TTL/2", "jitter", "C", "2.5s", "5ms", "10.06s", "5s", "7.565s"} {
 		if !strings.Contains(pr.OverlapFormula, s) {
 			t.Errorf("overlap formula %q lacks %q", pr.OverlapFormula, s)
 		}
 	}
-	if pr.Call != 10*time.Second+30*ms || !strings.Contains(pr.CallFormula, "ReadTimeout") || !strings.Contains(pr.CallFormula, "10.03s") {
+	if pr.Call != 10*time.Second+60*ms || !strings.Contains(pr.CallFormula, "ReadTimeout") || !strings.Contains(pr.CallFormula, "10.06s") {
 		t.Errorf("call %v %q", pr.Call, pr.CallFormula)
 	}
-	// The gap case: one 5s attempt timeout, then the latest follower attempt.
-	if pr.MaxGap != 3500*ms {
-		t.Errorf("gap %v, want TTL/2 + Wait - ReadTimeout = 3.5s", pr.MaxGap)
+	// The gap case: the shortest failing call is the whole call, two 5s
+	// timeouts, longer than TTL/2 + Wait - TTL/2: the leader still believes
+	// when the latest follower attempt comes, so there is no gap.
+	if pr.MaxGap != 0 || pr.GapFormula != "max(0, TTL/2 + Wait - Cmin) = max(0, 2.5s + 6s - 10s) = 0s" {
+		t.Errorf("gap %v %q, want max(0, TTL/2 + Wait - 2 × ReadTimeout) = 0", pr.MaxGap, pr.GapFormula)
+	}
+}
+
+// TestPredictBlackholeGapUsesWholeCall: the shortest failing call (Cmin) is
+// the whole call without its backoffs, not one attempt timeout, and an
+// OpTimeout shortens it only as go-redis lets it.
+func TestPredictBlackholeGapUsesWholeCall(t *testing.T) {
+	const ms = time.Millisecond
+	rt := func(c ClientParams) ClientParams { c.ReadTimeout = 300 * ms; return c }
+	tests := []struct {
+		name string
+		p    Params
+		cmin time.Duration
+	}{
+		// pooled attempt + the retry's HELLO: measured 629-658ms in the harness
+		{"ReadTimeout 300ms, default retries", Params{Client: rt(ClientParams{})}, 600 * ms},
+		{"no retries: one attempt", Params{Client: rt(ClientParams{MaxRetries: -1})}, 300 * ms},
+		{"MaxRetries 1 still times out twice", Params{Client: rt(ClientParams{MaxRetries: 1})}, 600 * ms},
+		// with ContextTimeoutEnabled the deadline ends the call
+		{"context deadline", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{ContextTimeoutEnabled: true})}, 450 * ms},
+		// without it the first read still waits out ReadTimeout, then the
+		// backoff sleep sees the expired context
+		{"OpTimeout without ContextTimeoutEnabled, shorter than ReadTimeout", Params{OpTimeout: 100 * ms, Client: rt(ClientParams{})}, 300 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, between", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{})}, 450 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, longer than the call", Params{OpTimeout: time.Second, Client: rt(ClientParams{})}, 600 * ms},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p := tt.p
+			p.TTL, p.Wait, p.JitterMS = 5*time.Second, 6*time.Second, -1
+			pr := mustPredict(t, p, ModePartitionBlackhole, FaultSize{})
+			if want := 8500*ms - tt.cmin; pr.MaxGap != want {
+				t.Errorf("gap %v (%s), want TTL/2 + Wait - Cmin = 8.5s - %v = %v", pr.MaxGap, pr.GapFormula, tt.cmin, want)
+			}
+			if !strings.Contains(pr.GapFormula, "Cmin") || !strings.Contains(pr.GapFormula, show(tt.cmin)) {
+				t.Errorf("gap formula %q lacks Cmin = %v", pr.GapFormula, tt.cmin)
+			}
+			if lo, f := callMin(p.WithDefaults(), ModePartitionBlackhole); lo != tt.cmin || lo > CallBound(p, ModePartitionBlackhole) {
+				t.Errorf("callMin %v (%s), want %v, at most CallBound %v", lo, f, tt.cmin, CallBound(p, ModePartitionBlackhole))
+			}
+		})
 	}
 }
 
@@ -126,13 +220,17 @@ func TestPredictModes(t *testing.T) {
 		{ModeRenewError, Params{}, s, 8500 * ms, 0},
 		{ModePartitionRefuse, Params{}, s, 8500 * ms, 0},
 		{ModePartitionReset, Params{}, s, 8500 * ms, 0},
-		// short client, but dialing a refused port still costs the dialer's retries
-		{ModePartitionRefuse, tunedTimings, s, 1250 * ms, 150 * ms},
+		// no retries: the pooled connection's EOF fails the renewal at once
+		{ModePartitionRefuse, tunedTimings, s, 1250 * ms, 0},
+		// retries: 1.37s of dialing a refused port outlasts a 1s TTL
+		{ModePartitionRefuse, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 870 * ms},
+		// reset: 680ms of backoffs
+		{ModePartitionReset, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 180 * ms},
 		{ModeLatency, Params{}, FaultSize{Latency: 200 * ms}, 0, 0},
 		// 2L = 3s < 5s read timeout, but renewals now land every 5.505s > TTL
 		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 6 * time.Second, 2505*ms + 4500*ms - 5*time.Second},
 		// 2L >= read timeout: every attempt times out like a blackhole, and late writes extend the key
-		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 7535 * ms},
+		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 7565 * ms},
 		{ModeLatency, Params{}, FaultSize{}, 0, 0},
 		{ModePause, Params{}, s, 6 * time.Second, 7505 * ms},
 		{ModePause, Params{}, FaultSize{Pause: 2 * time.Second}, 0, 0},
@@ -143,7 +241,7 @@ func TestPredictModes(t *testing.T) {
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 0.6}, 0, 0},
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 3}, 0, 0},
 		{ModeClockDrift, Params{}, FaultSize{}, 0, 0},
-		{ModeLeaseLoss, Params{}, s, 6 * time.Second, 2505 * ms},
+		{ModeLeaseLoss, Params{}, s, 6170 * ms, 2535 * ms},
 		{ModeGracefulStop, Params{}, s, 6 * time.Second, 0},
 	}
 	for _, tt := range tests {
@@ -223,7 +321,7 @@ func TestModeOf(t *testing.T) {
 		{FaultStop, "", ModeGracefulStop},
 		{FaultPartition, PartitionBlackhole, ModePartitionBlackhole},
 		{FaultPartition, PartitionBlackholeRequests, ModePartitionBlackhole},
-		{FaultPartition, PartitionBlackholeReplies, ModePartitionBlackhole},
+		{FaultPartition, PartitionBlackholeReplies, ModePartitionReplies},
 		{FaultPartition, PartitionRefuse, ModePartitionRefuse},
 		{FaultPartition, PartitionReset, ModePartitionReset},
 		{FaultLatency, "", ModeLatency},
@@ -244,8 +342,128 @@ func TestCallBoundSharedPool(t *testing.T) {
 	alone := CallBound(p, ModePartitionBlackhole)
 	p.Client.SharedPool = true
 	shared := CallBound(p, ModePartitionBlackhole)
-	// 4 attempts of 5s and backoffs of up to 30ms, 50ms and 90ms.
-	if alone != 10030*time.Millisecond || shared != 20170*time.Millisecond {
+	// 4 attempts of 5s and backoffs of up to 30ms, 50ms and 90ms, and the
+	// last attempt's HELLO retry backoff if it got a new connection.
+	if alone != 10060*time.Millisecond || shared != 20200*time.Millisecond {
 		t.Fatalf("blackholed call: alone %v, shared pool %v", alone, shared)
+	}
+}
+
+// TestPredictPartitionReplies: with replies dropped the renewal applies, so
+// the lost renewal extends the key TTL past the moment it was sent; the
+// blackhole model, which has the key expire TTL after the previous renewal,
+// is off by TTL/2 + jitter in both bounds.
+func TestPredictPartitionReplies(t *testing.T) {
+	const ms, s = time.Millisecond, time.Second
+	rt300 := func(c ClientParams) ClientParams { c.ReadTimeout = 300 * ms; return c }
+	spec := func(c ClientParams) Params { return Params{TTL: 5 * s, Wait: 6 * s, JitterMS: -1, Client: c} }
+	tests := []struct {
+		name         string
+		p            Params
+		size         FaultSize
+		gap, overlap time.Duration
+		gapFormula   string
+	}{
+		// defaults: C = 10.06s, Cmin = 10s
+		{"defaults", Params{}, FaultSize{}, 1 * s, 5060 * ms,
+			"max(0, TTL + Wait - Cmin) = max(0, 5s + 6s - 10s) = 1s"},
+		// no retries: the leader gives up after 300ms, its key lives 5s more
+		{"ReadTimeout 300ms, no retries", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{}, 10700 * ms, 0,
+			"max(0, TTL + Wait - Cmin) = max(0, 5s + 6s - 300ms) = 10.7s"},
+		{"ReadTimeout 300ms, retries", spec(rt300(ClientParams{})), FaultSize{}, 10400 * ms, 0, ""},
+		// A bare elector's demoted leader has no initialized connection
+		// left: its acquire's HELLO times out before SET NX is written, so
+		// a long partition leaves no phantom lease (TestCallBoundMeasured).
+		{"long partition, bare elector: no phantom", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{ReplyPartition: 20 * s}, 10700 * ms, 0, ""},
+		// A shared pool retries on other pooled connections, each renewal
+		// applying again; the call still ends T after the last one applied.
+		{"shared pool", spec(rt300(ClientParams{SharedPool: true})), FaultSize{}, 10700 * ms, 0,
+			"max(0, TTL + Wait - T) = max(0, 5s + 6s - 300ms) = 10.7s"},
+		// A partition that ends before the demoted leader's next acquire
+		// (Cmin + Wait after it began) leaves no phantom lease.
+		{"shared pool, short partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 6 * s}, 10700 * ms, 0, ""},
+		// A longer one lets that acquire's SET NX apply unseen over an idle
+		// pooled connection: a phantom lease, again while the partition lasts.
+		{"shared pool, long partition: phantom leases", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 20 * s}, 30700 * ms, 0,
+			"max(0, partition + TTL + Wait - T) = max(0, 20s + 5s + 6s - 300ms) = 30.7s"},
+		{"shared pool, endless partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: Unbounded}, Unbounded, 0, ""},
+		// the extension leaves an overlap only if the call outlasts a TTL
+		{"short TTL", Params{TTL: 500 * ms, Wait: s, JitterMS: -1, Client: rt300(ClientParams{})}, FaultSize{}, 900 * ms, 160 * ms, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := mustPredict(t, tt.p, ModePartitionReplies, tt.size)
+			if pr.MaxGap != tt.gap || pr.MaxOverlap != tt.overlap {
+				t.Errorf("gap %v overlap %v, want %v %v\n%s\n%s", pr.MaxGap, pr.MaxOverlap, tt.gap, tt.overlap, pr.GapFormula, pr.OverlapFormula)
+			}
+			if tt.gapFormula != "" && pr.GapFormula != tt.gapFormula {
+				t.Errorf("gap formula %q, want %q", pr.GapFormula, tt.gapFormula)
+			}
+			if !strings.HasPrefix(pr.OverlapFormula, "max(0, C - TTL) = ") {
+				t.Errorf("overlap formula %q", pr.OverlapFormula)
+			}
+			if pr.Call != CallBound(tt.p, ModePartitionBlackhole) || pr.Call != CallBound(tt.p, ModePartitionReplies) {
+				t.Errorf("call %v, want the blackhole's %v", pr.Call, CallBound(tt.p, ModePartitionBlackhole))
+			}
+			if !strings.Contains(pr.Note, "phantom") {
+				t.Errorf("note lacks the phantom lease: %q", pr.Note)
+			}
+		})
+	}
+	// Against the blackhole model, which ModeOf used to pick: off by TTL/2.
+	p := spec(rt300(ClientParams{MaxRetries: -1}))
+	bh, rp := mustPredict(t, p, ModePartitionBlackhole, FaultSize{}), mustPredict(t, p, ModePartitionReplies, FaultSize{})
+	if rp.MaxGap-bh.MaxGap != 2500*ms {
+		t.Errorf("replies gap %v vs blackhole gap %v: want TTL/2 apart", rp.MaxGap, bh.MaxGap)
+	}
+	if !slices.Contains(Modes, ModePartitionReplies) {
+		t.Errorf("Modes lacks %s", ModePartitionReplies)
+	}
+}
+
+// TestPredictLeaseLoss: a Redis restart takes the lease away for the
+// downtime D too. Nobody can acquire until Redis is back, and an acquire
+// that failed meanwhile waits Wait from its failure, which HELLO's retry
+// backoffs delay past the last refused try: the gap grows with D. The
+// overlap does not shrink by D in the bound (D is measured from above).
+func TestPredictLeaseLoss(t *testing.T) {
+	const ms, s = time.Millisecond, time.Second
+	tests := []struct {
+		name                       string
+		p                          Params
+		d                          time.Duration
+		gap, overlap               time.Duration
+		gapFormula, overlapFormula string
+	}{
+		{"defaults, downtime not given", Params{}, 0, 6170 * ms, 2535 * ms,
+			"Wait + backoffs = 6s + 170ms = 6.17s",
+			"max(TTL/2 + jitter + backoff(1), C) = max(2.5s + 5ms + 30ms, 680ms) = 2.535s"},
+		{"defaults, 12ms restart", Params{}, 12 * ms, 6182 * ms, 2535 * ms,
+			"D + Wait + backoffs = 12ms + 6s + 170ms = 6.182s", ""},
+		{"defaults, 2s restart", Params{}, 2 * s, 8170 * ms, 2535 * ms, "", ""},
+		{"no retries", Params{Client: ClientParams{MaxRetries: -1}}, 2 * s, 8 * s, 2505 * ms,
+			"D + Wait = 2s + 6s = 8s",
+			"max(TTL/2 + jitter, C) = max(2.5s + 5ms, 0s) = 2.505s"},
+		// a renewal caught by the downtime retries like a reset, and can
+		// end up to C after Redis is back, longer than TTL/2 here
+		{"short TTL", Params{TTL: 500 * ms, Wait: s, JitterMS: -1}, 10 * ms, 1180 * ms, 680 * ms, "",
+			"max(TTL/2 + jitter + backoff(1), C) = max(250ms + 0s + 30ms, 680ms) = 680ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			pr := mustPredict(t, tt.p, ModeLeaseLoss, FaultSize{RedisDowntime: tt.d})
+			if pr.MaxGap != tt.gap || pr.MaxOverlap != tt.overlap {
+				t.Errorf("gap %v overlap %v, want %v %v\n%s\n%s", pr.MaxGap, pr.MaxOverlap, tt.gap, tt.overlap, pr.GapFormula, pr.OverlapFormula)
+			}
+			if tt.gapFormula != "" && pr.GapFormula != tt.gapFormula {
+				t.Errorf("gap formula %q, want %q", pr.GapFormula, tt.gapFormula)
+			}
+			if tt.overlapFormula != "" && pr.OverlapFormula != tt.overlapFormula {
+				t.Errorf("overlap formula %q, want %q", pr.OverlapFormula, tt.overlapFormula)
+			}
+			if pr.Call != CallBound(tt.p, ModePartitionReset) || !strings.Contains(pr.CallFormula, "reset") {
+				t.Errorf("call %v %q, want the reset bound %v", pr.Call, pr.CallFormula, CallBound(tt.p, ModePartitionReset))
+			}
+		})
 	}
 }
