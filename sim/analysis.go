@@ -708,7 +708,7 @@ func leaderless(ev []Event, faults []FaultSpan, end time.Duration) []Window {
 		}
 	}
 	for _, f := range faults {
-		if f.Mode != ModePartitionBlackhole && f.Mode != ModePartitionRefuse && f.Mode != ModePartitionReset {
+		if f.Mode != ModePartitionBlackhole && f.Mode != ModePartitionRefuse && f.Mode != ModePartitionReset && f.Mode != ModePartitionReplies {
 			continue
 		}
 		for i, s := range inst {

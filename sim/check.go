@@ -443,7 +443,9 @@ func nonEmpty(s, otherwise string) string {
 // the predictions should assume it: the largest latency (plus its jitter),
 // the longest pause as it lasted (pauses of one instance less than a
 // renewal interval apart add up: the frozen clock counts neither, so one
-// renewal is late by both), and the slowest clock rate. sc is the effective
+// renewal is late by both), the slowest clock rate, Redis's downtime in a
+// restart, and the longest replies-dropped partition (Unbounded if it never
+// healed). sc is the effective
 // scenario the fault IDs index.
 func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 	var s FaultSize
@@ -465,6 +467,18 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 		case FaultClock:
 			if sf.Rate > 0 && (s.ClockRate == 0 || sf.Rate < s.ClockRate) {
 				s.ClockRate = sf.Rate
+			}
+		case FaultRedisRestart:
+			// From before the restart began to after Redis answered again:
+			// an upper bound of the downtime, as the bound needs.
+			s.RedisDowntime = max(s.RedisDowntime, f.Healed-f.Applied)
+		case FaultPartition:
+			if sf.Mode == PartitionBlackholeReplies {
+				d := f.Healed - f.Applied
+				if f.Open {
+					d = Unbounded
+				}
+				s.ReplyPartition = max(s.ReplyPartition, d)
 			}
 		}
 	}

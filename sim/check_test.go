@@ -253,6 +253,12 @@ func TestAppliedFaultSize(t *testing.T) {
 	if got.Pause != 10*time.Second {
 		t.Errorf("pause %v, want 10s: the unbounded pause lasted 10s", got.Pause)
 	}
+	restart := Scenario{Params: specTimings, Faults: []Fault{{At: 10 * time.Second, Kind: FaultRedisRestart}}}
+	tl3 := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(10), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "redis-restart", Instant: true}).heal(10.05, 0).end(30)
+	if got := AppliedFaultSize(restart, Analyze(tl3, specTimings)); got.RedisDowntime != 50*time.Millisecond {
+		t.Errorf("redis downtime %v, want the 50ms from the restart to Redis answering", got.RedisDowntime)
+	}
 	tl2 := new(analysisScript).gain(0, 0, "a").
 		fault(40, 3, "pause", "", 2).heal(42, 3).fault(43, 4, "pause", "", 2).heal(45, 4).end(60)
 	if got := AppliedFaultSize(sc, Analyze(tl2, specTimings)); got.Pause != 4*time.Second {
