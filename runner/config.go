@@ -49,8 +49,24 @@ type Config struct {
 	// to drain the backlog, given the average task time. Default 1s.
 	DrainTarget time.Duration
 	// Batch is the most entries one XREADGROUP or XAUTOCLAIM asks for; an
-	// instance never asks for more than its free workers. Default 16.
+	// instance never asks for more than its free workers plus ReadAhead. Default 16.
 	Batch int
+	// ReadAhead is how many delivered entries an instance may hold beyond
+	// its free workers, waiting in a local queue, so that a worker that
+	// finishes takes its next task without a round trip to Redis. A waiting
+	// entry is pending under this instance like a running one (a crash leaves
+	// it for reclaim after ClaimIdle; a graceful Stop runs it or hands it
+	// back), and one that waited so long that it could still run when
+	// ClaimIdle expires is not started but left to be reclaimed. Default
+	// Batch; negative means none (read only for free workers).
+	ReadAhead int
+	// AckBatch is the most successful tasks acknowledged in one script. A
+	// worker hands a completed task to the acker and moves on; the acker
+	// acknowledges what completed while its previous batch was on the wire.
+	// A crash repeats (after ClaimIdle) up to 2×AckBatch + Workers completed
+	// but unacknowledged tasks. Default 64; negative acknowledges each task
+	// before its worker moves on (the crash window of one task per worker).
+	AckBatch int
 	// Block is how long XREADGROUP waits for new entries. It is also how long
 	// a graceful Stop may wait for the fetcher, and the pause after a Redis
 	// error before the fetcher tries again. Default 1s.
@@ -116,6 +132,7 @@ const (
 const (
 	defaultWorkers       = 8
 	defaultBatch         = 16
+	defaultAckBatch      = 64
 	defaultBlock         = time.Second
 	defaultChoreInterval = time.Second
 	defaultDrainTarget   = time.Second
@@ -161,6 +178,15 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("runner: MinWorkers %d exceeds MaxWorkers %d", c.MinWorkers, c.MaxWorkers)
 	}
 	c.Batch = positive(c.Batch, defaultBatch)
+	switch {
+	case c.ReadAhead == 0:
+		c.ReadAhead = c.Batch
+	case c.ReadAhead < 0:
+		c.ReadAhead = 0
+	}
+	if c.AckBatch == 0 {
+		c.AckBatch = defaultAckBatch
+	}
 	c.Block = positive(c.Block, defaultBlock)
 	c.ChoreInterval = positive(c.ChoreInterval, defaultChoreInterval)
 	c.DrainTarget = positive(c.DrainTarget, defaultDrainTarget)

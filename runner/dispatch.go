@@ -25,6 +25,17 @@ func newTaskID() string {
 	return hex.EncodeToString(b[:])
 }
 
+// newTaskIDs returns n random task IDs, from one read of crypto/rand.
+func newTaskIDs(n int) []string {
+	b := make([]byte, 12*n)
+	_, _ = rand.Read(b) // never fails (crypto/rand docs)
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = hex.EncodeToString(b[12*i : 12*i+12])
+	}
+	return ids
+}
+
 func (r *Runner) checkTask(task string) error {
 	if _, ok := r.cfg.Tasks[task]; !ok {
 		return fmt.Errorf("%w %q", ErrUnknownTask, task)
@@ -49,6 +60,50 @@ func (r *Runner) Dispatch(ctx context.Context, task string, payload []byte) (str
 	r.stats.dispatched.Add(1)
 	r.emit(Event{Kind: EventTaskDispatched, TaskID: id, Task: task, Attempt: 1})
 	return id, nil
+}
+
+// dispatchPipeline is the most XADDs DispatchMany sends in one round trip.
+const dispatchPipeline = 1000
+
+// DispatchMany appends one task per payload to the group's stream, like as
+// many Dispatch calls, but pipelined: up to 1,000 XADDs per round trip. It
+// returns the tasks' IDs in the order of payloads. On error, ids[i] is ""
+// for every task whose XADD failed; like a failed Dispatch, such a task may
+// still have been stored (a write can land although the client saw an
+// error). The others were stored, and each one is reported as dispatched.
+// It may be called before Start and after Stop.
+func (r *Runner) DispatchMany(ctx context.Context, task string, payloads [][]byte) ([]string, error) {
+	if err := r.checkTask(task); err != nil {
+		return nil, err
+	}
+	ids := newTaskIDs(len(payloads))
+	cmds := make([]*redis.StringCmd, 0, min(len(payloads), dispatchPipeline))
+	var errs error
+	for lo := 0; lo < len(payloads); lo += dispatchPipeline {
+		hi := min(lo+dispatchPipeline, len(payloads))
+		pipe := r.rdb.Pipeline()
+		cmds = cmds[:0]
+		for i := lo; i < hi; i++ {
+			cmds = append(cmds, pipe.XAdd(ctx, &redis.XAddArgs{
+				Stream: r.keys.stream,
+				Values: []any{"id", ids[i], "task", task, "payload", payloads[i], "attempt", "1"},
+			}))
+		}
+		_, _ = pipe.Exec(ctx) // each command carries its own error
+		for j, c := range cmds {
+			i := lo + j
+			if err := c.Err(); err != nil {
+				if errs == nil {
+					errs = fmt.Errorf("runner: dispatching %s: %w", task, err)
+				}
+				ids[i] = ""
+				continue
+			}
+			r.stats.dispatched.Add(1)
+			r.emit(Event{Kind: EventTaskDispatched, TaskID: ids[i], Task: task, Attempt: 1})
+		}
+	}
+	return ids, errs
 }
 
 // DispatchDelayed stores a task that becomes due after delay, measured by the

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -17,6 +18,11 @@ type delivery struct {
 	task    string
 	payload []byte
 	attempt int
+
+	err       error     // not nil for a malformed entry (it is dead-lettered)
+	reclaimed bool      // taken over with XAUTOCLAIM
+	queued    bool      // waited in the read-ahead queue (set by the pool)
+	got       time.Time // when the read returned it, by the runner's clock
 }
 
 // parseDelivery reads the fields Dispatch wrote.
@@ -33,17 +39,26 @@ func parseDelivery(m redis.XMessage) (delivery, error) {
 	return d, nil
 }
 
-// fetch feeds the worker pool until ctx is done: it reserves free workers,
-// takes over entries left idle for ClaimIdle (once per ChoreInterval, a full
-// XAUTOCLAIM pass), else reads new entries, and starts one worker per entry.
+// fetch feeds the worker pool until ctx is done: it reserves free slots
+// (free workers plus up to ReadAhead waiting entries), takes over entries
+// left idle for ClaimIdle (once per ChoreInterval, a full XAUTOCLAIM pass),
+// else reads new entries, and starts a worker for each entry a free worker
+// can take; the others wait in the read-ahead queue for the next worker that
+// finishes.
 func (r *Runner) fetch(ctx context.Context) {
 	defer close(r.fetchDone)
 	cursor := "0-0"
 	nextClaim := r.clock.Now() // at once: pick up what a crashed incarnation left
 	for {
+		for _, d := range r.pool.startable() {
+			go r.work(d) // the pool grew while entries waited
+		}
 		n, err := r.pool.reserve(ctx, r.cfg.Batch)
 		if err != nil {
 			return
+		}
+		if n == 0 {
+			continue // startable entries, no slot to read into
 		}
 		var msgs []redis.XMessage
 		reclaimed := false
@@ -76,8 +91,18 @@ func (r *Runner) fetch(ctx context.Context) {
 			continue
 		}
 		r.pool.release(n - len(msgs))
+		now := r.clock.Now()
 		for _, m := range msgs {
-			go r.work(m, reclaimed)
+			d, err := parseDelivery(m)
+			d.err, d.reclaimed, d.got = err, reclaimed, now
+			if !r.track(&d) {
+				// Our own running entry, reclaimed because it ran past ClaimIdle.
+				r.pool.release(1)
+				continue
+			}
+			if r.pool.admit(&d) {
+				go r.work(&d)
+			}
 		}
 	}
 }

@@ -10,15 +10,24 @@ import (
 // hand back what did not finish in time, and keeps the fetcher from starting
 // a second copy of an entry this instance is still running.
 
-// track registers d as running; false if it already runs here.
-func (r *Runner) track(d delivery) bool {
+// track registers d as held here (running or read ahead); false if it
+// already is.
+func (r *Runner) track(d *delivery) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if _, ok := r.flights[d.entry]; ok {
 		return false
 	}
-	r.flights[d.entry] = &d
+	r.flights[d.entry] = d
 	return true
+}
+
+// tracked reports whether d is still registered: false once a graceful Stop
+// took it to hand it back.
+func (r *Runner) tracked(d *delivery) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.flights[d.entry] == d
 }
 
 // untrack unregisters entry; false if Stop took it to hand it back, in which
@@ -31,8 +40,9 @@ func (r *Runner) untrack(entry string) bool {
 	return ok
 }
 
-// handBackAll takes every running delivery from its worker and returns it to
-// the stream for any instance to run.
+// handBackAll takes every delivery held here (running, or read ahead and not
+// started) from its worker and returns it to the stream for any instance to
+// run.
 func (r *Runner) handBackAll(ctx context.Context) error {
 	r.mu.Lock()
 	var ds []*delivery

@@ -27,8 +27,12 @@ type MetricsReport struct {
 	// Samples and Avg are over all tasks; Avg is 0 when Samples is 0.
 	Samples int64
 	Avg     time.Duration
-	// Queued entries wait for delivery; Pending ones were delivered and not
-	// yet acknowledged (running, or left by a crashed instance).
+	// Queued entries wait for a worker: not yet delivered, or delivered and
+	// waiting in an instance's read-ahead queue. Pending ones were delivered
+	// and not yet acknowledged (running, or left by a crashed instance), up
+	// to Instances × Capacity: delivered entries beyond what the fleet's
+	// workers can run are counted as Queued. Queued + Pending is the number
+	// of unfinished entries in the stream.
 	Queued, Pending int64
 	// Instances is the number of live (heartbeating) instances; Capacity the
 	// per-instance pool size the leader has applied.
@@ -66,8 +70,10 @@ func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
 	live, _ := res[4].(int64)
 
 	rep := MetricsReport{At: r.clock.Now(), Tasks: make(map[string]TaskTiming, len(counts)),
-		Queued: max(length-pending, 0), Pending: pending, Instances: int(live)}
+		Instances: int(live)}
 	rep.Capacity, _ = r.pool.state()
+	rep.Pending = min(pending, int64(max(rep.Instances, 1))*int64(rep.Capacity))
+	rep.Queued = max(length-rep.Pending, 0)
 	var totalUS int64
 	for task, n := range counts {
 		if n <= 0 {

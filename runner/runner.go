@@ -56,6 +56,14 @@ type Runner struct {
 	done           chan struct{}
 	stopErr        error // written before done is closed
 
+	// The acker (acks.go). ackClosed is guarded by ackMu.
+	acks      chan ack
+	ackMu     sync.RWMutex
+	ackClosed bool
+	ackStop   chan struct{}
+	ackDone   chan struct{}
+	ackHook   func(n int) // tests only: called before each batch is sent
+
 	lastAvg time.Duration // the leader's last known average task time; chore goroutine only
 }
 
@@ -77,7 +85,7 @@ func New(rdb redis.UniversalClient, cfg Config) (*Runner, error) {
 		rdb:     rdb,
 		keys:    keysFor(cfg.Group),
 		clock:   cfg.Clock,
-		pool:    newPool(cfg.Workers),
+		pool:    newPool(cfg.Workers, cfg.ReadAhead),
 		flights: make(map[string]*delivery),
 		done:    make(chan struct{}),
 	}
@@ -146,6 +154,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.electorStopped = make(chan struct{})
 	r.stopReq = make(chan context.Context)
 
+	r.startAcker()
 	go r.watchElection()
 	r.elector.Start()
 	go r.fetch(fetchCtx)
@@ -227,6 +236,14 @@ func (r *Runner) kill() {
 	wait, cancel := context.WithTimeout(context.Background(), r.stopBound())
 	_ = r.pool.waitIdle(wait)
 	cancel()
+	// The acker acknowledges nothing more: the completed tasks it held are
+	// reclaimed. It may be inside a Redis call: wait for it within the bound.
+	acked := make(chan struct{})
+	go func() { r.closeAcks(); close(acked) }()
+	select {
+	case <-acked:
+	case <-time.After(r.stopBound()):
+	}
 	_ = r.stopElection()
 	r.cancelTasks()
 	r.cancelFetch()
@@ -260,6 +277,8 @@ func (r *Runner) shutdown(ctx context.Context) error {
 		}
 		cancel()
 	}
+	// Every completed task is acknowledged before the instance leaves.
+	r.closeAcks()
 	r.cancelChores()
 	<-r.choreDone
 	errs = append(errs, r.stopElection())

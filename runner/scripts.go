@@ -48,9 +48,25 @@ return due`)
 	// both move it. Returns id, task, attempt, lateness (ms) per moved task.
 	scheduleScript = redis.NewScript(scheduleLua)
 
-	// completeScript finishes a successful task. KEYS: stream, metrics:n,
-	// metrics:us. ARGV: group, entry id, task, µs. Returns acked.
-	completeScript = redis.NewScript(luaAck + luaSample + `return acked`)
+	// completeScript finishes a batch of successful tasks. KEYS: stream,
+	// metrics:n, metrics:us. ARGV: group, n, then n entry ids, then per task
+	// name: name, executions, total µs. Every entry is acknowledged, those
+	// this call acknowledged are deleted, and the samples are recorded, in one
+	// step. Returns acked (1 or 0) per entry, in order.
+	completeScript = redis.NewScript(`
+local n = tonumber(ARGV[2])
+local out, del = {}, {}
+for i = 1, n do
+  local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2 + i])
+  out[i] = acked
+  if acked == 1 then del[#del + 1] = ARGV[2 + i] end
+end
+if #del > 0 then redis.call('XDEL', KEYS[1], unpack(del)) end
+for i = n + 3, #ARGV, 3 do
+  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
+  redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 2])
+end
+return out`)
 
 	// retryScript finishes a failed task that has retries left: the entry is
 	// acknowledged and the task goes to the delayed ZSET KEYS[4], due ARGV[8]

@@ -42,9 +42,9 @@ type counters struct {
 
 // Stats returns a snapshot.
 func (r *Runner) Stats() Stats {
-	size, _ := r.pool.state()
+	size, inFlight := r.pool.state()
 	r.mu.Lock()
-	p, inFlight := r.applied, len(r.flights)
+	p := r.applied
 	r.mu.Unlock()
 	lead := r.elector.Leadership()
 	return Stats{

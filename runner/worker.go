@@ -5,31 +5,51 @@ import (
 	"fmt"
 	"runtime/debug"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 )
 
-// work runs one delivery on a slot the fetcher reserved, and settles it.
-func (r *Runner) work(m redis.XMessage, reclaimed bool) {
-	defer r.pool.release(1)
-	d, err := parseDelivery(m)
-	if err != nil {
-		r.fail(err)
-		r.settle(d, Task{}, err, 0)
+// work runs deliveries on a worker slot the pool granted: d, then each one
+// waiting in the read-ahead queue, until the queue is empty.
+func (r *Runner) work(d *delivery) {
+	for d != nil {
+		r.runDelivery(d)
+		d = r.pool.next(1)
+	}
+}
+
+// runDelivery runs one delivery and settles it.
+func (r *Runner) runDelivery(d *delivery) {
+	if r.ctx.Err() != nil {
+		// Killed: a delivery read ahead is not started; it stays pending,
+		// for another instance to reclaim.
+		r.untrack(d.entry)
 		return
 	}
-	if !r.track(d) {
-		return // our own running entry, reclaimed because it ran past ClaimIdle
+	if !r.tracked(d) {
+		return // read ahead, then handed back by a graceful Stop that ran out of time
 	}
-	if reclaimed {
+	if d.err != nil {
+		r.untrack(d.entry)
+		r.fail(d.err)
+		r.settle(d, Task{}, d.err, 0)
+		return
+	}
+	t := r.cfg.Tasks[d.task]
+	if wait := r.clock.Since(d.got); d.queued && wait+t.Timeout > r.cfg.ClaimIdle {
+		// It waited in the read-ahead queue so long that it could still be
+		// running when another instance may reclaim it: do not start it. It
+		// stays pending and is reclaimed after ClaimIdle, like an entry of a
+		// stalled instance, so read-ahead never makes a task run twice at once.
+		r.untrack(d.entry)
+		return
+	}
+	if d.reclaimed {
 		r.stats.reclaimed.Add(1)
 		r.emit(Event{Kind: EventTaskReclaimed, TaskID: d.id, Task: d.task, Attempt: d.attempt})
 	}
-	t := r.cfg.Tasks[d.task]
 	r.stats.started.Add(1)
 	r.emit(Event{Kind: EventTaskStarted, TaskID: d.id, Task: d.task, Attempt: d.attempt})
 	start := r.clock.Now()
-	err = r.run(t, d)
+	err := r.run(t, d)
 	took := r.clock.Since(start)
 	if !r.untrack(d.entry) {
 		return // a graceful Stop ran out of time and handed it back
@@ -52,7 +72,7 @@ func TaskID(ctx context.Context) string {
 
 // run calls the handler with a ctx cancelled at the task's Timeout. A panic
 // is a failure like any other: one bad task must not take the instance down.
-func (r *Runner) run(t Task, d delivery) (err error) {
+func (r *Runner) run(t Task, d *delivery) (err error) {
 	if t.Handler == nil {
 		return fmt.Errorf("%w %q on this instance", ErrUnknownTask, d.task)
 	}
@@ -69,22 +89,18 @@ func (r *Runner) run(t Task, d delivery) (err error) {
 
 // settle acknowledges a finished delivery and, when the handler failed,
 // schedules its retry or dead-letters it, each in one script with the
-// acknowledgement. A Redis error leaves the entry pending: it is reclaimed
-// and run again after ClaimIdle, never lost.
-func (r *Runner) settle(d delivery, t Task, failure error, took time.Duration) {
+// acknowledgement. A success is acknowledged in a batch (acks.go), unless
+// AckBatch is negative. A Redis error leaves the entry pending: it is
+// reclaimed and run again after ClaimIdle, never lost.
+func (r *Runner) settle(d *delivery, t Task, failure error, took time.Duration) {
+	if failure == nil {
+		r.ackLater(ack{d: d, took: took})
+		return
+	}
 	keys := []string{r.keys.stream, r.keys.metricsN, r.keys.metricsUS}
 	args := []any{r.cfg.Group, d.entry, d.task, took.Microseconds()}
 	ev := Event{TaskID: d.id, Task: d.task, Attempt: d.attempt, Duration: took, Err: failure}
 	switch {
-	case failure == nil:
-		acked, err := completeScript.Run(r.ctx, r.rdb, keys, args...).Int64()
-		if err != nil {
-			r.fail(fmt.Errorf("runner: acknowledging task %s (%s): %w", d.id, d.task, err))
-			return
-		}
-		r.stats.completed.Add(1)
-		ev.Kind, ev.Duplicate = EventTaskCompleted, acked == 0
-		r.emit(ev)
 	case t.Handler != nil && d.attempt <= t.MaxRetries:
 		// (A malformed entry or an unknown task has no Handler: it goes
 		// straight to the dead letters, where an operator can see it.)
