@@ -2,53 +2,219 @@ package runner
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 )
 
-// BenchmarkThroughput measures end to end: dispatch b.N no-op tasks from 8
-// goroutines and wait until all have completed, with 1 and 3 instances on
-// one Redis. Reported as tasks/s.
+// The throughput benchmarks. Each reports tasks/s and, beside it, the p50 and
+// p99 latency from dispatch (the payload carries the time it was made) to
+// handler start, in ms. Instances have 8 workers each and share one
+// redis-server; the handler is a no-op or sleeps 1 ms. With the 1 ms handler
+// they also report pct-of-limit: tasks/s against the worker-bound limit,
+// instances × workers ÷ the handler's measured mean time.
 //
-//	go test -run '^$' -bench Throughput -benchtime 20000x ./runner/
-func BenchmarkThroughput(b *testing.B) {
-	for _, n := range []int{1, 3} {
-		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
-			f := newFleet(b)
-			var done atomic.Int64
-			cfg := f.config(map[string]Task{"noop": {Handler: func(context.Context, []byte) error {
-				done.Add(1)
-				return nil
-			}}})
-			cfg.Workers = 8
-			cfg.OnEvent = nil
-			cfg.ChoreInterval = time.Second
-			for range n {
-				f.start(cfg)
-			}
-			const producers = 8
-			payload := []byte("payload")
-			b.ResetTimer()
-			start := time.Now()
-			var wg sync.WaitGroup
-			for p := range producers {
-				wg.Go(func() {
-					for i := p; i < b.N; i += producers {
-						if _, err := f.runners[i%n].Dispatch(context.Background(), "noop", payload); err != nil {
-							b.Error(err)
+//	go test -run '^$' -bench 'Drain|Live|Dispatch' -benchtime 20000x ./runner/
+//
+// Drain: b.N tasks are queued first (pipelined XADDs), then the instances
+// start and the clock runs until the last one completed. Live: the instances
+// run first and one producer dispatches b.N tasks, either one Dispatch at a
+// time (single) or in DispatchMany batches of 100 (many).
+
+const benchWorkers = 8
+
+// benchHandlers are the handlers the benchmarks run.
+var benchHandlers = []struct {
+	name  string
+	sleep time.Duration
+}{{"noop", 0}, {"1ms", time.Millisecond}}
+
+// benchLoad is one benchmark's bookkeeping: per-task latencies, completions,
+// handler time.
+type benchLoad struct {
+	lat     []int64 // ns from dispatch to handler start, one per start
+	n       atomic.Int64
+	done    atomic.Int64
+	busyNS  atomic.Int64
+	started time.Time
+}
+
+func newBenchLoad(n int) *benchLoad { return &benchLoad{lat: make([]int64, n)} }
+
+// payload returns a payload stamped with the current time.
+func benchPayload() []byte {
+	p := make([]byte, 16)
+	binary.BigEndian.PutUint64(p, uint64(time.Now().UnixNano()))
+	copy(p[8:], "payload!")
+	return p
+}
+
+func (l *benchLoad) handler(sleep time.Duration) Handler {
+	return func(_ context.Context, p []byte) error {
+		now := time.Now()
+		if i := l.n.Add(1) - 1; i < int64(len(l.lat)) {
+			l.lat[i] = now.UnixNano() - int64(binary.BigEndian.Uint64(p))
+		}
+		if sleep > 0 {
+			time.Sleep(sleep)
+			l.busyNS.Add(int64(time.Since(now)))
+		}
+		l.done.Add(1)
+		return nil
+	}
+}
+
+// wait waits until every task completed, then reports.
+func (l *benchLoad) wait(b *testing.B, instances int, sleep time.Duration) {
+	for l.done.Load() < int64(b.N) {
+		time.Sleep(100 * time.Microsecond)
+	}
+	el := time.Since(l.started)
+	b.StopTimer()
+	rate := float64(b.N) / el.Seconds()
+	b.ReportMetric(rate, "tasks/s")
+	n := min(int(l.n.Load()), len(l.lat))
+	lat := slices.Clone(l.lat[:n])
+	slices.Sort(lat)
+	if n > 0 {
+		b.ReportMetric(float64(lat[n/2])/1e6, "p50-ms")
+		b.ReportMetric(float64(lat[min(n-1, n*99/100)])/1e6, "p99-ms")
+	}
+	if sleep > 0 && l.done.Load() > 0 {
+		mean := float64(l.busyNS.Load()) / float64(l.done.Load()) / 1e9
+		limit := float64(instances*benchWorkers) / mean
+		b.ReportMetric(100*rate/limit, "pct-of-limit")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// benchFleet starts the fleet's instances with handler h.
+func benchConfig(f *fleet, h Handler) Config {
+	cfg := f.config(map[string]Task{"t": {Handler: h}})
+	cfg.Workers = benchWorkers
+	cfg.MinWorkers, cfg.MaxWorkers = benchWorkers, benchWorkers // a fixed worker-bound limit
+	cfg.OnEvent = nil
+	cfg.ChoreInterval = time.Second
+	return cfg
+}
+
+func BenchmarkDrain(b *testing.B) {
+	for _, k := range []int{1, 3} {
+		for _, h := range benchHandlers {
+			b.Run(fmt.Sprintf("K=%d/%s", k, h.name), func(b *testing.B) {
+				f := newFleet(b)
+				l := newBenchLoad(b.N)
+				cfg := benchConfig(f, l.handler(h.sleep))
+				rdb := dial(b, f.addr)
+				stream := keysFor(cfg.Group).stream
+				for lo := 0; lo < b.N; lo += 1000 {
+					pipe := rdb.Pipeline()
+					for i := lo; i < min(lo+1000, b.N); i++ {
+						pipe.XAdd(context.Background(), &redisXAddArgs{Stream: stream,
+							Values: []any{"id", fmt.Sprint("t", i), "task", "t", "payload", benchPayload(), "attempt", "1"}})
+					}
+					if _, err := pipe.Exec(context.Background()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ResetTimer()
+				l.started = time.Now()
+				for range k {
+					f.start(cfg)
+				}
+				l.wait(b, k, h.sleep)
+			})
+		}
+	}
+}
+
+func BenchmarkLive(b *testing.B) {
+	for _, mode := range []string{"single", "many"} {
+		for _, k := range []int{1, 3} {
+			for _, h := range benchHandlers {
+				b.Run(fmt.Sprintf("%s/K=%d/%s", mode, k, h.name), func(b *testing.B) {
+					f := newFleet(b)
+					l := newBenchLoad(b.N)
+					cfg := benchConfig(f, l.handler(h.sleep))
+					for range k {
+						f.start(cfg)
+					}
+					producer := f.runners[0].Runner
+					ctx := context.Background()
+					b.ResetTimer()
+					l.started = time.Now()
+					var wg sync.WaitGroup
+					wg.Go(func() {
+						if mode == "single" {
+							for range b.N {
+								if _, err := producer.Dispatch(ctx, "t", benchPayload()); err != nil {
+									b.Error(err)
+									return
+								}
+							}
 							return
 						}
-					}
+						for lo := 0; lo < b.N; lo += 100 {
+							ps := make([][]byte, min(100, b.N-lo))
+							for i := range ps {
+								ps[i] = benchPayload()
+							}
+							if err := benchDispatchMany(ctx, producer, "t", ps); err != nil {
+								b.Error(err)
+								return
+							}
+						}
+					})
+					wg.Wait()
+					l.wait(b, k, h.sleep)
 				})
 			}
-			wg.Wait()
-			for done.Load() < int64(b.N) {
-				time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// BenchmarkDispatch measures one producer with no instance running: single
+// Dispatch (ns/op is its latency) and DispatchMany in batches of 100 and
+// 1,000 (tasks/s).
+func BenchmarkDispatch(b *testing.B) {
+	b.Run("single", func(b *testing.B) {
+		f := newFleet(b)
+		r, err := New(dial(b, f.addr), benchConfig(f, func(context.Context, []byte) error { return nil }))
+		if err != nil {
+			b.Fatal(err)
+		}
+		p := benchPayload()
+		b.ResetTimer()
+		for range b.N {
+			if _, err := r.Dispatch(context.Background(), "t", p); err != nil {
+				b.Fatal(err)
 			}
-			b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "tasks/s")
+		}
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+	})
+	for _, batch := range []int{100, 1000} {
+		b.Run(fmt.Sprintf("many=%d", batch), func(b *testing.B) {
+			f := newFleet(b)
+			r, err := New(dial(b, f.addr), benchConfig(f, func(context.Context, []byte) error { return nil }))
+			if err != nil {
+				b.Fatal(err)
+			}
+			ps := make([][]byte, batch)
+			for i := range ps {
+				ps[i] = benchPayload()
+			}
+			b.ResetTimer()
+			for lo := 0; lo < b.N; lo += batch {
+				if err := benchDispatchMany(context.Background(), r, "t", ps[:min(batch, b.N-lo)]); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "tasks/s")
+			b.ReportMetric(0, "ns/op")
 		})
 	}
 }
