@@ -4,8 +4,11 @@
 // The model. Instances that share a consumer group (Config.Group) form one
 // runner fleet. Dispatch appends a task to the group's stream; every instance
 // reads the stream with XREADGROUP under its own consumer name and runs the
-// tasks on a bounded worker pool. A task is acknowledged (XACK) only after its
-// handler returned nil, so delivery is at least once: a failed task is retried
+// tasks on a bounded worker pool, reading up to Config.ReadAhead entries
+// ahead of its free workers. A task is acknowledged (XACK) only after its
+// handler returned nil (successes in batches of up to Config.AckBatch, so a
+// crash repeats up to 2×AckBatch + Workers completed tasks after ClaimIdle),
+// so delivery is at least once: a failed task is retried
 // with backoff up to its MaxRetries and then dead-lettered, and the pending
 // entries of an instance that crashed or stalled are taken over (XAUTOCLAIM)
 // by the live ones once they have been idle for ClaimIdle.
