@@ -1,0 +1,486 @@
+package virtual
+
+import (
+	"context"
+	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Steps of a call (event.b).
+const (
+	stBegin     = iota + 1 // an attempt begins: take a pooled connection or dial
+	stDial                 // one dial try (parked while paused)
+	stInitSend             // send one handshake command on a new connection
+	stInitExec             // a handshake command reaches Redis
+	stInitReply            // its reply reaches the client
+	stSend                 // write the command
+	stExec                 // the command reaches Redis (applies even if its reader gave up)
+	stReply                // the reply reaches the client
+	stTimeout              // the read deadline passed
+	stHelloFail            // HELLO's own retries are over: the attempt failed
+	stCtxDone              // the call's context is done during a sleep
+)
+
+// call is one elector operation through the modelled go-redis client:
+// redis.Script.Run, i.e. EVALSHA and, on NOSCRIPT, EVAL — each a go-redis
+// command with processWithRetry's attempts.
+type call struct {
+	id       int32
+	in       *inc
+	op       election.Op
+	eval     bool // EVAL (after NOSCRIPT) rather than EVALSHA
+	attempt  int
+	gen      uint32
+	ctxAt    time.Duration // the context's deadline (real time); never if none
+	canceled bool
+	deadline time.Duration // read deadline of the read in progress
+	reading  bool          // a read is in progress (a closed connection fails it)
+	initing  bool          // the read is a handshake's
+	init     int           // handshake round trips left
+	epoch    uint32        // the connection's epoch
+	dialTry  int
+	sleeping bool
+	failErr  error // stHelloFail: the error and whether the command retries it
+	failOK   bool
+	rOK      bool // the reply in flight
+	rToken   int64
+	rNoScr   bool
+	done     bool // finished (or its incarnation crashed)
+	killed   bool // its incarnation crashed: nothing of it reaches Redis
+	detached bool // the shell no longer waits for it
+}
+
+func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
+	c := &call{id: int32(len(w.calls)), in: in, op: op, ctxAt: never}
+	w.calls = append(w.calls, c)
+	w.stats.Calls++
+	timeout := w.p.OpTimeout
+	if w.o.Safe && op != election.OpRelease {
+		d := deadline
+		if op == election.OpRenew && in.guardWall != 0 {
+			d = in.guardWall - in.wall(w.now)
+		}
+		if d > 0 && (timeout == 0 || d < timeout) {
+			timeout = d
+		}
+	}
+	if timeout > 0 {
+		// clock.WithTimeout: a real deadline converted at the current rate.
+		r := timeout
+		if in.rate != 1 {
+			r = time.Duration(float64(timeout) / in.rate)
+		}
+		c.ctxAt = w.now + r
+	}
+	if op == election.OpRelease && in.stopping {
+		c.ctxAt = min(c.ctxAt, in.stopAt)
+	}
+	in.sentWall = in.wall(w.now)
+	in.call = c
+	in.calls = append(in.calls, c)
+	// Always asynchronous, as the shell's goroutine is: the Step that
+	// started the call is fully carried out before its result comes.
+	w.callAt(c, w.now, stBegin)
+}
+
+func (w *world) callAt(c *call, t time.Duration, st int32) {
+	w.at(t, event{kind: evCall, a: c.id, b: st, gen: c.gen})
+}
+
+// parkable steps wait while the instance is paused (its gate holds I/O).
+func parkable(st int32) bool {
+	switch st {
+	case stDial, stInitSend, stInitReply, stSend, stReply, stTimeout:
+		return true
+	}
+	return false
+}
+
+func (w *world) callStep(c *call, e event) {
+	if parkable(e.b) && c.in.paused {
+		c.in.parked = append(c.in.parked, e)
+		return
+	}
+	c.sleeping = false
+	switch e.b {
+	case stBegin:
+		w.begin(c)
+	case stDial:
+		w.dial(c)
+	case stInitSend:
+		w.initSend(c)
+	case stInitExec:
+		w.initExec(c, e.gen)
+	case stInitReply:
+		c.reading, c.initing = false, false
+		c.gen++
+		c.init--
+		if c.init == 0 {
+			w.send(c)
+		} else {
+			w.initSend(c)
+		}
+	case stSend:
+		w.send(c)
+	case stReply:
+		c.reading = false
+		c.gen++
+		c.in.idle = append(c.in.idle, c.epoch)
+		if c.rNoScr {
+			// Script.Run falls back to EVAL: a new command, its own retries.
+			c.eval, c.attempt = true, 0
+			w.begin(c)
+			return
+		}
+		w.finish(c, c.rOK, c.rToken, nil)
+	case stTimeout:
+		c.reading = false
+		c.gen++
+		if w.cte && c.deadline == c.ctxAt {
+			w.finish(c, false, 0, context.DeadlineExceeded)
+			return
+		}
+		if c.initing {
+			// HELLO timed out on the new connection: its own retry sleeps
+			// backoff(1) and gets the timeout back, and the command does
+			// not retry it (sim/bounds.go's callBound).
+			c.initing = false
+			if w.retries > 0 {
+				c.failErr, c.failOK = errTimeout, false
+				w.sleep(c, w.backoff(c.in, 1), stHelloFail)
+				return
+			}
+			w.finish(c, false, 0, errTimeout)
+			return
+		}
+		w.attemptFailed(c, errTimeout, true)
+	case stHelloFail:
+		w.attemptFailed(c, c.failErr, c.failOK)
+	case stCtxDone:
+		w.finish(c, false, 0, c.ctxErr())
+	}
+}
+
+func (c *call) ctxErr() error {
+	if c.canceled {
+		return context.Canceled
+	}
+	return context.DeadlineExceeded
+}
+
+// ctxDone reports whether the call's context is done now.
+func (c *call) ctxDone(now time.Duration) bool { return c.canceled || c.ctxAt <= now }
+
+// sleep is go-redis's internal.Sleep: d, or until the context is done.
+func (w *world) sleep(c *call, d time.Duration, next int32) {
+	switch {
+	case c.ctxDone(w.now):
+		w.finish(c, false, 0, c.ctxErr())
+	case c.ctxAt < w.now+d:
+		c.sleeping = true
+		w.callAt(c, c.ctxAt, stCtxDone)
+	default:
+		c.sleeping = true
+		w.callAt(c, w.now+d, next)
+	}
+}
+
+// cancel cancels the call's context (Stop, or a safe-mode abandonment). A
+// sleep ends at once; a read goes on (go-redis reads ignore cancellation).
+func (w *world) cancel(c *call) {
+	c.canceled = true
+	if c.sleeping && !c.done {
+		c.sleeping = false
+		c.gen++
+		w.callAt(c, w.now, stCtxDone)
+	}
+}
+
+// backoff is go-redis's retry backoff before retry a: MinRetryBackoff + a
+// uniform [0, MinRetryBackoff<<a), capped at MaxRetryBackoff.
+func (w *world) backoff(in *inc, a int) time.Duration {
+	return min(maxRetryBackoff, minRetryBackoff+time.Duration(in.backoff.Int64N(int64(minRetryBackoff<<a))))
+}
+
+// begin starts an attempt: the pool's idle connection (not health-checked:
+// a closed one fails with EOF at first use) or a new one.
+func (w *world) begin(c *call) {
+	if c.ctxDone(w.now) {
+		w.finish(c, false, 0, c.ctxErr())
+		return
+	}
+	in := c.in
+	if k := len(in.idle); k > 0 {
+		c.epoch = in.idle[k-1]
+		in.idle = in.idle[:k-1]
+		if c.epoch != in.slot.net.epoch {
+			w.attemptFailed(c, errEOF, true)
+			return
+		}
+		w.send(c)
+		return
+	}
+	c.dialTry = 0
+	w.dial(c)
+}
+
+func (w *world) dial(c *call) {
+	in, n := c.in, &c.in.slot.net
+	if n.refuse > 0 {
+		// The dialer's own retries: DialerRetries tries, DialerRetryPeriod apart.
+		if c.dialTry < dialerRetries-1 {
+			c.dialTry++
+			w.sleep(c, dialerRetryPeriod, stDial)
+			return
+		}
+		w.attemptFailed(c, errRefused, true)
+		return
+	}
+	cost := w.o.DialCost
+	if !in.warm {
+		in.warm = true
+		cost += w.o.Warmup
+	}
+	c.epoch, c.init = n.epoch, initRoundTrips
+	w.callAt(c, w.now+cost, stInitSend)
+}
+
+func (w *world) readDeadline(c *call) time.Duration {
+	d := never
+	if w.rt != never {
+		d = w.now + w.rt
+	}
+	if w.cte {
+		d = min(d, c.ctxAt)
+	}
+	return d
+}
+
+func (w *world) initSend(c *call) {
+	n := &c.in.slot.net
+	if n.reset > 0 || c.epoch != n.epoch || w.redis.down {
+		// Reset (or closed) at once; HELLO's own client retries it
+		// MaxRetries times on the connection it removed, then the command
+		// retries the attempt.
+		var d time.Duration
+		for a := 1; a <= w.retries; a++ {
+			d += w.backoff(c.in, a)
+		}
+		c.failErr, c.failOK = errEOF, true
+		w.sleep(c, d, stHelloFail)
+		return
+	}
+	c.reading, c.initing = true, true
+	c.deadline = w.readDeadline(c)
+	if n.bhUp == 0 {
+		w.callAt(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stInitExec)
+	}
+	if c.deadline != never {
+		w.callAt(c, c.deadline, stTimeout)
+	}
+}
+
+func (w *world) initExec(c *call, gen uint32) {
+	n := &c.in.slot.net
+	if c.gen != gen || !c.reading || n.bhDown > 0 {
+		return
+	}
+	if w.redis.down {
+		c.reading = false
+		c.gen++
+		w.attemptFailed(c, errEOF, true)
+		return
+	}
+	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
+		w.callAt(c, t, stInitReply)
+	}
+}
+
+func jitter(n *netState, req bool) time.Duration {
+	j := n.jRep
+	if req {
+		j = n.jReq
+	}
+	if j <= 0 || n.jRNG == nil {
+		return 0
+	}
+	return time.Duration(n.jRNG.Int64N(int64(2*j) + 1))
+}
+
+// send writes the command on the connection the attempt holds.
+func (w *world) send(c *call) {
+	n := &c.in.slot.net
+	if n.reset > 0 {
+		w.attemptFailed(c, errEOF, true)
+		return
+	}
+	c.reading, c.initing = true, false
+	c.deadline = w.readDeadline(c)
+	if n.bhUp == 0 {
+		w.callAt(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stExec)
+	}
+	if c.deadline != never {
+		w.callAt(c, c.deadline, stTimeout)
+	}
+}
+
+// exec runs the command in Redis. It applies whether or not anyone still
+// waits for the reply (a timed-out write may have landed: NOTES.md).
+func (w *world) exec(c *call, gen uint32) {
+	if c.killed {
+		return
+	}
+	n := &c.in.slot.net
+	if w.redis.down {
+		if c.gen == gen && c.reading {
+			c.reading = false
+			c.gen++
+			w.attemptFailed(c, errEOF, true)
+		}
+		return
+	}
+	ok, tok, noscr := w.redis.exec(w, c)
+	if c.gen != gen || !c.reading || c.done || n.bhDown > 0 {
+		return
+	}
+	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
+		c.rOK, c.rToken, c.rNoScr = ok, tok, noscr
+		w.callAt(c, t, stReply)
+	}
+}
+
+// attemptFailed ends an attempt: retried after go-redis's backoff while
+// attempts remain, else the call fails with err.
+func (w *world) attemptFailed(c *call, err error, retryable bool) {
+	if retryable && c.attempt < w.retries {
+		c.attempt++
+		w.sleep(c, w.backoff(c.in, c.attempt), stBegin)
+		return
+	}
+	w.finish(c, false, 0, err)
+}
+
+// finish ends the call and hands its outcome to the machine, unless the
+// shell dropped it.
+func (w *world) finish(c *call, ok bool, token int64, err error) {
+	if c.done {
+		return
+	}
+	c.done = true
+	c.gen++
+	in := c.in
+	for i, x := range in.calls {
+		if x == c {
+			in.calls = append(in.calls[:i], in.calls[i+1:]...)
+			break
+		}
+	}
+	if c.detached || in.call != c || !in.alive {
+		return
+	}
+	in.call = nil
+	w.feed(in, in.m.Finish(election.Outcome{Op: c.op, OK: ok, Err: err, Token: token, Elapsed: in.wall(w.now) - in.sentWall}))
+}
+
+// ---- Redis ----
+
+// redisModel is the one Redis of the run: the lease key with its expiry in
+// Redis's time, the safe mode's token counter, the script cache.
+type redisModel struct {
+	holder   string
+	expireAt time.Duration
+	keyGen   uint32
+	token    int64
+	scripts  uint8
+	down     bool
+}
+
+func scriptBit(op election.Op, safe bool) uint8 {
+	if op == election.OpAcquire && safe {
+		return 8
+	}
+	return 1 << (op - 1)
+}
+
+func (r *redisModel) truth(w *world, holder, note string) {
+	r.holder = holder
+	w.record(sim.Event{Kind: sim.RedisHolder, Instance: -1, Holder: holder, Detail: note})
+}
+
+// get reads the key, expiring it first if its time is up (as any access does).
+func (r *redisModel) get(w *world) string {
+	if r.holder != "" && w.now >= r.expireAt {
+		r.keyGen++
+		r.truth(w, "", "expired")
+	}
+	return r.holder
+}
+
+func (r *redisModel) expireEvent(w *world, gen uint32) {
+	if gen == r.keyGen {
+		r.get(w)
+	}
+}
+
+func (r *redisModel) setExpiry(w *world, ttl time.Duration) {
+	r.expireAt = w.now + time.Duration(ttl.Milliseconds())*time.Millisecond
+	r.keyGen++
+	w.at(r.expireAt, event{kind: evExpire, gen: r.keyGen})
+}
+
+func (r *redisModel) restart(w *world) {
+	r.keyGen++
+	r.token, r.scripts, r.down = 0, 0, true
+	if r.holder != "" {
+		r.truth(w, "", "restart")
+	}
+}
+
+// exec runs the call's script: the spec's three (election/scripts.go) and
+// the safe mode's acquire. noscript: EVALSHA of a script not in the cache.
+func (r *redisModel) exec(w *world, c *call) (ok bool, token int64, noscript bool) {
+	bit := scriptBit(c.op, w.o.Safe)
+	if !c.eval && r.scripts&bit == 0 {
+		return false, 0, true
+	}
+	r.scripts |= bit
+	id := c.in.eid
+	switch c.op {
+	case election.OpAcquire:
+		cur := r.get(w)
+		if w.o.Safe {
+			if cur != "" && cur != id {
+				return false, 0, false
+			}
+			tok := max(r.token+1, redisEpochUS+int64(w.now/time.Microsecond))
+			r.token = tok
+			if cur != id {
+				r.truth(w, id, "set")
+			}
+			r.setExpiry(w, w.p.TTL)
+			return true, tok, false
+		}
+		if cur != "" {
+			return false, 0, false
+		}
+		r.truth(w, id, "set")
+		r.setExpiry(w, w.p.TTL)
+		return true, 0, false
+	case election.OpRenew:
+		if r.get(w) != id {
+			return false, 0, false
+		}
+		r.setExpiry(w, w.p.TTL)
+		return true, 0, false
+	case election.OpRelease:
+		if r.get(w) != id {
+			return false, 0, false
+		}
+		r.keyGen++
+		r.truth(w, "", "del")
+		return true, 0, false
+	}
+	return false, 0, false
+}

@@ -1,0 +1,743 @@
+package virtual
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// Errors the modelled client returns, worded as go-redis's.
+var (
+	errTimeout = errors.New("i/o timeout")
+	errEOF     = errors.New("EOF")
+	errRefused = errors.New("dial tcp 127.0.0.1: connect: connection refused")
+)
+
+// go-redis v9.23.0 constants that are not in sim.ClientParams.
+const (
+	minRetryBackoff   = 10 * time.Millisecond
+	maxRetryBackoff   = time.Second
+	dialerRetries     = 5
+	dialerRetryPeriod = 100 * time.Millisecond
+	initRoundTrips    = 3 // HELLO, CLIENT SETINFO LIB-NAME, CLIENT SETINFO LIB-VER
+	never             = time.Duration(math.MaxInt64)
+	// redisEpochUS is Redis's TIME at the start of a run, in µs (safe-mode
+	// tokens): 2026-11-30T00:00:00Z.
+	redisEpochUS = 1_795_996_800_000_000
+)
+
+// world is the state of one virtual run.
+type world struct {
+	sc    sim.Scenario // effective (defaults, scaled)
+	p     sim.Params
+	o     Options
+	q     queue
+	now   time.Duration
+	tl    sim.Timeline
+	stats Stats
+
+	targetRNG *rand.Rand // fault targets: the real backend's stream
+	idRNG     *rand.Rand
+	jitterN   uint64
+
+	slots  []*slot
+	incs   []*inc
+	calls  []*call
+	free   []*call
+	active []*activeFault // by fault id
+	redis  redisModel
+
+	retries int           // max(MaxRetries, 0)
+	rt      time.Duration // read timeout; never when none
+	cte     bool
+	ended   bool
+}
+
+// slot is one instance index: its proxy (network state) and its live
+// incarnation.
+type slot struct {
+	idx     int
+	cur     *inc // live incarnation, nil when down
+	net     netState
+	winding *inc // an incarnation whose graceful stop is still running
+	restart bool // start a new incarnation when winding is done
+}
+
+// netState is an instance's proxy and gate: active toxics and the
+// connection epoch (connections from an older epoch are closed).
+type netState struct {
+	bhUp, bhDown, refuse, reset int
+	latReq, latRep              time.Duration
+	jReq, jRep                  time.Duration
+	jRNG                        *rand.Rand
+	epoch                       uint32
+}
+
+// inc is one incarnation of an instance: an election.Machine and its shell.
+type inc struct {
+	n     int32
+	slot  *slot
+	eid   string
+	alive bool // not crashed, not fully stopped
+	m     *election.Machine
+
+	leading bool
+	// Clock: timer time runs at rate from baseTT (at real baseReal), or
+	// stands still while frozen; wall time is timer time + offset.
+	rate             float64
+	frozen           bool
+	baseReal, baseTT time.Duration
+	offset           time.Duration
+
+	wakeTT, dlTT       time.Duration
+	wakeArmed, dlArmed bool
+	wakeGen, dlGen     uint32
+
+	call      *call // the call the shell waits for
+	sentWall  time.Duration
+	guardWall time.Duration // safe mode: the leader's guard deadline (wall); 0 none
+	idle      []uint32      // epochs of idle pooled connections
+	warm      bool          // first dial done
+	paused    bool
+	parked    []event
+	calls     []*call // every call of this incarnation still running
+	stopping  bool
+	stopAt    time.Duration // real time Stop's bound ends
+	backoff   *rand.Rand
+}
+
+type activeFault struct {
+	id      int
+	f       sim.Fault
+	targets []int
+	clocks  []*inc
+	paused  []int
+}
+
+func newWorld(sc sim.Scenario, o Options) *world {
+	w := &world{
+		sc:        sc,
+		p:         sc.Params,
+		o:         o,
+		targetRNG: rand.New(rand.NewPCG(uint64(sc.Seed), 0)),
+		idRNG:     rand.New(rand.NewPCG(uint64(sc.Seed), 0x1d5)),
+		active:    make([]*activeFault, len(sc.Faults)),
+		retries:   max(sc.Params.Client.MaxRetries, 0),
+		rt:        sc.Params.Client.ReadTimeout,
+		cte:       sc.Params.Client.ContextTimeoutEnabled,
+	}
+	if w.rt < 0 {
+		w.rt = never
+	}
+	w.q.items = make([]event, 0, 64)
+	w.tl = make(sim.Timeline, 0, 32+4*len(sc.Faults))
+	for i := range sc.Instances {
+		w.slots = append(w.slots, &slot{idx: i})
+		w.at(o.StartAt+time.Duration(i)*o.StartStep, event{kind: evStart, a: int32(i)})
+	}
+	// The fault plan, as sim's execute builds it: applies and heals sorted
+	// stably by time, then the heal of everything at the end of the phase.
+	type action struct {
+		at   time.Duration
+		heal bool
+		id   int
+	}
+	var plan []action
+	for i, f := range sc.Faults {
+		plan = append(plan, action{at: f.At, id: i})
+		if !f.Instant() {
+			healAt := sc.Duration
+			if f.For > 0 && f.At+f.For < healAt {
+				healAt = f.At + f.For
+			}
+			plan = append(plan, action{at: healAt, heal: true, id: i})
+		}
+	}
+	sort.SliceStable(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
+	for _, a := range plan {
+		k := evFault
+		if a.heal {
+			k = evHeal
+		}
+		w.at(a.at, event{kind: k, a: int32(a.id)})
+	}
+	w.at(sc.Duration, event{kind: evPhaseEnd})
+	w.at(sc.Duration+sc.Recovery, event{kind: evRunEnd})
+	return w
+}
+
+func (w *world) at(t time.Duration, e event) {
+	e.at = max(t, w.now)
+	w.q.add(e)
+}
+
+func (w *world) record(e sim.Event) {
+	if w.ended {
+		return
+	}
+	e.At = w.now
+	w.tl = append(w.tl, e)
+}
+
+// simulate runs the queue to the end of the run.
+func (w *world) simulate() {
+	for !w.ended && w.q.Len() > 0 {
+		e := w.q.next()
+		w.now = e.at
+		w.stats.Events++
+		w.dispatch(e)
+	}
+}
+
+func (w *world) dispatch(e event) {
+	switch e.kind {
+	case evStart:
+		w.start(w.slots[e.a])
+	case evFault:
+		w.apply(int(e.a))
+	case evHeal:
+		if af := w.active[e.a]; af != nil {
+			w.heal(af)
+			w.active[e.a] = nil
+		}
+	case evPhaseEnd:
+		for id, af := range w.active {
+			if af != nil {
+				w.heal(af)
+				w.active[id] = nil
+			}
+		}
+	case evRunEnd:
+		w.record(sim.Event{Kind: sim.RunEnded, Instance: -1, Detail: "complete"})
+		w.ended = true
+	case evWake:
+		in := w.incs[e.a]
+		if in.alive && in.wakeArmed && in.wakeGen == e.gen {
+			in.wakeArmed = false
+			w.feed(in, in.m.Timer())
+		}
+	case evDeadline:
+		in := w.incs[e.a]
+		if in.alive && in.dlArmed && in.dlGen == e.gen {
+			in.dlArmed = false
+			before := in.m.InFlight()
+			step := in.m.Expired()
+			w.stats.MachineInputs++
+			if before != election.OpNone && before != election.OpRelease && in.m.InFlight() != before && in.call != nil {
+				// Abandoned: the shell cancels the call and drops its reply.
+				in.call.detached = true
+				w.cancel(in.call)
+				in.call = nil
+			}
+			w.step(in, step)
+		}
+	case evStopTimeout:
+		in := w.incs[e.a]
+		if in.alive && in.stopping {
+			if in.call != nil {
+				in.call.detached = true
+				in.call = nil
+			}
+			w.down(in)
+		}
+	case evCall:
+		c := w.calls[e.a]
+		if e.b == stExec {
+			w.exec(c, e.gen) // reaches Redis whatever became of the caller
+			return
+		}
+		if c.done || c.gen != e.gen {
+			return
+		}
+		w.callStep(c, e)
+	case evExpire:
+		w.redis.expireEvent(w, e.gen)
+	case evRedisUp:
+		w.redis.down = false
+		w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(sim.FaultRedisRestart), FaultID: int(e.a)})
+	}
+}
+
+// ---- instances and their machines ----
+
+func (w *world) newID() string {
+	return fmt.Sprintf("%016x%016x", w.idRNG.Uint64(), w.idRNG.Uint64())
+}
+
+func (w *world) start(s *slot) {
+	w.jitterN++
+	jr := rand.New(rand.NewPCG(uint64(w.sc.Seed), w.jitterN)) // sim's jitterSource
+	in := &inc{
+		n: int32(len(w.incs)), slot: s, eid: w.newID(), alive: true, rate: 1,
+		baseReal: w.now,
+		backoff:  rand.New(rand.NewPCG(uint64(w.sc.Seed), 1<<40|w.jitterN)),
+	}
+	in.m = election.NewMachine(election.MachineConfig{
+		TTL: w.p.TTL, Wait: w.p.Wait, JitterMS: max(w.p.JitterMS, 0), Jitter: jr.IntN,
+		Safe: w.o.Safe, Margin: w.o.SafeMargin,
+	})
+	w.incs = append(w.incs, in)
+	s.cur = in
+	w.record(sim.Event{Kind: sim.InstanceStarted, Instance: s.idx, ID: in.eid})
+	w.feed(in, in.m.Start())
+}
+
+// tt is the incarnation's timer time now.
+func (in *inc) tt(now time.Duration) time.Duration {
+	if in.frozen {
+		return in.baseTT
+	}
+	if in.rate == 1 {
+		return in.baseTT + now - in.baseReal
+	}
+	return in.baseTT + time.Duration(float64(now-in.baseReal)*in.rate)
+}
+
+func (in *inc) wall(now time.Duration) time.Duration { return in.tt(now) + in.offset }
+
+// realAt is the real time at which timer time reaches t (never while frozen).
+func (in *inc) realAt(t time.Duration) time.Duration {
+	if in.frozen {
+		return never
+	}
+	d := t - in.baseTT
+	if in.rate != 1 {
+		d = time.Duration(math.Ceil(float64(d) / in.rate))
+	}
+	return in.baseReal + d
+}
+
+// rebase changes the clock's speed or liveness from now on, and re-arms its
+// timers accordingly.
+func (w *world) rebase(in *inc, rate float64, frozen bool) {
+	in.baseTT = in.tt(w.now)
+	in.baseReal = w.now
+	in.rate, in.frozen = rate, frozen
+	if in.wakeArmed {
+		w.armWake(in, in.wakeTT)
+	}
+	if in.dlArmed {
+		w.armDeadline(in, in.dlTT)
+	}
+}
+
+func (w *world) armWake(in *inc, at time.Duration) {
+	in.wakeTT, in.wakeArmed = at, true
+	in.wakeGen++
+	if t := in.realAt(at); t != never {
+		w.at(t, event{kind: evWake, a: in.n, gen: in.wakeGen})
+	}
+}
+
+func (w *world) armDeadline(in *inc, at time.Duration) {
+	in.dlTT, in.dlArmed = at, true
+	in.dlGen++
+	if t := in.realAt(at); t != never {
+		w.at(t, event{kind: evDeadline, a: in.n, gen: in.dlGen})
+	}
+}
+
+func (w *world) feed(in *inc, s election.Step) {
+	w.stats.MachineInputs++
+	w.step(in, s)
+}
+
+// step carries out a Step as election.Elector's loop does.
+func (w *world) step(in *inc, s election.Step) {
+	if !in.alive {
+		return
+	}
+	tt := in.tt(w.now)
+	if s.Deadline > 0 {
+		w.armDeadline(in, tt+s.Deadline)
+		if in.m.State() == election.Leader {
+			in.guardWall = tt + in.offset + s.Deadline
+		}
+	}
+	if in.m.State() != election.Leader {
+		in.guardWall = 0
+	}
+	in.leading = in.m.State() == election.Leader
+	for _, sig := range s.Signals {
+		ev := sim.Event{Instance: in.slot.idx, ID: in.eid}
+		switch sig {
+		case election.SignalPromote:
+			ev.Kind = sim.LeaderGained
+		case election.SignalDemote:
+			ev.Kind = sim.LeaderLost
+		case election.SignalError:
+			ev.Kind = sim.ElectorError
+			if s.Err != nil {
+				ev.Err = s.Err.Error()
+			}
+		}
+		w.record(ev)
+	}
+	if s.Run != election.OpNone {
+		w.startCall(in, s.Run, s.Deadline)
+	}
+	if s.Wake > 0 {
+		w.armWake(in, tt+s.Wake)
+	}
+	if s.Done {
+		w.down(in)
+	}
+}
+
+// down ends a gracefully stopped incarnation.
+func (w *world) down(in *inc) {
+	in.alive = false
+	in.wakeArmed, in.dlArmed = false, false
+	w.record(sim.Event{Kind: sim.InstanceStopped, Instance: in.slot.idx, ID: in.eid})
+	s := in.slot
+	if s.winding == in {
+		s.winding = nil
+		if s.restart {
+			s.restart = false
+			w.start(s)
+		}
+	}
+}
+
+func (w *world) crash(s *slot) {
+	in := s.cur
+	if in == nil {
+		return
+	}
+	s.cur = nil
+	w.record(sim.Event{Kind: sim.InstanceCrashed, Instance: s.idx, ID: in.eid})
+	in.alive = false
+	in.leading = false
+	in.wakeArmed, in.dlArmed = false, false
+	for _, c := range in.calls {
+		c.done, c.killed = true, true // the gate is dead: nothing more goes out or comes in
+	}
+	in.calls = nil
+	in.call = nil
+	in.parked = nil
+}
+
+func (w *world) stop(s *slot) {
+	in := s.cur
+	if in == nil {
+		return
+	}
+	s.cur = nil
+	s.winding = in
+	if in.paused || in.frozen {
+		in.paused = false
+		w.rebase(in, in.rate, false)
+		w.unpark(in)
+	}
+	in.stopping = true
+	stopTimeout := w.p.TTL // election.Opts.StopTimeout default
+	in.stopAt = w.now + stopTimeout
+	w.at(in.stopAt, event{kind: evStopTimeout, a: in.n})
+	in.wakeArmed = false
+	if in.call != nil && in.m.InFlight() != election.OpRelease {
+		w.cancel(in.call)
+	}
+	w.feed(in, in.m.Stop())
+}
+
+func (w *world) pause(s *slot) bool {
+	in := s.cur
+	if in == nil {
+		return false
+	}
+	w.rebase(in, in.rate, true)
+	in.paused = true
+	w.record(sim.Event{Kind: sim.InstancePaused, Instance: s.idx, ID: in.eid})
+	return true
+}
+
+func (w *world) resume(s *slot) {
+	in := s.cur
+	if in == nil {
+		return
+	}
+	if in.frozen {
+		w.rebase(in, in.rate, false)
+	}
+	in.paused = false
+	w.unpark(in)
+	w.record(sim.Event{Kind: sim.InstanceResumed, Instance: s.idx, ID: in.eid})
+}
+
+func (w *world) unpark(in *inc) {
+	p := in.parked
+	in.parked = nil
+	for _, e := range p {
+		w.at(w.now, e)
+	}
+}
+
+// ---- faults, as sim's apply, healFault and resolveTargets ----
+
+func (w *world) resolveTargets(t sim.Target) []int {
+	if len(t.Indexes) > 0 {
+		return append([]int(nil), t.Indexes...)
+	}
+	var live, leaders, followers []int
+	for _, s := range w.slots {
+		if s.cur == nil {
+			continue
+		}
+		live = append(live, s.idx)
+		if s.cur.leading {
+			leaders = append(leaders, s.idx)
+		} else {
+			followers = append(followers, s.idx)
+		}
+	}
+	pick := func(from []int) []int {
+		if len(from) == 0 {
+			return nil
+		}
+		return []int{from[w.targetRNG.IntN(len(from))]}
+	}
+	switch t.Role {
+	case sim.RoleAll:
+		return live
+	case sim.RoleFollower:
+		return pick(followers)
+	case sim.RoleRandom:
+		return pick(live)
+	default:
+		if len(leaders) == 0 {
+			return nil
+		}
+		return leaders[:1]
+	}
+}
+
+func (w *world) apply(id int) {
+	f := w.sc.Faults[id]
+	a := &activeFault{id: id, f: f}
+	if f.Kind != sim.FaultRedisRestart && f.Kind != sim.FaultScriptFlush {
+		a.targets = w.resolveTargets(f.Target)
+		if len(a.targets) == 0 {
+			w.record(sim.Event{Kind: sim.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
+				Detail: fmt.Sprintf("target %s matched no live instance", f.Target)})
+			return
+		}
+	}
+	w.record(sim.Event{Kind: sim.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
+	switch f.Kind {
+	case sim.FaultCrash, sim.FaultStop:
+		for _, i := range a.targets {
+			if f.Kind == sim.FaultCrash {
+				w.crash(w.slots[i])
+			} else {
+				w.stop(w.slots[i])
+			}
+		}
+	case sim.FaultPartition:
+		for _, i := range a.targets {
+			w.partition(w.slots[i], f.Mode, +1)
+		}
+	case sim.FaultLatency:
+		for _, i := range a.targets {
+			n := &w.slots[i].net
+			base := f.Latency - f.Jitter
+			if f.Direction != sim.DirectionReplies {
+				n.latReq += base
+			}
+			if f.Direction != sim.DirectionRequests {
+				n.latRep += base
+			}
+			if w.slots[i].cur != nil && f.Jitter > 0 {
+				n.jReq, n.jRep = 0, 0
+				if f.Direction != sim.DirectionReplies {
+					n.jReq = f.Jitter
+				}
+				if f.Direction != sim.DirectionRequests {
+					n.jRep = f.Jitter
+				}
+				n.jRNG = rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(id)<<16|uint64(i)))
+			}
+		}
+	case sim.FaultPause:
+		for _, i := range a.targets {
+			if w.pause(w.slots[i]) {
+				a.paused = append(a.paused, i)
+			}
+		}
+	case sim.FaultClock:
+		for _, i := range a.targets {
+			if in := w.slots[i].cur; in != nil {
+				a.clocks = append(a.clocks, in)
+				if f.Jump != 0 {
+					in.offset += f.Jump
+				}
+				if f.Rate > 0 {
+					w.rebase(in, f.Rate, in.frozen)
+				}
+			}
+		}
+	case sim.FaultRedisRestart:
+		w.redis.restart(w)
+		for _, s := range w.slots {
+			w.closeConns(s)
+		}
+		w.at(w.now+w.o.RedisDowntime, event{kind: evRedisUp, a: int32(id)})
+		return // healed when Redis is back
+	case sim.FaultScriptFlush:
+		w.redis.scripts = 0
+	}
+	if f.Instant() {
+		w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
+		return
+	}
+	w.active[id] = a
+}
+
+func (w *world) heal(a *activeFault) {
+	f := a.f
+	switch f.Kind {
+	case sim.FaultCrash, sim.FaultStop:
+		if f.Restart {
+			for _, i := range a.targets {
+				s := w.slots[i]
+				switch {
+				case s.winding != nil:
+					s.restart = true // starts once the old one is down
+				case s.cur == nil:
+					w.start(s)
+				}
+			}
+		}
+	case sim.FaultPartition:
+		for _, i := range a.targets {
+			w.partition(w.slots[i], f.Mode, -1)
+		}
+	case sim.FaultLatency:
+		for _, i := range a.targets {
+			n := &w.slots[i].net
+			base := f.Latency - f.Jitter
+			if f.Direction != sim.DirectionReplies {
+				n.latReq -= base
+			}
+			if f.Direction != sim.DirectionRequests {
+				n.latRep -= base
+			}
+			n.jReq, n.jRep, n.jRNG = 0, 0, nil
+		}
+	case sim.FaultPause:
+		for _, i := range a.paused {
+			w.resume(w.slots[i])
+		}
+	case sim.FaultClock:
+		if f.Rate > 0 {
+			for _, in := range a.clocks {
+				w.rebase(in, 1, in.frozen)
+			}
+		}
+	}
+	w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: a.id, Target: a.targets})
+}
+
+// partition adds (d = +1) or removes (d = −1) a partition on a proxy.
+func (w *world) partition(s *slot, mode string, d int) {
+	n := &s.net
+	switch mode {
+	case sim.PartitionRefuse:
+		n.refuse += d
+		if d > 0 {
+			// Disable closes every connection: reads in flight get EOF.
+			w.closeConns(s)
+		}
+	case sim.PartitionReset:
+		n.reset += d
+	default:
+		up := mode == sim.PartitionBlackhole || mode == sim.PartitionBlackholeRequests
+		down := mode == sim.PartitionBlackhole || mode == sim.PartitionBlackholeReplies
+		if up {
+			n.bhUp += d
+		}
+		if down {
+			n.bhDown += d
+		}
+		if d < 0 {
+			// Removing a timeout toxic closes the connections it touched:
+			// a read still waiting gets EOF now.
+			w.interruptReads(s)
+		}
+	}
+}
+
+// closeConns closes every connection of the proxy: idle ones die, reads in
+// flight fail with EOF.
+func (w *world) closeConns(s *slot) {
+	s.net.epoch++
+	w.interruptReads(s)
+}
+
+func (w *world) interruptReads(s *slot) {
+	for _, in := range w.incsOf(s) {
+		for _, c := range append([]*call(nil), in.calls...) {
+			if c.reading && !c.done {
+				c.reading = false
+				c.gen++
+				w.attemptFailed(c, errEOF, true)
+			}
+		}
+	}
+}
+
+// incsOf lists the incarnations of a slot that may still have calls.
+func (w *world) incsOf(s *slot) []*inc {
+	var out []*inc
+	if s.cur != nil {
+		out = append(out, s.cur)
+	}
+	if s.winding != nil && s.winding != s.cur {
+		out = append(out, s.winding)
+	}
+	for _, in := range w.incs {
+		if in.slot == s && in != s.cur && in != s.winding && len(in.calls) > 0 {
+			out = append(out, in)
+		}
+	}
+	return out
+}
+
+// describeFault renders a fault's parameters for the timeline, as sim does.
+func describeFault(f sim.Fault) string {
+	var parts []string
+	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
+	if f.For > 0 {
+		add("for", f.For)
+	}
+	switch f.Kind {
+	case sim.FaultPartition:
+		add("mode", f.Mode)
+	case sim.FaultLatency:
+		add("latency", f.Latency)
+		if f.Jitter > 0 {
+			add("jitter", f.Jitter)
+		}
+		add("direction", f.Direction)
+	case sim.FaultClock:
+		if f.Rate > 0 {
+			add("rate", f.Rate)
+		}
+		if f.Jump != 0 {
+			add("jump", f.Jump)
+		}
+	case sim.FaultCrash, sim.FaultStop:
+		if f.Restart {
+			add("restart", true)
+		}
+	}
+	add("target", f.Target.String())
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
+}
