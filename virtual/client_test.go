@@ -1,0 +1,162 @@
+package virtual_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+// renewCall runs one leader whose second renewal (due at gain + 5 s, no
+// jitter) meets the fault at 3 s, and returns how long that renewal took:
+// from its send to the elector's error.
+func renewCall(t *testing.T, seed int64, c sim.ClientParams, op time.Duration, f sim.Fault) (time.Duration, *sim.Result) {
+	t.Helper()
+	f.At, f.Kind, f.Target = 3*time.Second, sim.FaultPartition, sim.Target{Role: sim.RoleLeader}
+	if f.For == 0 {
+		f.For = 15 * time.Second
+	}
+	sc := sim.Scenario{Name: "call", Seed: seed, Instances: 1, Duration: 20 * time.Second, Recovery: time.Second,
+		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, OpTimeout: op, Client: c},
+		Faults: []sim.Fault{f}}
+	res := run(t, sc, virtual.Options{})
+	var gained, lost time.Duration = -1, -1
+	for _, e := range res.Timeline {
+		if e.Kind == sim.LeaderGained && gained < 0 {
+			gained = e.At
+		}
+		if e.Kind == sim.LeaderLost && lost < 0 {
+			lost = e.At
+		}
+	}
+	if gained < 0 || lost < 0 {
+		t.Fatalf("no gain (%v) or no loss (%v)", gained, lost)
+	}
+	// The first renewal returned ~0.1 ms after gain + 2.5 s; the second was
+	// sent 2.5 s later.
+	return lost - (gained + 5*time.Second + 100*time.Microsecond), res
+}
+
+// The measured figures are NOTES.md's and sim/bounds.go's (go-redis v9.23.0
+// through Toxiproxy 2.12.0).
+func TestCallDurations(t *testing.T) {
+	rt300 := sim.ClientParams{ReadTimeout: 300 * time.Millisecond}
+	cases := []struct {
+		name     string
+		c        sim.ClientParams
+		op       time.Duration
+		mode     string
+		lo, hi   time.Duration // every seed
+		mlo, mhi time.Duration // the mean over seeds (the measured range)
+	}{
+		// 2 × ReadTimeout + 2 × backoff(1): measured 629-658 ms.
+		{"blackhole ReadTimeout 300ms", rt300, 0, sim.PartitionBlackhole, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
+		{"blackhole-requests ReadTimeout 300ms", rt300, 0, sim.PartitionBlackholeRequests, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
+		{"blackhole-replies ReadTimeout 300ms", rt300, 0, sim.PartitionBlackholeReplies, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
+		// Defaults: ~10 s on a pooled connection.
+		{"blackhole defaults", sim.ClientParams{}, 0, sim.PartitionBlackhole, 10020 * ms, 10060 * ms, 10020 * ms, 10060 * ms},
+		// MaxRetries -1: one ReadTimeout.
+		{"blackhole no retries", sim.ClientParams{ReadTimeout: 500 * ms, MaxRetries: -1}, 0, sim.PartitionBlackhole, 500 * ms, 501 * ms, 500 * ms, 501 * ms},
+		// ContextTimeoutEnabled: OpTimeout cuts the read.
+		{"blackhole OpTimeout+CTE", sim.ClientParams{ContextTimeoutEnabled: true}, time.Second, sim.PartitionBlackhole, 1000 * ms, 1001 * ms, 1000 * ms, 1001 * ms},
+		// Without it the first read lasts ReadTimeout; the backoff sees the deadline.
+		{"blackhole OpTimeout no CTE", sim.ClientParams{}, time.Second, sim.PartitionBlackhole, 5000 * ms, 5001 * ms, 5000 * ms, 5001 * ms},
+		// Refused: EOF at once, then 3 dial rounds of 4 × 100 ms + backoffs: measured 1.26-1.32 s.
+		{"refuse defaults", sim.ClientParams{}, 0, sim.PartitionRefuse, 1230 * ms, 1370 * ms, 1260 * ms, 1320 * ms},
+		{"refuse no retries", sim.ClientParams{MaxRetries: -1}, 0, sim.PartitionRefuse, 0, ms, 0, ms},
+		// OpTimeout caps the dial-retry sleeps with or without CTE.
+		{"refuse OpTimeout", sim.ClientParams{}, 500 * ms, sim.PartitionRefuse, 500 * ms, 501 * ms, 500 * ms, 501 * ms},
+		// Reset: 12 backoffs: measured 0.37-0.45 s.
+		{"reset defaults", sim.ClientParams{}, 0, sim.PartitionReset, 120 * ms, 680 * ms, 370 * ms, 450 * ms},
+		{"reset no retries", sim.ClientParams{MaxRetries: -1}, 0, sim.PartitionReset, 0, ms, 0, ms},
+	}
+	for _, tc := range cases {
+		var sum time.Duration
+		const seeds = 40
+		lo, hi := time.Duration(1<<62), time.Duration(0)
+		for seed := int64(1); seed <= seeds; seed++ {
+			d, _ := renewCall(t, seed, tc.c, tc.op, sim.Fault{Mode: tc.mode})
+			sum += d
+			lo, hi = min(lo, d), max(hi, d)
+		}
+		mean := sum / seeds
+		t.Logf("%-38s %v–%v mean %v", tc.name, lo.Round(ms), hi.Round(ms), mean.Round(ms))
+		if lo < tc.lo || hi > tc.hi {
+			t.Errorf("%s: calls took %v–%v, want within %v–%v", tc.name, lo, hi, tc.lo, tc.hi)
+		}
+		if mean < tc.mlo || mean > tc.mhi {
+			t.Errorf("%s: mean %v, measured %v–%v", tc.name, mean, tc.mlo, tc.mhi)
+		}
+	}
+}
+
+// A replies-dropped partition: the renewal applies in Redis though the
+// leader sees a timeout, so the key lives TTL past that renewal.
+func TestRepliesDroppedRenewalApplies(t *testing.T) {
+	d, res := renewCall(t, 1, sim.ClientParams{ReadTimeout: 300 * ms}, 0, sim.Fault{Mode: sim.PartitionBlackholeReplies})
+	if d <= 0 {
+		t.Fatal("no failing renewal")
+	}
+	var gained, expired time.Duration
+	for _, e := range res.Timeline {
+		if e.Kind == sim.LeaderGained && gained == 0 {
+			gained = e.At
+		}
+		if e.Kind == sim.RedisHolder && e.Holder == "" && expired == 0 {
+			expired = e.At
+		}
+	}
+	want := gained + 5*time.Second + 5*time.Second // the second renewal + TTL
+	if expired < want-ms || expired > want+ms {
+		t.Errorf("key expired at %v, want ~%v (the dropped-reply renewal applied)", expired, want)
+	}
+	// With requests dropped instead, it expires TTL after the first renewal.
+	_, res = renewCall(t, 1, sim.ClientParams{ReadTimeout: 300 * ms}, 0, sim.Fault{Mode: sim.PartitionBlackholeRequests})
+	for _, e := range res.Timeline {
+		if e.Kind == sim.RedisHolder && e.Holder == "" {
+			if w := gained + 7500*ms; e.At < w-ms || e.At > w+ms {
+				t.Errorf("requests dropped: key expired at %v, want ~%v", e.At, w)
+			}
+			break
+		}
+	}
+}
+
+// A blackhole healed while a renewal hangs: removing the toxic closes the
+// connection, the read gets EOF, the retry on a new connection succeeds.
+func TestBlackholeHealedMidCall(t *testing.T) {
+	sc := sim.Scenario{Name: "heal", Instances: 1, Duration: 12 * time.Second, Recovery: time.Second,
+		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
+		Faults: []sim.Fault{{At: 3 * time.Second, For: 3 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: sim.Target{Role: sim.RoleLeader}}}}
+	res := run(t, sc, virtual.Options{})
+	for _, e := range res.Timeline {
+		if e.Kind == sim.ElectorError || e.Kind == sim.LeaderLost {
+			t.Fatalf("%s (%s) at %v; the heal at 6 s should have let the renewal's retry through", e.Kind, e.Err, e.At)
+		}
+	}
+	if s := res.Analysis.Summary; s.LeaderGains != 1 {
+		t.Errorf("gains %d, want 1", s.LeaderGains)
+	}
+}
+
+// SCRIPT FLUSH: EVALSHA answers NOSCRIPT, Script.Run reloads with EVAL, no error.
+func TestScriptFlushReloads(t *testing.T) {
+	res := run(t, builtin(t, "script-flush"), virtual.Options{})
+	if s := res.Analysis.Summary; s.ElectorErrors != 0 || s.LeaderGains != 1 {
+		t.Errorf("errors %d gains %d; want 0 and 1", s.ElectorErrors, s.LeaderGains)
+	}
+}
+
+// Safe mode: the lease guard demotes a blackholed leader before its key
+// expires, whatever the client's timeouts: no overlap, no stale leadership.
+func TestSafeModeGuard(t *testing.T) {
+	for _, name := range []string{"partition-blackhole", "partition-one-way", "slow-redis"} {
+		res := run(t, builtin(t, name), virtual.Options{Safe: true})
+		s := res.Analysis.Summary
+		t.Logf("%s safe: overlap %v stale %v gap %v gains %d", name, s.MaxOverlap, s.MaxStale, s.MaxGap, s.LeaderGains)
+		if s.MaxOverlap != 0 || s.MaxStale != 0 {
+			t.Errorf("%s in safe mode: overlap %v, stale %v; want none", name, s.MaxOverlap, s.MaxStale)
+		}
+	}
+}
