@@ -160,3 +160,63 @@ func TestSafeModeGuard(t *testing.T) {
 		}
 	}
 }
+
+// A graceful stop of a blackholed leader: it demotes at once; its hung
+// renewal and then its release cannot reach Redis, and Stop gives up at its
+// bound (StopTimeout = TTL), leaving the key to expire.
+func TestStopDuringBlackhole(t *testing.T) {
+	lh := sim.Target{Role: sim.RoleLeader}
+	sc := sim.Scenario{Name: "stop", Instances: 2, Duration: 20 * time.Second, Recovery: 2 * time.Second,
+		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
+		Faults: []sim.Fault{
+			{At: 6 * time.Second, For: 10 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: lh},
+			{At: 8 * time.Second, Kind: sim.FaultStop, Target: sim.Target{Indexes: []int{0}}},
+		}}
+	res := run(t, sc, virtual.Options{})
+	var lost, stopped time.Duration
+	for _, e := range res.Timeline {
+		switch {
+		case e.Kind == sim.LeaderLost && e.Instance == 0 && lost == 0:
+			lost = e.At
+		case e.Kind == sim.InstanceStopped && e.Instance == 0:
+			stopped = e.At
+		}
+	}
+	if lost != 8*time.Second {
+		t.Errorf("demoted at %v, want at the stop (8s)", lost)
+	}
+	if stopped != 13*time.Second {
+		t.Errorf("stopped at %v, want at the StopTimeout bound (13s)", stopped)
+	}
+}
+
+// A pause with a slow renewal in flight: the reply that lands during the
+// pause is read only at resume, and the frozen clock delays the next
+// renewal by the pause.
+func TestPauseHoldsReply(t *testing.T) {
+	lh := sim.Target{Role: sim.RoleLeader}
+	sc := sim.Scenario{Name: "pause", Instances: 1, Duration: 12 * time.Second, Recovery: time.Second,
+		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
+		Faults: []sim.Fault{
+			{At: 2 * time.Second, For: 8 * time.Second, Kind: sim.FaultLatency, Latency: 400 * time.Millisecond, Target: lh},
+			// The renewal sent at ~2.518 s returns at ~3.318 s: pause in between.
+			{At: 2700 * time.Millisecond, For: time.Second, Kind: sim.FaultPause, Target: lh},
+		}}
+	res := run(t, sc, virtual.Options{})
+	for _, e := range res.Timeline {
+		if e.Kind == sim.LeaderLost || e.Kind == sim.ElectorError {
+			t.Fatalf("%s at %v: a held reply within the read timeout must still count", e.Kind, e.At)
+		}
+	}
+	// The key: renewed at ~2.918 (request in flight before the pause), then
+	// at resume (3.7) + 2.5 s + 0.4 s.
+	var sets int
+	for _, e := range res.Timeline {
+		if e.Kind == sim.RedisHolder {
+			sets++
+		}
+	}
+	if sets != 1 {
+		t.Errorf("the key changed hands %d times, want 1 (never lost)", sets)
+	}
+}
