@@ -228,12 +228,22 @@ func (w *world) begin(c *call) {
 
 func (w *world) dial(c *call) {
 	in, n := c.in, &c.in.slot.net
+	if c.dialTry == 0 && in.dialErrs >= w.pool {
+		// The dial breaker: after PoolSize failed dial rounds the pool
+		// fails dials at once with the last error, until its tryDial (one
+		// try a second) gets through.
+		w.attemptFailed(c, errRefused, true)
+		return
+	}
 	if n.refuse > 0 {
 		// The dialer's own retries: DialerRetries tries, DialerRetryPeriod apart.
 		if c.dialTry < dialerRetries-1 {
 			c.dialTry++
 			w.sleep(c, dialerRetryPeriod, stDial)
 			return
+		}
+		if in.dialErrs++; in.dialErrs == w.pool {
+			w.at(w.now, event{kind: evProbe, a: in.n})
 		}
 		w.attemptFailed(c, errRefused, true)
 		return

@@ -220,3 +220,32 @@ func TestPauseHoldsReply(t *testing.T) {
 		t.Errorf("the key changed hands %d times, want 1 (never lost)", sets)
 	}
 }
+
+// A long refused partition trips go-redis's dial breaker: after PoolSize
+// failed dial rounds, dials fail at once until its once-a-second tryDial
+// gets through, so the partitioned follower's acquires fail fast.
+func TestDialBreaker(t *testing.T) {
+	sc := sim.Scenario{Name: "breaker", Instances: 2, Duration: 90 * time.Second, Recovery: 10 * time.Second,
+		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, Client: sim.ClientParams{PoolSize: 4}},
+		Faults: []sim.Fault{{At: 3 * time.Second, For: 60 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionRefuse, Target: sim.Target{Indexes: []int{0}}}}}
+	res := run(t, sc, virtual.Options{})
+	var errs []time.Duration
+	for _, e := range res.Timeline {
+		if e.Kind == sim.ElectorError && e.Instance == 0 {
+			errs = append(errs, e.At)
+		}
+	}
+	// Renewal: 3 failed rounds; the next acquire trips the breaker at its
+	// first dial (round 4) and fails fast afterwards: ~6 s apart from then.
+	if len(errs) < 5 {
+		t.Fatalf("errors at %v; want one per attempt", errs)
+	}
+	for i := 2; i < len(errs)-1; i++ {
+		if d := errs[i+1] - errs[i]; d < 6*time.Second || d > 6*time.Second+200*ms {
+			t.Errorf("attempts %d and %d %v apart; with the breaker tripped each fails at once (≈ Wait + backoffs)", i, i+1, d)
+		}
+	}
+	if s := res.Analysis.Summary; s.LeaderGains < 2 {
+		t.Errorf("no failover")
+	}
+}

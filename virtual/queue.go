@@ -20,6 +20,7 @@ const (
 	evCall                          // a: call, gen: call generation, b: step
 	evExpire                        // gen: key generation
 	evRedisUp                       // Redis is back after a restart; a: fault id
+	evProbe                         // the pool's tryDial after its dial breaker tripped; a: incarnation
 )
 
 // event is one entry of the queue. Ties in at are broken by seq, the

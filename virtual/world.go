@@ -27,7 +27,11 @@ const (
 	dialerRetries     = 5
 	dialerRetryPeriod = 100 * time.Millisecond
 	initRoundTrips    = 3 // HELLO, CLIENT SETINFO LIB-NAME, CLIENT SETINFO LIB-VER
-	never             = time.Duration(math.MaxInt64)
+	// defaultPoolSize is go-redis's PoolSize default, 10 per CPU, on the
+	// 2-core machines the real backend is calibrated on (fixed, so that a
+	// run does not depend on the machine that computes it).
+	defaultPoolSize = 20
+	never           = time.Duration(math.MaxInt64)
 	// redisEpochUS is Redis's TIME at the start of a run, in µs (safe-mode
 	// tokens): 2026-11-30T00:00:00Z.
 	redisEpochUS = 1_795_996_800_000_000
@@ -55,6 +59,7 @@ type world struct {
 	redis  redisModel
 
 	retries int           // max(MaxRetries, 0)
+	pool    int           // PoolSize: failed dial rounds that trip the breaker
 	rt      time.Duration // read timeout; never when none
 	cte     bool
 	ended   bool
@@ -105,6 +110,7 @@ type inc struct {
 	guardWall time.Duration // safe mode: the leader's guard deadline (wall); 0 none
 	idle      []uint32      // epochs of idle pooled connections
 	warm      bool          // first dial done
+	dialErrs  int           // failed dial rounds (the pool's dial breaker)
 	paused    bool
 	parked    []event
 	calls     []*call // every call of this incarnation still running
@@ -135,6 +141,9 @@ func newWorld(sc sim.Scenario, o Options) *world {
 	}
 	if w.rt < 0 {
 		w.rt = never
+	}
+	if w.pool = sc.Params.Client.PoolSize; w.pool <= 0 {
+		w.pool = defaultPoolSize
 	}
 	w.q.items = make([]event, 0, 64)
 	w.tl = make(sim.Timeline, 0, 32+4*len(sc.Faults))
@@ -259,6 +268,15 @@ func (w *world) dispatch(e event) {
 		w.callStep(c, e)
 	case evExpire:
 		w.redis.expireEvent(w, e.gen)
+	case evProbe:
+		in := w.incs[e.a]
+		switch {
+		case !in.alive && len(in.calls) == 0:
+		case in.slot.net.refuse > 0:
+			w.at(w.now+time.Second, event{kind: evProbe, a: in.n})
+		default:
+			in.dialErrs = 0
+		}
 	case evRedisUp:
 		w.redis.down = false
 		w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(sim.FaultRedisRestart), FaultID: int(e.a)})
