@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/simtest"
 )
@@ -32,7 +33,7 @@ func TestComposeSmoke(t *testing.T) {
 		ProxyUpstream: "redis:6379",
 		ProxyPorts:    st.proxyPorts,
 	}
-	results := map[string]*sim.Result{}
+	results := map[string]*model.Result{}
 	var mu sync.Mutex
 	t.Run("runs", func(t *testing.T) {
 		for name, p := range map[string]sim.Provider{"compose": ext, "embedded": sim.Embedded{}} {
@@ -67,14 +68,14 @@ func TestComposeSmoke(t *testing.T) {
 	}
 
 	// Redis is the stack's, not the harness's.
-	_, err := sim.Run(t.Context(), sim.Scenario{Name: "compose-restart", Instances: 2, Params: fast, Duration: time.Second,
-		Faults: []sim.Fault{{At: 500 * time.Millisecond, Kind: sim.FaultRedisRestart}}}, sim.Options{Provider: ext})
+	_, err := sim.Run(t.Context(), model.Scenario{Name: "compose-restart", Instances: 2, Params: fast, Duration: time.Second,
+		Faults: []model.Fault{{At: 500 * time.Millisecond, Kind: model.FaultRedisRestart}}}, sim.Options{Provider: ext})
 	if err == nil || !strings.Contains(err.Error(), "redis-restart") {
 		t.Errorf("redis-restart against the compose stack: %v; want it refused", err)
 	}
 }
 
-func failover(res *sim.Result) string {
+func failover(res *model.Result) string {
 	for _, f := range res.Analysis.Faults {
 		if f.Failover != nil {
 			return f.Failover.String()

@@ -11,9 +11,10 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2"
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/leaselab/leaselab/internal/redisserver"
 )
 
 // ToxiproxyVersion is the Toxiproxy the harness embeds and expects.

@@ -2,10 +2,10 @@
 // Toxiproxy in containers (testcontainers-go), in a few lines:
 //
 //	func TestFailover(t *testing.T) {
-//		res := simtest.RunInContainers(t, sim.Scenario{
+//		res := simtest.RunInContainers(t, model.Scenario{
 //			Instances: 3,
 //			Duration:  20 * time.Second,
-//			Faults:    []sim.Fault{{At: 5 * time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}}},
+//			Faults:    []model.Fault{{At: 5 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}},
 //		})
 //		if s := res.Analysis.Summary; s.Overlaps != 0 {
 //			t.Errorf("%d overlaps after a crash", s.Overlaps)
@@ -27,6 +27,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -39,7 +40,7 @@ const RequireDockerEnv = "LEASELAB_REQUIRE_DOCKER"
 // if the run could not start or the harness had errors; the scenario's own
 // verdicts are for the caller to judge (Result.Verdict, Analysis). A
 // scenario without a name is named after the test.
-func RunInContainers(t testing.TB, sc sim.Scenario) *sim.Result {
+func RunInContainers(t testing.TB, sc model.Scenario) *model.Result {
 	t.Helper()
 	return Run(t, sc, Containers(t))
 }
@@ -66,7 +67,7 @@ func Label(t testing.TB) string {
 // Run runs sc with provider p, treating an unavailable Docker or image like
 // Containers does, and fails t if the run could not start or the harness
 // had errors.
-func Run(t testing.TB, sc sim.Scenario, p sim.Provider) *sim.Result {
+func Run(t testing.TB, sc model.Scenario, p sim.Provider) *model.Result {
 	t.Helper()
 	if sc.Name == "" {
 		sc.Name = strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
