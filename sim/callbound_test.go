@@ -15,6 +15,7 @@ import (
 
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // callSlack is what a measured call may exceed its CallBound by: a few
@@ -82,19 +83,19 @@ func TestCallBoundMeasured(t *testing.T) {
 	}
 	redis.SetLogger(quietLogger{}) // every refused dial would be logged
 	ctx := context.Background()
-	env, err := Embedded{}.Environment(ctx)
+	environ, err := env.Embedded{}.Environment(ctx)
 	if err != nil {
-		if errors.Is(err, ErrEnvironment) {
+		if errors.Is(err, env.ErrEnvironment) {
 			t.Skipf("no environment: %v", err)
 		}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
+		if err := environ.Close(); err != nil {
 			t.Error(err)
 		}
 	})
-	admin := redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
+	admin := redis.NewClient(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1})
 	t.Cleanup(func() { _ = admin.Close() })
 
 	const ms = time.Millisecond
@@ -126,7 +127,7 @@ func TestCallBoundMeasured(t *testing.T) {
 					var stalled time.Duration
 					for i := range callRuns {
 						key := fmt.Sprintf("leaselab-callbound-%s-%s-%d", s.name, partition, i)
-						d, stall, applied := measureRenew(t, env, admin, p, partition, key)
+						d, stall, applied := measureRenew(t, environ, admin, p, partition, key)
 						got = append(got, d)
 						stalled = max(stalled, stall)
 						if want := partition == model.PartitionBlackholeReplies; applied != want {
@@ -155,11 +156,11 @@ func TestCallBoundMeasured(t *testing.T) {
 // one renewal, and how long the process was stalled meanwhile. applied
 // says whether that renewal reached Redis: the lease is renewed for a
 // minute, after the harness cut it to ten seconds.
-func measureRenew(t *testing.T, env *Environment, admin *redis.Client, p model.Params, partition, key string) (d, stall time.Duration, applied bool) {
+func measureRenew(t *testing.T, environ *env.Environment, admin *redis.Client, p model.Params, partition, key string) (d, stall time.Duration, applied bool) {
 	t.Helper()
 	ctx := context.Background()
 	const ttl, cut = time.Minute, 10 * time.Second
-	proxy, err := env.Toxiproxy.CreateProxy(key, "127.0.0.1:0", env.ProxyUpstream)
+	proxy, err := environ.Toxiproxy.CreateProxy(key, "127.0.0.1:0", environ.ProxyUpstream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,22 +247,22 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 	}
 	redis.SetLogger(quietLogger{})
 	ctx := context.Background()
-	env, err := Embedded{}.Environment(ctx)
+	environ, err := env.Embedded{}.Environment(ctx)
 	if err != nil {
-		if errors.Is(err, ErrEnvironment) {
+		if errors.Is(err, env.ErrEnvironment) {
 			t.Skipf("no environment: %v", err)
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Close() })
-	if env.RestartRedis == nil {
+	t.Cleanup(func() { _ = environ.Close() })
+	if environ.RestartRedis == nil {
 		t.Skip("this environment cannot restart Redis")
 	}
 	const ms = time.Millisecond
 	for _, c := range []model.ClientParams{{ReadTimeout: 300 * ms}, {ReadTimeout: 300 * ms, MaxRetries: -1}} {
 		p := model.Params{Client: c}.WithDefaults()
 		key := fmt.Sprintf("leaselab-leaseloss-%d", c.MaxRetries)
-		proxy, err := env.Toxiproxy.CreateProxy(key, "127.0.0.1:0", env.ProxyUpstream)
+		proxy, err := environ.Toxiproxy.CreateProxy(key, "127.0.0.1:0", environ.ProxyUpstream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -273,7 +274,7 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		if err := env.RestartRedis(ctx); err != nil {
+		if err := environ.RestartRedis(ctx); err != nil {
 			t.Fatal(err)
 		}
 		downtime := time.Since(start)

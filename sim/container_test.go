@@ -11,6 +11,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/simtest"
 )
 
@@ -113,7 +114,7 @@ func requireTruth(t *testing.T, res *model.Result) {
 // network labelled with label is left.
 func assertNothingLeft(t *testing.T, label string) {
 	t.Helper()
-	filter := "label=" + sim.LabelEnv + "=" + label
+	filter := "label=" + env.LabelEnv + "=" + label
 	for _, args := range [][]string{
 		{"ps", "-a", "-q", "--filter", filter},
 		{"network", "ls", "-q", "--filter", filter},

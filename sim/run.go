@@ -21,12 +21,13 @@ import (
 	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/runner"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // Options configure Run. Zero values mean the defaults named on each field.
 type Options struct {
 	// Provider sets up Redis and Toxiproxy. Default Embedded{}.
-	Provider Provider
+	Provider env.Provider
 	// Observe, if not nil, sees every event as it is recorded, on the
 	// recording goroutine: it must be fast and must not block.
 	Observe func(model.Event)
@@ -43,7 +44,7 @@ var quietRedisOnce sync.Once
 // run is the state of one Run.
 type run struct {
 	sc        model.Scenario // effective (defaults, scaled)
-	env       *Environment
+	env       *env.Environment
 	rec       *Recorder
 	truth     *Truth
 	admin     *redis.Client
@@ -127,20 +128,20 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 	eff := sc.Scaled()
 	eff.Params.Client.SharedPool = eff.Mode == model.ModeRunner
 	if o.Provider == nil {
-		o.Provider = Embedded{}
+		o.Provider = env.Embedded{}
 	}
 	res = &model.Result{Backend: "real", RunID: newRunID(), Scenario: sc, Params: eff.Params, Seed: sc.Seed, TimeScale: sc.TimeScale, Started: time.Now()}
-	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: ToxiproxyVersion, Leaselab: leaselabVersion()}
+	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: leaselabVersion()}
 
 	setupStart := time.Now()
-	env, err := environmentFor(ctx, o.Provider, eff.Instances)
+	environ, err := env.For(ctx, o.Provider, eff.Instances)
 	if err != nil {
 		return nil, err
 	}
-	res.Versions.Redis = env.RedisVersion
+	res.Versions.Redis = environ.RedisVersion
 	r := &run{
 		sc:         eff,
-		env:        env,
+		env:        environ,
 		group:      "leaselab-" + sc.Name + "-" + res.RunID,
 		rng:        mrand.New(mrand.NewPCG(uint64(sc.Seed), 0)),
 		jitterSeed: uint64(sc.Seed),
@@ -156,39 +157,39 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 			res.Settle()
 		}
 	}()
-	r.admin = redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
+	r.admin = redis.NewClient(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1})
 	if res.Versions.Redis == "" {
 		if info, err := r.admin.Info(ctx, "server").Result(); err == nil {
 			res.Versions.Redis = redisserver.InfoField(info, "redis_version")
 		} else {
-			return nil, fmt.Errorf("%w: Redis at %s: %v", ErrEnvironment, env.RedisAddr, err)
+			return nil, fmt.Errorf("%w: Redis at %s: %v", env.ErrEnvironment, environ.RedisAddr, err)
 		}
 	}
-	if err := needsRestart(sc.Faults, env); err != nil {
+	if err := needsRestart(sc.Faults, environ); err != nil {
 		return nil, err
 	}
 
 	for i := range eff.Instances {
 		listen := "127.0.0.1:0"
-		if env.ProxyListen != nil {
-			listen = env.ProxyListen(i)
+		if environ.ProxyListen != nil {
+			listen = environ.ProxyListen(i)
 		}
-		p, err := env.Toxiproxy.CreateProxy(fmt.Sprintf("%s-%d", r.group, i), listen, env.ProxyUpstream)
+		p, err := environ.Toxiproxy.CreateProxy(fmt.Sprintf("%s-%d", r.group, i), listen, environ.ProxyUpstream)
 		if err != nil {
-			return nil, fmt.Errorf("%w: creating proxy %d: %v", ErrEnvironment, i, err)
+			return nil, fmt.Errorf("%w: creating proxy %d: %v", env.ErrEnvironment, i, err)
 		}
 		r.proxies = append(r.proxies, p)
 		dial := p.Listen
-		if env.DialAddr != nil {
-			dial = env.DialAddr(dial)
+		if environ.DialAddr != nil {
+			dial = environ.DialAddr(dial)
 		}
 		r.instances = append(r.instances, &instance{index: i, dial: dial, run: r})
 	}
 
 	r.rec = NewRecorder(o.Observe)
 	key := election.LeaderKey(r.group)
-	if r.truth, err = WatchTruth(ctx, env.RedisAddr, key, r.rec); err != nil {
-		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", ErrEnvironment, err)
+	if r.truth, err = WatchTruth(ctx, environ.RedisAddr, key, r.rec); err != nil {
+		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", env.ErrEnvironment, err)
 	}
 	res.Setup = time.Since(setupStart)
 	cpuStart = cpuTime()
@@ -404,9 +405,9 @@ func (r *run) teardown() error {
 }
 
 // needsRestart checks that the environment can do every fault asked for.
-func needsRestart(faults []model.Fault, env *Environment) error {
+func needsRestart(faults []model.Fault, environ *env.Environment) error {
 	for i, f := range faults {
-		if f.Kind == model.FaultRedisRestart && env.RestartRedis == nil {
+		if f.Kind == model.FaultRedisRestart && environ.RestartRedis == nil {
 			return fmt.Errorf("faults[%d]: redis-restart needs a Redis the harness owns; this environment uses an external one", i)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // runFlags are the flags of run and suite.
@@ -54,13 +55,13 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
 
-func (f *runFlags) provider() (sim.Provider, error) {
+func (f *runFlags) provider() (env.Provider, error) {
 	switch f.env {
 	case "container":
 		if f.redisAddr != "" || f.toxiproxyAddr != "" || f.proxyPorts != "" || f.proxyUpstream != "" {
 			return nil, usageErr("--env container starts its own Redis and Toxiproxy: drop --redis-addr, --toxiproxy-addr, --proxy-ports and --proxy-upstream")
 		}
-		c := sim.Containers{}
+		c := env.Containers{}
 		if f.verbose {
 			c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "testcontainers: "+format+"\n", args...) }
 		} else {
@@ -73,14 +74,14 @@ func (f *runFlags) provider() (sim.Provider, error) {
 		return nil, usageErr("--env: %q is neither embedded nor container", f.env)
 	}
 	if f.proxyPorts == "" && f.proxyUpstream == "" {
-		return sim.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}, nil
+		return env.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}, nil
 	}
 	if f.redisAddr == "" || f.toxiproxyAddr == "" {
 		return nil, usageErr("--proxy-ports and --proxy-upstream are for a Toxiproxy in a container: give --redis-addr and --toxiproxy-addr too")
 	}
-	ext := sim.External{RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
+	ext := env.External{RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
 	if f.proxyPorts != "" {
-		r, err := sim.ParsePortRange(f.proxyPorts)
+		r, err := env.ParsePortRange(f.proxyPorts)
 		if err != nil {
 			return nil, usageErr("--proxy-ports: %v", err)
 		}
@@ -234,7 +235,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	wg.Wait()
 	for _, o := range out {
 		// An interrupt during setup is an interrupt, not a broken environment.
-		if o.res == nil && o.err != nil && errors.Is(o.err, sim.ErrEnvironment) && ctx.Err() == nil {
+		if o.res == nil && o.err != nil && errors.Is(o.err, env.ErrEnvironment) && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "chaos: %s: %v\n", o.sc.Name, o.err)
 			if f.env == "container" {
 				return out, &exitError{exitEnv, errors.New("environment error: the container environment needs a reachable Docker Engine and the images (README.md, Running with Docker)")}
@@ -247,7 +248,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 
 // runOne runs one scenario and writes its report, also when the run was
 // interrupted (the report is then marked incomplete).
-func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider sim.Provider, prog *progress) outcome {
+func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Provider, prog *progress) outcome {
 	sc = named(sc)
 	track := prog.start(sc)
 	res, err := sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
