@@ -80,11 +80,22 @@ func fixture() *model.Result {
 			Phantom:              []model.Phantom{{Member: m1, Window: win(30000, 35000, false)}},
 			NotificationLateness: model.DurationStats{Count: 2, Min: ms(2), Median: ms(3), Max: ms(4)},
 			BelowResolution:      3,
+			Holders: []model.Holding{
+				{Window: win(11, 12510, false), Holder: idA, Instance: 0}, {Window: win(12510, 18000, false), Holder: "", Instance: -1},
+				{Window: win(18000, 35000, false), Holder: idB, Instance: 1}, {Window: win(35000, 36199, false), Holder: "", Instance: -1},
+				{Window: win(36199, 45000, true), Holder: idC, Instance: 2},
+			},
 		},
 		Faults: []model.FaultOutcome{{
 			FaultSpan: span, LeadersAtInjection: []model.Member{m0}, LeaderHit: true,
 			Demotion: dp(ms(13750)), Failover: dp(ms(13750)), NewLeader: &m1, Recovery: dp(0),
+			Overlaps: []int{0}, MaxOverlap: ms(5749), Gaps: []int{0}, MaxGap: ms(6200),
 		}},
+		LeaderCount: []model.CountStep{
+			{Window: win(0, 12, false), Leaders: 0}, {Window: win(12, 18001, false), Leaders: 1},
+			{Window: win(18001, 23750, false), Leaders: 2}, {Window: win(23750, 30000, false), Leaders: 1},
+			{Window: win(30000, 36200, false), Leaders: 0}, {Window: win(36200, 45000, true), Leaders: 1},
+		},
 		Claims: []model.Claim{
 			{Name: model.ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait", Verdict: model.Held, Measured: ms(6200), Bound: 11 * time.Second, Slack: model.ClaimSlack,
 				Detail: "longest gap 6.2s from 30s, after fault 0 (partition)"},

@@ -401,24 +401,16 @@ func (x *ctx) prediction(mode string) (model.Prediction, bool) {
 	return model.PredictMode(x.p, mode, model.FaultSize{})
 }
 
-// faultWindows measures the longest unexcused gap and the longest overlap
-// that touched the fault.
+// faultWindows returns the windows the analysis found within the fault's
+// reach, with the longest unexcused gap and the longest overlap.
 func (x *ctx) faultWindows(f model.FaultOutcome) (gap, overlap time.Duration, gaps []model.Gap, overlaps []model.Overlap) {
-	for _, g := range x.res.Analysis.Gaps {
-		if f.Touches(g.Window) {
-			gaps = append(gaps, g)
-			if g.Excuse == "" {
-				gap = max(gap, g.Duration)
-			}
-		}
+	for _, i := range f.Gaps {
+		gaps = append(gaps, x.res.Analysis.Gaps[i])
 	}
-	for _, o := range x.res.Analysis.Overlaps {
-		if f.Touches(o.Window) {
-			overlaps = append(overlaps, o)
-			overlap = max(overlap, o.Duration)
-		}
+	for _, i := range f.Overlaps {
+		overlaps = append(overlaps, x.res.Analysis.Overlaps[i])
 	}
-	return gap, overlap, gaps, overlaps
+	return f.MaxGap, f.MaxOverlap, gaps, overlaps
 }
 
 // aboveModel lists the measurements of one fault above its prediction.

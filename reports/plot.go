@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -422,37 +421,17 @@ func (f *figure) fillBeliefs(res *model.Result) {
 	}
 }
 
-// fillRedis builds the Redis lane from RedisHolder events: each holds until
-// the next one, the last until the end of the run.
+// fillRedis draws the Redis lane from the analysis's holder segments.
 func (f *figure) fillRedis(res *model.Result) {
-	owner := map[string]int{}
-	for _, e := range res.Timeline {
-		if e.ID != "" && e.Instance >= 0 {
-			if _, ok := owner[e.ID]; !ok {
-				owner[e.ID] = e.Instance
-			}
-		}
-	}
 	inc := incarnations(res.Timeline)
-	var evs []model.Event
-	for _, e := range res.Timeline {
-		if e.Kind == model.RedisHolder {
-			evs = append(evs, e)
-		}
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].At < evs[j].At })
-	for i, e := range evs {
-		to := f.end
-		if i+1 < len(evs) {
-			to = seconds(evs[i+1].At)
-		}
-		s := segment{from: seconds(e.At), to: to, colour: colNoKey}
-		if e.Holder != "" {
-			if idx, ok := owner[e.Holder]; ok {
-				s.colour, s.label = instanceColour(idx, inc[e.Holder]), "i"+strconv.Itoa(idx)
-			} else {
-				s.colour, s.label = colUnknown, "?"
-			}
+	for _, h := range res.Analysis.Redis.Holders {
+		s := segment{from: seconds(h.Start), to: seconds(h.End), colour: colNoKey}
+		switch {
+		case h.Holder == "":
+		case h.Instance >= 0:
+			s.colour, s.label = instanceColour(h.Instance, inc[h.Holder]), "i"+strconv.Itoa(h.Instance)
+		default:
+			s.colour, s.label = colUnknown, "?"
 		}
 		f.redis.segments = append(f.redis.segments, s)
 	}
@@ -461,54 +440,24 @@ func (f *figure) fillRedis(res *model.Result) {
 	}
 }
 
-// fillCount builds the leader-count strip from the beliefs: a step function
-// cut at every belief boundary.
+// fillCount draws the leader-count strip from the analysis's steps.
 func (f *figure) fillCount(res *model.Result) {
-	type edge struct {
-		at    time.Duration
-		delta int
-	}
-	var edges []edge
-	for _, b := range res.Analysis.Beliefs {
-		if b.Duration <= 0 {
-			continue
-		}
-		edges = append(edges, edge{b.Start, +1})
-		if !b.Open {
-			edges = append(edges, edge{b.End, -1})
-		}
-	}
-	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at < edges[j].at })
-	n, prev, elected := 0, 0.0, false
-	emit := func(to float64) {
-		if to <= prev {
-			return
-		}
-		s := segment{from: prev, to: to}
+	elected := false
+	for _, st := range res.Analysis.LeaderCount {
+		s := segment{from: seconds(st.Start), to: seconds(st.End)}
 		switch {
-		case n == 0 && !elected:
+		case st.Leaders == 0 && !elected:
 			s.colour = colNoLeader
-		case n == 0:
+		case st.Leaders == 0:
 			s.colour, s.label = colGap, "0"
-		case n == 1:
+		case st.Leaders == 1:
 			s.colour = colOneLeader
 		default:
-			s.colour, s.label = colOverlap, strconv.Itoa(n)
+			s.colour, s.label = colOverlap, strconv.Itoa(st.Leaders)
 		}
+		elected = elected || st.Leaders > 0
 		f.count.segments = append(f.count.segments, s)
 	}
-	for i := 0; i < len(edges); {
-		t := edges[i].at
-		emit(seconds(t))
-		for ; i < len(edges) && edges[i].at == t; i++ {
-			n += edges[i].delta
-		}
-		if n > 0 {
-			elected = true
-		}
-		prev = seconds(t)
-	}
-	emit(f.end)
 }
 
 func (f *figure) fillLifecycle(res *model.Result) {
