@@ -331,7 +331,7 @@ type Analysis struct {
 	// floor: sub-second TTLs are what short test runs use.
 	StabilityWindow time.Duration `json:"stability_window"`
 
-	Beliefs         []Belief         `json:"beliefs,omitempty"`
+	Beliefs []Belief `json:"beliefs,omitempty"`
 	// LeaderCount is how many incarnations believed they led, as a step
 	// function over [0, End].
 	LeaderCount     []CountStep      `json:"leader_count,omitempty"`
