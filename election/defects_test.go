@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // fakeLease answers the lease scripts without Redis, so a test can make an

@@ -39,6 +39,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/leaselab/leaselab/election/timing"
+
 	"github.com/benbjohnson/clock"
 	"github.com/redis/go-redis/v9"
 )
@@ -146,46 +148,23 @@ type Opts struct {
 
 // Validate reports the first problem with o, or nil.
 func (o Opts) Validate() error {
-	switch {
-	case o.Redis == nil:
+	if o.Redis == nil {
 		return errors.New("election: Opts.Redis is nil")
-	case o.TTL < 2*time.Millisecond:
-		return fmt.Errorf("election: Opts.TTL is %v; it must be at least 2ms (the lease uses PX milliseconds)", o.TTL)
-	case o.Wait <= 0:
-		return fmt.Errorf("election: Opts.Wait is %v; it must be positive", o.Wait)
-	case o.JitterMS < 0:
-		return fmt.Errorf("election: Opts.JitterMS is %d; it must not be negative", o.JitterMS)
-	case int64(o.JitterMS) >= ceilMS(o.TTL/2):
-		// Renewal comes TTL/2 + jitter after the last one; jitter of TTL/2
-		// or more could renew after the lease expired. Compared in whole
-		// milliseconds, so a huge JitterMS cannot overflow a Duration.
-		return fmt.Errorf("election: Opts.JitterMS is %d ms; it must be less than TTL/2 (%v)", o.JitterMS, o.TTL/2)
-	case o.OpTimeout < 0:
-		return fmt.Errorf("election: Opts.OpTimeout is %v; it must not be negative", o.OpTimeout)
-	case o.StopTimeout < 0:
-		return fmt.Errorf("election: Opts.StopTimeout is %v; it must not be negative", o.StopTimeout)
-	case o.SafeMargin < 0:
-		return fmt.Errorf("election: Opts.SafeMargin is %v; it must not be negative", o.SafeMargin)
-	case o.Safe && int64(o.JitterMS) >= ceilMS(o.TTL/2-o.margin()):
-		// The renewal (TTL/2 + jitter after the send) must come before the
-		// guard (TTL − margin after it).
-		return fmt.Errorf("election: Opts.JitterMS %d ms + SafeMargin %v must be less than TTL/2 (%v) in safe mode", o.JitterMS, o.margin(), o.TTL/2)
+	}
+	if ps := o.timings().Problems(); len(ps) > 0 {
+		return errors.New("election: Opts." + ps[0].String())
 	}
 	return nil
 }
 
-// margin is the safe mode's margin, defaulted.
-func (o Opts) margin() time.Duration {
-	if o.SafeMargin > 0 {
-		return o.SafeMargin
-	}
-	return DefaultMargin(o.TTL)
+// timings are the options the timing rules check.
+func (o Opts) timings() timing.Lease {
+	return timing.Lease{TTL: o.TTL, Wait: o.Wait, JitterMS: o.JitterMS, OpTimeout: o.OpTimeout,
+		StopTimeout: o.StopTimeout, Safe: o.Safe, SafeMargin: o.SafeMargin}
 }
 
-// ceilMS is d in milliseconds, rounded up.
-func ceilMS(d time.Duration) int64 {
-	return int64((d + time.Millisecond - 1) / time.Millisecond)
-}
+// margin is the safe mode's margin, defaulted.
+func (o Opts) margin() time.Duration { return o.timings().Margin() }
 
 // Elector runs the election for one instance. Create it with NewElector.
 //

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/election"
-	"github.com/leaselab/leaselab/internal/redistest"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/goleak"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/redistest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -7,9 +7,10 @@ import (
 	"os"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/redisserver"
-	"github.com/redis/go-redis/v9"
 )
 
 // exampleRedis returns LEASELAB_REDIS_ADDR or a freshly spawned redis-server.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/leaselab/leaselab/election/timing"
 )
 
 // Machine is the elector's decision logic as a pure, deterministic state
@@ -187,9 +189,7 @@ func NewMachine(c MachineConfig) *Machine {
 // expires in Redis as long as the leader's clock runs at least
 // 1 − margin/ttl as fast as Redis's (1.04% slower for a 5s TTL) and its
 // timer fires less than that late; see Opts.SafeMargin.
-func DefaultMargin(ttl time.Duration) time.Duration {
-	return ttl/100 + 2*time.Millisecond
-}
+func DefaultMargin(ttl time.Duration) time.Duration { return timing.DefaultMargin(ttl) }
 
 // State returns the machine's current role.
 func (m *Machine) State() State { return m.state }

@@ -8,9 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/redistest"
-	"github.com/redis/go-redis/v9"
 )
 
 // blackhole passes script calls through until held, then holds every call

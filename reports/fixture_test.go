@@ -4,11 +4,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // The fixture is a hand-made result, not the output of a run or of
-// sim.Analyze: the golden files must change only when the renderers change,
+// model.Analyze: the golden files must change only when the renderers change,
 // not when a teammate refines the analysis. It tells one consistent story:
 //
 //	i0 leads from 0.012s. At 10s a blackhole partition cuts i0 off Redis. Its
@@ -29,137 +29,148 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func dp(d time.Duration) *time.Duration { return &d }
 
-func fixture() *sim.Result {
-	m0 := sim.Member{Instance: 0, ID: idA}
-	m1 := sim.Member{Instance: 1, ID: idB}
-	m2 := sim.Member{Instance: 2, ID: idC}
-	params := sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, ChoreInterval: time.Second,
-		Client: sim.ClientParams{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, DialTimeout: 5 * time.Second, MaxRetries: 3}}
-	fault := sim.Fault{At: 10 * time.Second, For: 15 * time.Second, Kind: sim.FaultPartition, Target: sim.Target{Indexes: []int{0}}, Mode: sim.PartitionBlackhole}
+func fixture() *model.Result {
+	m0 := model.Member{Instance: 0, ID: idA}
+	m1 := model.Member{Instance: 1, ID: idB}
+	m2 := model.Member{Instance: 2, ID: idC}
+	params := model.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, ChoreInterval: time.Second,
+		Client: model.ClientParams{ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, DialTimeout: 5 * time.Second, MaxRetries: 3}}
+	fault := model.Fault{At: 10 * time.Second, For: 15 * time.Second, Kind: model.FaultPartition, Target: model.Target{Indexes: []int{0}}, Mode: model.PartitionBlackhole}
 
-	tl := sim.Timeline{
-		{At: 0, Kind: sim.InstanceStarted, Instance: 0, ID: idA},
-		{At: 0, Kind: sim.InstanceStarted, Instance: 1, ID: idB},
-		{At: 0, Kind: sim.InstanceStarted, Instance: 2, ID: idC},
-		{At: ms(11), Kind: sim.RedisHolder, Instance: -1, Holder: idA},
-		{At: ms(12), Kind: sim.LeaderGained, Instance: 0, ID: idA},
-		{At: ms(10000), Kind: sim.FaultApplied, Instance: -1, Fault: "partition", Mode: sim.PartitionBlackhole, FaultID: 0, Target: []int{0}, Detail: "blackhole both ways"},
-		{At: ms(12510), Kind: sim.RedisHolder, Instance: -1, Holder: "", Lateness: ms(4), Detail: "expired"},
-		{At: ms(18000), Kind: sim.RedisHolder, Instance: -1, Holder: idB},
-		{At: ms(18001), Kind: sim.LeaderGained, Instance: 1, ID: idB},
-		{At: ms(23750), Kind: sim.LeaderLost, Instance: 0, ID: idA},
-		{At: ms(23750), Kind: sim.ElectorError, Instance: 0, ID: idA, Err: "i/o timeout"},
-		{At: ms(25000), Kind: sim.FaultHealed, Instance: -1, Fault: "partition", FaultID: 0, Target: []int{0}},
-		{At: ms(30000), Kind: sim.LeaderLost, Instance: 1, ID: idB},
-		{At: ms(30000), Kind: sim.ElectorError, Instance: 1, ID: idB, Err: "EOF"},
-		{At: ms(35000), Kind: sim.RedisHolder, Instance: -1, Holder: "", Lateness: ms(2), Detail: "expired"},
-		{At: ms(36199), Kind: sim.RedisHolder, Instance: -1, Holder: idC},
-		{At: ms(36200), Kind: sim.LeaderGained, Instance: 2, ID: idC},
-		{At: ms(45000), Kind: sim.RunEnded, Instance: -1, Detail: "complete"},
+	tl := model.Timeline{
+		{At: 0, Kind: model.InstanceStarted, Instance: 0, ID: idA},
+		{At: 0, Kind: model.InstanceStarted, Instance: 1, ID: idB},
+		{At: 0, Kind: model.InstanceStarted, Instance: 2, ID: idC},
+		{At: ms(11), Kind: model.RedisHolder, Instance: -1, Holder: idA},
+		{At: ms(12), Kind: model.LeaderGained, Instance: 0, ID: idA},
+		{At: ms(10000), Kind: model.FaultApplied, Instance: -1, Fault: "partition", Mode: model.PartitionBlackhole, FaultID: 0, Target: []int{0}, Detail: "blackhole both ways"},
+		{At: ms(12510), Kind: model.RedisHolder, Instance: -1, Holder: "", Lateness: ms(4), Detail: "expired"},
+		{At: ms(18000), Kind: model.RedisHolder, Instance: -1, Holder: idB},
+		{At: ms(18001), Kind: model.LeaderGained, Instance: 1, ID: idB},
+		{At: ms(23750), Kind: model.LeaderLost, Instance: 0, ID: idA},
+		{At: ms(23750), Kind: model.ElectorError, Instance: 0, ID: idA, Err: "i/o timeout"},
+		{At: ms(25000), Kind: model.FaultHealed, Instance: -1, Fault: "partition", FaultID: 0, Target: []int{0}},
+		{At: ms(30000), Kind: model.LeaderLost, Instance: 1, ID: idB},
+		{At: ms(30000), Kind: model.ElectorError, Instance: 1, ID: idB, Err: "EOF"},
+		{At: ms(35000), Kind: model.RedisHolder, Instance: -1, Holder: "", Lateness: ms(2), Detail: "expired"},
+		{At: ms(36199), Kind: model.RedisHolder, Instance: -1, Holder: idC},
+		{At: ms(36200), Kind: model.LeaderGained, Instance: 2, ID: idC},
+		{At: ms(45000), Kind: model.RunEnded, Instance: -1, Detail: "complete"},
 	}
-	win := func(from, to int64, open bool) sim.Window {
-		return sim.Window{Start: ms(from), End: ms(to), Duration: ms(to - from), Open: open}
+	win := func(from, to int64, open bool) model.Window {
+		return model.Window{Start: ms(from), End: ms(to), Duration: ms(to - from), Open: open}
 	}
-	span := sim.FaultSpan{ID: 0, Kind: "partition", Mode: sim.ModePartitionBlackhole, Target: []int{0}, Detail: "blackhole both ways", Applied: ms(10000), Healed: ms(25000), Reach: ms(36000)}
-	a := sim.Analysis{
+	span := model.FaultSpan{ID: 0, Kind: "partition", Mode: model.ModePartitionBlackhole, Target: []int{0}, Detail: "blackhole both ways", Applied: ms(10000), Healed: ms(25000), Reach: ms(36000)}
+	a := model.Analysis{
 		Params: params, End: ms(45000), Ended: "complete", StabilityWindow: 5 * time.Second,
-		Beliefs: []sim.Belief{
-			{Member: m0, Window: win(12, 23750, false), EndedBy: sim.LeaderLost},
-			{Member: m1, Window: win(18001, 30000, false), EndedBy: sim.LeaderLost},
-			{Member: m2, Window: win(36200, 45000, true), EndedBy: sim.RunEnded},
+		Beliefs: []model.Belief{
+			{Member: m0, Window: win(12, 23750, false), EndedBy: model.LeaderLost},
+			{Member: m1, Window: win(18001, 30000, false), EndedBy: model.LeaderLost},
+			{Member: m2, Window: win(36200, 45000, true), EndedBy: model.RunEnded},
 		},
-		Overlaps: []sim.Overlap{{Window: win(18001, 23750, false), Leaders: []sim.Member{m0, m1}}},
-		Gaps:     []sim.Gap{{Window: win(30000, 36200, false), After: &sim.FaultRef{ID: 0, Kind: "partition", Applied: ms(10000)}}},
-		Handovers: []sim.Handover{
+		Overlaps: []model.Overlap{{Window: win(18001, 23750, false), Leaders: []model.Member{m0, m1}}},
+		Gaps:     []model.Gap{{Window: win(30000, 36200, false), After: &model.FaultRef{ID: 0, Kind: "partition", Applied: ms(10000)}}},
+		Handovers: []model.Handover{
 			{At: ms(18001), From: m0, To: m1},
 			{At: ms(36200), From: m1, To: m2},
 		},
-		Redis: sim.RedisLane{
+		Redis: model.RedisLane{
 			Observed:             true,
-			Stale:                []sim.Stale{{Member: m0, Window: win(12510, 23750, false), Holder: ""}},
-			Phantom:              []sim.Phantom{{Member: m1, Window: win(30000, 35000, false)}},
-			NotificationLateness: sim.DurationStats{Count: 2, Min: ms(2), Median: ms(3), Max: ms(4)},
+			Stale:                []model.Stale{{Member: m0, Window: win(12510, 23750, false), Holder: ""}},
+			Phantom:              []model.Phantom{{Member: m1, Window: win(30000, 35000, false)}},
+			NotificationLateness: model.DurationStats{Count: 2, Min: ms(2), Median: ms(3), Max: ms(4)},
 			BelowResolution:      3,
+			Holders: []model.Holding{
+				{Window: win(11, 12510, false), Holder: idA, Instance: 0}, {Window: win(12510, 18000, false), Holder: "", Instance: -1},
+				{Window: win(18000, 35000, false), Holder: idB, Instance: 1}, {Window: win(35000, 36199, false), Holder: "", Instance: -1},
+				{Window: win(36199, 45000, true), Holder: idC, Instance: 2},
+			},
 		},
-		Faults: []sim.FaultOutcome{{
-			FaultSpan: span, LeadersAtInjection: []sim.Member{m0}, LeaderHit: true,
+		Faults: []model.FaultOutcome{{
+			FaultSpan: span, LeadersAtInjection: []model.Member{m0}, LeaderHit: true,
 			Demotion: dp(ms(13750)), Failover: dp(ms(13750)), NewLeader: &m1, Recovery: dp(0),
+			Overlaps: []int{0}, MaxOverlap: ms(5749), Gaps: []int{0}, MaxGap: ms(6200),
 		}},
-		Claims: []sim.Claim{
-			{Name: sim.ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait", Verdict: sim.Held, Measured: ms(6200), Bound: 11 * time.Second, Slack: sim.ClaimSlack,
+		LeaderCount: []model.CountStep{
+			{Window: win(0, 12, false), Leaders: 0}, {Window: win(12, 18001, false), Leaders: 1},
+			{Window: win(18001, 23750, false), Leaders: 2}, {Window: win(23750, 30000, false), Leaders: 1},
+			{Window: win(30000, 36200, false), Leaders: 0}, {Window: win(36200, 45000, true), Leaders: 1},
+		},
+		Claims: []model.Claim{
+			{Name: model.ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait", Verdict: model.Held, Measured: ms(6200), Bound: 11 * time.Second, Slack: model.ClaimSlack,
 				Detail: "longest gap 6.2s from 30s, after fault 0 (partition)"},
-			{Name: sim.ClaimSplitBrain, Statement: "split-brain (overlap) window <= TTL", Verdict: sim.NotHeld, Measured: ms(5749), Bound: 5 * time.Second, Slack: sim.ClaimSlack,
+			{Name: model.ClaimSplitBrain, Statement: "split-brain (overlap) window <= TTL", Verdict: model.NotHeld, Measured: ms(5749), Bound: 5 * time.Second, Slack: model.ClaimSlack,
 				Detail: "1 overlaps, longest 5.749s, total 5.749s"},
-			{Name: sim.ClaimNoFaultlessSplit, Statement: "no overlap without a fault", Verdict: sim.Held, Slack: sim.ClaimSlack,
+			{Name: model.ClaimNoFaultlessSplit, Statement: "no overlap without a fault", Verdict: model.Held, Slack: model.ClaimSlack,
 				Detail: "0 overlaps away from any fault, total 0s"},
 		},
-		Summary: sim.Summary{
+		Summary: model.Summary{
 			LeaderGains: 3, Handovers: 2, ElectorErrors: 2, Overlaps: 1, MaxOverlap: ms(5749), TotalOverlap: ms(5749),
-			Gaps: 1, MaxGap: ms(6200), Failover: sim.DurationStats{Count: 1, Min: ms(13750), Median: ms(13750), Max: ms(13750)},
+			Gaps: 1, MaxGap: ms(6200), Failover: model.DurationStats{Count: 1, Min: ms(13750), Median: ms(13750), Max: ms(13750)},
 			Faults: 1, StaleWindows: 1, MaxStale: ms(11240), PhantomWindows: 1, MaxPhantom: ms(5000),
 		},
 	}
-	res := &sim.Result{
+	res := &model.Result{
 		RunID: "20250102-030405-abcdef",
-		Scenario: sim.Scenario{
+		Scenario: model.Scenario{
 			Name: "partition-leader", Description: "Cut the leader off Redis (blackhole) for 15s and watch the takeover.",
-			Seed: 42, Instances: 3, Mode: sim.ModeElector, Params: params,
+			Seed: 42, Instances: 3, Mode: model.ModeElector, Params: params,
 			Duration: 30 * time.Second, Recovery: 13 * time.Second, TimeScale: 1,
-			Faults: []sim.Fault{fault},
-			Expect: []sim.Expectation{{Metric: "max_overlap", Max: "predicted"}, {Metric: "max_gap", Max: "ttl + wait"}, {Metric: "overlap_windows", Max: "0"}},
+			Faults: []model.Fault{fault},
+			Expect: []model.Expectation{{Metric: "max_overlap", Max: "predicted"}, {Metric: "max_gap", Max: "ttl + wait"}, {Metric: "overlap_windows", Max: "0"}},
 		},
 		Params: params, Seed: 42, TimeScale: 1,
-		Versions: sim.Versions{Go: "go1.26.0", Redis: "7.2.4", Toxiproxy: "2.12.0", Leaselab: "devel"},
+		Versions: model.Versions{Go: "go1.26.0", Redis: "7.2.4", Toxiproxy: "2.12.0", Leaselab: "devel"},
 		Started:  time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 		Elapsed:  45 * time.Second, Complete: true,
 		Timeline: tl, Analysis: a,
-		Predictions: []sim.Prediction{{
-			Mode: sim.ModePartitionBlackhole, MaxGap: ms(3500), MaxOverlap: ms(7535),
+		Predictions: []model.Prediction{{
+			Mode: model.ModePartitionBlackhole, MaxGap: ms(3500), MaxOverlap: ms(7535),
 			GapFormula:     "max(0, TTL/2 + Wait - Cmin) = max(0, 2.5s + 6s - 5s) = 3.5s",
 			OverlapFormula: "max(0, TTL/2 + jitter + C - TTL) = max(0, 2.5s + 5ms + 10.03s - 5s) = 7.535s",
 			Call:           ms(10030), CallFormula: "(min(MaxRetries, 1) + 1) × ReadTimeout + backoff(1) = 2 × 5s + 30ms = 10.03s",
 			Note: "The leader's next renewal hangs until the client gives up (C).",
 		}},
 		Setup: ms(850),
-		Cost:  sim.Cost{CPU: 1250 * time.Millisecond, CPUPerInstancePercent: 0.93},
+		Cost:  model.Cost{CPU: 1250 * time.Millisecond, CPUPerInstancePercent: 0.93},
 	}
 	res.Scenario.Expect[2].Line = 14
-	res.Evaluation = sim.Evaluate(res.Scenario, res.Analysis, res.Predictions)
+	res.Evaluation = model.Evaluate(res.Scenario, res.Analysis, res.Predictions)
 	return res
 }
 
 // passing is the fixture turned into a clean pass: every check held and
 // no finding.
-func passing() *sim.Result {
+func passing() *model.Result {
 	r := fixture()
 	r.Scenario.Name = "leader-crash"
 	r.Seed = 7
 	r.Scenario.Expect[2].Max = "1"
-	r.Analysis.Claims[1].Verdict = sim.Held
-	r.Evaluation = sim.Evaluate(r.Scenario, r.Analysis, r.Predictions)
+	r.Analysis.Claims[1].Verdict = model.Held
+	r.Evaluation = model.Evaluate(r.Scenario, r.Analysis, r.Predictions)
 	return r
 }
 
 // incomplete is the fixture cut short by a cancelled context with a
 // harness error.
-func incomplete() *sim.Result {
+func incomplete() *model.Result {
 	r := fixture()
 	r.Scenario.Name = "latency-leader"
 	r.Complete, r.Incomplete = false, "context canceled"
 	r.Errors = []string{"healing fault 0: toxiproxy: connection refused"}
-	r.Verdict = sim.Fail
+	r.Verdict = model.Fail
 	r.Reasons = append([]string{"the run is incomplete: context canceled", "1 harness errors: " + r.Errors[0]}, r.Reasons...)
 	return r
 }
 
 // skipped is a run whose fault was skipped (no leader to hit): unknown,
 // whatever its figures say.
-func skipped() *sim.Result {
+func skipped() *model.Result {
 	r := passing()
 	r.Scenario.Name = "follower-pause"
-	r.Analysis.Skipped = []sim.SkippedFault{{ID: 1, Kind: "pause", At: ms(20000), Detail: "target follower matched no live instance"}}
-	r.Scenario.Faults = append(r.Scenario.Faults, sim.Fault{At: 20 * time.Second, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleFollower}})
-	r.Evaluation = sim.Evaluate(r.Scenario, r.Analysis, r.Predictions)
+	r.Analysis.Skipped = []model.SkippedFault{{ID: 1, Kind: "pause", At: ms(20000), Detail: "target follower matched no live instance"}}
+	r.Scenario.Faults = append(r.Scenario.Faults, model.Fault{At: 20 * time.Second, Kind: model.FaultPause, Target: model.Target{Role: model.RoleFollower}})
+	r.Evaluation = model.Evaluate(r.Scenario, r.Analysis, r.Predictions)
 	return r
 }
 

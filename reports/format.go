@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // dur prints a duration for people: "0s", "250ms", "12.5ms", "1.234s",
@@ -14,7 +14,7 @@ import (
 // (microseconds below a millisecond, milliseconds above a second) so that
 // reports do not suggest nanosecond accuracy nobody measured.
 func dur(d time.Duration) string {
-	if d == sim.Unbounded {
+	if d == model.Unbounded {
 		return "unbounded"
 	}
 	if d < 0 {
@@ -65,7 +65,7 @@ func at(d time.Duration) string {
 
 // windowEnd prints the end of a window, marking one still open at the end
 // of the run, whose length is then only a lower bound.
-func windowEnd(w sim.Window) string {
+func windowEnd(w model.Window) string {
 	if w.Open {
 		return at(w.End) + " (open)"
 	}
@@ -73,7 +73,7 @@ func windowEnd(w sim.Window) string {
 }
 
 // windowDur prints a window's length, "≥" when it was still open.
-func windowDur(w sim.Window) string {
+func windowDur(w model.Window) string {
 	if w.Open {
 		return "≥ " + dur(w.Duration)
 	}
@@ -91,7 +91,7 @@ func shortID(id string) string {
 
 // member names an incarnation: "i1" plus its short id, because a restarted
 // index runs under a new id and the two must not be confused.
-func member(m sim.Member) string {
+func member(m model.Member) string {
 	if m.Instance < 0 {
 		if m.ID == "" {
 			return "unknown"
@@ -104,7 +104,7 @@ func member(m sim.Member) string {
 	return fmt.Sprintf("i%d (%s)", m.Instance, shortID(m.ID))
 }
 
-func members(ms []sim.Member) string {
+func members(ms []model.Member) string {
 	s := make([]string, len(ms))
 	for i, m := range ms {
 		s[i] = member(m)
@@ -126,7 +126,7 @@ func targets(t []int) string {
 }
 
 // stats prints a DurationStats on one line.
-func stats(s sim.DurationStats) string {
+func stats(s model.DurationStats) string {
 	if s.Count == 0 {
 		return "none"
 	}

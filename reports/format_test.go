@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 func TestDur(t *testing.T) {
@@ -23,7 +23,7 @@ func TestDur(t *testing.T) {
 		{123500 * time.Millisecond, "2m3.5s"},
 		{2 * time.Minute, "2m"},
 		{-250 * time.Millisecond, "-250ms"},
-		{sim.Unbounded, "unbounded"},
+		{model.Unbounded, "unbounded"},
 	} {
 		if got := dur(tc.d); got != tc.want {
 			t.Errorf("dur(%v) = %q; want %q", int64(tc.d), got, tc.want)

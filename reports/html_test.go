@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // node is a parsed element: enough of a DOM to check structure.
@@ -215,7 +215,7 @@ func TestHTMLVerdicts(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
-		res   func() *sim.Result
+		res   func() *model.Result
 		class string
 	}{
 		{"pass", passing, "banner pass"},

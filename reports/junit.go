@@ -10,15 +10,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // JUnit writes the results as one JUnit testsuite with one testcase per run,
 // named after its scenario, for CI systems that read JUnit XML. A run fails
 // when it did not pass: each broken expectation is named in the failure
-// message (sim.Check.String()); an incomplete run and harness errors are
+// message (model.Check.String()); an incomplete run and harness errors are
 // failures too, because their figures cannot be trusted.
-func JUnit(w io.Writer, results []*sim.Result) error {
+func JUnit(w io.Writer, results []*model.Result) error {
 	cases := make([]junitInput, len(results))
 	for i, r := range results {
 		cases[i] = junitInput{res: r}
@@ -29,7 +29,7 @@ func JUnit(w io.Writer, results []*sim.Result) error {
 // junitInput is one testcase to write: a result, or why there is none.
 type junitInput struct {
 	name string
-	res  *sim.Result
+	res  *model.Result
 	err  error
 	dir  string
 	cmd  string // reproducing command; default defaultCommand
@@ -163,12 +163,12 @@ func junitCaseOf(x junitInput) junitCase {
 			continue // said above
 		}
 		k := "expectation"
-		if res.Verdict == sim.Unknown {
+		if res.Verdict == model.Unknown {
 			k = "unknown"
 		}
 		reasons, kind = append(reasons, r), nonEmpty(kind, k)
 	}
-	if res.Verdict != sim.Pass && len(reasons) == 0 {
+	if res.Verdict != model.Pass && len(reasons) == 0 {
 		reasons, kind = append(reasons, "the run did not pass"), "expectation"
 	}
 	if len(reasons) > 0 {
@@ -182,7 +182,7 @@ func junitCaseOf(x junitInput) junitCase {
 		out = append(out, "expectation: "+ch.String())
 	}
 	for _, cl := range res.Analysis.Claims {
-		if cl.Verdict == sim.NotHeld {
+		if cl.Verdict == model.NotHeld {
 			out = append(out, "finding: "+finding(cl))
 		}
 	}

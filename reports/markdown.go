@@ -7,13 +7,13 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // Markdown writes the run report as GitHub-flavoured Markdown: the same
 // findings as the HTML report, with the plot linked as timeline.png (the
 // file WriteRun puts beside report.md).
-func Markdown(w io.Writer, res *sim.Result, o Options) error {
+func Markdown(w io.Writer, res *model.Result, o Options) error {
 	bw := bufio.NewWriter(w)
 	writeMarkdown(bw, build(res, o), nil)
 	return bw.Flush()

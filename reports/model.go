@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // The report is built once as a format-neutral document (this file) and then
@@ -104,20 +104,20 @@ const (
 // if what it measured passed: its figures cover only part of the schedule.
 // Unknown means the run never created the situation its expectations are
 // about; it is not a pass.
-func verdictOf(res *sim.Result) (verdict, class string) {
+func verdictOf(res *model.Result) (verdict, class string) {
 	switch {
 	case !res.Complete:
 		return verdictIncomplete, "incomplete"
-	case res.Verdict == sim.Pass:
+	case res.Verdict == model.Pass:
 		return verdictPass, "pass"
-	case res.Verdict == sim.Unknown:
+	case res.Verdict == model.Unknown:
 		return verdictUnknown, "unknown"
 	}
 	return verdictFail, "fail"
 }
 
 // defaultCommand is the CLI invocation that reproduces a run.
-func defaultCommand(res *sim.Result) string {
+func defaultCommand(res *model.Result) string {
 	scale := res.TimeScale
 	if scale == 0 {
 		scale = 1
@@ -132,22 +132,22 @@ func defaultCommand(res *sim.Result) string {
 
 // ctx carries what several sections need.
 type ctx struct {
-	res   *sim.Result
-	p     sim.Params // effective, defaults filled
+	res   *model.Result
+	p     model.Params // effective, defaults filled
 	end   time.Duration
 	scale float64
 	slack time.Duration // for predicted-vs-measured comparisons
 	cmd   string
 }
 
-func newCtx(res *sim.Result, o Options) *ctx {
+func newCtx(res *model.Result, o Options) *ctx {
 	x := &ctx{res: res, p: res.Params.WithDefaults(), scale: res.TimeScale, cmd: o.Command}
 	if x.scale == 0 {
 		x.scale = 1
 	}
-	// The same slack as a "predicted" expectation gets (sim.Evaluate), so a
+	// The same slack as a "predicted" expectation gets (model.Evaluate), so a
 	// fault marked "above prediction" here would also fail such a check.
-	x.slack = sim.DefaultSlack
+	x.slack = model.DefaultSlack
 	x.end = max(res.Analysis.End, res.Elapsed)
 	if x.cmd == "" {
 		x.cmd = defaultCommand(res)
@@ -156,7 +156,7 @@ func newCtx(res *sim.Result, o Options) *ctx {
 }
 
 // build turns a result into the report document.
-func build(res *sim.Result, o Options) *document {
+func build(res *model.Result, o Options) *document {
 	x := newCtx(res, o)
 	d := &document{
 		Title:    "Failover report: " + nonEmpty(res.Scenario.Name, "unnamed scenario"),
@@ -207,7 +207,7 @@ func (x *ctx) banner() banner {
 	b.Verdict, b.Class = verdictOf(res)
 	held := 0
 	for _, ch := range res.Checks {
-		if ch.Verdict == sim.Pass {
+		if ch.Verdict == model.Pass {
 			held++
 		}
 	}
@@ -219,9 +219,9 @@ func (x *ctx) banner() banner {
 	claimsHeld, claimsNot := 0, 0
 	for _, cl := range res.Analysis.Claims {
 		switch cl.Verdict {
-		case sim.Held:
+		case model.Held:
 			claimsHeld++
-		case sim.NotHeld:
+		case model.NotHeld:
 			claimsNot++
 			b.Findings = append(b.Findings, finding(cl))
 		}
@@ -250,19 +250,19 @@ func (x *ctx) banner() banner {
 
 // finding phrases a claim that did not hold as what was measured against
 // what the spec says.
-func finding(cl sim.Claim) string {
+func finding(cl model.Claim) string {
 	slack := ""
 	if cl.Slack > 0 {
 		slack = fmt.Sprintf(", beyond the %s allowed for measurement error", dur(cl.Slack))
 	}
 	switch cl.Name {
-	case sim.ClaimGap:
+	case model.ClaimGap:
 		return fmt.Sprintf("the spec says the worst-case leadership gap is TTL + Wait (%s); measured a gap of %s%s (%s).",
 			dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
-	case sim.ClaimSplitBrain:
+	case model.ClaimSplitBrain:
 		return fmt.Sprintf("the spec says split brain is bounded by the TTL (%s); measured an overlap of %s%s (%s).",
 			dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
-	case sim.ClaimNoFaultlessSplit:
+	case model.ClaimNoFaultlessSplit:
 		return fmt.Sprintf("the spec's lease allows two leaders only around a fault; measured an overlap of %s away from any fault (%s).",
 			dur(cl.Measured), cl.Detail)
 	}
@@ -334,21 +334,21 @@ func (x *ctx) expectationsSection() section {
 			"(the run never created the situation it is about, or its bound does not exist) makes the run unknown, never a pass."}}
 }
 
-func checkClass(v sim.Verdict) string {
+func checkClass(v model.Verdict) string {
 	switch v {
-	case sim.Pass:
+	case model.Pass:
 		return ""
-	case sim.Unknown:
+	case model.Unknown:
 		return clsWarn
 	}
 	return clsBad
 }
 
-func checkCell(v sim.Verdict) cell {
+func checkCell(v model.Verdict) cell {
 	switch v {
-	case sim.Pass:
+	case model.Pass:
 		return styled("pass", clsOK)
-	case sim.Unknown:
+	case model.Unknown:
 		return styled("unknown", clsWarn)
 	}
 	return styled("FAIL", clsBad)
@@ -370,9 +370,9 @@ func (x *ctx) claimsSection() section {
 		measured := dur(cl.Measured)
 		var v cell
 		switch cl.Verdict {
-		case sim.Held:
+		case model.Held:
 			v = styled("held", clsOK)
-		case sim.NotHeld:
+		case model.NotHeld:
 			v = styled("NOT held", clsBad)
 		default:
 			v, measured = styled(string(cl.Verdict), clsMuted), "—"
@@ -381,7 +381,7 @@ func (x *ctx) claimsSection() section {
 		if cl.Slack > 0 {
 			bound += " (+" + dur(cl.Slack) + " slack)"
 		}
-		t.Rows = append(t.Rows, row(plain(cl.Name), plain(cl.Statement), plain(bound), styled(measured, heldClass(cl.Verdict != sim.NotHeld)), v, plain(cl.Detail)))
+		t.Rows = append(t.Rows, row(plain(cl.Name), plain(cl.Statement), plain(bound), styled(measured, heldClass(cl.Verdict != model.NotHeld)), v, plain(cl.Detail)))
 	}
 	return section{ID: "claims", Title: "The spec's claims", Tables: []table{t},
 		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about."}}
@@ -389,51 +389,43 @@ func (x *ctx) claimsSection() section {
 
 // prediction is the prediction for a failure mode: the run's own if it has
 // one, else computed now (older results; fault sizes then unknown).
-func (x *ctx) prediction(mode string) (sim.Prediction, bool) {
+func (x *ctx) prediction(mode string) (model.Prediction, bool) {
 	for _, p := range x.res.Predictions {
 		if p.Mode == mode {
 			return p, true
 		}
 	}
 	if mode == "" {
-		return sim.Prediction{}, false
+		return model.Prediction{}, false
 	}
-	return sim.PredictMode(x.p, mode, sim.FaultSize{})
+	return model.PredictMode(x.p, mode, model.FaultSize{})
 }
 
-// faultWindows measures the longest unexcused gap and the longest overlap
-// that touched the fault.
-func (x *ctx) faultWindows(f sim.FaultOutcome) (gap, overlap time.Duration, gaps []sim.Gap, overlaps []sim.Overlap) {
-	for _, g := range x.res.Analysis.Gaps {
-		if f.Touches(g.Window) {
-			gaps = append(gaps, g)
-			if g.Excuse == "" {
-				gap = max(gap, g.Duration)
-			}
-		}
+// faultWindows returns the windows the analysis found within the fault's
+// reach, with the longest unexcused gap and the longest overlap.
+func (x *ctx) faultWindows(f model.FaultOutcome) (gap, overlap time.Duration, gaps []model.Gap, overlaps []model.Overlap) {
+	for _, i := range f.Gaps {
+		gaps = append(gaps, x.res.Analysis.Gaps[i])
 	}
-	for _, o := range x.res.Analysis.Overlaps {
-		if f.Touches(o.Window) {
-			overlaps = append(overlaps, o)
-			overlap = max(overlap, o.Duration)
-		}
+	for _, i := range f.Overlaps {
+		overlaps = append(overlaps, x.res.Analysis.Overlaps[i])
 	}
-	return gap, overlap, gaps, overlaps
+	return f.MaxGap, f.MaxOverlap, gaps, overlaps
 }
 
 // aboveModel lists the measurements of one fault above its prediction.
-func (x *ctx) aboveModel(f sim.FaultOutcome) []string {
+func (x *ctx) aboveModel(f model.FaultOutcome) []string {
 	pr, ok := x.prediction(f.Mode)
 	if !ok {
 		return nil
 	}
 	gap, overlap, _, _ := x.faultWindows(f)
 	var out []string
-	if !sim.Within(gap, pr.MaxGap, x.slack) {
+	if !model.Within(gap, pr.MaxGap, x.slack) {
 		out = append(out, fmt.Sprintf("fault #%d (%s): measured a gap of %s around it; the %s model predicts at most %s (%s).",
 			f.ID, f.Kind, dur(gap), f.Mode, dur(pr.MaxGap), pr.GapFormula))
 	}
-	if !sim.Within(overlap, pr.MaxOverlap, x.slack) {
+	if !model.Within(overlap, pr.MaxOverlap, x.slack) {
 		out = append(out, fmt.Sprintf("fault #%d (%s): measured an overlap of %s around it; the %s model predicts at most %s (%s).",
 			f.ID, f.Kind, dur(overlap), f.Mode, dur(pr.MaxOverlap), pr.OverlapFormula))
 	}
@@ -457,7 +449,7 @@ func (x *ctx) faultsSection() section {
 	return s
 }
 
-func (x *ctx) faultTables(f sim.FaultOutcome) []table {
+func (x *ctx) faultTables(f model.FaultOutcome) []table {
 	title := fmt.Sprintf("Fault #%d: %s on %s, applied %s, healed %s", f.ID, f.Kind, targets(f.Target), at(f.Applied), healed(f.FaultSpan))
 	pr, ok := x.prediction(f.Mode)
 	gap, overlap, gaps, overlaps := x.faultWindows(f)
@@ -466,7 +458,7 @@ func (x *ctx) faultTables(f sim.FaultOutcome) []table {
 		if !ok {
 			return styled("no prediction", clsMuted)
 		}
-		if sim.Within(measured, bound, x.slack) {
+		if model.Within(measured, bound, x.slack) {
 			return styled("within", clsOK)
 		}
 		return styled("ABOVE prediction", clsBad)
@@ -492,8 +484,8 @@ func (x *ctx) faultTables(f sim.FaultOutcome) []table {
 		}
 	}
 	t.Rows = append(t.Rows,
-		row(plain("Longest gap"), plain(pg), plain(fg), styled(measured(gap, unexcused), heldClass(!ok || sim.Within(gap, pr.MaxGap, x.slack))), vs(gap, pr.MaxGap)),
-		row(plain("Longest overlap"), plain(po), plain(fo), styled(measured(overlap, len(overlaps)), heldClass(!ok || sim.Within(overlap, pr.MaxOverlap, x.slack))), vs(overlap, pr.MaxOverlap)),
+		row(plain("Longest gap"), plain(pg), plain(fg), styled(measured(gap, unexcused), heldClass(!ok || model.Within(gap, pr.MaxGap, x.slack))), vs(gap, pr.MaxGap)),
+		row(plain("Longest overlap"), plain(po), plain(fo), styled(measured(overlap, len(overlaps)), heldClass(!ok || model.Within(overlap, pr.MaxOverlap, x.slack))), vs(overlap, pr.MaxOverlap)),
 	)
 	if ok && pr.Call > 0 {
 		t.Rows = append(t.Rows, row(plain("Failing Redis call (C)"), plain(dur(pr.Call)), plain(pr.CallFormula), styled("not measured", clsMuted), plain("")))
@@ -556,7 +548,7 @@ func (x *ctx) faultTables(f sim.FaultOutcome) []table {
 	return []table{t, w}
 }
 
-func healed(f sim.FaultSpan) string {
+func healed(f model.FaultSpan) string {
 	if f.Open {
 		return "never (open at the end)"
 	}
@@ -569,7 +561,7 @@ func healed(f sim.FaultSpan) string {
 func (x *ctx) scheduleSection() section {
 	res := x.res
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * x.scale) }
-	spans := map[int]sim.FaultSpan{}
+	spans := map[int]model.FaultSpan{}
 	for _, f := range res.Analysis.Faults {
 		spans[f.ID] = f.FaultSpan
 	}
@@ -578,7 +570,7 @@ func (x *ctx) scheduleSection() section {
 	// (the harness errors say why).
 	skipped := map[int]string{}
 	for _, e := range res.Timeline {
-		if e.Kind == sim.FaultSkipped {
+		if e.Kind == model.FaultSkipped {
 			skipped[e.FaultID] = "skipped at " + at(e.At)
 			if e.Detail != "" {
 				skipped[e.FaultID] += ": " + e.Detail
@@ -615,37 +607,37 @@ func (x *ctx) scheduleSection() section {
 // targetSpec prints a fault's target as scheduled: instance indexes the
 // way the rest of the report names instances, or the role resolved at
 // injection.
-func targetSpec(t sim.Target) string {
+func targetSpec(t model.Target) string {
 	if len(t.Indexes) > 0 {
 		return targets(t.Indexes)
 	}
 	switch t.Role {
-	case "", sim.RoleLeader:
+	case "", model.RoleLeader:
 		return "the leader"
-	case sim.RoleFollower:
+	case model.RoleFollower:
 		return "a follower"
-	case sim.RoleRandom:
+	case model.RoleRandom:
 		return "a random instance"
-	case sim.RoleAll:
+	case model.RoleAll:
 		return "all instances"
 	}
 	return t.Role
 }
 
 // faultParams prints the kind-specific parameters of a fault, scaled.
-func faultParams(f sim.Fault, k float64) string {
+func faultParams(f model.Fault, k float64) string {
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * k) }
 	var p []string
 	switch f.Kind {
-	case sim.FaultPartition:
-		p = append(p, "mode "+nonEmpty(f.Mode, sim.PartitionBlackhole))
-	case sim.FaultLatency:
+	case model.FaultPartition:
+		p = append(p, "mode "+nonEmpty(f.Mode, model.PartitionBlackhole))
+	case model.FaultLatency:
 		l := dur(scale(f.Latency))
 		if f.Jitter > 0 {
 			l += " ± " + dur(scale(f.Jitter))
 		}
-		p = append(p, "latency "+l, "direction "+nonEmpty(f.Direction, sim.DirectionBoth))
-	case sim.FaultClock:
+		p = append(p, "latency "+l, "direction "+nonEmpty(f.Direction, model.DirectionBoth))
+	case model.FaultClock:
 		if f.Rate > 0 {
 			p = append(p, "rate "+strconv.FormatFloat(f.Rate, 'g', -1, 64)+"×")
 		}
@@ -728,7 +720,7 @@ func (x *ctx) paramsSection() section {
 		}
 		return trimFloat(r, 3) + "/s"
 	}
-	if sc.Mode == sim.ModeRunner || w.DispatchRate > 0 || w.DelayedRate > 0 {
+	if sc.Mode == model.ModeRunner || w.DispatchRate > 0 || w.DelayedRate > 0 {
 		add("Workload dispatch rate", rate(w.DispatchRate/x.scale), rate(w.DispatchRate), "tasks dispatched per second")
 		add("Workload delayed rate", rate(w.DelayedRate/x.scale), rate(w.DelayedRate), "delayed tasks scheduled per second")
 		d2("Workload delay", scale(w.Delay), w.Delay, "how far ahead delayed tasks are due")
@@ -741,7 +733,7 @@ func (x *ctx) paramsSection() section {
 }
 
 // nearFaults names the faults whose reach a window touched.
-func (x *ctx) nearFaults(w sim.Window) string {
+func (x *ctx) nearFaults(w model.Window) string {
 	var ids []string
 	for _, f := range x.res.Analysis.Faults {
 		if f.Touches(w) {
@@ -760,10 +752,10 @@ func (x *ctx) holderName(id string) string {
 	}
 	for _, e := range x.res.Timeline {
 		if e.ID == id && e.Instance >= 0 {
-			return member(sim.Member{Instance: e.Instance, ID: id})
+			return member(model.Member{Instance: e.Instance, ID: id})
 		}
 	}
-	return member(sim.Member{Instance: -1, ID: id})
+	return member(model.Member{Instance: -1, ID: id})
 }
 
 func (x *ctx) leadershipSection() section {
@@ -810,7 +802,7 @@ func (x *ctx) leadershipSection() section {
 		ph.Rows = append(ph.Rows, row(plain(member(p.Member)), plain(at(p.Start)), plain(windowEnd(p.Window)), plain(windowDur(p.Window))))
 	}
 	if n := a.Redis.BelowResolution; n > 0 {
-		ph.Note = fmt.Sprintf("%d stale or phantom windows shorter than %s were dropped as measurement error (the two lanes are observed by different means).", n, dur(sim.TruthResolution))
+		ph.Note = fmt.Sprintf("%d stale or phantom windows shorter than %s were dropped as measurement error (the two lanes are observed by different means).", n, dur(model.TruthResolution))
 	}
 	fo := table{
 		Caption: "Failovers (per fault)",
@@ -886,7 +878,7 @@ func (x *ctx) workSection() section {
 		tk.Rows = append(tk.Rows, row(plain("Repeated task ids"), plain(capped(ids))))
 	}
 	intro := "What the spec promises only one leader does, and what the runner's tasks went through."
-	if x.res.Scenario.Mode != sim.ModeRunner {
+	if x.res.Scenario.Mode != model.ModeRunner {
 		intro += " This run used bare electors: no chores or tasks are expected."
 	}
 	return section{ID: "work", Title: "Chores and tasks", Intro: []string{intro}, Tables: []table{dc, tk}}
@@ -899,7 +891,7 @@ func (x *ctx) measurementSection() section {
 	nl.Rows = append(nl.Rows,
 		texts("Redis lane observed", yesNo(a.Redis.Observed)),
 		texts("Keyspace notification lateness", stats(a.Redis.NotificationLateness)),
-		texts("Stale/phantom windows below resolution ("+dur(sim.TruthResolution)+")", strconv.Itoa(a.Redis.BelowResolution)),
+		texts("Stale/phantom windows below resolution ("+dur(model.TruthResolution)+")", strconv.Itoa(a.Redis.BelowResolution)),
 	)
 	sm := table{Caption: "Summary figures", Head: []string{"Figure", "Value"}}
 	sm.Rows = append(sm.Rows,

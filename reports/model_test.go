@@ -7,28 +7,28 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // TestRunnerFigures: chores and tasks of a runner-mode run reach the report,
 // and long id lists are capped.
 func TestRunnerFigures(t *testing.T) {
 	res := fixture()
-	res.Scenario.Mode = sim.ModeRunner
-	res.Scenario.Workload = sim.Workload{DispatchRate: 20, Delay: time.Second, TaskDuration: 10 * time.Millisecond}
+	res.Scenario.Mode = model.ModeRunner
+	res.Scenario.Workload = model.Workload{DispatchRate: 20, Delay: time.Second, TaskDuration: 10 * time.Millisecond}
 	a := &res.Analysis
-	a.DuplicateChores = []sim.DuplicateChore{{
+	a.DuplicateChores = []model.DuplicateChore{{
 		Chore:  "scheduler",
-		First:  sim.ChoreRun{Member: sim.Member{Instance: 0, ID: idA}, At: ms(19000)},
-		Second: sim.ChoreRun{Member: sim.Member{Instance: 1, ID: idB}, At: ms(19400)},
+		First:  model.ChoreRun{Member: model.Member{Instance: 0, ID: idA}, At: ms(19000)},
+		Second: model.ChoreRun{Member: model.Member{Instance: 1, ID: idB}, At: ms(19400)},
 		Apart:  ms(400),
 	}}
 	for i := range 25 {
 		a.LostTasks = append(a.LostTasks, fmt.Sprintf("task-%02d", i))
 	}
-	a.RepeatedTasks = []sim.RepeatedTask{{Task: "task-99", Completions: 2}}
+	a.RepeatedTasks = []model.RepeatedTask{{Task: "task-99", Completions: 2}}
 	a.Summary.TasksDispatched, a.Summary.TasksLost, a.Summary.TasksRepeated, a.Summary.DuplicateChores = 900, 25, 1, 1
-	a.Summary.DelayedLateness = sim.DurationStats{Count: 3, Min: ms(5), Median: ms(40), Max: ms(1200)}
+	a.Summary.DelayedLateness = model.DurationStats{Count: 3, Min: ms(5), Median: ms(40), Max: ms(1200)}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, Options{}); err != nil {
 		t.Fatal(err)
@@ -78,8 +78,8 @@ func TestScaledParameters(t *testing.T) {
 // of looking like a harness failure.
 func TestSkippedFault(t *testing.T) {
 	res := fixture()
-	res.Scenario.Faults = append(res.Scenario.Faults, sim.Fault{At: 40 * time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}})
-	res.Timeline = append(res.Timeline, sim.Event{At: ms(40000), Kind: sim.FaultSkipped, Instance: -1, Fault: "crash", FaultID: 1, Detail: "no leader"})
+	res.Scenario.Faults = append(res.Scenario.Faults, model.Fault{At: 40 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}})
+	res.Timeline = append(res.Timeline, model.Event{At: ms(40000), Kind: model.FaultSkipped, Instance: -1, Fault: "crash", FaultID: 1, Detail: "no leader"})
 	var b bytes.Buffer
 	if err := Markdown(&b, res, Options{}); err != nil {
 		t.Fatal(err)

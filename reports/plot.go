@@ -6,7 +6,6 @@ import (
 	"image/color"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"time"
 
@@ -19,7 +18,7 @@ import (
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // Plot renders the run's timeline: one lane per instance with its believed
@@ -27,7 +26,7 @@ import (
 // leaders, the faults as bands, and reference lines at injection + TTL and
 // + TTL + Wait. It returns the same figure as SVG (fonts embedded, so it
 // renders identically anywhere) and as PNG.
-func Plot(res *sim.Result) (svg, png []byte, err error) {
+func Plot(res *model.Result) (svg, png []byte, err error) {
 	defer func() {
 		// gonum/plot panics on some degenerate inputs (a font it cannot
 		// find, an impossible size); a report must say so, not crash.
@@ -82,15 +81,15 @@ var (
 		verdictPass: rgb(0x1a7f37), verdictFail: rgb(0xcf222e), verdictIncomplete: rgb(0x9a6700), verdictUnknown: rgb(0x9a6700),
 	}
 
-	faultColours = map[sim.FaultKind]color.NRGBA{
-		sim.FaultCrash:        rgb(0xb22222),
-		sim.FaultStop:         rgb(0x7f7f7f),
-		sim.FaultPartition:    rgb(0xff7f0e),
-		sim.FaultLatency:      rgb(0xbcbd22),
-		sim.FaultPause:        rgb(0x17becf),
-		sim.FaultClock:        rgb(0x8c564b),
-		sim.FaultRedisRestart: rgb(0xe377c2),
-		sim.FaultScriptFlush:  rgb(0x1f77b4),
+	faultColours = map[model.FaultKind]color.NRGBA{
+		model.FaultCrash:        rgb(0xb22222),
+		model.FaultStop:         rgb(0x7f7f7f),
+		model.FaultPartition:    rgb(0xff7f0e),
+		model.FaultLatency:      rgb(0xbcbd22),
+		model.FaultPause:        rgb(0x17becf),
+		model.FaultClock:        rgb(0x8c564b),
+		model.FaultRedisRestart: rgb(0xe377c2),
+		model.FaultScriptFlush:  rgb(0x1f77b4),
 	}
 )
 
@@ -111,7 +110,7 @@ func lighten(c color.NRGBA, t float64) color.NRGBA {
 }
 
 func faultColour(kind string) color.NRGBA {
-	if c, ok := faultColours[sim.FaultKind(kind)]; ok {
+	if c, ok := faultColours[model.FaultKind(kind)]; ok {
 		return c
 	}
 	return rgb(0x555555)
@@ -152,7 +151,7 @@ type faultBar struct {
 // figure is everything the timeline draws, computed once from the result
 // and drawn onto both canvases.
 type figure struct {
-	res           *sim.Result
+	res           *model.Result
 	title, sub    string
 	verdict       string
 	width, height vg.Length
@@ -209,7 +208,7 @@ func textStyle(size font.Length, c color.Color) text.Style {
 	return text.Style{Color: c, Font: sansFont(size), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YBottom}
 }
 
-func newFigure(res *sim.Result) *figure {
+func newFigure(res *model.Result) *figure {
 	a := res.Analysis
 	p := res.Params.WithDefaults()
 	f := &figure{res: res, width: figWidth}
@@ -336,7 +335,7 @@ const maxFaultRows = 6
 // last bar (and label) ends before this one starts. If that takes more than
 // maxFaultRows, labels are dropped (the legend still names the kinds), and
 // if even bars alone need more, they share rows and may overlap.
-func (f *figure) packFaults(res *sim.Result) {
+func (f *figure) packFaults(res *model.Result) {
 	for _, fo := range res.Analysis.Faults {
 		if !slices.Contains(f.kinds, fo.Kind) {
 			f.kinds = append(f.kinds, fo.Kind)
@@ -391,11 +390,11 @@ func (f *figure) packFaults(res *sim.Result) {
 }
 
 // incarnations numbers the ids each index ran with, in order of start.
-func incarnations(t sim.Timeline) map[string]int {
+func incarnations(t model.Timeline) map[string]int {
 	seen := map[int]int{}
 	out := map[string]int{}
 	for _, e := range t {
-		if e.Kind == sim.InstanceStarted && e.Instance >= 0 && e.ID != "" {
+		if e.Kind == model.InstanceStarted && e.Instance >= 0 && e.ID != "" {
 			if _, ok := out[e.ID]; !ok {
 				out[e.ID] = seen[e.Instance]
 				seen[e.Instance]++
@@ -405,7 +404,7 @@ func incarnations(t sim.Timeline) map[string]int {
 	return out
 }
 
-func (f *figure) fillBeliefs(res *sim.Result) {
+func (f *figure) fillBeliefs(res *model.Result) {
 	inc := incarnations(res.Timeline)
 	for _, b := range res.Analysis.Beliefs {
 		if b.Instance < 0 || b.Instance >= len(f.instances) {
@@ -422,37 +421,17 @@ func (f *figure) fillBeliefs(res *sim.Result) {
 	}
 }
 
-// fillRedis builds the Redis lane from RedisHolder events: each holds until
-// the next one, the last until the end of the run.
-func (f *figure) fillRedis(res *sim.Result) {
-	owner := map[string]int{}
-	for _, e := range res.Timeline {
-		if e.ID != "" && e.Instance >= 0 {
-			if _, ok := owner[e.ID]; !ok {
-				owner[e.ID] = e.Instance
-			}
-		}
-	}
+// fillRedis draws the Redis lane from the analysis's holder segments.
+func (f *figure) fillRedis(res *model.Result) {
 	inc := incarnations(res.Timeline)
-	var evs []sim.Event
-	for _, e := range res.Timeline {
-		if e.Kind == sim.RedisHolder {
-			evs = append(evs, e)
-		}
-	}
-	sort.SliceStable(evs, func(i, j int) bool { return evs[i].At < evs[j].At })
-	for i, e := range evs {
-		to := f.end
-		if i+1 < len(evs) {
-			to = seconds(evs[i+1].At)
-		}
-		s := segment{from: seconds(e.At), to: to, colour: colNoKey}
-		if e.Holder != "" {
-			if idx, ok := owner[e.Holder]; ok {
-				s.colour, s.label = instanceColour(idx, inc[e.Holder]), "i"+strconv.Itoa(idx)
-			} else {
-				s.colour, s.label = colUnknown, "?"
-			}
+	for _, h := range res.Analysis.Redis.Holders {
+		s := segment{from: seconds(h.Start), to: seconds(h.End), colour: colNoKey}
+		switch {
+		case h.Holder == "":
+		case h.Instance >= 0:
+			s.colour, s.label = instanceColour(h.Instance, inc[h.Holder]), "i"+strconv.Itoa(h.Instance)
+		default:
+			s.colour, s.label = colUnknown, "?"
 		}
 		f.redis.segments = append(f.redis.segments, s)
 	}
@@ -461,57 +440,27 @@ func (f *figure) fillRedis(res *sim.Result) {
 	}
 }
 
-// fillCount builds the leader-count strip from the beliefs: a step function
-// cut at every belief boundary.
-func (f *figure) fillCount(res *sim.Result) {
-	type edge struct {
-		at    time.Duration
-		delta int
-	}
-	var edges []edge
-	for _, b := range res.Analysis.Beliefs {
-		if b.Duration <= 0 {
-			continue
-		}
-		edges = append(edges, edge{b.Start, +1})
-		if !b.Open {
-			edges = append(edges, edge{b.End, -1})
-		}
-	}
-	sort.SliceStable(edges, func(i, j int) bool { return edges[i].at < edges[j].at })
-	n, prev, elected := 0, 0.0, false
-	emit := func(to float64) {
-		if to <= prev {
-			return
-		}
-		s := segment{from: prev, to: to}
+// fillCount draws the leader-count strip from the analysis's steps.
+func (f *figure) fillCount(res *model.Result) {
+	elected := false
+	for _, st := range res.Analysis.LeaderCount {
+		s := segment{from: seconds(st.Start), to: seconds(st.End)}
 		switch {
-		case n == 0 && !elected:
+		case st.Leaders == 0 && !elected:
 			s.colour = colNoLeader
-		case n == 0:
+		case st.Leaders == 0:
 			s.colour, s.label = colGap, "0"
-		case n == 1:
+		case st.Leaders == 1:
 			s.colour = colOneLeader
 		default:
-			s.colour, s.label = colOverlap, strconv.Itoa(n)
+			s.colour, s.label = colOverlap, strconv.Itoa(st.Leaders)
 		}
+		elected = elected || st.Leaders > 0
 		f.count.segments = append(f.count.segments, s)
 	}
-	for i := 0; i < len(edges); {
-		t := edges[i].at
-		emit(seconds(t))
-		for ; i < len(edges) && edges[i].at == t; i++ {
-			n += edges[i].delta
-		}
-		if n > 0 {
-			elected = true
-		}
-		prev = seconds(t)
-	}
-	emit(f.end)
 }
 
-func (f *figure) fillLifecycle(res *sim.Result) {
+func (f *figure) fillLifecycle(res *model.Result) {
 	inc := incarnations(res.Timeline)
 	for _, e := range res.Timeline {
 		if e.Instance < 0 || e.Instance >= len(f.instances) {
@@ -520,9 +469,9 @@ func (f *figure) fillLifecycle(res *sim.Result) {
 		l := f.instances[e.Instance]
 		mid := (l.lo + l.hi) / 2
 		switch {
-		case e.Kind == sim.InstanceCrashed:
+		case e.Kind == model.InstanceCrashed:
 			f.crashes = append(f.crashes, glyphAt{seconds(e.At), mid})
-		case e.Kind == sim.InstanceStarted && inc[e.ID] > 0:
+		case e.Kind == model.InstanceStarted && inc[e.ID] > 0:
 			f.starts = append(f.starts, glyphAt{seconds(e.At), mid})
 		}
 	}

@@ -13,58 +13,58 @@ import (
 
 	"gonum.org/v1/plot"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // churn builds a result with n instances whose leadership moves around under
 // a fault every few seconds, crashes with restarts among them. Its analysis
-// comes from sim.Analyze: this feeds the plot, not a golden file.
-func churn(n int, seed uint64) *sim.Result {
+// comes from model.Analyze: this feeds the plot, not a golden file.
+func churn(n int, seed uint64) *model.Result {
 	r := rand.New(rand.NewPCG(seed, 2))
 	ids := make([]string, n)
-	var tl sim.Timeline
+	var tl model.Timeline
 	for i := range n {
 		ids[i] = fmt.Sprintf("%032x", i+1)
-		tl = append(tl, sim.Event{At: 0, Kind: sim.InstanceStarted, Instance: i, ID: ids[i]})
+		tl = append(tl, model.Event{At: 0, Kind: model.InstanceStarted, Instance: i, ID: ids[i]})
 	}
-	kinds := []sim.FaultKind{sim.FaultCrash, sim.FaultPartition, sim.FaultPause, sim.FaultLatency, sim.FaultRedisRestart}
-	var faults []sim.Fault
+	kinds := []model.FaultKind{model.FaultCrash, model.FaultPartition, model.FaultPause, model.FaultLatency, model.FaultRedisRestart}
+	var faults []model.Fault
 	at, leader := 100*time.Millisecond, 0
 	for id := 0; at < 60*time.Second; id++ {
 		tl = append(tl,
-			sim.Event{At: at - time.Millisecond, Kind: sim.RedisHolder, Instance: -1, Holder: ids[leader]},
-			sim.Event{At: at, Kind: sim.LeaderGained, Instance: leader, ID: ids[leader]})
+			model.Event{At: at - time.Millisecond, Kind: model.RedisHolder, Instance: -1, Holder: ids[leader]},
+			model.Event{At: at, Kind: model.LeaderGained, Instance: leader, ID: ids[leader]})
 		hold := time.Duration(3+r.IntN(8)) * time.Second
 		k := kinds[id%len(kinds)]
 		fat, length := at+hold-2*time.Second, 4*time.Second
-		if k == sim.FaultRedisRestart {
+		if k == model.FaultRedisRestart {
 			length = 0
 		}
 		tl = append(tl,
-			sim.Event{At: fat, Kind: sim.FaultApplied, Instance: -1, Fault: string(k), FaultID: id, Target: []int{leader}},
-			sim.Event{At: fat + length, Kind: sim.FaultHealed, Instance: -1, Fault: string(k), FaultID: id, Target: []int{leader}})
-		faults = append(faults, sim.Fault{At: fat, For: length, Kind: k, Target: sim.Target{Indexes: []int{leader}}})
+			model.Event{At: fat, Kind: model.FaultApplied, Instance: -1, Fault: string(k), FaultID: id, Target: []int{leader}},
+			model.Event{At: fat + length, Kind: model.FaultHealed, Instance: -1, Fault: string(k), FaultID: id, Target: []int{leader}})
+		faults = append(faults, model.Fault{At: fat, For: length, Kind: k, Target: model.Target{Indexes: []int{leader}}})
 		end := at + hold
-		if k == sim.FaultCrash {
-			tl = append(tl, sim.Event{At: end, Kind: sim.InstanceCrashed, Instance: leader, ID: ids[leader]})
+		if k == model.FaultCrash {
+			tl = append(tl, model.Event{At: end, Kind: model.InstanceCrashed, Instance: leader, ID: ids[leader]})
 			ids[leader] = fmt.Sprintf("%032x", 1000+id)
-			tl = append(tl, sim.Event{At: end + 4*time.Second, Kind: sim.InstanceStarted, Instance: leader, ID: ids[leader]})
+			tl = append(tl, model.Event{At: end + 4*time.Second, Kind: model.InstanceStarted, Instance: leader, ID: ids[leader]})
 		} else {
-			tl = append(tl, sim.Event{At: end, Kind: sim.LeaderLost, Instance: leader, ID: ids[leader]})
+			tl = append(tl, model.Event{At: end, Kind: model.LeaderLost, Instance: leader, ID: ids[leader]})
 		}
 		// The next leader starts up to 2s after (a gap) or 1s before (an
 		// overlap) the last one ends.
 		at = end + time.Duration(r.IntN(3000)-1000)*time.Millisecond
 		leader = (leader + 1 + r.IntN(n-1)) % n
 	}
-	tl = append(tl, sim.Event{At: at + 5*time.Second, Kind: sim.RunEnded, Instance: -1, Detail: "complete"})
-	p := sim.Params{}.WithDefaults()
-	sorted := append(sim.Timeline(nil), tl...)
-	a := sim.Analyze(sorted, p)
-	return &sim.Result{
-		RunID: "churn", Scenario: sim.Scenario{Name: fmt.Sprintf("churn-%d", n), Instances: n, Faults: faults, Mode: sim.ModeElector, TimeScale: 1},
-		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Evaluation: sim.Evaluation{Verdict: sim.Pass},
-		Timeline: tl, Analysis: a, Predictions: sim.Predict(p, sim.FaultSize{}), Elapsed: a.End,
+	tl = append(tl, model.Event{At: at + 5*time.Second, Kind: model.RunEnded, Instance: -1, Detail: "complete"})
+	p := model.Params{}.WithDefaults()
+	sorted := append(model.Timeline(nil), tl...)
+	a := model.Analyze(sorted, p)
+	return &model.Result{
+		RunID: "churn", Scenario: model.Scenario{Name: fmt.Sprintf("churn-%d", n), Instances: n, Faults: faults, Mode: model.ModeElector, TimeScale: 1},
+		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Evaluation: model.Evaluation{Verdict: model.Pass},
+		Timeline: tl, Analysis: a, Predictions: model.Predict(p, model.FaultSize{}), Elapsed: a.End,
 	}
 }
 
@@ -116,13 +116,13 @@ func TestPlotScalesWithLanes(t *testing.T) {
 // TestPlotDegenerate: nothing to draw is still a figure, not a panic.
 func TestPlotDegenerate(t *testing.T) {
 	t.Parallel()
-	for name, res := range map[string]*sim.Result{
+	for name, res := range map[string]*model.Result{
 		"empty":        {},
-		"no events":    {Scenario: sim.Scenario{Instances: 3}},
-		"open belief":  {Analysis: sim.Analysis{End: time.Second, Beliefs: []sim.Belief{{Member: sim.Member{Instance: 0, ID: "x"}, Window: sim.Window{Start: 0, End: time.Second, Duration: time.Second, Open: true}}}}},
-		"unknown key":  {Timeline: sim.Timeline{{At: 0, Kind: sim.RedisHolder, Instance: -1, Holder: "stranger"}, {At: time.Second, Kind: sim.RunEnded, Instance: -1}}, Analysis: sim.Analysis{End: time.Second}},
-		"open fault":   {Analysis: sim.Analysis{End: time.Second, Faults: []sim.FaultOutcome{{FaultSpan: sim.FaultSpan{Kind: "pause", Applied: 500 * time.Millisecond, Healed: time.Second, Open: true}}}}},
-		"unknown kind": {Analysis: sim.Analysis{End: time.Second, Faults: []sim.FaultOutcome{{FaultSpan: sim.FaultSpan{Kind: "meteor", Target: []int{7}}}}}},
+		"no events":    {Scenario: model.Scenario{Instances: 3}},
+		"open belief":  {Analysis: model.Analysis{End: time.Second, Beliefs: []model.Belief{{Member: model.Member{Instance: 0, ID: "x"}, Window: model.Window{Start: 0, End: time.Second, Duration: time.Second, Open: true}}}}},
+		"unknown key":  {Timeline: model.Timeline{{At: 0, Kind: model.RedisHolder, Instance: -1, Holder: "stranger"}, {At: time.Second, Kind: model.RunEnded, Instance: -1}}, Analysis: model.Analysis{End: time.Second}},
+		"open fault":   {Analysis: model.Analysis{End: time.Second, Faults: []model.FaultOutcome{{FaultSpan: model.FaultSpan{Kind: "pause", Applied: 500 * time.Millisecond, Healed: time.Second, Open: true}}}}},
+		"unknown kind": {Analysis: model.Analysis{End: time.Second, Faults: []model.FaultOutcome{{FaultSpan: model.FaultSpan{Kind: "meteor", Target: []int{7}}}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, pngb, err := Plot(res)
@@ -186,10 +186,10 @@ func TestTimeTicks(t *testing.T) {
 func TestPlotManyFaults(t *testing.T) {
 	t.Parallel()
 	res := churn(3, 3)
-	var faults []sim.FaultOutcome
+	var faults []model.FaultOutcome
 	for i := range 200 {
 		at := time.Duration(i) * 300 * time.Millisecond
-		faults = append(faults, sim.FaultOutcome{FaultSpan: sim.FaultSpan{ID: i, Kind: "latency", Target: []int{i % 3}, Applied: at, Healed: at + 2*time.Second}})
+		faults = append(faults, model.FaultOutcome{FaultSpan: model.FaultSpan{ID: i, Kind: "latency", Target: []int{i % 3}, Applied: at, Healed: at + 2*time.Second}})
 	}
 	res.Analysis.Faults = faults
 	f := newFigure(res)

@@ -11,7 +11,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // SuiteRun is one scenario of a suite, as WriteSuite lists it.
@@ -19,7 +19,7 @@ type SuiteRun struct {
 	// Name is the scenario's name, used when Result is nil.
 	Name string
 	// Result is the run's result; nil when the run could not start.
-	Result *sim.Result
+	Result *model.Result
 	// Dir is the run's report directory relative to the suite directory
 	// (where WriteRun wrote it); the index links to Dir/report.html.
 	Dir string
@@ -109,9 +109,9 @@ func buildSuite(runs []SuiteRun) *suite {
 		p := res.Params.WithDefaults()
 		row.Seed = strconv.FormatInt(res.Seed, 10)
 		row.MaxGap = dur(sum.MaxGap)
-		row.BadGap = sum.MaxGap > p.TTL+p.Wait+sim.ClaimSlack
+		row.BadGap = sum.MaxGap > p.TTL+p.Wait+model.ClaimSlack
 		row.MaxOverlap = dur(sum.MaxOverlap)
-		row.BadOverlap = sum.MaxOverlap > p.TTL+sim.ClaimSlack
+		row.BadOverlap = sum.MaxOverlap > p.TTL+model.ClaimSlack
 		row.Failover = "—"
 		if sum.Failover.Count > 0 {
 			row.Failover = dur(sum.Failover.Max)
@@ -124,7 +124,7 @@ func buildSuite(runs []SuiteRun) *suite {
 		row.BadLost = sum.TasksLost > 0
 		n := 0
 		for _, cl := range res.Analysis.Claims {
-			if cl.Verdict == sim.NotHeld {
+			if cl.Verdict == model.NotHeld {
 				n++
 			}
 		}

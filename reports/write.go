@@ -9,7 +9,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // Options tune a run report.
@@ -48,7 +48,7 @@ const (
 // render still leaves the run's measurements on disk. A failure to plot does
 // not stop the text reports: they say the plot is missing, and WriteRun
 // returns the error after writing everything else.
-func WriteRun(dir string, res *sim.Result, o Options) (Files, error) {
+func WriteRun(dir string, res *model.Result, o Options) (Files, error) {
 	if res == nil {
 		return Files{}, errors.New("reports: no result to write")
 	}
@@ -115,12 +115,12 @@ func WriteRun(dir string, res *sim.Result, o Options) (Files, error) {
 
 // ReadResult reads a result.json written by WriteRun, to render its reports
 // again (after a change to the renderers, or on another machine).
-func ReadResult(path string) (*sim.Result, error) {
+func ReadResult(path string) (*model.Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
-	var res sim.Result
+	var res model.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("reports: reading %s: %w", path, err)
 	}

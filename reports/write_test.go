@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 func TestWriteRunWritesEveryFile(t *testing.T) {
@@ -62,7 +62,7 @@ func TestWriteRunWritesEveryFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	events, err := sim.ReadJSONLines(f)
+	events, err := model.ReadJSONLines(f)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -204,9 +204,9 @@ func TestWriteSuite(t *testing.T) {
 // fails, even when nothing in it says why.
 func TestJUnitDidNotPassWithoutReason(t *testing.T) {
 	res := passing()
-	res.Verdict = sim.Fail
+	res.Verdict = model.Fail
 	var b bytes.Buffer
-	if err := JUnit(&b, []*sim.Result{res}); err != nil {
+	if err := JUnit(&b, []*model.Result{res}); err != nil {
 		t.Fatal(err)
 	}
 	var j junitSuites
@@ -223,7 +223,7 @@ func TestJUnitDidNotPassWithoutReason(t *testing.T) {
 func TestWriteSuiteUnknown(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "suite")
 	res := skipped()
-	if res.Verdict != sim.Unknown {
+	if res.Verdict != model.Unknown {
 		t.Fatalf("fixture verdict %s, want unknown", res.Verdict)
 	}
 	if err := WriteSuite(dir, []SuiteRun{{Result: passing(), Dir: "leader-crash"}, {Result: res, Dir: "follower-pause"}}); err != nil {

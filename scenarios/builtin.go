@@ -9,7 +9,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // builtinFS holds the built-in suite. The files are ordinary scenario files
@@ -29,7 +29,7 @@ type Entry struct {
 	// Raw is the file's bytes, to show or to copy as a starting point.
 	Raw []byte
 	// Scenario is the parsed scenario.
-	Scenario sim.Scenario
+	Scenario model.Scenario
 }
 
 // loadBuiltin parses the embedded files once. A built-in that does not
@@ -81,7 +81,7 @@ func Lookup(name string) (Entry, bool) {
 
 // Open returns the scenario a command line names: a file if arg is a path to
 // one, otherwise the built-in of that name.
-func Open(arg string) (sim.Scenario, error) {
+func Open(arg string) (model.Scenario, error) {
 	if _, err := os.Stat(arg); err == nil {
 		return Load(arg)
 	}
@@ -92,7 +92,7 @@ func Open(arg string) (sim.Scenario, error) {
 	for _, e := range loadBuiltin() {
 		names = append(names, e.Name)
 	}
-	return sim.Scenario{}, fmt.Errorf("%q is neither a scenario file nor a built-in scenario (%s)", arg, strings.Join(names, ", "))
+	return model.Scenario{}, fmt.Errorf("%q is neither a scenario file nor a built-in scenario (%s)", arg, strings.Join(names, ", "))
 }
 
 // clone copies the entry's slices, so callers cannot change the suite.

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // required are the built-ins the suite must have.
@@ -66,11 +66,11 @@ func TestBuiltinSuite(t *testing.T) {
 // checkPredictable makes sure a "predicted" limit has a failure mode to be
 // predicted from: without one the prediction is 0 and the limit is just the
 // slack, which is never what the writer meant.
-func checkPredictable(t *testing.T, sc sim.Scenario) {
+func checkPredictable(t *testing.T, sc model.Scenario) {
 	t.Helper()
 	modes := 0
 	for _, f := range sc.Faults {
-		if sim.ModeOf(f.Kind, f.Mode) != "" {
+		if model.ModeOf(f.Kind, f.Mode) != "" {
 			modes++
 		}
 	}
@@ -110,22 +110,22 @@ func TestBuiltinBudget(t *testing.T) {
 // TestBuiltinTimings checks the suite uses the spec's timings and go-redis's
 // defaults, except where changing them is the point.
 func TestBuiltinTimings(t *testing.T) {
-	spec := sim.Params{JitterMS: sim.DefaultJitterMS}
+	spec := model.Params{JitterMS: model.DefaultJitterMS}
 	for _, e := range Builtin() {
 		p := e.Scenario.Params
 		if e.Name == "partition-blackhole-tuned" {
-			p.Client = sim.ClientParams{}
+			p.Client = model.ClientParams{}
 		}
 		if p != spec {
 			t.Errorf("%s changes the timings: %+v", e.Name, p)
 		}
 		sc := e.Scenario
-		if sc.Mode == sim.ModeRunner && (sc.Workload.DispatchRate <= 0 || sc.Workload.DelayedRate <= 0) {
+		if sc.Mode == model.ModeRunner && (sc.Workload.DispatchRate <= 0 || sc.Workload.DelayedRate <= 0) {
 			t.Errorf("%s runs runners without dispatched and delayed tasks", e.Name)
 		}
 	}
 	for _, n := range []string{"leader-crash", "leader-stop", "rolling-restart"} {
-		if e, _ := Lookup(n); e.Scenario.Mode != sim.ModeRunner {
+		if e, _ := Lookup(n); e.Scenario.Mode != model.ModeRunner {
 			t.Errorf("%s should run task runners", n)
 		}
 	}
@@ -133,17 +133,17 @@ func TestBuiltinTimings(t *testing.T) {
 
 func TestLookup(t *testing.T) {
 	e, ok := Lookup("pause")
-	if !ok || e.Name != "pause" || e.Scenario.Faults[0].Kind != sim.FaultPause {
+	if !ok || e.Name != "pause" || e.Scenario.Faults[0].Kind != model.FaultPause {
 		t.Fatalf("Lookup(pause) = %+v, %v", e, ok)
 	}
 	if _, ok := Lookup("no-such"); ok {
 		t.Error("Lookup(no-such) found something")
 	}
 	// Entries are copies.
-	e.Scenario.Faults[0].Kind = sim.FaultCrash
+	e.Scenario.Faults[0].Kind = model.FaultCrash
 	e.Raw[0] = 'X'
 	again, _ := Lookup("pause")
-	if again.Scenario.Faults[0].Kind != sim.FaultPause || again.Raw[0] == 'X' {
+	if again.Scenario.Faults[0].Kind != model.FaultPause || again.Raw[0] == 'X' {
 		t.Error("changing an entry changed the suite")
 	}
 }
@@ -170,22 +170,22 @@ func TestBuiltinNoVacuousPass(t *testing.T) {
 			sc := e.Scenario
 			eff := sc
 			eff.Params = sc.Params.WithDefaults()
-			started := sim.Timeline{}
+			started := model.Timeline{}
 			for i := range max(sc.Instances, 3) {
-				started = append(started, sim.Event{Kind: sim.InstanceStarted, Instance: i, ID: fmt.Sprintf("id-%d", i)})
+				started = append(started, model.Event{Kind: model.InstanceStarted, Instance: i, ID: fmt.Sprintf("id-%d", i)})
 			}
 			for i, f := range sc.Faults {
-				ev := sim.Event{At: f.At, Kind: sim.FaultSkipped, Instance: -1, Fault: string(f.Kind), FaultID: i, Detail: "no leader"}
+				ev := model.Event{At: f.At, Kind: model.FaultSkipped, Instance: -1, Fault: string(f.Kind), FaultID: i, Detail: "no leader"}
 				started = append(started, ev)
 			}
-			end := sim.Event{At: time.Minute, Kind: sim.RunEnded, Instance: -1, Detail: "complete"}
-			for name, tl := range map[string]sim.Timeline{
+			end := model.Event{At: time.Minute, Kind: model.RunEnded, Instance: -1, Detail: "complete"}
+			for name, tl := range map[string]model.Timeline{
 				"empty":   {end},
 				"skipped": append(started, end),
 			} {
-				a := sim.Analyze(tl, eff.Params)
-				ev := sim.Evaluate(eff, a, sim.Predict(eff.Params, sim.AppliedFaultSize(eff, a)))
-				if ev.Verdict == sim.Pass {
+				a := model.Analyze(tl, eff.Params)
+				ev := model.Evaluate(eff, a, model.Predict(eff.Params, model.AppliedFaultSize(eff, a)))
+				if ev.Verdict == model.Pass {
 					t.Errorf("%s timeline: the expectations pass a run that measured nothing", name)
 				}
 			}

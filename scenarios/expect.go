@@ -5,8 +5,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/leaselab/leaselab/sim"
 	"gopkg.in/yaml.v3"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // runnerMetrics are measured only when instances are task runners; in
@@ -24,8 +25,8 @@ const predicted = "predicted"
 const claimsKey = "claims"
 
 func metricNames() []string {
-	names := make([]string, 0, len(sim.Metrics)+1)
-	for m := range sim.Metrics {
+	names := make([]string, 0, len(model.Metrics)+1)
+	for m := range model.Metrics {
 		names = append(names, m)
 	}
 	names = append(names, claimsKey)
@@ -34,7 +35,7 @@ func metricNames() []string {
 }
 
 // expect decodes the expectations, in file order, and "claims: held".
-func (d *decoder) expect(n *yaml.Node, sc *sim.Scenario) {
+func (d *decoder) expect(n *yaml.Node, sc *model.Scenario) {
 	f, ok := d.mapping(n, "expect", nil)
 	if !ok {
 		return
@@ -61,15 +62,15 @@ func (d *decoder) expect(n *yaml.Node, sc *sim.Scenario) {
 
 // expectation decodes "metric: limit" (a maximum) or the long form
 // "metric: {max: limit, min: limit, exactly: n, slack: d}".
-func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expectation, bool) {
+func (d *decoder) expectation(e entry, mode model.Mode, p model.Params) (model.Expectation, bool) {
 	metric := e.key.Value
 	field := "expect." + metric
-	x := sim.Expectation{Metric: metric, Line: e.key.Line}
-	if _, ok := sim.Metrics[metric]; !ok {
+	x := model.Expectation{Metric: metric, Line: e.key.Line}
+	if _, ok := model.Metrics[metric]; !ok {
 		d.bad(e.key, "expect", "%s", unknownWord("metric", metric, metricNames()))
 		return x, false
 	}
-	if slices.Contains(runnerMetrics, metric) && mode != sim.ModeRunner {
+	if slices.Contains(runnerMetrics, metric) && mode != model.ModeRunner {
 		d.bad(e.key, field, "is measured only in mode: runner (this scenario runs bare electors)")
 		return x, false
 	}
@@ -114,10 +115,10 @@ func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expecta
 			return "", false
 		}
 		switch {
-		case sim.CountMetric(metric) && isPredicted(n):
+		case model.CountMetric(metric) && isPredicted(n):
 			d.bad(n, f, "%s is a count: %q applies only to duration metrics; give a whole number", metric, predicted)
 			return "", false
-		case sim.CountMetric(metric):
+		case model.CountMetric(metric):
 			return d.countLimit(n, f, metric)
 		case isPredicted(n):
 			return predicted, true
@@ -144,10 +145,10 @@ func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expecta
 		}
 	}
 	if slack != nil {
-		if !isPredicted(maxN) || sim.CountMetric(metric) {
+		if !isPredicted(maxN) || model.CountMetric(metric) {
 			d.bad(slack, field+".slack", "applies only to max: %s (other limits are exact)", predicted)
 			ok = false
-		} else if v, good := d.positive(slack, field+".slack", sim.DefaultSlack.String()); good {
+		} else if v, good := d.positive(slack, field+".slack", model.DefaultSlack.String()); good {
 			x.Slack = v
 		} else {
 			ok = false
@@ -158,7 +159,7 @@ func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expecta
 	}
 	// The simulator's own check, in case it knows something this file
 	// does not.
-	if err := sim.CheckExpectation(x, p); err != nil {
+	if err := model.CheckExpectation(x, p); err != nil {
 		d.bad(e.val, field, "%v", err)
 		return x, false
 	}
@@ -167,14 +168,14 @@ func (d *decoder) expectation(e entry, mode sim.Mode, p sim.Params) (sim.Expecta
 
 // minValue evaluates an expectation's min and max as comparable numbers
 // (counts, or durations in nanoseconds).
-func minValue(x sim.Expectation, p sim.Params) (lo, hi int64) {
-	if sim.CountMetric(x.Metric) {
+func minValue(x model.Expectation, p model.Params) (lo, hi int64) {
+	if model.CountMetric(x.Metric) {
 		a, _ := strconv.ParseInt(x.Min, 10, 64)
 		b, _ := strconv.ParseInt(x.Max, 10, 64)
 		return a, b
 	}
-	a, _ := sim.EvalDuration(x.Min, p)
-	b, _ := sim.EvalDuration(x.Max, p)
+	a, _ := model.EvalDuration(x.Min, p)
+	b, _ := model.EvalDuration(x.Max, p)
 	return int64(a), int64(b)
 }
 
@@ -198,7 +199,7 @@ func (d *decoder) countLimit(n *yaml.Node, field, metric string) (string, bool) 
 
 // durationLimit reads a duration expression and checks that it evaluates,
 // to a non-negative value, with this scenario's parameters.
-func (d *decoder) durationLimit(n *yaml.Node, field string, p sim.Params) (string, bool) {
+func (d *decoder) durationLimit(n *yaml.Node, field string, p model.Params) (string, bool) {
 	want := "want a duration (250ms), an expression over the timings (ttl + wait + 250ms) or predicted"
 	if n.Kind != yaml.ScalarNode {
 		d.bad(n, field, "%s; got %s", want, describe(n))
@@ -216,7 +217,7 @@ func (d *decoder) durationLimit(n *yaml.Node, field string, p sim.Params) (strin
 		d.bad(n, field, "%s; got %s", want, describe(n))
 		return "", false
 	}
-	v, err := sim.EvalDuration(s, p)
+	v, err := model.EvalDuration(s, p)
 	if err != nil {
 		d.bad(n, field, "%v", err)
 		return "", false

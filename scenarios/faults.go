@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
 	"gopkg.in/yaml.v3"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // paramKeys are the per-kind parameters of a fault.
@@ -18,40 +19,40 @@ var faultKeys = append([]string{"at", "for", "kind", "target", "allow_skipped"},
 // kindKeys are the parameters each kind takes beyond at, for, kind and
 // target. A parameter given to a kind that does not take it is refused: the
 // simulator would ignore it, and the writer meant something by it.
-var kindKeys = map[sim.FaultKind][]string{
-	sim.FaultCrash:     {"restart"},
-	sim.FaultStop:      {"restart"},
-	sim.FaultPartition: {"mode"},
-	sim.FaultLatency:   {"latency", "jitter", "direction"},
-	sim.FaultClock:     {"rate", "jump"},
+var kindKeys = map[model.FaultKind][]string{
+	model.FaultCrash:     {"restart"},
+	model.FaultStop:      {"restart"},
+	model.FaultPartition: {"mode"},
+	model.FaultLatency:   {"latency", "jitter", "direction"},
+	model.FaultClock:     {"rate", "jump"},
 }
 
-var roles = []string{sim.RoleLeader, sim.RoleFollower, sim.RoleAll, sim.RoleRandom}
+var roles = []string{model.RoleLeader, model.RoleFollower, model.RoleAll, model.RoleRandom}
 
-var directions = []string{sim.DirectionBoth, sim.DirectionRequests, sim.DirectionReplies}
+var directions = []string{model.DirectionBoth, model.DirectionRequests, model.DirectionReplies}
 
 func kindList() string {
-	s := make([]string, len(sim.FaultKinds))
-	for i, k := range sim.FaultKinds {
+	s := make([]string, len(model.FaultKinds))
+	for i, k := range model.FaultKinds {
 		s[i] = string(k)
 	}
 	return strings.Join(s, ", ")
 }
 
 // untargeted kinds act on Redis itself.
-func untargeted(k sim.FaultKind) bool {
-	return k == sim.FaultRedisRestart || k == sim.FaultScriptFlush
+func untargeted(k model.FaultKind) bool {
+	return k == model.FaultRedisRestart || k == model.FaultScriptFlush
 }
 
 // processKind reports whether the fault acts on the instance's process (so
 // it cannot hit an instance that is down), not on its proxy.
-func processKind(k sim.FaultKind) bool {
-	return k == sim.FaultCrash || k == sim.FaultStop || k == sim.FaultPause || k == sim.FaultClock
+func processKind(k model.FaultKind) bool {
+	return k == model.FaultCrash || k == model.FaultStop || k == model.FaultPause || k == model.FaultClock
 }
 
 // placed is a decoded fault and where it was written.
 type placed struct {
-	f    sim.Fault
+	f    model.Fault
 	line int
 	// ok is true when the fault decoded without a problem; conflicts are
 	// only looked for between such faults, so one typo is not reported
@@ -60,7 +61,7 @@ type placed struct {
 }
 
 // faults decodes the fault schedule and checks it for conflicts.
-func (d *decoder) faults(n *yaml.Node, sc sim.Scenario) []sim.Fault {
+func (d *decoder) faults(n *yaml.Node, sc model.Scenario) []model.Fault {
 	if !d.present(n, "faults") {
 		return nil
 	}
@@ -74,7 +75,7 @@ func (d *decoder) faults(n *yaml.Node, sc sim.Scenario) []sim.Fault {
 		ps = append(ps, d.fault(item, faultWhere(i), duration, instances))
 	}
 	d.conflicts(ps, duration)
-	out := make([]sim.Fault, len(ps))
+	out := make([]model.Fault, len(ps))
 	for i, p := range ps {
 		out[i] = p.f
 	}
@@ -97,8 +98,8 @@ func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, inst
 			d.bad(n, where, "missing kind; want one of %s", kindList())
 		}
 	} else if v, ok := d.str(e.val, where+".kind"); ok {
-		if known = slices.Contains(sim.FaultKinds, sim.FaultKind(v)); known {
-			fl.Kind = sim.FaultKind(v)
+		if known = slices.Contains(model.FaultKinds, model.FaultKind(v)); known {
+			fl.Kind = model.FaultKind(v)
 		} else {
 			d.bad(e.val, where+".kind", "unknown fault kind %q; want one of %s", v, kindList())
 		}
@@ -125,7 +126,7 @@ func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, inst
 			_, drift := f.get("rate") // a bad rate is reported once, as itself
 			switch {
 			case !known:
-			case fl.Kind == sim.FaultClock && !drift:
+			case fl.Kind == model.FaultClock && !drift:
 				d.bad(e.key, where+".for", "a clock jump is instant; for applies only with rate (a drift)")
 			case untargeted(fl.Kind):
 				d.bad(e.key, where+".for", "%s is instant; it takes no for", fl.Kind)
@@ -157,7 +158,7 @@ func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, inst
 
 // kindParams decodes the parameters of the fault's kind and refuses those of
 // other kinds.
-func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string) {
+func (d *decoder) kindParams(n *yaml.Node, f fields, fl *model.Fault, where string) {
 	allowed := kindKeys[fl.Kind]
 	for _, e := range f.list {
 		k := e.key.Value
@@ -165,7 +166,7 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string
 			continue
 		}
 		var owners []string
-		for _, kind := range sim.FaultKinds {
+		for _, kind := range model.FaultKinds {
 			if slices.Contains(kindKeys[kind], k) {
 				owners = append(owners, string(kind))
 			}
@@ -184,23 +185,23 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string
 	}
 
 	switch fl.Kind {
-	case sim.FaultPartition:
+	case model.FaultPartition:
 		if e, ok := get("mode"); ok {
 			if v, ok := d.str(e.val, where+".mode"); ok {
-				if slices.Contains(sim.PartitionModes, v) {
+				if slices.Contains(model.PartitionModes, v) {
 					fl.Mode = v
 				} else {
-					d.bad(e.val, where+".mode", "unknown partition mode %q; want one of %s", v, strings.Join(sim.PartitionModes, ", "))
+					d.bad(e.val, where+".mode", "unknown partition mode %q; want one of %s", v, strings.Join(model.PartitionModes, ", "))
 				}
 			}
 		}
-	case sim.FaultLatency:
+	case model.FaultLatency:
 		if e, ok := get("latency"); !ok {
 			if !f.typos["latency"] {
 				d.bad(n, where, "a latency fault needs latency (the one-way delay added, e.g. latency: 200ms)")
 			}
 		} else if v, ok := d.duration(e.val, where+".latency"); ok {
-			fl.Latency = v // its lower bound (scaled) is sim.Scenario.Validate's
+			fl.Latency = v // its lower bound (scaled) is model.Scenario.Validate's
 		}
 		if e, ok := get("jitter"); ok {
 			if v, ok := d.nonNegative(e.val, where+".jitter"); ok {
@@ -219,7 +220,7 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string
 				}
 			}
 		}
-	case sim.FaultClock:
+	case model.FaultClock:
 		e, hasRate := get("rate")
 		if hasRate {
 			if v, ok := d.number(e.val, where+".rate"); ok {
@@ -227,7 +228,7 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string
 					// 0 would read as "no drift" to the simulator.
 					d.bad(e.val, where+".rate", "0; a clock speed must be positive (1 = true time, 0.5 = half speed)")
 				}
-				fl.Rate = v // its range is sim.Scenario.Validate's
+				fl.Rate = v // its range is model.Scenario.Validate's
 			}
 		}
 		j, hasJump := get("jump")
@@ -242,7 +243,7 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string
 		if !hasRate && !hasJump {
 			d.bad(n, where, "a clock fault needs rate (a drift, e.g. rate: 0.5) or jump (a step, e.g. jump: -2s)")
 		}
-	case sim.FaultCrash, sim.FaultStop:
+	case model.FaultCrash, model.FaultStop:
 		if e, ok := get("restart"); ok {
 			fl.Restart, _ = d.boolean(e.val, where+".restart")
 		}
@@ -250,9 +251,9 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *sim.Fault, where string
 }
 
 // target decodes an instance index, a list of them, or a role.
-func (d *decoder) target(n *yaml.Node, field string, instances int) (sim.Target, bool) {
+func (d *decoder) target(n *yaml.Node, field string, instances int) (model.Target, bool) {
 	if !d.present(n, field) {
-		return sim.Target{}, false
+		return model.Target{}, false
 	}
 	index := func(n *yaml.Node) (int, bool) {
 		v, ok := d.integer(n, field)
@@ -269,19 +270,19 @@ func (d *decoder) target(n *yaml.Node, field string, instances int) (sim.Target,
 	switch {
 	case isScalar(n, "!!int"):
 		x, ok := index(n)
-		return sim.Target{Indexes: []int{x}}, ok
+		return model.Target{Indexes: []int{x}}, ok
 	case isScalar(n, "!!str"):
 		if slices.Contains(roles, n.Value) {
-			return sim.Target{Role: n.Value}, true
+			return model.Target{Role: n.Value}, true
 		}
 		d.bad(n, field, "unknown target %q; %s", n.Value, want)
-		return sim.Target{}, false
+		return model.Target{}, false
 	case n.Kind == yaml.SequenceNode:
 		if len(n.Content) == 0 {
 			d.bad(n, field, "an empty list hits nobody; give at least one instance index")
-			return sim.Target{}, false
+			return model.Target{}, false
 		}
-		var t sim.Target
+		var t model.Target
 		ok := true
 		for _, item := range n.Content {
 			x, good := index(item)
@@ -298,7 +299,7 @@ func (d *decoder) target(n *yaml.Node, field string, instances int) (sim.Target,
 		return t, ok
 	}
 	d.bad(n, field, "%s; got %s", want, describe(n))
-	return sim.Target{}, false
+	return model.Target{}, false
 }
 
 // conflicts reports faults on the same fixed instance that cannot both
@@ -307,7 +308,7 @@ func (d *decoder) target(n *yaml.Node, field string, instances int) (sim.Target,
 // stack on the first, and the heal of one would undo both). Faults aimed at a
 // role are resolved only at run time, so they are not checked.
 func (d *decoder) conflicts(ps []placed, duration time.Duration) {
-	end := func(f sim.Fault) time.Duration {
+	end := func(f model.Fault) time.Duration {
 		if f.For > 0 {
 			return f.At + f.For
 		}
@@ -329,7 +330,7 @@ func (d *decoder) conflicts(ps []placed, duration time.Duration) {
 				continue
 			}
 			where := faultWhere(j)
-			down := a.Kind == sim.FaultCrash || a.Kind == sim.FaultStop
+			down := a.Kind == model.FaultCrash || a.Kind == model.FaultStop
 			switch {
 			case down && !a.Restart:
 				d.badLine(ps[j].line, where, "instance %d is already down: faults[%d] (line %d) is a %s at %v without restart, so nothing can happen to it later", x, i, ps[i].line, a.Kind, a.At)

@@ -6,8 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
 	"gopkg.in/yaml.v3"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // Marshal writes a scenario in the file format, so that a scenario built or
@@ -16,7 +17,7 @@ import (
 // Expectation.Line and for zero fields the simulator reads as defaults,
 // which come back as the same defaults. Fields at their zero value are left
 // out; a scenario that does not validate may not parse back.
-func Marshal(sc sim.Scenario) ([]byte, error) {
+func Marshal(sc model.Scenario) ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	add := func(m *yaml.Node, key string, v *yaml.Node) {
 		m.Content = append(m.Content, strNode(key), v)
@@ -64,7 +65,7 @@ func Marshal(sc sim.Scenario) ([]byte, error) {
 	switch j := p.JitterMS; {
 	case j < 0:
 		add(el, "jitter", strNode("0s"))
-	case j > 0 && j != sim.DefaultJitterMS:
+	case j > 0 && j != model.DefaultJitterMS:
 		add(el, "jitter", durNode(time.Duration(j)*time.Millisecond))
 	}
 	if p.OpTimeout != 0 {
@@ -159,9 +160,9 @@ func Marshal(sc sim.Scenario) ([]byte, error) {
 // expectationNode writes a limit the short way when it can ("metric: 3",
 // "metric: predicted") and as a flow mapping otherwise
 // ("{min: 1}", "{exactly: 1}", "{max: predicted, slack: 500ms}").
-func expectationNode(e sim.Expectation, add func(*yaml.Node, string, *yaml.Node)) *yaml.Node {
+func expectationNode(e model.Expectation, add func(*yaml.Node, string, *yaml.Node)) *yaml.Node {
 	value := func(v string) *yaml.Node {
-		if n, err := strconv.ParseInt(v, 10, 64); err == nil && sim.CountMetric(e.Metric) {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil && model.CountMetric(e.Metric) {
 			return intNode(n)
 		}
 		return strNode(v)
@@ -188,7 +189,7 @@ func expectationNode(e sim.Expectation, add func(*yaml.Node, string, *yaml.Node)
 }
 
 // faultNode writes one fault, its keys in the order README.md shows them.
-func faultNode(f sim.Fault, add func(*yaml.Node, string, *yaml.Node)) *yaml.Node {
+func faultNode(f model.Fault, add func(*yaml.Node, string, *yaml.Node)) *yaml.Node {
 	n := &yaml.Node{Kind: yaml.MappingNode}
 	add(n, "at", durNode(f.At))
 	if f.For != 0 {

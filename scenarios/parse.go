@@ -13,8 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
 	"gopkg.in/yaml.v3"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // topKeys are the keys of a scenario file, in the order README.md documents
@@ -35,10 +36,10 @@ var (
 var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
 
 // Load reads and parses a scenario file; messages name the file by path.
-func Load(path string) (sim.Scenario, error) {
+func Load(path string) (model.Scenario, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return sim.Scenario{}, err
+		return model.Scenario{}, err
 	}
 	return Parse(path, data)
 }
@@ -53,14 +54,14 @@ func Load(path string) (sim.Scenario, error) {
 //
 // On failure the error is an *Error listing every problem found, one per
 // line, each as "name:line: field: what is wrong".
-func Parse(name string, data []byte) (sim.Scenario, error) {
+func Parse(name string, data []byte) (model.Scenario, error) {
 	d := &decoder{file: name}
 	sc, root := d.parse(name, data)
 	if len(d.probs) == 0 {
-		// The rules on values live in one place, sim.Scenario.Validate,
+		// The rules on values live in one place, model.Scenario.Validate,
 		// which checks the scenario as it will run (scaled); each problem
 		// it names is put on the line of its field.
-		var verr *sim.ValidationError
+		var verr *model.ValidationError
 		if err := sc.Validate(); errors.As(err, &verr) {
 			lines := fieldLines(root)
 			for _, p := range verr.Problems {
@@ -72,7 +73,7 @@ func Parse(name string, data []byte) (sim.Scenario, error) {
 	}
 	if len(d.probs) > 0 {
 		slices.SortStableFunc(d.probs, func(a, b Problem) int { return a.Line - b.Line })
-		return sim.Scenario{}, &Error{File: name, Problems: d.probs}
+		return model.Scenario{}, &Error{File: name, Problems: d.probs}
 	}
 	return sc, nil
 }
@@ -131,7 +132,7 @@ func (d *decoder) unmarshal(data []byte, doc *yaml.Node) (ok bool) {
 }
 
 // parse decodes the whole file; root is the top-level node (nil if none).
-func (d *decoder) parse(name string, data []byte) (sc sim.Scenario, root *yaml.Node) {
+func (d *decoder) parse(name string, data []byte) (sc model.Scenario, root *yaml.Node) {
 	var doc yaml.Node
 	if !d.unmarshal(data, &doc) {
 		return sc, nil
@@ -165,7 +166,7 @@ func (d *decoder) parse(name string, data []byte) (sc sim.Scenario, root *yaml.N
 }
 
 // header decodes the scalar top-level fields.
-func (d *decoder) header(sc *sim.Scenario, top fields, name string, root *yaml.Node) {
+func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml.Node) {
 	if e, ok := top.get("name"); ok {
 		if v, ok := d.text(e.val, "name"); ok {
 			if validName.MatchString(v) {
@@ -212,7 +213,7 @@ func (d *decoder) header(sc *sim.Scenario, top fields, name string, root *yaml.N
 	}
 	if e, ok := top.get("mode"); ok {
 		if v, ok := d.str(e.val, "mode"); ok {
-			if m := sim.Mode(v); m == sim.ModeElector || m == sim.ModeRunner {
+			if m := model.Mode(v); m == model.ModeElector || m == model.ModeRunner {
 				sc.Mode = m
 			} else {
 				d.bad(e.val, "mode", "unknown mode %q; want elector or runner", v)
@@ -239,9 +240,9 @@ func (d *decoder) header(sc *sim.Scenario, top fields, name string, root *yaml.N
 }
 
 // elector decodes the elector's timings.
-func (d *decoder) elector(p *sim.Params, top fields) {
+func (d *decoder) elector(p *model.Params, top fields) {
 	// The spec's jitter unless the file says otherwise; see Parse.
-	p.JitterMS = sim.DefaultJitterMS
+	p.JitterMS = model.DefaultJitterMS
 	e, ok := top.get("elector")
 	if !ok {
 		return
@@ -251,7 +252,7 @@ func (d *decoder) elector(p *sim.Params, top fields) {
 		return
 	}
 	if e, ok := f.get("ttl"); ok {
-		// Its lower bound (scaled) is sim.Scenario.Validate's.
+		// Its lower bound (scaled) is model.Scenario.Validate's.
 		p.TTL, _ = d.positive(e.val, "elector.ttl", "5s")
 	}
 	if e, ok := f.get("wait"); ok {
@@ -277,7 +278,7 @@ func (d *decoder) elector(p *sim.Params, top fields) {
 }
 
 // client decodes the go-redis options.
-func (d *decoder) client(c *sim.ClientParams, top fields) {
+func (d *decoder) client(c *model.ClientParams, top fields) {
 	e, ok := top.get("client")
 	if !ok {
 		return
@@ -334,8 +335,8 @@ func (d *decoder) client(c *sim.ClientParams, top fields) {
 // runnerOnly decodes what only runner-mode instances use: the chore interval
 // and the workload. In elector mode they are refused, not ignored: a file
 // that sets them expects an effect it would not get.
-func (d *decoder) runnerOnly(sc *sim.Scenario, top fields) {
-	elector := sc.Mode != sim.ModeRunner
+func (d *decoder) runnerOnly(sc *model.Scenario, top fields) {
+	elector := sc.Mode != model.ModeRunner
 	notHere := func(e entry, key string) bool {
 		if elector {
 			d.bad(e.key, key, "applies only to mode: runner (this scenario runs bare electors)")
@@ -363,7 +364,7 @@ func (d *decoder) runnerOnly(sc *sim.Scenario, top fields) {
 		if !ok {
 			return
 		}
-		// Its bounds (after time_scale) are sim.Scenario.Validate's.
+		// Its bounds (after time_scale) are model.Scenario.Validate's.
 		if v < 0 {
 			d.bad(e.val, field, "%v tasks/s; a rate cannot be negative", v)
 			return
@@ -382,7 +383,7 @@ func (d *decoder) runnerOnly(sc *sim.Scenario, top fields) {
 
 // effective returns the scenario with the defaults the checks below need
 // (duration, instances, timings) filled the way the simulator fills them.
-func effective(sc sim.Scenario) (duration time.Duration, instances int, p sim.Params) {
+func effective(sc model.Scenario) (duration time.Duration, instances int, p model.Params) {
 	duration, instances = sc.Duration, sc.Instances
 	if duration == 0 {
 		duration = 30 * time.Second

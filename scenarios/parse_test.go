@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // readmeExample returns the YAML block under "## Full example" in
@@ -34,7 +34,7 @@ func readmeExample(t testing.TB) []byte {
 	return []byte(block)
 }
 
-func mustParse(t testing.TB, name, src string) sim.Scenario {
+func mustParse(t testing.TB, name, src string) model.Scenario {
 	t.Helper()
 	sc, err := Parse(name, []byte(src))
 	if err != nil {
@@ -50,33 +50,33 @@ func TestFullExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := sim.Scenario{
+	want := model.Scenario{
 		Name:        "leader-crash-under-load",
 		Description: "What this run probes, in plain words: which claim of the spec, which hazard.",
 		Seed:        7,
 		Instances:   3,
-		Mode:        sim.ModeRunner,
+		Mode:        model.ModeRunner,
 		Duration:    30 * time.Second,
 		Recovery:    13 * time.Second,
 		TimeScale:   1,
-		Params: sim.Params{
+		Params: model.Params{
 			TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, OpTimeout: 2 * time.Second,
-			Client: sim.ClientParams{
+			Client: model.ClientParams{
 				ReadTimeout: 5 * time.Second, WriteTimeout: 5 * time.Second, DialTimeout: 5 * time.Second,
 				MaxRetries: 3, ContextTimeoutEnabled: true, PoolSize: 10,
 			},
 			ChoreInterval: time.Second,
 		},
-		Workload: sim.Workload{DispatchRate: 20, DelayedRate: 2, Delay: time.Second, TaskDuration: 10 * time.Millisecond},
-		Faults: []sim.Fault{
-			{At: 6250 * time.Millisecond, For: 12 * time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: "leader"}, Restart: true},
-			{At: 20 * time.Second, For: 2 * time.Second, Kind: sim.FaultPartition, Target: sim.Target{Indexes: []int{1, 2}}, Mode: "reset"},
-			{At: 23 * time.Second, For: 3 * time.Second, Kind: sim.FaultLatency, Target: sim.Target{Role: "follower"},
+		Workload: model.Workload{DispatchRate: 20, DelayedRate: 2, Delay: time.Second, TaskDuration: 10 * time.Millisecond},
+		Faults: []model.Fault{
+			{At: 6250 * time.Millisecond, For: 12 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: "leader"}, Restart: true},
+			{At: 20 * time.Second, For: 2 * time.Second, Kind: model.FaultPartition, Target: model.Target{Indexes: []int{1, 2}}, Mode: "reset"},
+			{At: 23 * time.Second, For: 3 * time.Second, Kind: model.FaultLatency, Target: model.Target{Role: "follower"},
 				Latency: 200 * time.Millisecond, Jitter: 50 * time.Millisecond, Direction: "replies"},
-			{At: 24 * time.Second, For: 2 * time.Second, Kind: sim.FaultClock, Target: sim.Target{Indexes: []int{0}}, Rate: 0.5, Jump: -time.Second},
-			{At: 27 * time.Second, Kind: sim.FaultScriptFlush},
+			{At: 24 * time.Second, For: 2 * time.Second, Kind: model.FaultClock, Target: model.Target{Indexes: []int{0}}, Rate: 0.5, Jump: -time.Second},
+			{At: 27 * time.Second, Kind: model.FaultScriptFlush},
 		},
-		Expect: []sim.Expectation{
+		Expect: []model.Expectation{
 			{Metric: "max_gap", Max: "ttl + wait + 250ms"},
 			{Metric: "max_overlap", Max: "predicted"},
 			{Metric: "failover", Max: "predicted", Slack: 500 * time.Millisecond},
@@ -95,8 +95,8 @@ func TestFullExample(t *testing.T) {
 }
 
 // withoutLines drops Expectation.Line, the one field a round trip moves.
-func withoutLines(sc sim.Scenario) sim.Scenario {
-	sc.Expect = append([]sim.Expectation(nil), sc.Expect...)
+func withoutLines(sc model.Scenario) model.Scenario {
+	sc.Expect = append([]model.Expectation(nil), sc.Expect...)
 	for i := range sc.Expect {
 		sc.Expect[i].Line = 0
 	}
@@ -136,14 +136,14 @@ func TestRoundTrip(t *testing.T) {
 // TestDefaults checks what an almost empty file means.
 func TestDefaults(t *testing.T) {
 	sc := mustParse(t, "dir/minimal.yml", "duration: 10s\n")
-	want := sim.Scenario{Name: "minimal", Duration: 10 * time.Second, Params: sim.Params{JitterMS: sim.DefaultJitterMS}}
+	want := model.Scenario{Name: "minimal", Duration: 10 * time.Second, Params: model.Params{JitterMS: model.DefaultJitterMS}}
 	if !reflect.DeepEqual(sc, want) {
 		t.Errorf("got %+v, want %+v", sc, want)
 	}
 	// Giving ttl alone keeps the spec's jitter.
 	sc = mustParse(t, "x.yaml", "elector: {ttl: 1s}\n")
-	if got := sc.Params.WithDefaults().JitterMS; got != sim.DefaultJitterMS {
-		t.Errorf("jitter with ttl given = %dms, want %d", got, sim.DefaultJitterMS)
+	if got := sc.Params.WithDefaults().JitterMS; got != model.DefaultJitterMS {
+		t.Errorf("jitter with ttl given = %dms, want %d", got, model.DefaultJitterMS)
 	}
 }
 

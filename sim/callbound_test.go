@@ -11,8 +11,11 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/leaselab/leaselab/election"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // callSlack is what a measured call may exceed its CallBound by: a few
@@ -80,29 +83,29 @@ func TestCallBoundMeasured(t *testing.T) {
 	}
 	redis.SetLogger(quietLogger{}) // every refused dial would be logged
 	ctx := context.Background()
-	env, err := Embedded{}.Environment(ctx)
+	environ, err := env.Embedded{}.Environment(ctx)
 	if err != nil {
-		if errors.Is(err, ErrEnvironment) {
+		if errors.Is(err, env.ErrEnvironment) {
 			t.Skipf("no environment: %v", err)
 		}
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if err := env.Close(); err != nil {
+		if err := environ.Close(); err != nil {
 			t.Error(err)
 		}
 	})
-	admin := redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
+	admin := redis.NewClient(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1})
 	t.Cleanup(func() { _ = admin.Close() })
 
 	const ms = time.Millisecond
 	settings := []struct {
 		name string
-		p    Params
+		p    model.Params
 	}{
-		{"rt300", Params{Client: ClientParams{ReadTimeout: 300 * ms}}},
-		{"rt300-noretry", Params{Client: ClientParams{ReadTimeout: 300 * ms, MaxRetries: -1}}},
-		{"rt300-ctx450", Params{OpTimeout: 450 * ms, Client: ClientParams{ReadTimeout: 300 * ms, ContextTimeoutEnabled: true}}},
+		{"rt300", model.Params{Client: model.ClientParams{ReadTimeout: 300 * ms}}},
+		{"rt300-noretry", model.Params{Client: model.ClientParams{ReadTimeout: 300 * ms, MaxRetries: -1}}},
+		{"rt300-ctx450", model.Params{OpTimeout: 450 * ms, Client: model.ClientParams{ReadTimeout: 300 * ms, ContextTimeoutEnabled: true}}},
 	}
 	var (
 		mu    sync.Mutex
@@ -114,24 +117,23 @@ func TestCallBoundMeasured(t *testing.T) {
 	})
 	t.Run("group", func(t *testing.T) {
 		for _, s := range settings {
-			for _, partition := range PartitionModes {
+			for _, partition := range model.PartitionModes {
 				t.Run(s.name+"/"+partition, func(t *testing.T) {
 					t.Parallel()
 					p := s.p.WithDefaults()
-					mode := ModeOf(FaultPartition, partition)
-					lo, loF := callMin(p, mode)
-					hi, hiF := callBound(p, mode)
+					mode := model.ModeOf(model.FaultPartition, partition)
+					lo, hi, loF, hiF := model.CallRange(p, mode)
 					var got []time.Duration
 					var stalled time.Duration
 					for i := range callRuns {
 						key := fmt.Sprintf("leaselab-callbound-%s-%s-%d", s.name, partition, i)
-						d, stall, applied := measureRenew(t, env, admin, p, partition, key)
+						d, stall, applied := measureRenew(t, environ, admin, p, partition, key)
 						got = append(got, d)
 						stalled = max(stalled, stall)
-						if want := partition == PartitionBlackholeReplies; applied != want {
+						if want := partition == model.PartitionBlackholeReplies; applied != want {
 							t.Errorf("run %d: renewal applied in Redis = %v, want %v", i, applied, want)
 						}
-						if d < lo || !Within(d, hi, callSlack+stall) {
+						if d < lo || !model.Within(d, hi, callSlack+stall) {
 							t.Errorf("run %d: %v outside [%v, %v + %v + stalled %v]\n  min: %s\n  max: %s",
 								i, d, lo, hi, callSlack, stall, loF, hiF)
 						}
@@ -154,11 +156,11 @@ func TestCallBoundMeasured(t *testing.T) {
 // one renewal, and how long the process was stalled meanwhile. applied
 // says whether that renewal reached Redis: the lease is renewed for a
 // minute, after the harness cut it to ten seconds.
-func measureRenew(t *testing.T, env *Environment, admin *redis.Client, p Params, partition, key string) (d, stall time.Duration, applied bool) {
+func measureRenew(t *testing.T, environ *env.Environment, admin *redis.Client, p model.Params, partition, key string) (d, stall time.Duration, applied bool) {
 	t.Helper()
 	ctx := context.Background()
 	const ttl, cut = time.Minute, 10 * time.Second
-	proxy, err := env.Toxiproxy.CreateProxy(key, "127.0.0.1:0", env.ProxyUpstream)
+	proxy, err := environ.Toxiproxy.CreateProxy(key, "127.0.0.1:0", environ.ProxyUpstream)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,7 +202,7 @@ func measureRenew(t *testing.T, env *Environment, admin *redis.Client, p Params,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if partition == PartitionBlackholeReplies {
+	if partition == model.PartitionBlackholeReplies {
 		noPhantom(t, admin, rdb, p, lease)
 	}
 	heal()
@@ -214,7 +216,7 @@ func measureRenew(t *testing.T, env *Environment, admin *redis.Client, p Params,
 // renewal whose replies were dropped, cannot leave a phantom lease through
 // the same partition: its client has no initialized connection left, and a
 // new one's HELLO times out before the acquire's SET NX is written.
-func noPhantom(t *testing.T, admin, rdb *redis.Client, p Params, lease string) {
+func noPhantom(t *testing.T, admin, rdb *redis.Client, p model.Params, lease string) {
 	t.Helper()
 	ctx := context.Background()
 	if err := admin.Del(ctx, lease).Err(); err != nil {
@@ -245,22 +247,22 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 	}
 	redis.SetLogger(quietLogger{})
 	ctx := context.Background()
-	env, err := Embedded{}.Environment(ctx)
+	environ, err := env.Embedded{}.Environment(ctx)
 	if err != nil {
-		if errors.Is(err, ErrEnvironment) {
+		if errors.Is(err, env.ErrEnvironment) {
 			t.Skipf("no environment: %v", err)
 		}
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = env.Close() })
-	if env.RestartRedis == nil {
+	t.Cleanup(func() { _ = environ.Close() })
+	if environ.RestartRedis == nil {
 		t.Skip("this environment cannot restart Redis")
 	}
 	const ms = time.Millisecond
-	for _, c := range []ClientParams{{ReadTimeout: 300 * ms}, {ReadTimeout: 300 * ms, MaxRetries: -1}} {
-		p := Params{Client: c}.WithDefaults()
+	for _, c := range []model.ClientParams{{ReadTimeout: 300 * ms}, {ReadTimeout: 300 * ms, MaxRetries: -1}} {
+		p := model.Params{Client: c}.WithDefaults()
 		key := fmt.Sprintf("leaselab-leaseloss-%d", c.MaxRetries)
-		proxy, err := env.Toxiproxy.CreateProxy(key, "127.0.0.1:0", env.ProxyUpstream)
+		proxy, err := environ.Toxiproxy.CreateProxy(key, "127.0.0.1:0", environ.ProxyUpstream)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -272,7 +274,7 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 			}
 		}
 		start := time.Now()
-		if err := env.RestartRedis(ctx); err != nil {
+		if err := environ.RestartRedis(ctx); err != nil {
 			t.Fatal(err)
 		}
 		downtime := time.Since(start)
@@ -283,7 +285,7 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 		retries := max(p.Client.MaxRetries, 0)
 		var lo, hi time.Duration // the retry's backoff(1), or nothing
 		if retries > 0 {
-			lo, hi = redisMinRetryBackoff, retryBackoff(1)
+			lo, hi = model.RetryBackoff(1)
 		}
 		t.Logf("MaxRetries %d: restart took %v; renewal after it: %v %v in %v, predicted [%v, %v] (stall %v)",
 			c.MaxRetries, downtime.Round(ms), ok, err, d.Round(100*time.Microsecond), lo, hi, stall.Round(ms))
@@ -293,7 +295,7 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 		case retries == 0 && err == nil:
 			t.Errorf("renewal after the restart without retries: %v, want the EOF", ok)
 		}
-		if d < lo || !Within(d, hi, callSlack+stall) {
+		if d < lo || !model.Within(d, hi, callSlack+stall) {
 			t.Errorf("renewal after the restart took %v, outside [%v, %v + %v + stalled %v]", d, lo, hi, callSlack, stall)
 		}
 		_ = rdb.Close()

@@ -13,12 +13,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/simtest"
 )
 
 // TestComposeSmoke brings docker-compose.yml up, runs the leader-crash
-// scenario against it (sim.External, as `chaos run --redis-addr
+// scenario against it (env.External, as `chaos run --redis-addr
 // --toxiproxy-addr --proxy-ports --proxy-upstream` does) and, at the same
 // time, with the embedded environment, compares the two, and takes the
 // stack down: nothing of it may be left.
@@ -26,16 +28,16 @@ func TestComposeSmoke(t *testing.T) {
 	t.Parallel()
 	st := composeUp(t)
 
-	ext := sim.External{
+	ext := env.External{
 		RedisAddr:     "127.0.0.1:" + st.redisPort,
 		ToxiproxyAddr: "127.0.0.1:" + st.apiPort,
 		ProxyUpstream: "redis:6379",
 		ProxyPorts:    st.proxyPorts,
 	}
-	results := map[string]*sim.Result{}
+	results := map[string]*model.Result{}
 	var mu sync.Mutex
 	t.Run("runs", func(t *testing.T) {
-		for name, p := range map[string]sim.Provider{"compose": ext, "embedded": sim.Embedded{}} {
+		for name, p := range map[string]env.Provider{"compose": ext, "embedded": env.Embedded{}} {
 			t.Run(name, func(t *testing.T) {
 				t.Parallel()
 				sc := crashScenario()
@@ -67,14 +69,14 @@ func TestComposeSmoke(t *testing.T) {
 	}
 
 	// Redis is the stack's, not the harness's.
-	_, err := sim.Run(t.Context(), sim.Scenario{Name: "compose-restart", Instances: 2, Params: fast, Duration: time.Second,
-		Faults: []sim.Fault{{At: 500 * time.Millisecond, Kind: sim.FaultRedisRestart}}}, sim.Options{Provider: ext})
+	_, err := sim.Run(t.Context(), model.Scenario{Name: "compose-restart", Instances: 2, Params: fast, Duration: time.Second,
+		Faults: []model.Fault{{At: 500 * time.Millisecond, Kind: model.FaultRedisRestart}}}, sim.Options{Provider: ext})
 	if err == nil || !strings.Contains(err.Error(), "redis-restart") {
 		t.Errorf("redis-restart against the compose stack: %v; want it refused", err)
 	}
 }
 
-func failover(res *sim.Result) string {
+func failover(res *model.Result) string {
 	for _, f := range res.Analysis.Faults {
 		if f.Failover != nil {
 			return f.Failover.String()
@@ -87,7 +89,7 @@ func failover(res *sim.Result) string {
 type composeStack struct {
 	project             string
 	redisPort, apiPort  string
-	proxyPorts          sim.PortRange
+	proxyPorts          env.PortRange
 	compose             []string // the compose command
 	env                 []string
 	upTime, healthyTime time.Duration
@@ -98,7 +100,7 @@ type composeStack struct {
 // the teardown (down -v, then a check that nothing is left).
 func composeUp(t *testing.T) *composeStack {
 	t.Helper()
-	if err := sim.DockerAvailable(t.Context()); err != nil {
+	if err := env.DockerAvailable(t.Context()); err != nil {
 		skipOrFail(t, err.Error())
 	}
 	st := &composeStack{project: fmt.Sprintf("leaselab-smoke-%d", os.Getpid())}
@@ -110,8 +112,8 @@ func composeUp(t *testing.T) *composeStack {
 	default:
 		skipOrFail(t, "neither docker-compose nor the docker compose plugin is installed")
 	}
-	redisImage := composeImage("LEASELAB_REDIS_IMAGE", sim.LocalRedisImage, sim.PublicRedisImage)
-	toxiImage := composeImage("LEASELAB_TOXIPROXY_IMAGE", sim.LocalToxiproxyImage, sim.PublicToxiproxyImage)
+	redisImage := composeImage("LEASELAB_REDIS_IMAGE", env.LocalRedisImage, env.PublicRedisImage)
+	toxiImage := composeImage("LEASELAB_TOXIPROXY_IMAGE", env.LocalToxiproxyImage, env.PublicToxiproxyImage)
 	for _, img := range []string{redisImage, toxiImage} {
 		if !commandWorks("docker", "image", "inspect", img) && !commandWorks("docker", "pull", img) {
 			skipOrFail(t, img+" is not present and cannot be pulled: build the local images with docker/build-images.sh")
@@ -236,7 +238,7 @@ func freePort(t *testing.T) string {
 // freeRange finds n consecutive free loopback ports for the proxies, away
 // from the compose file's default range so that a stack a user left up
 // does not collide.
-func freeRange(t *testing.T, n int) sim.PortRange {
+func freeRange(t *testing.T, n int) env.PortRange {
 	t.Helper()
 next:
 	for first := 22000 + os.Getpid()%1000*n%8000; first < 32000; first += n {
@@ -254,8 +256,8 @@ next:
 		for _, l := range ls {
 			l.Close()
 		}
-		return sim.PortRange{First: first, Last: first + n - 1}
+		return env.PortRange{First: first, Last: first + n - 1}
 	}
 	t.Fatal("no free port range")
-	return sim.PortRange{}
+	return env.PortRange{}
 }

@@ -9,15 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/simtest"
 )
 
 // crashScenario is TestLeaderCrash's scenario: a leader crash with short
 // timings, one gap expected.
-func crashScenario() sim.Scenario {
-	return sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
-		Faults: []sim.Fault{{At: time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}}}}
+func crashScenario() model.Scenario {
+	return model.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{{At: time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}}}
 }
 
 func TestContainersLeaderCrash(t *testing.T) {
@@ -25,7 +27,7 @@ func TestContainersLeaderCrash(t *testing.T) {
 	p := simtest.Containers(t)
 	res := simtest.Run(t, crashScenario(), p)
 	s := res.Analysis.Summary
-	pred := prediction(t, res, sim.ModeLeaderCrash)
+	pred := prediction(t, res, model.ModeLeaderCrash)
 	t.Logf("containers, leader crash: measured gap %v, predicted ≤ %v; setup %v", s.MaxGap, pred.MaxGap, res.Setup)
 	if s.Gaps != 1 {
 		t.Fatalf("gaps = %d, want 1", s.Gaps)
@@ -48,8 +50,8 @@ func TestContainersLeaderCrash(t *testing.T) {
 func TestContainersRedisRestart(t *testing.T) {
 	t.Parallel()
 	p := simtest.Containers(t)
-	res := simtest.Run(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
-		Faults: []sim.Fault{{At: 1100 * time.Millisecond, Kind: sim.FaultRedisRestart}}}, p)
+	res := simtest.Run(t, model.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{{At: 1100 * time.Millisecond, Kind: model.FaultRedisRestart}}}, p)
 	s := res.Analysis.Summary
 	if s.LeaderGains < 2 {
 		t.Errorf("leader gained %d times; after the restart someone must take the lost lease again", s.LeaderGains)
@@ -58,7 +60,7 @@ func TestContainersRedisRestart(t *testing.T) {
 	// on those); this checks it happened at all.
 	applied := false
 	for _, e := range res.Timeline {
-		applied = applied || (e.Kind == sim.FaultApplied && e.Fault == string(sim.FaultRedisRestart))
+		applied = applied || (e.Kind == model.FaultApplied && e.Fault == string(model.FaultRedisRestart))
 	}
 	if !applied {
 		t.Error("no redis-restart applied")
@@ -76,8 +78,8 @@ func TestContainersInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var started sync.Once
-	observe := func(sim.Event) { started.Do(func() { time.AfterFunc(time.Second, cancel) }) }
-	res, err := sim.Run(ctx, sim.Scenario{Name: "interrupted", Instances: 3, Params: fast, Duration: time.Minute}, sim.Options{Provider: p, Observe: observe})
+	observe := func(model.Event) { started.Do(func() { time.AfterFunc(time.Second, cancel) }) }
+	res, err := sim.Run(ctx, model.Scenario{Name: "interrupted", Instances: 3, Params: fast, Duration: time.Minute}, sim.Options{Provider: p, Observe: observe})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run after cancel: %v, want context.Canceled", err)
 	}
@@ -88,7 +90,7 @@ func TestContainersInterrupted(t *testing.T) {
 
 	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := sim.Run(ctx, sim.Scenario{Name: "interrupted-setup", Instances: 3, Params: fast}, sim.Options{Provider: p}); err == nil {
+	if _, err := sim.Run(ctx, model.Scenario{Name: "interrupted-setup", Instances: 3, Params: fast}, sim.Options{Provider: p}); err == nil {
 		t.Fatal("Run whose setup was cut short returned no error")
 	} else {
 		t.Logf("setup cut short: %v", err)
@@ -98,10 +100,10 @@ func TestContainersInterrupted(t *testing.T) {
 
 // requireTruth checks the ground-truth lane (keyspace notifications)
 // worked: Redis's holder was recorded.
-func requireTruth(t *testing.T, res *sim.Result) {
+func requireTruth(t *testing.T, res *model.Result) {
 	t.Helper()
 	for _, e := range res.Timeline {
-		if e.Kind == sim.RedisHolder && e.Holder != "" {
+		if e.Kind == model.RedisHolder && e.Holder != "" {
 			return
 		}
 	}
@@ -112,7 +114,7 @@ func requireTruth(t *testing.T, res *sim.Result) {
 // network labelled with label is left.
 func assertNothingLeft(t *testing.T, label string) {
 	t.Helper()
-	filter := "label=" + sim.LabelEnv + "=" + label
+	filter := "label=" + env.LabelEnv + "=" + label
 	for _, args := range [][]string{
 		{"ps", "-a", "-q", "--filter", filter},
 		{"network", "ls", "-q", "--filter", filter},

@@ -9,18 +9,20 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // activeFault is a fault that has been applied and not yet healed.
 type activeFault struct {
 	id      int
-	f       Fault
+	f       model.Fault
 	targets []int
 	heal    func() // undoes the fault; nil for instant faults
 }
 
 // resolveTargets picks the instances a fault hits, at the moment of injection.
-func (r *run) resolveTargets(t Target) []int {
+func (r *run) resolveTargets(t model.Target) []int {
 	if len(t.Indexes) > 0 {
 		return append([]int(nil), t.Indexes...)
 	}
@@ -43,11 +45,11 @@ func (r *run) resolveTargets(t Target) []int {
 		return []int{from[r.rng.IntN(len(from))]}
 	}
 	switch t.Role {
-	case RoleAll:
+	case model.RoleAll:
 		return live
-	case RoleFollower:
+	case model.RoleFollower:
 		return pick(followers)
-	case RoleRandom:
+	case model.RoleRandom:
 		return pick(live)
 	default: // leader
 		if len(leaders) == 0 {
@@ -58,26 +60,26 @@ func (r *run) resolveTargets(t Target) []int {
 }
 
 // apply injects fault id and returns what heals it.
-func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) {
+func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, error) {
 	a := &activeFault{id: id, f: f}
-	if f.Kind != FaultRedisRestart && f.Kind != FaultScriptFlush {
+	if f.Kind != model.FaultRedisRestart && f.Kind != model.FaultScriptFlush {
 		a.targets = r.resolveTargets(f.Target)
 		if len(a.targets) == 0 {
 			// A role that matches nobody (no leader right now, say) is not a
 			// fault on everyone: nothing happens, and the timeline says so.
-			r.rec.Record(Event{Kind: FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
+			r.rec.Record(model.Event{Kind: model.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
 				Detail: fmt.Sprintf("target %s matched no live instance", f.Target)})
 			return nil, nil
 		}
 	}
 	// Recorded before the action, so the analysis sees the fault come first
 	// and the leaders it hit still leading at the moment of injection.
-	r.rec.Record(Event{Kind: FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
+	r.rec.Record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
 	var err error
 	switch f.Kind {
-	case FaultCrash, FaultStop:
+	case model.FaultCrash, model.FaultStop:
 		for _, i := range a.targets {
-			if f.Kind == FaultCrash {
+			if f.Kind == model.FaultCrash {
 				r.instances[i].crash()
 			} else {
 				r.instances[i].stop()
@@ -95,11 +97,11 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 				}
 			}
 		}
-	case FaultPartition:
+	case model.FaultPartition:
 		a.heal, err = r.partition(a.targets, f.Mode)
-	case FaultLatency:
+	case model.FaultLatency:
 		a.heal, err = r.latency(id, a.targets, f)
-	case FaultPause:
+	case model.FaultPause:
 		var paused []int
 		for _, i := range a.targets {
 			if r.instances[i].pause() {
@@ -111,7 +113,7 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 				r.instances[i].resume()
 			}
 		}
-	case FaultClock:
+	case model.FaultClock:
 		var clocks []*FaultyClock
 		for _, i := range a.targets {
 			if inc := r.instances[i].current(); inc != nil {
@@ -131,7 +133,7 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 				}
 			}
 		}
-	case FaultRedisRestart:
+	case model.FaultRedisRestart:
 		if r.env.RestartRedis == nil {
 			return nil, fmt.Errorf("redis-restart: this environment cannot restart Redis (an external Redis was given)")
 		}
@@ -139,7 +141,7 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 		if err == nil {
 			r.truth.Reset(ctx)
 		}
-	case FaultScriptFlush:
+	case model.FaultScriptFlush:
 		err = r.admin.ScriptFlush(ctx).Err()
 	}
 	if err != nil {
@@ -147,13 +149,13 @@ func (r *run) apply(ctx context.Context, id int, f Fault) (*activeFault, error) 
 		if a.heal != nil {
 			a.heal()
 		}
-		r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets, Err: err.Error()})
+		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets, Err: err.Error()})
 		return nil, fmt.Errorf("applying fault %d (%s): %w", id, f.Kind, err)
 	}
 	if f.Instant() {
 		// The action is over (Redis is back after a restart): the span
 		// ends here, and with it the downtime the bounds need.
-		r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
+		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
 	}
 	return a, nil
 }
@@ -163,7 +165,7 @@ func (r *run) healFault(a *activeFault) {
 	if a.heal != nil {
 		a.heal()
 	}
-	r.rec.Record(Event{Kind: FaultHealed, Instance: -1, Fault: string(a.f.Kind), FaultID: a.id, Target: a.targets})
+	r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(a.f.Kind), FaultID: a.id, Target: a.targets})
 }
 
 // partition cuts the targets' proxies in the given mode.
@@ -180,7 +182,7 @@ func (r *run) partition(targets []int, mode string) (func(), error) {
 		p := r.proxies[i]
 		name := p.Name
 		switch mode {
-		case PartitionRefuse:
+		case model.PartitionRefuse:
 			if err := p.Disable(); err != nil {
 				return heal, err
 			}
@@ -189,13 +191,13 @@ func (r *run) partition(targets []int, mode string) (func(), error) {
 			var streams []string
 			typ, attrs := "timeout", toxiclient.Attributes{"timeout": 0}
 			switch mode {
-			case PartitionBlackhole:
+			case model.PartitionBlackhole:
 				streams = []string{"upstream", "downstream"}
-			case PartitionBlackholeRequests:
+			case model.PartitionBlackholeRequests:
 				streams = []string{"upstream"}
-			case PartitionBlackholeReplies:
+			case model.PartitionBlackholeReplies:
 				streams = []string{"downstream"}
-			case PartitionReset:
+			case model.PartitionReset:
 				typ = "reset_peer"
 				streams = []string{"upstream"}
 			}
@@ -215,11 +217,11 @@ func (r *run) partition(targets []int, mode string) (func(), error) {
 // direction(s): Toxiproxy delays every chunk by Latency − Jitter, and the
 // instance's Gate adds a uniform [0, 2×Jitter] per chunk drawn from the
 // scenario's seed (see Gate.SetJitter for why not Toxiproxy's jitter).
-func (r *run) latency(id int, targets []int, f Fault) (func(), error) {
+func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 	streams := map[string][]string{
-		DirectionBoth:     {"upstream", "downstream"},
-		DirectionRequests: {"upstream"},
-		DirectionReplies:  {"downstream"},
+		model.DirectionBoth:     {"upstream", "downstream"},
+		model.DirectionRequests: {"upstream"},
+		model.DirectionReplies:  {"downstream"},
 	}[f.Direction]
 	type toxic struct {
 		p    *toxiclient.Proxy
@@ -250,10 +252,10 @@ func (r *run) latency(id int, targets []int, f Fault) (func(), error) {
 		}
 		if inc := r.instances[i].current(); inc != nil && f.Jitter > 0 {
 			var req, rep time.Duration
-			if f.Direction != DirectionReplies {
+			if f.Direction != model.DirectionReplies {
 				req = f.Jitter
 			}
-			if f.Direction != DirectionRequests {
+			if f.Direction != model.DirectionRequests {
 				rep = f.Jitter
 			}
 			inc.gate.SetJitter(req, rep, rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)<<16|uint64(i))))
@@ -264,29 +266,29 @@ func (r *run) latency(id int, targets []int, f Fault) (func(), error) {
 }
 
 // describeFault renders a fault's parameters for the timeline.
-func describeFault(f Fault) string {
+func describeFault(f model.Fault) string {
 	var parts []string
 	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
 	if f.For > 0 {
 		add("for", f.For)
 	}
 	switch f.Kind {
-	case FaultPartition:
+	case model.FaultPartition:
 		add("mode", f.Mode)
-	case FaultLatency:
+	case model.FaultLatency:
 		add("latency", f.Latency)
 		if f.Jitter > 0 {
 			add("jitter", f.Jitter)
 		}
 		add("direction", f.Direction)
-	case FaultClock:
+	case model.FaultClock:
 		if f.Rate > 0 {
 			add("rate", f.Rate)
 		}
 		if f.Jump != 0 {
 			add("jump", f.Jump)
 		}
-	case FaultCrash, FaultStop:
+	case model.FaultCrash, model.FaultStop:
 		if f.Restart {
 			add("restart", true)
 		}

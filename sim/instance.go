@@ -7,9 +7,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leaselab/leaselab/election"
-	"github.com/leaselab/leaselab/runner"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/runner"
 )
 
 // instance is one simulated TaskRunner process: its own go-redis client
@@ -41,7 +43,7 @@ type incarnation struct {
 
 // redisOptions are the client options every instance uses, from the run's
 // parameters: zero values keep go-redis's defaults.
-func redisOptions(p ClientParams, addr string, g *Gate) *redis.Options {
+func redisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
 	return &redis.Options{
 		Addr:                  addr,
 		Dialer:                g.Dialer(addr),
@@ -63,7 +65,7 @@ func (in *instance) start() error {
 	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
 	rec := in.run.rec
 	switch in.run.sc.Mode {
-	case ModeRunner:
+	case model.ModeRunner:
 		if eo.JitterMS == 0 {
 			eo.JitterMS = -1 // the runner reads 0 as the spec's 5; here it means none
 		}
@@ -82,7 +84,7 @@ func (in *instance) start() error {
 		inc.r, inc.id = r, r.ElectorID()
 		ctx, cancel := context.WithCancel(context.Background())
 		inc.cancel = cancel
-		rec.Record(Event{Kind: InstanceStarted, Instance: in.index, ID: inc.id})
+		rec.Record(model.Event{Kind: model.InstanceStarted, Instance: in.index, ID: inc.id})
 		if err := r.Start(ctx); err != nil {
 			cancel()
 			_ = inc.rdb.Close()
@@ -95,17 +97,17 @@ func (in *instance) start() error {
 		inc.e, inc.id = e, e.ID()
 		stop := make(chan struct{})
 		inc.cancel = sync.OnceFunc(func() { close(stop) })
-		rec.Record(Event{Kind: InstanceStarted, Instance: in.index, ID: inc.id})
+		rec.Record(model.Event{Kind: model.InstanceStarted, Instance: in.index, ID: inc.id})
 		go func() {
 			defer close(inc.done)
 			for {
 				select {
 				case <-promote:
-					rec.Record(Event{Kind: LeaderGained, Instance: in.index, ID: inc.id})
+					rec.Record(model.Event{Kind: model.LeaderGained, Instance: in.index, ID: inc.id})
 				case <-demote:
-					rec.Record(Event{Kind: LeaderLost, Instance: in.index, ID: inc.id})
+					rec.Record(model.Event{Kind: model.LeaderLost, Instance: in.index, ID: inc.id})
 				case err := <-errs:
-					rec.Record(Event{Kind: ElectorError, Instance: in.index, ID: inc.id, Err: err.Error()})
+					rec.Record(model.Event{Kind: model.ElectorError, Instance: in.index, ID: inc.id, Err: err.Error()})
 				case <-stop:
 					return
 				}
@@ -121,29 +123,29 @@ func (in *instance) start() error {
 
 // runnerEvent records what the harness measures from a runner's events.
 func (in *instance) runnerEvent(e runner.Event) {
-	ev := Event{Instance: in.index, ID: e.Instance, Task: e.TaskID}
+	ev := model.Event{Instance: in.index, ID: e.Instance, Task: e.TaskID}
 	switch e.Kind {
 	case runner.EventLeadership:
-		ev.Kind = LeaderLost
+		ev.Kind = model.LeaderLost
 		if e.Leader {
-			ev.Kind = LeaderGained
+			ev.Kind = model.LeaderGained
 		}
 	case runner.EventChore:
-		ev.Kind, ev.Chore, ev.N = ChoreRan, string(e.Chore), e.N
+		ev.Kind, ev.Chore, ev.N = model.ChoreRan, string(e.Chore), e.N
 	case runner.EventDelayedDue:
-		ev.Kind, ev.Lateness = DelayedDue, e.Lateness
+		ev.Kind, ev.Lateness = model.DelayedDue, e.Lateness
 	case runner.EventTaskDispatched:
-		ev.Kind = TaskDispatched
+		ev.Kind = model.TaskDispatched
 	case runner.EventTaskCompleted:
-		ev.Kind = TaskCompleted
+		ev.Kind = model.TaskCompleted
 	case runner.EventTaskFailed:
-		ev.Kind, ev.Err = TaskFailed, errText(e.Err)
+		ev.Kind, ev.Err = model.TaskFailed, errText(e.Err)
 	case runner.EventTaskReclaimed:
-		ev.Kind = TaskReclaimed
+		ev.Kind = model.TaskReclaimed
 	case runner.EventError:
-		ev.Kind, ev.Err = RunnerError, errText(e.Err)
+		ev.Kind, ev.Err = model.RunnerError, errText(e.Err)
 		if errors.Is(e.Err, runner.ErrElection) {
-			ev.Kind = ElectorError
+			ev.Kind = model.ElectorError
 		}
 	default:
 		return
@@ -188,7 +190,7 @@ func (in *instance) crash() {
 	if inc == nil {
 		return
 	}
-	in.run.rec.Record(Event{Kind: InstanceCrashed, Instance: in.index, ID: inc.id})
+	in.run.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: in.index, ID: inc.id})
 	inc.gate.Kill()
 	inc.clock.Unfreeze()
 	in.stopped.Go(func() { in.wind(inc, false) })
@@ -205,7 +207,7 @@ func (in *instance) stop() {
 	inc.clock.Unfreeze()
 	in.stopped.Go(func() {
 		in.wind(inc, true)
-		in.run.rec.Record(Event{Kind: InstanceStopped, Instance: in.index, ID: inc.id})
+		in.run.rec.Record(model.Event{Kind: model.InstanceStopped, Instance: in.index, ID: inc.id})
 	})
 }
 
@@ -236,7 +238,7 @@ func (in *instance) pause() bool {
 	}
 	inc.clock.Freeze()
 	inc.gate.Hold()
-	in.run.rec.Record(Event{Kind: InstancePaused, Instance: in.index, ID: inc.id})
+	in.run.rec.Record(model.Event{Kind: model.InstancePaused, Instance: in.index, ID: inc.id})
 	return true
 }
 
@@ -247,7 +249,7 @@ func (in *instance) resume() {
 	}
 	inc.gate.Release()
 	inc.clock.Unfreeze()
-	in.run.rec.Record(Event{Kind: InstanceResumed, Instance: in.index, ID: inc.id})
+	in.run.rec.Record(model.Event{Kind: model.InstanceResumed, Instance: in.index, ID: inc.id})
 }
 
 func errText(err error) string {
@@ -255,4 +257,16 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// electionOpts are the elector options an instance runs with, before its
+// clock, jitter source and key are set.
+func electionOpts(p model.Params, rdb redis.Scripter) election.Opts {
+	return election.Opts{
+		Redis:     rdb,
+		TTL:       p.TTL,
+		Wait:      p.Wait,
+		JitterMS:  max(p.JitterMS, 0), // negative: none
+		OpTimeout: p.OpTimeout,
+	}
 }

@@ -3,6 +3,8 @@ package sim
 import (
 	"sync"
 	"time"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // Recorder stamps and collects the events of one run. Every timestamp comes
@@ -13,15 +15,15 @@ type Recorder struct {
 	start time.Time
 
 	mu      sync.Mutex
-	events  Timeline
+	events  model.Timeline
 	dead    map[string]bool // incarnations (ids) whose later events are dropped
 	ended   bool            // RunEnded was recorded: nothing more is
-	observe func(Event)
+	observe func(model.Event)
 }
 
 // NewRecorder starts the run's clock now. observe, if not nil, sees every
 // event as it is recorded (for progress display); it must be fast.
-func NewRecorder(observe func(Event)) *Recorder {
+func NewRecorder(observe func(model.Event)) *Recorder {
 	return &Recorder{start: time.Now(), dead: map[string]bool{}, observe: observe}
 }
 
@@ -32,15 +34,15 @@ func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
 // incarnation that crashed are dropped: a crashed instance emits nothing
 // more, and its shell winding down must not look like it did. RunEnded is
 // the last event: what the teardown causes after it is not recorded.
-func (r *Recorder) Record(e Event) {
+func (r *Recorder) Record(e model.Event) {
 	r.mu.Lock()
 	e.At = time.Since(r.start)
 	if r.ended || (e.ID != "" && r.dead[e.ID] && !survivesCrash(e.Kind)) {
 		r.mu.Unlock()
 		return
 	}
-	r.ended = e.Kind == RunEnded
-	if e.Kind == InstanceCrashed {
+	r.ended = e.Kind == model.RunEnded
+	if e.Kind == model.InstanceCrashed {
 		r.dead[e.ID] = true
 	}
 	r.events = append(r.events, e)
@@ -56,13 +58,13 @@ func (r *Recorder) Record(e Event) {
 // XADD reached Redis before the crash cut the traffic (after it, every call
 // fails), only the report of it came late. Everything else a crashed
 // instance says — beliefs, chores, errors — is the shell winding down.
-func survivesCrash(k Kind) bool {
-	return k == InstanceCrashed || k == TaskCompleted || k == TaskDispatched
+func survivesCrash(k model.Kind) bool {
+	return k == model.InstanceCrashed || k == model.TaskCompleted || k == model.TaskDispatched
 }
 
 // Timeline returns a copy of the events so far.
-func (r *Recorder) Timeline() Timeline {
+func (r *Recorder) Timeline() model.Timeline {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return append(Timeline(nil), r.events...)
+	return append(model.Timeline(nil), r.events...)
 }

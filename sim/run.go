@@ -15,85 +15,22 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/redisserver"
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/runner"
-	"github.com/redis/go-redis/v9"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // Options configure Run. Zero values mean the defaults named on each field.
 type Options struct {
 	// Provider sets up Redis and Toxiproxy. Default Embedded{}.
-	Provider Provider
+	Provider env.Provider
 	// Observe, if not nil, sees every event as it is recorded, on the
 	// recording goroutine: it must be fast and must not block.
-	Observe func(Event)
-}
-
-// Versions are the versions of what a run used.
-type Versions struct {
-	Go        string `json:"go"`
-	Redis     string `json:"redis"`
-	Toxiproxy string `json:"toxiproxy"`
-	Leaselab  string `json:"leaselab"`
-}
-
-// Result is everything a run produced. It is JSON-serializable and carries
-// what is needed to re-render its reports and to reproduce it.
-type Result struct {
-	// RunID names this run (time and random suffix).
-	RunID string `json:"run_id"`
-	// Scenario is the scenario as given (with defaults filled, unscaled).
-	Scenario Scenario `json:"scenario"`
-	// Params are the effective timings of the run (scaled by TimeScale).
-	Params    Params    `json:"params"`
-	Seed      int64     `json:"seed"`
-	TimeScale float64   `json:"time_scale"`
-	Versions  Versions  `json:"versions"`
-	Started   time.Time `json:"started"`
-	// Elapsed is the run's length by the harness clock.
-	Elapsed time.Duration `json:"elapsed"`
-	// Complete is false when the run was cancelled or failed part-way;
-	// Incomplete then says why.
-	Complete   bool   `json:"complete"`
-	Incomplete string `json:"incomplete,omitempty"`
-	// Errors are problems of the harness during the run (a fault that could
-	// not be applied or healed). They make the result untrustworthy.
-	Errors []string `json:"errors,omitempty"`
-
-	Timeline    Timeline     `json:"timeline"`
-	Analysis    Analysis     `json:"analysis"`
-	Predictions []Prediction `json:"predictions"`
-	// Evaluation is the verdict: pass, fail or unknown, with its reasons
-	// and the checks of every expectation. An incomplete run is unknown,
-	// one with harness errors fails.
-	Evaluation
-	// Setup is how long the environment took to come up.
-	Setup time.Duration `json:"setup"`
-	// Cost is what the run cost the machine.
-	Cost Cost `json:"cost"`
-}
-
-// settle folds the run's own state into the verdict: harness errors make
-// its measurements untrustworthy (fail), an incomplete run measured only
-// part of what it should (unknown at best).
-func (res *Result) settle() {
-	if len(res.Errors) > 0 {
-		res.Verdict = Fail
-		res.Reasons = append([]string{fmt.Sprintf("%d harness errors: %s", len(res.Errors), res.Errors[0])}, res.Reasons...)
-	}
-	if !res.Complete {
-		res.Verdict = worse(res.Verdict, Unknown)
-		res.Reasons = append([]string{"the run is incomplete: " + nonEmpty(res.Incomplete, "no reason given")}, res.Reasons...)
-	}
-}
-
-// Cost is the harness's own resource use during a run (its process: the
-// harness, the instances and, by default, Toxiproxy; not redis-server).
-type Cost struct {
-	CPU time.Duration `json:"cpu"`
-	// CPUPerInstancePercent is CPU / elapsed / instances, in percent of one core.
-	CPUPerInstancePercent float64 `json:"cpu_per_instance_percent"`
+	Observe func(model.Event)
 }
 
 // quietRedis silences go-redis's global logger: the harness cuts instances
@@ -106,8 +43,8 @@ var quietRedisOnce sync.Once
 
 // run is the state of one Run.
 type run struct {
-	sc        Scenario // effective (defaults, scaled)
-	env       *Environment
+	sc        model.Scenario // effective (defaults, scaled)
+	env       *env.Environment
 	rec       *Recorder
 	truth     *Truth
 	admin     *redis.Client
@@ -182,29 +119,29 @@ func newRunID() string {
 // and, with the in-process Toxiproxy, zerolog's global level is disabled
 // (Toxiproxy logs through it). A program that wants them restores them
 // after Run.
-func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
+func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, err error) {
 	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	sc = sc.withDefaults()
-	eff := sc.scaled()
-	eff.Params.Client.SharedPool = eff.Mode == ModeRunner
+	sc = sc.WithDefaults()
+	eff := sc.Scaled()
+	eff.Params.Client.SharedPool = eff.Mode == model.ModeRunner
 	if o.Provider == nil {
-		o.Provider = Embedded{}
+		o.Provider = env.Embedded{}
 	}
-	res = &Result{RunID: newRunID(), Scenario: sc, Params: eff.Params, Seed: sc.Seed, TimeScale: sc.TimeScale, Started: time.Now()}
-	res.Versions = Versions{Go: runtime.Version(), Toxiproxy: ToxiproxyVersion, Leaselab: leaselabVersion()}
+	res = &model.Result{Backend: "real", RunID: newRunID(), Scenario: sc, Params: eff.Params, Seed: sc.Seed, TimeScale: sc.TimeScale, Started: time.Now()}
+	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: leaselabVersion()}
 
 	setupStart := time.Now()
-	env, err := environmentFor(ctx, o.Provider, eff.Instances)
+	environ, err := env.For(ctx, o.Provider, eff.Instances)
 	if err != nil {
 		return nil, err
 	}
-	res.Versions.Redis = env.RedisVersion
+	res.Versions.Redis = environ.RedisVersion
 	r := &run{
 		sc:         eff,
-		env:        env,
+		env:        environ,
 		group:      "leaselab-" + sc.Name + "-" + res.RunID,
 		rng:        mrand.New(mrand.NewPCG(uint64(sc.Seed), 0)),
 		jitterSeed: uint64(sc.Seed),
@@ -217,42 +154,42 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 		}
 		if res != nil {
 			res.Errors = append(res.Errors, r.errs...)
-			res.settle()
+			res.Settle()
 		}
 	}()
-	r.admin = redis.NewClient(&redis.Options{Addr: env.RedisAddr, MaxRetries: -1})
+	r.admin = redis.NewClient(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1})
 	if res.Versions.Redis == "" {
 		if info, err := r.admin.Info(ctx, "server").Result(); err == nil {
 			res.Versions.Redis = redisserver.InfoField(info, "redis_version")
 		} else {
-			return nil, fmt.Errorf("%w: Redis at %s: %v", ErrEnvironment, env.RedisAddr, err)
+			return nil, fmt.Errorf("%w: Redis at %s: %v", env.ErrEnvironment, environ.RedisAddr, err)
 		}
 	}
-	if err := (Scenario{Faults: sc.Faults}).needsRestart(env); err != nil {
+	if err := needsRestart(sc.Faults, environ); err != nil {
 		return nil, err
 	}
 
 	for i := range eff.Instances {
 		listen := "127.0.0.1:0"
-		if env.ProxyListen != nil {
-			listen = env.ProxyListen(i)
+		if environ.ProxyListen != nil {
+			listen = environ.ProxyListen(i)
 		}
-		p, err := env.Toxiproxy.CreateProxy(fmt.Sprintf("%s-%d", r.group, i), listen, env.ProxyUpstream)
+		p, err := environ.Toxiproxy.CreateProxy(fmt.Sprintf("%s-%d", r.group, i), listen, environ.ProxyUpstream)
 		if err != nil {
-			return nil, fmt.Errorf("%w: creating proxy %d: %v", ErrEnvironment, i, err)
+			return nil, fmt.Errorf("%w: creating proxy %d: %v", env.ErrEnvironment, i, err)
 		}
 		r.proxies = append(r.proxies, p)
 		dial := p.Listen
-		if env.DialAddr != nil {
-			dial = env.DialAddr(dial)
+		if environ.DialAddr != nil {
+			dial = environ.DialAddr(dial)
 		}
 		r.instances = append(r.instances, &instance{index: i, dial: dial, run: r})
 	}
 
 	r.rec = NewRecorder(o.Observe)
 	key := election.LeaderKey(r.group)
-	if r.truth, err = WatchTruth(ctx, env.RedisAddr, key, r.rec); err != nil {
-		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", ErrEnvironment, err)
+	if r.truth, err = WatchTruth(ctx, environ.RedisAddr, key, r.rec); err != nil {
+		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", env.ErrEnvironment, err)
 	}
 	res.Setup = time.Since(setupStart)
 	cpuStart = cpuTime()
@@ -265,15 +202,15 @@ func Run(ctx context.Context, sc Scenario, o Options) (res *Result, err error) {
 		res.Incomplete = runErr.Error()
 		ended = "incomplete: " + runErr.Error()
 	}
-	r.rec.Record(Event{Kind: RunEnded, Instance: -1, Detail: ended})
+	r.rec.Record(model.Event{Kind: model.RunEnded, Instance: -1, Detail: ended})
 	res.Elapsed = end
 	cpu := cpuTime() - cpuStart
-	res.Cost = Cost{CPU: cpu, CPUPerInstancePercent: 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances)}
+	res.Cost = model.Cost{CPU: cpu, CPUPerInstancePercent: 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances)}
 	r.stopAll()
 	res.Timeline = r.rec.Timeline()
-	res.Analysis = Analyze(res.Timeline, eff.Params)
-	res.Predictions = Predict(eff.Params, AppliedFaultSize(eff, res.Analysis))
-	res.Evaluation = Evaluate(eff, res.Analysis, res.Predictions)
+	res.Analysis = model.Analyze(res.Timeline, eff.Params)
+	res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
+	res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
 	if runErr != nil {
 		return res, runErr
 	}
@@ -372,7 +309,7 @@ func sleepUntil(ctx context.Context, rec *Recorder, at time.Duration) error {
 // and returns what stops it.
 func (r *run) workload() func() {
 	w := r.sc.Workload
-	if r.sc.Mode != ModeRunner || (w.DispatchRate <= 0 && w.DelayedRate <= 0) {
+	if r.sc.Mode != model.ModeRunner || (w.DispatchRate <= 0 && w.DelayedRate <= 0) {
 		return func() {}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -468,9 +405,9 @@ func (r *run) teardown() error {
 }
 
 // needsRestart checks that the environment can do every fault asked for.
-func (s Scenario) needsRestart(env *Environment) error {
-	for i, f := range s.Faults {
-		if f.Kind == FaultRedisRestart && env.RestartRedis == nil {
+func needsRestart(faults []model.Fault, environ *env.Environment) error {
+	for i, f := range faults {
+		if f.Kind == model.FaultRedisRestart && environ.RestartRedis == nil {
 			return fmt.Errorf("faults[%d]: redis-restart needs a Redis the harness owns; this environment uses an external one", i)
 		}
 	}

@@ -11,20 +11,22 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
 	"go.uber.org/goleak"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // Short timings for integration tests: TTL 500ms, Wait 600ms.
-var fast = sim.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond, JitterMS: 5}
+var fast = model.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond, JitterMS: 5}
 
 // slack is the measurement slack the tests allow on top of predictions:
 // notification lateness, scheduling on a loaded 2-core machine.
 const slack = 300 * time.Millisecond
 
-func runScenario(t *testing.T, sc sim.Scenario) *sim.Result {
+func runScenario(t *testing.T, sc model.Scenario) *model.Result {
 	t.Helper()
 	if sc.Name == "" {
 		sc.Name = strings.ReplaceAll(t.Name(), "/", "-")
@@ -52,7 +54,7 @@ func ptr(d *time.Duration) string {
 	return d.String()
 }
 
-func prediction(t *testing.T, res *sim.Result, mode string) sim.Prediction {
+func prediction(t *testing.T, res *model.Result, mode string) model.Prediction {
 	t.Helper()
 	for _, p := range res.Predictions {
 		if p.Mode == mode {
@@ -60,12 +62,12 @@ func prediction(t *testing.T, res *sim.Result, mode string) sim.Prediction {
 		}
 	}
 	t.Fatalf("no prediction for %s", mode)
-	return sim.Prediction{}
+	return model.Prediction{}
 }
 
 func TestSteadyState(t *testing.T) {
 	t.Parallel()
-	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: time.Second})
+	res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: time.Second})
 	s := res.Analysis.Summary
 	if s.LeaderGains != 1 {
 		t.Errorf("leader gained %d times, want 1", s.LeaderGains)
@@ -80,10 +82,10 @@ func TestSteadyState(t *testing.T) {
 
 func TestLeaderCrash(t *testing.T) {
 	t.Parallel()
-	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
-		Faults: []sim.Fault{{At: time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}}}})
+	res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{{At: time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}}})
 	s := res.Analysis.Summary
-	p := prediction(t, res, sim.ModeLeaderCrash)
+	p := prediction(t, res, model.ModeLeaderCrash)
 	t.Logf("leader crash: measured gap %v, predicted ≤ %v (%s)", s.MaxGap, p.MaxGap, p.GapFormula)
 	if s.Gaps != 1 {
 		t.Fatalf("gaps = %d, want 1", s.Gaps)
@@ -105,27 +107,27 @@ func TestLeaderCrash(t *testing.T) {
 // whose renew fails within the dial retries.
 func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
 	t.Parallel()
-	results := map[string]*sim.Result{}
+	results := map[string]*model.Result{}
 	var mu sync.Mutex
 	t.Run("modes", func(t *testing.T) {
-		for _, mode := range []string{sim.PartitionBlackhole, sim.PartitionRefuse} {
+		for _, mode := range []string{model.PartitionBlackhole, model.PartitionRefuse} {
 			t.Run(mode, func(t *testing.T) {
 				t.Parallel()
-				res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 14 * time.Second, Recovery: 2 * time.Second,
-					Faults: []sim.Fault{{At: time.Second, For: 12 * time.Second, Kind: sim.FaultPartition, Mode: mode, Target: sim.Target{Role: sim.RoleLeader}}}})
+				res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 14 * time.Second, Recovery: 2 * time.Second,
+					Faults: []model.Fault{{At: time.Second, For: 12 * time.Second, Kind: model.FaultPartition, Mode: mode, Target: model.Target{Role: model.RoleLeader}}}})
 				mu.Lock()
 				results[mode] = res
 				mu.Unlock()
 			})
 		}
 	})
-	bh, rf := results[sim.PartitionBlackhole], results[sim.PartitionRefuse]
+	bh, rf := results[model.PartitionBlackhole], results[model.PartitionRefuse]
 	if bh == nil || rf == nil {
 		t.Fatal("a run failed")
 	}
 
 	s := bh.Analysis.Summary
-	p := prediction(t, bh, sim.ModePartitionBlackhole)
+	p := prediction(t, bh, model.ModePartitionBlackhole)
 	t.Logf("blackhole, go-redis defaults: measured overlap %v, predicted ≤ %v (%s)", s.MaxOverlap, p.MaxOverlap, p.OverlapFormula)
 	if p.MaxOverlap <= fast.TTL {
 		t.Fatalf("prediction %v does not exceed the TTL; the model is wrong", p.MaxOverlap)
@@ -136,11 +138,11 @@ func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
 	if s.MaxOverlap > p.MaxOverlap+slack {
 		t.Errorf("overlap %v beyond the prediction %v + slack", s.MaxOverlap, p.MaxOverlap)
 	}
-	if claimHeld(bh, sim.ClaimSplitBrain) {
+	if claimHeld(bh, model.ClaimSplitBrain) {
 		t.Errorf("the spec's split-brain claim is reported held although the overlap exceeded the TTL")
 	}
 
-	demotion := func(res *sim.Result) time.Duration {
+	demotion := func(res *model.Result) time.Duration {
 		f := res.Analysis.Faults[0]
 		if f.Demotion == nil {
 			t.Fatalf("no demotion measured: %s", f.Note)
@@ -154,10 +156,10 @@ func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
 	}
 }
 
-func claimHeld(res *sim.Result, name string) bool {
+func claimHeld(res *model.Result, name string) bool {
 	for _, c := range res.Analysis.Claims {
 		if c.Name == name {
-			return c.Verdict == sim.Held
+			return c.Verdict == model.Held
 		}
 	}
 	return false
@@ -166,24 +168,24 @@ func claimHeld(res *sim.Result, name string) bool {
 func TestBlackholeWithShortTimeouts(t *testing.T) {
 	t.Parallel()
 	p := fast
-	p.Client = sim.ClientParams{ReadTimeout: 100 * time.Millisecond, MaxRetries: -1}
-	res := runScenario(t, sim.Scenario{Instances: 3, Params: p, Duration: 4 * time.Second, Recovery: 2 * time.Second,
-		Faults: []sim.Fault{{At: time.Second, For: 2 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: sim.Target{Role: sim.RoleLeader}}}})
+	p.Client = model.ClientParams{ReadTimeout: 100 * time.Millisecond, MaxRetries: -1}
+	res := runScenario(t, model.Scenario{Instances: 3, Params: p, Duration: 4 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{{At: time.Second, For: 2 * time.Second, Kind: model.FaultPartition, Mode: model.PartitionBlackhole, Target: model.Target{Role: model.RoleLeader}}}})
 	s := res.Analysis.Summary
 	if s.Overlaps != 0 {
 		t.Errorf("overlaps = %d (max %v), want none with ReadTimeout 100ms < TTL/2 and no retries", s.Overlaps, s.MaxOverlap)
 	}
-	if got := prediction(t, res, sim.ModePartitionBlackhole).MaxOverlap; got != 0 {
+	if got := prediction(t, res, model.ModePartitionBlackhole).MaxOverlap; got != 0 {
 		t.Errorf("predicted overlap %v, want 0", got)
 	}
 }
 
 func TestRedisRestartLeavesStaleLeader(t *testing.T) {
 	t.Parallel()
-	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+	res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
 		// The leader renews every ~250ms from ~0s, so at 1.1s its next renew
 		// is ~150ms away: that is how long it leads a lease Redis lost.
-		Faults: []sim.Fault{{At: 1100 * time.Millisecond, Kind: sim.FaultRedisRestart}}})
+		Faults: []model.Fault{{At: 1100 * time.Millisecond, Kind: model.FaultRedisRestart}}})
 	s := res.Analysis.Summary
 	if s.StaleWindows == 0 || s.MaxStale < 50*time.Millisecond {
 		t.Fatalf("stale leadership %v after Redis lost the key; want the time to the leader's next renew", s.MaxStale)
@@ -195,8 +197,8 @@ func TestRedisRestartLeavesStaleLeader(t *testing.T) {
 
 func TestPauseLongerThanTTL(t *testing.T) {
 	t.Parallel()
-	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 4 * time.Second, Recovery: 2 * time.Second,
-		Faults: []sim.Fault{{At: time.Second, For: 1500 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleLeader}}}})
+	res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 4 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{{At: time.Second, For: 1500 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Role: model.RoleLeader}}}})
 	s := res.Analysis.Summary
 	if s.StaleWindows == 0 {
 		t.Fatal("no stale leadership after a pause longer than the TTL")
@@ -213,15 +215,15 @@ func TestCancelledRunLeavesNothing(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
-	res, err := sim.Run(ctx, sim.Scenario{Name: "cancelled", Instances: 5, Params: fast, Duration: time.Minute,
-		Faults: []sim.Fault{{At: time.Second, Kind: sim.FaultPartition, Target: sim.Target{Role: sim.RoleLeader}}}}, sim.Options{})
+	res, err := sim.Run(ctx, model.Scenario{Name: "cancelled", Instances: 5, Params: fast, Duration: time.Minute,
+		Faults: []model.Fault{{At: time.Second, Kind: model.FaultPartition, Target: model.Target{Role: model.RoleLeader}}}}, sim.Options{})
 	if err == nil {
 		t.Fatal("Run returned no error after cancel")
 	}
 	if res == nil || res.Complete || res.Incomplete == "" {
 		t.Fatalf("want a partial result marked incomplete, got %+v", res)
 	}
-	if last := res.Timeline[len(res.Timeline)-1]; last.Kind != sim.RunEnded || !strings.HasPrefix(last.Detail, "incomplete") {
+	if last := res.Timeline[len(res.Timeline)-1]; last.Kind != model.RunEnded || !strings.HasPrefix(last.Detail, "incomplete") {
 		t.Fatalf("last event %+v, want run-ended incomplete", last)
 	}
 	// The run's redis-server is a child of this test process.
@@ -235,9 +237,9 @@ func TestCancelledRunLeavesNothing(t *testing.T) {
 
 func TestLatencyWithJitterIsTolerated(t *testing.T) {
 	t.Parallel()
-	res := runScenario(t, sim.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: time.Second,
-		Faults: []sim.Fault{{At: 500 * time.Millisecond, For: 2 * time.Second, Kind: sim.FaultLatency, Latency: 60 * time.Millisecond,
-			Jitter: 30 * time.Millisecond, Target: sim.Target{Role: sim.RoleAll}}}})
+	res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: time.Second,
+		Faults: []model.Fault{{At: 500 * time.Millisecond, For: 2 * time.Second, Kind: model.FaultLatency, Latency: 60 * time.Millisecond,
+			Jitter: 30 * time.Millisecond, Target: model.Target{Role: model.RoleAll}}}})
 	s := res.Analysis.Summary
 	// A renewal round trip of at most 2 × 90ms stays far inside TTL/2.
 	if s.LeaderGains != 1 || s.Gaps != 0 || s.Overlaps != 0 {
@@ -248,11 +250,11 @@ func TestLatencyWithJitterIsTolerated(t *testing.T) {
 func TestSeedReproducesFaultSchedule(t *testing.T) {
 	t.Parallel()
 	targets := func() []string {
-		sc := sim.Scenario{Name: "seeded", Seed: 42, Instances: 5, Params: fast, Duration: 1500 * time.Millisecond, Recovery: 200 * time.Millisecond,
-			Faults: []sim.Fault{
-				{At: 300 * time.Millisecond, For: 300 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleRandom}},
-				{At: 700 * time.Millisecond, For: 300 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleRandom}},
-				{At: 1100 * time.Millisecond, For: 300 * time.Millisecond, Kind: sim.FaultPause, Target: sim.Target{Role: sim.RoleRandom}},
+		sc := model.Scenario{Name: "seeded", Seed: 42, Instances: 5, Params: fast, Duration: 1500 * time.Millisecond, Recovery: 200 * time.Millisecond,
+			Faults: []model.Fault{
+				{At: 300 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Role: model.RoleRandom}},
+				{At: 700 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Role: model.RoleRandom}},
+				{At: 1100 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Role: model.RoleRandom}},
 			}}
 		res, err := sim.Run(context.Background(), sc, sim.Options{})
 		if err != nil {
@@ -260,7 +262,7 @@ func TestSeedReproducesFaultSchedule(t *testing.T) {
 		}
 		var got []string
 		for _, e := range res.Timeline {
-			if e.Kind == sim.FaultApplied {
+			if e.Kind == model.FaultApplied {
 				got = append(got, fmt.Sprint(e.FaultID, e.Target))
 			}
 		}

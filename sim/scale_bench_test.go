@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -18,16 +19,16 @@ func BenchmarkScale(b *testing.B) {
 	for _, n := range []int{10, 50, 100, 200, 500, 1000} {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				res, err := sim.Run(context.Background(), sim.Scenario{Name: fmt.Sprintf("scale-%d", n), Instances: n, Params: fast,
+				res, err := sim.Run(context.Background(), model.Scenario{Name: fmt.Sprintf("scale-%d", n), Instances: n, Params: fast,
 					Duration: 4 * time.Second, Recovery: 2 * time.Second,
-					Faults: []sim.Fault{{At: 2 * time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}}}}, sim.Options{})
+					Faults: []model.Fault{{At: 2 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}}}, sim.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}
 				s := res.Analysis.Summary
-				var crash sim.Prediction
+				var crash model.Prediction
 				for _, p := range res.Predictions {
-					if p.Mode == sim.ModeLeaderCrash {
+					if p.Mode == model.ModeLeaderCrash {
 						crash = p
 					}
 				}

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // truthPoll is how often the watcher also GETs the key, to catch what a
@@ -110,7 +112,7 @@ func (t *Truth) check(ctx context.Context, note string) bool {
 	t.holder = h
 	t.mu.Unlock()
 	if changed {
-		t.rec.Record(Event{Kind: RedisHolder, Instance: -1, Holder: h, Lateness: late, Detail: note})
+		t.rec.Record(model.Event{Kind: model.RedisHolder, Instance: -1, Holder: h, Lateness: late, Detail: note})
 	}
 	return true
 }

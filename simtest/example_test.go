@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/simtest"
 )
 
@@ -14,18 +14,18 @@ import (
 // returns.
 func ExampleRunInContainers() {
 	testLeaderCrash := func(t *testing.T) {
-		res := simtest.RunInContainers(t, sim.Scenario{
+		res := simtest.RunInContainers(t, model.Scenario{
 			Instances: 3,
-			Params:    sim.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond},
+			Params:    model.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond},
 			Duration:  3 * time.Second,
-			Faults: []sim.Fault{{At: time.Second, Kind: sim.FaultCrash,
-				Target: sim.Target{Role: sim.RoleLeader}}},
+			Faults: []model.Fault{{At: time.Second, Kind: model.FaultCrash,
+				Target: model.Target{Role: model.RoleLeader}}},
 		})
 		s := res.Analysis.Summary
 		if s.Gaps != 1 || s.Overlaps != 0 {
 			t.Errorf("after a leader crash: %d gaps, %d overlaps; want 1 and 0", s.Gaps, s.Overlaps)
 		}
-		if res.Verdict != sim.Pass {
+		if res.Verdict != model.Pass {
 			t.Errorf("verdict %s: %v", res.Verdict, res.Reasons)
 		}
 	}

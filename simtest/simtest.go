@@ -2,10 +2,10 @@
 // Toxiproxy in containers (testcontainers-go), in a few lines:
 //
 //	func TestFailover(t *testing.T) {
-//		res := simtest.RunInContainers(t, sim.Scenario{
+//		res := simtest.RunInContainers(t, model.Scenario{
 //			Instances: 3,
 //			Duration:  20 * time.Second,
-//			Faults:    []sim.Fault{{At: 5 * time.Second, Kind: sim.FaultCrash, Target: sim.Target{Role: sim.RoleLeader}}},
+//			Faults:    []model.Fault{{At: 5 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}},
 //		})
 //		if s := res.Analysis.Summary; s.Overlaps != 0 {
 //			t.Errorf("%d overlaps after a crash", s.Overlaps)
@@ -27,7 +27,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // RequireDockerEnv names the variable that turns "Docker is not available"
@@ -35,29 +37,29 @@ import (
 const RequireDockerEnv = "LEASELAB_REQUIRE_DOCKER"
 
 // RunInContainers runs sc in a fresh container environment (Redis and
-// Toxiproxy with sim.Containers defaults) and returns its result. It fails t
+// Toxiproxy with env.Containers defaults) and returns its result. It fails t
 // if the run could not start or the harness had errors; the scenario's own
 // verdicts are for the caller to judge (Result.Verdict, Analysis). A
 // scenario without a name is named after the test.
-func RunInContainers(t testing.TB, sc sim.Scenario) *sim.Result {
+func RunInContainers(t testing.TB, sc model.Scenario) *model.Result {
 	t.Helper()
 	return Run(t, sc, Containers(t))
 }
 
 // Containers returns a container provider whose logs go to t and whose
 // containers carry a label unique to t, after making sure it can start
-// (sim.Containers.Check): if Docker does not answer or the images cannot be
+// (env.Containers.Check): if Docker does not answer or the images cannot be
 // had, t is skipped (or failed, with LEASELAB_REQUIRE_DOCKER=1).
-func Containers(t testing.TB) sim.Containers {
+func Containers(t testing.TB) env.Containers {
 	t.Helper()
-	p := sim.Containers{Label: Label(t), Logf: t.Logf}
+	p := env.Containers{Label: Label(t), Logf: t.Logf}
 	if err := p.Check(t.Context()); err != nil {
 		unavailable(t, err)
 	}
 	return p
 }
 
-// Label is the sim.LabelEnv value that Containers gives t's containers.
+// Label is the env.LabelEnv value that Containers gives t's containers.
 func Label(t testing.TB) string {
 	r := strings.NewReplacer("/", "-", " ", "_", "#", "-")
 	return "simtest-" + r.Replace(t.Name())
@@ -66,13 +68,13 @@ func Label(t testing.TB) string {
 // Run runs sc with provider p, treating an unavailable Docker or image like
 // Containers does, and fails t if the run could not start or the harness
 // had errors.
-func Run(t testing.TB, sc sim.Scenario, p sim.Provider) *sim.Result {
+func Run(t testing.TB, sc model.Scenario, p env.Provider) *model.Result {
 	t.Helper()
 	if sc.Name == "" {
 		sc.Name = strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
 	}
 	res, err := sim.Run(t.Context(), sc, sim.Options{Provider: p})
-	if errors.Is(err, sim.ErrDockerUnavailable) || errors.Is(err, sim.ErrImageUnavailable) {
+	if errors.Is(err, env.ErrDockerUnavailable) || errors.Is(err, env.ErrImageUnavailable) {
 		unavailable(t, err)
 	}
 	if err != nil {

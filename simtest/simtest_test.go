@@ -7,9 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
-	"github.com/leaselab/leaselab/simtest"
 	"go.uber.org/goleak"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/simtest"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -18,8 +19,8 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // state in containers has one leader and no window.
 func TestRunInContainers(t *testing.T) {
 	t.Parallel()
-	res := simtest.RunInContainers(t, sim.Scenario{Instances: 3,
-		Params:   sim.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond, JitterMS: 5},
+	res := simtest.RunInContainers(t, model.Scenario{Instances: 3,
+		Params:   model.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond, JitterMS: 5},
 		Duration: 2 * time.Second, Recovery: 500 * time.Millisecond})
 	s := res.Analysis.Summary
 	if s.LeaderGains != 1 || s.Gaps != 0 || s.Overlaps != 0 {

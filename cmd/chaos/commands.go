@@ -9,9 +9,9 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
-	"github.com/leaselab/leaselab/sim"
 )
 
 const listUsage = `Usage: chaos list
@@ -122,7 +122,7 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return flagErr(err)
 	}
-	var sc sim.Scenario
+	var sc model.Scenario
 	switch len(pos) {
 	case 0:
 	case 1:
@@ -163,14 +163,14 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	if p.TTL <= 0 || p.Wait <= 0 {
 		return usageErr("--ttl and --wait must be positive")
 	}
-	size := sim.FaultSize{Latency: latency, Pause: pause, ClockRate: rate}
+	size := model.FaultSize{Latency: latency, Pause: pause, ClockRate: rate}
 	for _, f := range sc.Faults {
 		switch f.Kind {
-		case sim.FaultLatency:
+		case model.FaultLatency:
 			size.Latency = max(size.Latency, f.Latency+f.Jitter)
-		case sim.FaultPause:
+		case model.FaultPause:
 			size.Pause = max(size.Pause, f.For)
-		case sim.FaultClock:
+		case model.FaultClock:
 			if f.Rate > 0 && size.ClockRate == 0 {
 				size.ClockRate = f.Rate
 			}
@@ -180,7 +180,7 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 		p.TTL, p.Wait, p.JitterMS, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
-	preds := sim.Predict(p, size)
+	preds := model.Predict(p, size)
 	for _, pr := range preds {
 		claim := "holds"
 		switch {
@@ -210,7 +210,7 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 }
 
 func showBound(d time.Duration) string {
-	if d == sim.Unbounded {
+	if d == model.Unbounded {
 		return "unbounded"
 	}
 	return d.String()
@@ -251,7 +251,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("writing the reports: %w", err)
 	}
 	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, "report.html"))
-	if res.Verdict != sim.Pass {
+	if res.Verdict != model.Pass {
 		return &exitError{exitFailed, fmt.Errorf("the stored run did not pass: %s", res.Verdict)}
 	}
 	return nil

@@ -14,8 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
-	"github.com/leaselab/leaselab/sim"
 )
 
 // chaos runs the CLI in-process and returns its exit code and output.
@@ -47,7 +47,7 @@ func TestExitOKWritesReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Seed != 7 || res.Verdict != sim.Pass {
+	if res.Seed != 7 || res.Verdict != model.Pass {
 		t.Fatalf("stored result: seed %d verdict %s", res.Seed, res.Verdict)
 	}
 	// The stored result re-renders.

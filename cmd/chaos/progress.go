@@ -9,7 +9,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // progress shows what the running scenarios are doing: per scenario, the
@@ -119,7 +119,7 @@ type track struct {
 	faults  map[int]string
 }
 
-func (p *progress) start(sc sim.Scenario) *track {
+func (p *progress) start(sc model.Scenario) *track {
 	t := &track{p: p, name: sc.Name, total: sc.Length(), leaders: map[int]bool{}, faults: map[int]string{}, running: true}
 	p.mu.Lock()
 	p.tracks = append(p.tracks, t)
@@ -131,17 +131,17 @@ func (p *progress) start(sc sim.Scenario) *track {
 }
 
 // observe is the run's Observe hook: it must be fast.
-func (t *track) observe(e sim.Event) {
+func (t *track) observe(e model.Event) {
 	t.mu.Lock()
 	t.now = e.At
 	switch e.Kind {
-	case sim.LeaderGained:
+	case model.LeaderGained:
 		t.leaders[e.Instance] = true
-	case sim.LeaderLost, sim.InstanceCrashed, sim.InstanceStopped:
+	case model.LeaderLost, model.InstanceCrashed, model.InstanceStopped:
 		delete(t.leaders, e.Instance)
-	case sim.FaultApplied:
+	case model.FaultApplied:
 		t.faults[e.FaultID] = fmt.Sprintf("%s %v", e.Fault, e.Target)
-	case sim.FaultHealed:
+	case model.FaultHealed:
 		delete(t.faults, e.FaultID)
 	}
 	t.mu.Unlock()
@@ -150,12 +150,12 @@ func (t *track) observe(e sim.Event) {
 	}
 	if t.p.verbose {
 		t.p.printf("%s %9s %-16s %s\n", t.name, e.At.Round(time.Millisecond), e.Kind, eventText(e))
-	} else if !t.p.live && (e.Kind == sim.FaultApplied || e.Kind == sim.FaultHealed) {
+	} else if !t.p.live && (e.Kind == model.FaultApplied || e.Kind == model.FaultHealed) {
 		t.p.printf("%s %9s %s %s %v %s\n", t.name, e.At.Round(time.Millisecond), e.Kind, e.Fault, e.Target, e.Detail)
 	}
 }
 
-func eventText(e sim.Event) string {
+func eventText(e model.Event) string {
 	var b strings.Builder
 	if e.Instance >= 0 {
 		fmt.Fprintf(&b, "#%d ", e.Instance)
@@ -207,7 +207,7 @@ func (t *track) status() string {
 }
 
 // done prints the scenario's verdict line.
-func (t *track) done(res *sim.Result, err error) {
+func (t *track) done(res *model.Result, err error) {
 	t.mu.Lock()
 	t.running = false
 	t.mu.Unlock()

@@ -11,10 +11,13 @@ import (
 	"sync"
 	"time"
 
+	tclog "github.com/testcontainers/testcontainers-go/log"
+
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
-	tclog "github.com/testcontainers/testcontainers-go/log"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // runFlags are the flags of run and suite.
@@ -52,13 +55,13 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
 
-func (f *runFlags) provider() (sim.Provider, error) {
+func (f *runFlags) provider() (env.Provider, error) {
 	switch f.env {
 	case "container":
 		if f.redisAddr != "" || f.toxiproxyAddr != "" || f.proxyPorts != "" || f.proxyUpstream != "" {
 			return nil, usageErr("--env container starts its own Redis and Toxiproxy: drop --redis-addr, --toxiproxy-addr, --proxy-ports and --proxy-upstream")
 		}
-		c := sim.Containers{}
+		c := env.Containers{}
 		if f.verbose {
 			c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "testcontainers: "+format+"\n", args...) }
 		} else {
@@ -71,14 +74,14 @@ func (f *runFlags) provider() (sim.Provider, error) {
 		return nil, usageErr("--env: %q is neither embedded nor container", f.env)
 	}
 	if f.proxyPorts == "" && f.proxyUpstream == "" {
-		return sim.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}, nil
+		return env.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}, nil
 	}
 	if f.redisAddr == "" || f.toxiproxyAddr == "" {
 		return nil, usageErr("--proxy-ports and --proxy-upstream are for a Toxiproxy in a container: give --redis-addr and --toxiproxy-addr too")
 	}
-	ext := sim.External{RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
+	ext := env.External{RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
 	if f.proxyPorts != "" {
-		r, err := sim.ParsePortRange(f.proxyPorts)
+		r, err := env.ParsePortRange(f.proxyPorts)
 		if err != nil {
 			return nil, usageErr("--proxy-ports: %v", err)
 		}
@@ -131,7 +134,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		fs.Usage()
 		return usageErr("run: name at least one scenario")
 	}
-	var scs []sim.Scenario
+	var scs []model.Scenario
 	for _, n := range names {
 		sc, err := scenarios.Open(n)
 		if err != nil {
@@ -177,15 +180,15 @@ func flagErr(err error) error {
 
 // outcome is one scenario's run.
 type outcome struct {
-	sc  sim.Scenario
-	res *sim.Result
+	sc  model.Scenario
+	res *model.Result
 	dir string // report directory, "" if none was written
 	err error
 }
 
 // runAll runs the scenarios, up to f.parallel at once, writing each report
 // as it finishes.
-func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, error) {
+func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, error) {
 	if f.parallel < 1 {
 		return nil, usageErr("--parallel must be at least 1")
 	}
@@ -232,7 +235,7 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 	wg.Wait()
 	for _, o := range out {
 		// An interrupt during setup is an interrupt, not a broken environment.
-		if o.res == nil && o.err != nil && errors.Is(o.err, sim.ErrEnvironment) && ctx.Err() == nil {
+		if o.res == nil && o.err != nil && errors.Is(o.err, env.ErrEnvironment) && ctx.Err() == nil {
 			fmt.Fprintf(stderr, "chaos: %s: %v\n", o.sc.Name, o.err)
 			if f.env == "container" {
 				return out, &exitError{exitEnv, errors.New("environment error: the container environment needs a reachable Docker Engine and the images (README.md, Running with Docker)")}
@@ -245,7 +248,7 @@ func runAll(ctx context.Context, scs []sim.Scenario, f runFlags, stdout, stderr 
 
 // runOne runs one scenario and writes its report, also when the run was
 // interrupted (the report is then marked incomplete).
-func runOne(ctx context.Context, sc sim.Scenario, f runFlags, provider sim.Provider, prog *progress) outcome {
+func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Provider, prog *progress) outcome {
 	sc = named(sc)
 	track := prog.start(sc)
 	res, err := sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
@@ -270,7 +273,7 @@ func runOne(ctx context.Context, sc sim.Scenario, f runFlags, provider sim.Provi
 }
 
 // named gives an unnamed scenario a name for its report directory.
-func named(sc sim.Scenario) sim.Scenario {
+func named(sc model.Scenario) model.Scenario {
 	if sc.Name == "" {
 		sc.Name = "scenario"
 	}
@@ -278,7 +281,7 @@ func named(sc sim.Scenario) sim.Scenario {
 }
 
 // reproduce is the command that re-runs this exact scenario and seed.
-func reproduce(sc sim.Scenario, res *sim.Result) string {
+func reproduce(sc model.Scenario, res *model.Result) string {
 	name := sc.Name
 	if _, ok := scenarios.Lookup(name); !ok {
 		name = sc.Name + ".yaml"
@@ -294,9 +297,9 @@ func verdict(ctx context.Context, runs []outcome) error {
 	failed, unknown := 0, 0
 	for _, o := range runs {
 		switch {
-		case o.err != nil || o.res == nil || o.res.Verdict == sim.Fail:
+		case o.err != nil || o.res == nil || o.res.Verdict == model.Fail:
 			failed++
-		case o.res.Verdict != sim.Pass:
+		case o.res.Verdict != model.Pass:
 			unknown++
 		}
 	}
@@ -307,7 +310,7 @@ func verdict(ctx context.Context, runs []outcome) error {
 }
 
 func writeJUnit(path string, runs []outcome) error {
-	var results []*sim.Result
+	var results []*model.Result
 	for _, o := range runs {
 		if o.res != nil {
 			results = append(results, o.res)
@@ -346,7 +349,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if len(rest) > 0 {
 		return usageErr("suite takes no arguments (got %q); use 'chaos run' for chosen scenarios", rest)
 	}
-	var scs []sim.Scenario
+	var scs []model.Scenario
 	for _, e := range scenarios.Builtin() {
 		scs = append(scs, e.Scenario)
 	}

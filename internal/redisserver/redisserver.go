@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -94,9 +93,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 func (s *Server) start(ctx context.Context) error {
 	cmd := exec.Command(s.path, s.args...)
-	// Own process group (a signal to the harness's group does not hit it
-	// twice), and SIGKILLed by the kernel if the harness dies first.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = procAttr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.path, err)
 	}
@@ -135,7 +132,7 @@ func (s *Server) kill() {
 	if s.cmd == nil {
 		return
 	}
-	_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+	killGroup(s.cmd.Process)
 	<-s.exited
 	s.cmd = nil
 }
@@ -202,7 +199,7 @@ func (s *Server) Pause() error {
 	if s.cmd == nil {
 		return errors.New("redis-server is not running")
 	}
-	return syscall.Kill(s.cmd.Process.Pid, syscall.SIGSTOP)
+	return freeze(s.cmd.Process)
 }
 
 // Resume undoes Pause with SIGCONT.
@@ -210,5 +207,5 @@ func (s *Server) Resume() error {
 	if s.cmd == nil {
 		return errors.New("redis-server is not running")
 	}
-	return syscall.Kill(s.cmd.Process.Pid, syscall.SIGCONT)
+	return thaw(s.cmd.Process)
 }

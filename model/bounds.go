@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"fmt"
@@ -187,6 +187,20 @@ func ModeOf(kind FaultKind, partition string) string {
 func CallBound(p Params, mode string) time.Duration {
 	d, _ := callBound(p.WithDefaults(), mode)
 	return d
+}
+
+// CallRange is the shortest and the longest duration of one elector call
+// under the mode, with their derivations; p gets its defaults.
+func CallRange(p Params, mode string) (lo, hi time.Duration, loFormula, hiFormula string) {
+	p = p.WithDefaults()
+	lo, loFormula = callMin(p, mode)
+	hi, hiFormula = callBound(p, mode)
+	return lo, hi, loFormula, hiFormula
+}
+
+// RetryBackoff is the range of go-redis v9.23.0's backoff before retry a.
+func RetryBackoff(a int) (lo, hi time.Duration) {
+	return redisMinRetryBackoff, retryBackoff(a)
 }
 
 // callBound is CallBound with its derivation; p already has defaults.

@@ -1,4 +1,11 @@
-package sim
+// Package env provides what a real-time run needs from the outside world: a
+// Redis the harness reaches directly and a Toxiproxy through which every
+// instance's traffic flows. Providers: Embedded (a redis-server spawned on a
+// free loopback port and Toxiproxy in-process, the default; or addresses of
+// existing ones), External (a compose stack's services), Containers
+// (testcontainers-go, images built locally). Each run gets its own
+// Environment, and Close tears down everything a provider started.
+package env
 
 import (
 	"context"
@@ -11,9 +18,10 @@ import (
 
 	"github.com/Shopify/toxiproxy/v2"
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
+
+	"github.com/leaselab/leaselab/internal/redisserver"
 )
 
 // ToxiproxyVersion is the Toxiproxy the harness embeds and expects.

@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"strings"
@@ -9,7 +9,7 @@ import (
 // evaluateOn analyzes tl with the scenario's timings and evaluates sc's
 // expectations against the faults it applied, as Run does.
 func evaluateOn(sc Scenario, tl Timeline) (Analysis, Evaluation) {
-	sc = sc.withDefaults()
+	sc = sc.WithDefaults()
 	a := Analyze(tl, sc.Params)
 	return a, Evaluate(sc, a, Predict(sc.Params, AppliedFaultSize(sc, a)))
 }

@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"fmt"
@@ -6,8 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/election"
-	"github.com/redis/go-redis/v9"
+	"github.com/leaselab/leaselab/election/timing"
 )
 
 // Scenario describes one run: the instances, their timings, what load they
@@ -179,8 +178,8 @@ func (f Fault) Instant() bool {
 	return f.Kind == FaultRedisRestart || f.Kind == FaultScriptFlush || (f.Kind == FaultClock && f.Rate == 0)
 }
 
-// withDefaults fills the zero fields of the scenario.
-func (s Scenario) withDefaults() Scenario {
+// WithDefaults fills the zero fields of the scenario with their defaults.
+func (s Scenario) WithDefaults() Scenario {
 	if s.Seed == 0 {
 		s.Seed = 1
 	}
@@ -250,7 +249,7 @@ func (e *ValidationError) Error() string {
 // place these rules live: package scenarios reads types and syntax and maps
 // each problem here to its file:line. The error is a *ValidationError.
 func (s Scenario) Validate() error {
-	s = s.withDefaults()
+	s = s.WithDefaults()
 	errs := &ValidationError{Scenario: s.Name}
 	bad := func(field, format string, a ...any) {
 		errs.Problems = append(errs.Problems, FieldError{Field: field, Msg: fmt.Sprintf(format, a...)})
@@ -272,25 +271,12 @@ func (s Scenario) Validate() error {
 	if s.TimeScale != 1 {
 		scaled = fmt.Sprintf(" (after time_scale %g)", s.TimeScale)
 	}
-	e := s.scaled()
+	e := s.Scaled()
 	p := e.Params
-	if p.TTL < 2*time.Millisecond {
-		bad("elector.ttl", "%v%s; must be at least 2ms (the lease is set in whole milliseconds)", p.TTL, scaled)
-	} else if p.Jitter() >= p.TTL/2 {
-		bad("elector.jitter", "%v%s; must be less than ttl/2 = %v (a later renewal could come after the lease expired)", p.Jitter(), scaled, p.TTL/2)
-	}
-	if p.Wait <= 0 {
-		bad("elector.wait", "%v; must be positive", p.Wait)
-	}
-	if p.OpTimeout < 0 {
-		bad("elector.op_timeout", "%v; must not be negative", p.OpTimeout)
-	}
-	if len(errs.Problems) == 0 {
-		// The elector's own rules on what it will be given, so that no
-		// scenario that passes here makes NewElector panic.
-		if err := electionOpts(p, noRedis{}).Validate(); err != nil {
-			bad("elector", "%v%s", err, scaled)
-		}
+	// The elector's own rules, on the timings it will be given: a scenario
+	// that passes here cannot make it refuse its options.
+	for _, pr := range (timing.Lease{TTL: p.TTL, Wait: p.Wait, JitterMS: max(p.JitterMS, 0), OpTimeout: p.OpTimeout}).Problems() {
+		bad(electorFields[pr.Field], "%s%s; %s", pr.Value, scaled, pr.Rule)
 	}
 	for _, r := range []struct {
 		name string
@@ -367,6 +353,12 @@ func (s Scenario) Validate() error {
 	return nil
 }
 
+// electorFields names the elector's options as a scenario file writes them.
+var electorFields = map[string]string{
+	"TTL": "elector.ttl", "Wait": "elector.wait", "JitterMS": "elector.jitter",
+	"OpTimeout": "elector.op_timeout", "SafeMargin": "elector.safe_margin",
+}
+
 // Bounds of the rates a scenario may use, after scaling.
 const (
 	// MinRate and MaxRate bound workload rates (tasks per second): the
@@ -378,32 +370,16 @@ const (
 	MaxClockRate = 100
 )
 
-// noRedis stands in for a client when only the elector's options are
-// validated; it is never called.
-type noRedis struct{ redis.Scripter }
-
-// electionOpts are the elector options an instance runs with, before its
-// clock, jitter source and key are set.
-func electionOpts(p Params, rdb redis.Scripter) election.Opts {
-	return election.Opts{
-		Redis:     rdb,
-		TTL:       p.TTL,
-		Wait:      p.Wait,
-		JitterMS:  max(p.JitterMS, 0), // negative: none
-		OpTimeout: p.OpTimeout,
-	}
-}
-
 // Length is how long a run of the scenario lasts (fault phase plus
 // recovery, scaled), not counting setup.
 func (s Scenario) Length() time.Duration {
-	e := s.withDefaults().scaled()
+	e := s.WithDefaults().Scaled()
 	return e.Duration + e.Recovery
 }
 
-// scaled returns the scenario with every duration multiplied by its
+// Scaled returns the scenario with every duration multiplied by its
 // TimeScale, so CI can run it faster.
-func (s Scenario) scaled() Scenario {
+func (s Scenario) Scaled() Scenario {
 	k := s.TimeScale
 	if k == 1 {
 		return s

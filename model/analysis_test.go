@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"encoding/json"
@@ -462,6 +462,7 @@ func TestAnalyzeFaults(t *testing.T) {
 			}
 			got := a.Faults[0]
 			got.FaultSpan = FaultSpan{}
+			got.Gaps, got.Overlaps, got.MaxGap, got.MaxOverlap = nil, nil, 0, 0 // TestAnalysisDrawables
 			if !reflect.DeepEqual(got, tt.want) {
 				t.Errorf("outcome\n got %s\nwant %s", analysisJSON(got), analysisJSON(tt.want))
 			}
@@ -698,4 +699,35 @@ func analysisJSON(v any) string {
 		return err.Error()
 	}
 	return string(b)
+}
+
+// TestAnalysisDrawables: what a report draws comes from the analysis, so no
+// renderer re-derives it: the windows in each fault's reach, the leader
+// count as steps, and the Redis holder as segments.
+func TestAnalysisDrawables(t *testing.T) {
+	tl := new(analysisScript).holder(0, "", 0).gain(1, 0, "a").holder(1, "a", 0).
+		fault(10, 0, "partition", "blackhole", 0).holder(15, "", 0).gain(16, 1, "b").holder(16, "b", 0).
+		lose(18, 0, "a").heal(20, 0).
+		fault(40, 1, "crash", "", 1).crash(40, 1, "b").holder(45, "", 0).heal(40, 1).end(60)
+	a := Analyze(tl, specTimings)
+	if f := a.Faults[0]; !reflect.DeepEqual(f.Overlaps, []int{0}) || f.MaxOverlap != atSec(2) || len(f.Gaps) != 0 {
+		t.Errorf("fault 0 windows: overlaps %v (max %v), gaps %v; want the 2s overlap", f.Overlaps, f.MaxOverlap, f.Gaps)
+	}
+	if f := a.Faults[1]; !reflect.DeepEqual(f.Gaps, []int{0}) || f.MaxGap != atSec(20) || !a.Gaps[0].Open {
+		t.Errorf("fault 1 windows: gaps %v (max %v); want the open gap from 40s", f.Gaps, f.MaxGap)
+	}
+	wantSteps := []CountStep{
+		{wantWindow(0, 1, false), 0}, {wantWindow(1, 16, false), 1}, {wantWindow(16, 18, false), 2},
+		{wantWindow(18, 40, false), 1}, {wantWindow(40, 60, true), 0},
+	}
+	if !reflect.DeepEqual(a.LeaderCount, wantSteps) {
+		t.Errorf("leader count\n got %+v\nwant %+v", a.LeaderCount, wantSteps)
+	}
+	wantHolders := []Holding{
+		{wantWindow(0, 1, false), "", -1}, {wantWindow(1, 15, false), "a", 0}, {wantWindow(15, 16, false), "", -1},
+		{wantWindow(16, 45, false), "b", 1}, {wantWindow(45, 60, true), "", -1},
+	}
+	if !reflect.DeepEqual(a.Redis.Holders, wantHolders) {
+		t.Errorf("holders\n got %+v\nwant %+v", a.Redis.Holders, wantHolders)
+	}
 }

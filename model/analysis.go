@@ -1,4 +1,4 @@
-package sim
+package model
 
 import (
 	"cmp"
@@ -119,6 +119,19 @@ type RedisLane struct {
 	// BelowResolution counts the stale and phantom windows dropped as
 	// shorter than TruthResolution.
 	BelowResolution int `json:"below_resolution,omitempty"`
+	// Holders is what the key held, from the first observation to the end
+	// of the run: one entry per stretch with the same holder.
+	Holders []Holding `json:"holders,omitempty"`
+}
+
+// Holding is a stretch in which the lease key held one value.
+type Holding struct {
+	Window
+	// Holder is the id in the key, "" for no key.
+	Holder string `json:"holder"`
+	// Instance is the index whose incarnation has that id, -1 for none or
+	// an unknown id.
+	Instance int `json:"instance"`
 }
 
 // FaultSpan is one fault of the schedule from injection to heal, derived from
@@ -203,6 +216,13 @@ type FaultOutcome struct {
 	// Recovery is heal → a stable leader (0 when one was already leading).
 	Recovery *time.Duration `json:"recovery,omitempty"`
 	Note     string         `json:"note,omitempty"`
+	// Gaps and Overlaps index the windows of Analysis.Gaps and
+	// Analysis.Overlaps that touched the fault's reach; MaxGap is the
+	// longest of those gaps not excused, MaxOverlap the longest overlap.
+	Gaps       []int         `json:"gaps,omitempty"`
+	Overlaps   []int         `json:"overlaps,omitempty"`
+	MaxGap     time.Duration `json:"max_gap,omitempty"`
+	MaxOverlap time.Duration `json:"max_overlap,omitempty"`
 }
 
 // Handover is leadership changing from one incarnation to another.
@@ -311,7 +331,10 @@ type Analysis struct {
 	// floor: sub-second TTLs are what short test runs use.
 	StabilityWindow time.Duration `json:"stability_window"`
 
-	Beliefs         []Belief         `json:"beliefs,omitempty"`
+	Beliefs []Belief `json:"beliefs,omitempty"`
+	// LeaderCount is how many incarnations believed they led, as a step
+	// function over [0, End].
+	LeaderCount     []CountStep      `json:"leader_count,omitempty"`
 	Overlaps        []Overlap        `json:"overlaps,omitempty"`
 	Gaps            []Gap            `json:"gaps,omitempty"`
 	Handovers       []Handover       `json:"handovers,omitempty"`
@@ -351,7 +374,7 @@ func Analyze(t Timeline, p Params) Analysis {
 
 	a.Beliefs = beliefsOf(ev, a.End)
 	var sole []stretch
-	a.Overlaps, a.Gaps, sole = sweep(a.Beliefs, a.End)
+	a.Overlaps, a.Gaps, sole, a.LeaderCount = sweep(a.Beliefs, a.End)
 	a.Handovers = handoversOf(a.Beliefs)
 
 	faults := faultSpans(ev, a.End)
@@ -372,7 +395,22 @@ func Analyze(t Timeline, p Params) Analysis {
 		}
 	}
 	for _, f := range faults {
-		a.Faults = append(a.Faults, outcome(f, a.Beliefs, sole, p, a.End))
+		o := outcome(f, a.Beliefs, sole, p, a.End)
+		for i, g := range a.Gaps {
+			if f.Touches(g.Window) {
+				o.Gaps = append(o.Gaps, i)
+				if g.Excuse == "" {
+					o.MaxGap = max(o.MaxGap, g.Duration)
+				}
+			}
+		}
+		for i, w := range a.Overlaps {
+			if f.Touches(w.Window) {
+				o.Overlaps = append(o.Overlaps, i)
+				o.MaxOverlap = max(o.MaxOverlap, w.Duration)
+			}
+		}
+		a.Faults = append(a.Faults, o)
 	}
 
 	a.Redis = redisLane(ev, a.Beliefs, a.End)
@@ -467,7 +505,7 @@ type stretch struct {
 // (2+ believers), gaps (none, after the first leader) and sole-leader
 // stretches. All boundaries at one instant are applied before the state is
 // read, which is what drops zero-length windows.
-func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap, sole []stretch) {
+func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap, sole []stretch, steps []CountStep) {
 	type edge struct {
 		at    time.Duration
 		m     Member
@@ -525,6 +563,17 @@ func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap,
 		solo = nil
 	}
 
+	// The step function of the leader count, from 0 to end.
+	stepFrom, stepN := time.Duration(0), 0
+	step := func(at time.Duration, n int) {
+		if n == stepN {
+			return
+		}
+		if at > stepFrom {
+			steps = append(steps, CountStep{Window: window(stepFrom, at, false), Leaders: stepN})
+		}
+		stepFrom, stepN = at, n
+	}
 	for i := 0; i < len(edges); {
 		at := edges[i].at
 		for ; i < len(edges) && edges[i].at == at; i++ {
@@ -533,6 +582,7 @@ func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap,
 				delete(active, e.m)
 			}
 		}
+		step(at, len(active))
 		switch len(active) {
 		case 0:
 			finishOverlap(at, false)
@@ -569,7 +619,18 @@ func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap,
 	finishOverlap(end, true)
 	finishGap(end, true)
 	finishStretch(end, true)
-	return overlaps, gaps, sole
+	if end > stepFrom {
+		steps = append(steps, CountStep{Window: window(stepFrom, end, true), Leaders: stepN})
+	}
+	return overlaps, gaps, sole, steps
+}
+
+// CountStep is a stretch of the run with a constant number of believed
+// leaders: the leader-count strip of a report. Before the first election
+// the count is 0 but it is not a gap (Gaps say which are).
+type CountStep struct {
+	Window
+	Leaders int `json:"leaders"`
 }
 
 // handoversOf lists leadership changing hands: a belief starting whose
@@ -864,6 +925,16 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 		return lane
 	}
 	add(holder, since, end)
+	for _, sg := range segs {
+		h := Holding{Window: sg.Window, Holder: sg.holder, Instance: -1}
+		if i, ok := owner[sg.holder]; ok && sg.holder != "" {
+			h.Instance = i
+		}
+		lane.Holders = append(lane.Holders, h)
+	}
+	if n := len(lane.Holders); n > 0 {
+		lane.Holders[n-1].Open = true
+	}
 
 	// Stale: the parts of each belief where the key held another id.
 	byID := map[string][]Window{}

@@ -1,4 +1,4 @@
-package sim
+package env
 
 import (
 	"context"
@@ -21,8 +21,8 @@ type SizedProvider interface {
 	EnvironmentFor(ctx context.Context, instances int) (*Environment, error)
 }
 
-// environmentFor sets up p's Environment for a run of n instances.
-func environmentFor(ctx context.Context, p Provider, n int) (*Environment, error) {
+// For sets up p's Environment for a run of n instances.
+func For(ctx context.Context, p Provider, n int) (*Environment, error) {
 	if sp, ok := p.(SizedProvider); ok {
 		return sp.EnvironmentFor(ctx, n)
 	}

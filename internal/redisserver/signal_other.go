@@ -1,0 +1,20 @@
+//go:build !unix
+
+package redisserver
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// errNoSignals is what Pause and Resume return where a process cannot be
+// stopped and continued.
+var errNoSignals = errors.New("redisserver: pausing a process needs SIGSTOP (unix only)")
+
+func procAttr() *syscall.SysProcAttr { return nil }
+
+func killGroup(p *os.Process) { _ = p.Kill() }
+
+func freeze(*os.Process) error { return errNoSignals }
+func thaw(*os.Process) error   { return errNoSignals }

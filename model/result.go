@@ -1,0 +1,75 @@
+package model
+
+import (
+	"fmt"
+	"time"
+)
+
+// Versions are the versions of what a run used.
+type Versions struct {
+	Go        string `json:"go"`
+	Redis     string `json:"redis"`
+	Toxiproxy string `json:"toxiproxy"`
+	Leaselab  string `json:"leaselab"`
+}
+
+// Result is everything a run produced. It is JSON-serializable and carries
+// what is needed to re-render its reports and to reproduce it.
+type Result struct {
+	// RunID names this run (time and random suffix).
+	RunID string `json:"run_id"`
+	// Backend is what made the run: "real" (redis-server and Toxiproxy,
+	// package sim) or "virtual" (the discrete-event model).
+	Backend string `json:"backend,omitempty"`
+	// Scenario is the scenario as given (with defaults filled, unscaled).
+	Scenario Scenario `json:"scenario"`
+	// Params are the effective timings of the run (scaled by TimeScale).
+	Params    Params    `json:"params"`
+	Seed      int64     `json:"seed"`
+	TimeScale float64   `json:"time_scale"`
+	Versions  Versions  `json:"versions"`
+	Started   time.Time `json:"started"`
+	// Elapsed is the run's length by the harness clock.
+	Elapsed time.Duration `json:"elapsed"`
+	// Complete is false when the run was cancelled or failed part-way;
+	// Incomplete then says why.
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	// Errors are problems of the harness during the run (a fault that could
+	// not be applied or healed). They make the result untrustworthy.
+	Errors []string `json:"errors,omitempty"`
+
+	Timeline    Timeline     `json:"timeline"`
+	Analysis    Analysis     `json:"analysis"`
+	Predictions []Prediction `json:"predictions"`
+	// Evaluation is the verdict: pass, fail or unknown, with its reasons
+	// and the checks of every expectation. An incomplete run is unknown,
+	// one with harness errors fails.
+	Evaluation
+	// Setup is how long the environment took to come up.
+	Setup time.Duration `json:"setup"`
+	// Cost is what the run cost the machine.
+	Cost Cost `json:"cost"`
+}
+
+// Settle folds the run's own state into the verdict: harness errors make
+// its measurements untrustworthy (fail), an incomplete run measured only
+// part of what it should (unknown at best).
+func (res *Result) Settle() {
+	if len(res.Errors) > 0 {
+		res.Verdict = Fail
+		res.Reasons = append([]string{fmt.Sprintf("%d harness errors: %s", len(res.Errors), res.Errors[0])}, res.Reasons...)
+	}
+	if !res.Complete {
+		res.Verdict = worse(res.Verdict, Unknown)
+		res.Reasons = append([]string{"the run is incomplete: " + nonEmpty(res.Incomplete, "no reason given")}, res.Reasons...)
+	}
+}
+
+// Cost is the harness's own resource use during a run (its process: the
+// harness, the instances and, by default, Toxiproxy; not redis-server).
+type Cost struct {
+	CPU time.Duration `json:"cpu"`
+	// CPUPerInstancePercent is CPU / elapsed / instances, in percent of one core.
+	CPUPerInstancePercent float64 `json:"cpu_per_instance_percent"`
+}

@@ -1,0 +1,12 @@
+// Package sim is leaselab's real-time backend: it runs a model.Scenario
+// against a real Redis through real Toxiproxy and records what happened as
+// one model.Timeline.
+//
+// Run starts N instances (bare electors or full task runners, each with its
+// own proxy, go-redis client, gate and faulty clock), injects the schedule's
+// faults on time (crashes, stops, partitions, latency, pauses, clock drift
+// and jumps, Redis restarts, SCRIPT FLUSH), watches who holds the lease in
+// Redis over an unproxied connection (the truth lane), and hands the
+// timeline to model.Analyze, model.Predict and model.Evaluate. Where Redis
+// and Toxiproxy come from is package sim/env's job.
+package sim
