@@ -7,17 +7,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/virtual"
 )
 
 // BenchmarkEvents measures the simulation alone (no analysis) on one core:
 // 30 electors for an hour of virtual time with a flapping leader.
 func BenchmarkEvents(b *testing.B) {
-	sc := sim.Scenario{Name: "events", Instances: 30, Duration: time.Hour, Recovery: 13 * time.Second}
+	sc := model.Scenario{Name: "events", Instances: 30, Duration: time.Hour, Recovery: 13 * time.Second}
 	for i := range 40 {
-		sc.Faults = append(sc.Faults, sim.Fault{At: time.Duration(i)*90*time.Second + 30*time.Second, For: 20 * time.Second,
-			Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: sim.Target{Role: sim.RoleLeader}, AllowSkipped: true})
+		sc.Faults = append(sc.Faults, model.Fault{At: time.Duration(i)*90*time.Second + 30*time.Second, For: 20 * time.Second,
+			Kind: model.FaultPartition, Mode: model.PartitionBlackhole, Target: model.Target{Role: model.RoleLeader}, AllowSkipped: true})
 	}
 	var st virtual.Stats
 	b.ReportAllocs()

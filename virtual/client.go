@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/election"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // Steps of a call (event.b).
@@ -416,7 +416,7 @@ func scriptBit(op election.Op, safe bool) uint8 {
 
 func (r *redisModel) truth(w *world, holder, note string) {
 	r.holder = holder
-	w.record(sim.Event{Kind: sim.RedisHolder, Instance: -1, Holder: holder, Detail: note})
+	w.record(model.Event{Kind: model.RedisHolder, Instance: -1, Holder: holder, Detail: note})
 }
 
 // get reads the key, expiring it first if its time is up (as any access does).

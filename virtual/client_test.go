@@ -4,29 +4,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/virtual"
 )
 
 // renewCall runs one leader whose second renewal (due at gain + 5 s, no
 // jitter) meets the fault at 3 s, and returns how long that renewal took:
 // from its send to the elector's error.
-func renewCall(t *testing.T, seed int64, c sim.ClientParams, op time.Duration, f sim.Fault) (time.Duration, *sim.Result) {
+func renewCall(t *testing.T, seed int64, c model.ClientParams, op time.Duration, f model.Fault) (time.Duration, *model.Result) {
 	t.Helper()
-	f.At, f.Kind, f.Target = 3*time.Second, sim.FaultPartition, sim.Target{Role: sim.RoleLeader}
+	f.At, f.Kind, f.Target = 3*time.Second, model.FaultPartition, model.Target{Role: model.RoleLeader}
 	if f.For == 0 {
 		f.For = 15 * time.Second
 	}
-	sc := sim.Scenario{Name: "call", Seed: seed, Instances: 1, Duration: 20 * time.Second, Recovery: time.Second,
-		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, OpTimeout: op, Client: c},
-		Faults: []sim.Fault{f}}
+	sc := model.Scenario{Name: "call", Seed: seed, Instances: 1, Duration: 20 * time.Second, Recovery: time.Second,
+		Params: model.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, OpTimeout: op, Client: c},
+		Faults: []model.Fault{f}}
 	res := run(t, sc, virtual.Options{})
 	var gained, lost time.Duration = -1, -1
 	for _, e := range res.Timeline {
-		if e.Kind == sim.LeaderGained && gained < 0 {
+		if e.Kind == model.LeaderGained && gained < 0 {
 			gained = e.At
 		}
-		if e.Kind == sim.LeaderLost && lost < 0 {
+		if e.Kind == model.LeaderLost && lost < 0 {
 			lost = e.At
 		}
 	}
@@ -41,42 +41,42 @@ func renewCall(t *testing.T, seed int64, c sim.ClientParams, op time.Duration, f
 // The measured figures are NOTES.md's and sim/bounds.go's (go-redis v9.23.0
 // through Toxiproxy 2.12.0).
 func TestCallDurations(t *testing.T) {
-	rt300 := sim.ClientParams{ReadTimeout: 300 * time.Millisecond}
+	rt300 := model.ClientParams{ReadTimeout: 300 * time.Millisecond}
 	cases := []struct {
 		name     string
-		c        sim.ClientParams
+		c        model.ClientParams
 		op       time.Duration
 		mode     string
 		lo, hi   time.Duration // every seed
 		mlo, mhi time.Duration // the mean over seeds (the measured range)
 	}{
 		// 2 × ReadTimeout + 2 × backoff(1): measured 629-658 ms.
-		{"blackhole ReadTimeout 300ms", rt300, 0, sim.PartitionBlackhole, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
-		{"blackhole-requests ReadTimeout 300ms", rt300, 0, sim.PartitionBlackholeRequests, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
-		{"blackhole-replies ReadTimeout 300ms", rt300, 0, sim.PartitionBlackholeReplies, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
+		{"blackhole ReadTimeout 300ms", rt300, 0, model.PartitionBlackhole, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
+		{"blackhole-requests ReadTimeout 300ms", rt300, 0, model.PartitionBlackholeRequests, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
+		{"blackhole-replies ReadTimeout 300ms", rt300, 0, model.PartitionBlackholeReplies, 620 * ms, 660 * ms, 629 * ms, 658 * ms},
 		// Defaults: ~10 s on a pooled connection.
-		{"blackhole defaults", sim.ClientParams{}, 0, sim.PartitionBlackhole, 10020 * ms, 10060 * ms, 10020 * ms, 10060 * ms},
+		{"blackhole defaults", model.ClientParams{}, 0, model.PartitionBlackhole, 10020 * ms, 10060 * ms, 10020 * ms, 10060 * ms},
 		// MaxRetries -1: one ReadTimeout.
-		{"blackhole no retries", sim.ClientParams{ReadTimeout: 500 * ms, MaxRetries: -1}, 0, sim.PartitionBlackhole, 500 * ms, 501 * ms, 500 * ms, 501 * ms},
+		{"blackhole no retries", model.ClientParams{ReadTimeout: 500 * ms, MaxRetries: -1}, 0, model.PartitionBlackhole, 500 * ms, 501 * ms, 500 * ms, 501 * ms},
 		// ContextTimeoutEnabled: OpTimeout cuts the read.
-		{"blackhole OpTimeout+CTE", sim.ClientParams{ContextTimeoutEnabled: true}, time.Second, sim.PartitionBlackhole, 1000 * ms, 1001 * ms, 1000 * ms, 1001 * ms},
+		{"blackhole OpTimeout+CTE", model.ClientParams{ContextTimeoutEnabled: true}, time.Second, model.PartitionBlackhole, 1000 * ms, 1001 * ms, 1000 * ms, 1001 * ms},
 		// Without it the first read lasts ReadTimeout; the backoff sees the deadline.
-		{"blackhole OpTimeout no CTE", sim.ClientParams{}, time.Second, sim.PartitionBlackhole, 5000 * ms, 5001 * ms, 5000 * ms, 5001 * ms},
+		{"blackhole OpTimeout no CTE", model.ClientParams{}, time.Second, model.PartitionBlackhole, 5000 * ms, 5001 * ms, 5000 * ms, 5001 * ms},
 		// Refused: EOF at once, then 3 dial rounds of 4 × 100 ms + backoffs: measured 1.26-1.32 s.
-		{"refuse defaults", sim.ClientParams{}, 0, sim.PartitionRefuse, 1230 * ms, 1370 * ms, 1260 * ms, 1320 * ms},
-		{"refuse no retries", sim.ClientParams{MaxRetries: -1}, 0, sim.PartitionRefuse, 0, ms, 0, ms},
+		{"refuse defaults", model.ClientParams{}, 0, model.PartitionRefuse, 1230 * ms, 1370 * ms, 1260 * ms, 1320 * ms},
+		{"refuse no retries", model.ClientParams{MaxRetries: -1}, 0, model.PartitionRefuse, 0, ms, 0, ms},
 		// OpTimeout caps the dial-retry sleeps with or without CTE.
-		{"refuse OpTimeout", sim.ClientParams{}, 500 * ms, sim.PartitionRefuse, 500 * ms, 501 * ms, 500 * ms, 501 * ms},
+		{"refuse OpTimeout", model.ClientParams{}, 500 * ms, model.PartitionRefuse, 500 * ms, 501 * ms, 500 * ms, 501 * ms},
 		// Reset: 12 backoffs: measured 0.37-0.45 s.
-		{"reset defaults", sim.ClientParams{}, 0, sim.PartitionReset, 120 * ms, 680 * ms, 370 * ms, 450 * ms},
-		{"reset no retries", sim.ClientParams{MaxRetries: -1}, 0, sim.PartitionReset, 0, ms, 0, ms},
+		{"reset defaults", model.ClientParams{}, 0, model.PartitionReset, 120 * ms, 680 * ms, 370 * ms, 450 * ms},
+		{"reset no retries", model.ClientParams{MaxRetries: -1}, 0, model.PartitionReset, 0, ms, 0, ms},
 	}
 	for _, tc := range cases {
 		var sum time.Duration
 		const seeds = 40
 		lo, hi := time.Duration(1<<62), time.Duration(0)
 		for seed := int64(1); seed <= seeds; seed++ {
-			d, _ := renewCall(t, seed, tc.c, tc.op, sim.Fault{Mode: tc.mode})
+			d, _ := renewCall(t, seed, tc.c, tc.op, model.Fault{Mode: tc.mode})
 			sum += d
 			lo, hi = min(lo, d), max(hi, d)
 		}
@@ -94,16 +94,16 @@ func TestCallDurations(t *testing.T) {
 // A replies-dropped partition: the renewal applies in Redis though the
 // leader sees a timeout, so the key lives TTL past that renewal.
 func TestRepliesDroppedRenewalApplies(t *testing.T) {
-	d, res := renewCall(t, 1, sim.ClientParams{ReadTimeout: 300 * ms}, 0, sim.Fault{Mode: sim.PartitionBlackholeReplies})
+	d, res := renewCall(t, 1, model.ClientParams{ReadTimeout: 300 * ms}, 0, model.Fault{Mode: model.PartitionBlackholeReplies})
 	if d <= 0 {
 		t.Fatal("no failing renewal")
 	}
 	var gained, expired time.Duration
 	for _, e := range res.Timeline {
-		if e.Kind == sim.LeaderGained && gained == 0 {
+		if e.Kind == model.LeaderGained && gained == 0 {
 			gained = e.At
 		}
-		if e.Kind == sim.RedisHolder && e.Holder == "" && expired == 0 {
+		if e.Kind == model.RedisHolder && e.Holder == "" && expired == 0 {
 			expired = e.At
 		}
 	}
@@ -112,9 +112,9 @@ func TestRepliesDroppedRenewalApplies(t *testing.T) {
 		t.Errorf("key expired at %v, want ~%v (the dropped-reply renewal applied)", expired, want)
 	}
 	// With requests dropped instead, it expires TTL after the first renewal.
-	_, res = renewCall(t, 1, sim.ClientParams{ReadTimeout: 300 * ms}, 0, sim.Fault{Mode: sim.PartitionBlackholeRequests})
+	_, res = renewCall(t, 1, model.ClientParams{ReadTimeout: 300 * ms}, 0, model.Fault{Mode: model.PartitionBlackholeRequests})
 	for _, e := range res.Timeline {
-		if e.Kind == sim.RedisHolder && e.Holder == "" {
+		if e.Kind == model.RedisHolder && e.Holder == "" {
 			if w := gained + 7500*ms; e.At < w-ms || e.At > w+ms {
 				t.Errorf("requests dropped: key expired at %v, want ~%v", e.At, w)
 			}
@@ -126,12 +126,12 @@ func TestRepliesDroppedRenewalApplies(t *testing.T) {
 // A blackhole healed while a renewal hangs: removing the toxic closes the
 // connection, the read gets EOF, the retry on a new connection succeeds.
 func TestBlackholeHealedMidCall(t *testing.T) {
-	sc := sim.Scenario{Name: "heal", Instances: 1, Duration: 12 * time.Second, Recovery: time.Second,
-		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
-		Faults: []sim.Fault{{At: 3 * time.Second, For: 3 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: sim.Target{Role: sim.RoleLeader}}}}
+	sc := model.Scenario{Name: "heal", Instances: 1, Duration: 12 * time.Second, Recovery: time.Second,
+		Params: model.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
+		Faults: []model.Fault{{At: 3 * time.Second, For: 3 * time.Second, Kind: model.FaultPartition, Mode: model.PartitionBlackhole, Target: model.Target{Role: model.RoleLeader}}}}
 	res := run(t, sc, virtual.Options{})
 	for _, e := range res.Timeline {
-		if e.Kind == sim.ElectorError || e.Kind == sim.LeaderLost {
+		if e.Kind == model.ElectorError || e.Kind == model.LeaderLost {
 			t.Fatalf("%s (%s) at %v; the heal at 6 s should have let the renewal's retry through", e.Kind, e.Err, e.At)
 		}
 	}
@@ -165,20 +165,20 @@ func TestSafeModeGuard(t *testing.T) {
 // renewal and then its release cannot reach Redis, and Stop gives up at its
 // bound (StopTimeout = TTL), leaving the key to expire.
 func TestStopDuringBlackhole(t *testing.T) {
-	lh := sim.Target{Role: sim.RoleLeader}
-	sc := sim.Scenario{Name: "stop", Instances: 2, Duration: 20 * time.Second, Recovery: 2 * time.Second,
-		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
-		Faults: []sim.Fault{
-			{At: 6 * time.Second, For: 10 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionBlackhole, Target: lh},
-			{At: 8 * time.Second, Kind: sim.FaultStop, Target: sim.Target{Indexes: []int{0}}},
+	lh := model.Target{Role: model.RoleLeader}
+	sc := model.Scenario{Name: "stop", Instances: 2, Duration: 20 * time.Second, Recovery: 2 * time.Second,
+		Params: model.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
+		Faults: []model.Fault{
+			{At: 6 * time.Second, For: 10 * time.Second, Kind: model.FaultPartition, Mode: model.PartitionBlackhole, Target: lh},
+			{At: 8 * time.Second, Kind: model.FaultStop, Target: model.Target{Indexes: []int{0}}},
 		}}
 	res := run(t, sc, virtual.Options{})
 	var lost, stopped time.Duration
 	for _, e := range res.Timeline {
 		switch {
-		case e.Kind == sim.LeaderLost && e.Instance == 0 && lost == 0:
+		case e.Kind == model.LeaderLost && e.Instance == 0 && lost == 0:
 			lost = e.At
-		case e.Kind == sim.InstanceStopped && e.Instance == 0:
+		case e.Kind == model.InstanceStopped && e.Instance == 0:
 			stopped = e.At
 		}
 	}
@@ -194,17 +194,17 @@ func TestStopDuringBlackhole(t *testing.T) {
 // pause is read only at resume, and the frozen clock delays the next
 // renewal by the pause.
 func TestPauseHoldsReply(t *testing.T) {
-	lh := sim.Target{Role: sim.RoleLeader}
-	sc := sim.Scenario{Name: "pause", Instances: 1, Duration: 12 * time.Second, Recovery: time.Second,
-		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
-		Faults: []sim.Fault{
-			{At: 2 * time.Second, For: 8 * time.Second, Kind: sim.FaultLatency, Latency: 400 * time.Millisecond, Target: lh},
+	lh := model.Target{Role: model.RoleLeader}
+	sc := model.Scenario{Name: "pause", Instances: 1, Duration: 12 * time.Second, Recovery: time.Second,
+		Params: model.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1},
+		Faults: []model.Fault{
+			{At: 2 * time.Second, For: 8 * time.Second, Kind: model.FaultLatency, Latency: 400 * time.Millisecond, Target: lh},
 			// The renewal sent at ~2.518 s returns at ~3.318 s: pause in between.
-			{At: 2700 * time.Millisecond, For: time.Second, Kind: sim.FaultPause, Target: lh},
+			{At: 2700 * time.Millisecond, For: time.Second, Kind: model.FaultPause, Target: lh},
 		}}
 	res := run(t, sc, virtual.Options{})
 	for _, e := range res.Timeline {
-		if e.Kind == sim.LeaderLost || e.Kind == sim.ElectorError {
+		if e.Kind == model.LeaderLost || e.Kind == model.ElectorError {
 			t.Fatalf("%s at %v: a held reply within the read timeout must still count", e.Kind, e.At)
 		}
 	}
@@ -212,7 +212,7 @@ func TestPauseHoldsReply(t *testing.T) {
 	// at resume (3.7) + 2.5 s + 0.4 s.
 	var sets int
 	for _, e := range res.Timeline {
-		if e.Kind == sim.RedisHolder {
+		if e.Kind == model.RedisHolder {
 			sets++
 		}
 	}
@@ -225,13 +225,13 @@ func TestPauseHoldsReply(t *testing.T) {
 // failed dial rounds, dials fail at once until its once-a-second tryDial
 // gets through, so the partitioned follower's acquires fail fast.
 func TestDialBreaker(t *testing.T) {
-	sc := sim.Scenario{Name: "breaker", Instances: 2, Duration: 90 * time.Second, Recovery: 10 * time.Second,
-		Params: sim.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, Client: sim.ClientParams{PoolSize: 4}},
-		Faults: []sim.Fault{{At: 3 * time.Second, For: 60 * time.Second, Kind: sim.FaultPartition, Mode: sim.PartitionRefuse, Target: sim.Target{Indexes: []int{0}}}}}
+	sc := model.Scenario{Name: "breaker", Instances: 2, Duration: 90 * time.Second, Recovery: 10 * time.Second,
+		Params: model.Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, Client: model.ClientParams{PoolSize: 4}},
+		Faults: []model.Fault{{At: 3 * time.Second, For: 60 * time.Second, Kind: model.FaultPartition, Mode: model.PartitionRefuse, Target: model.Target{Indexes: []int{0}}}}}
 	res := run(t, sc, virtual.Options{})
 	var errs []time.Duration
 	for _, e := range res.Timeline {
-		if e.Kind == sim.ElectorError && e.Instance == 0 {
+		if e.Kind == model.ElectorError && e.Instance == 0 {
 			errs = append(errs, e.At)
 		}
 	}

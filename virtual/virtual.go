@@ -26,8 +26,8 @@
 //     rate and jump (a jump moves only wall time, which the elector's timers
 //     ignore, as in sim.FaultyClock), restart with a new id.
 //
-// The output is the same sim.Timeline the real backend records, so
-// sim.Analyze, sim.Predict and sim.Evaluate apply unchanged. The Redis lane
+// The output is the same model.Timeline the real backend records, so
+// model.Analyze, model.Predict and model.Evaluate apply unchanged. The Redis lane
 // (RedisHolder) is exact: it has no notification lateness, unlike the real
 // backend's keyspace notifications (≤ ~12 ms at hz 100).
 //
@@ -41,7 +41,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // Options configure Run. Zero values mean the defaults named on each field;
@@ -109,22 +109,22 @@ type Stats struct {
 // backend does: Params effective (scaled), the timeline in virtual time, its
 // Analysis, Predictions and Evaluation. Same scenario (seed included) and
 // options ⇒ the same Result, byte for byte once marshalled.
-func Run(sc sim.Scenario, o Options) (*sim.Result, error) {
+func Run(sc model.Scenario, o Options) (*model.Result, error) {
 	res, _, err := run(sc, o)
 	return res, err
 }
 
 // RunStats is Run that also reports what the simulation did.
-func RunStats(sc sim.Scenario, o Options) (*sim.Result, Stats, error) {
+func RunStats(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 	return run(sc, o)
 }
 
-func run(sc sim.Scenario, o Options) (*sim.Result, Stats, error) {
+func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, Stats{}, err
 	}
 	sc = withDefaults(sc)
-	if sc.Mode == sim.ModeRunner {
+	if sc.Mode == model.ModeRunner {
 		return nil, Stats{}, ErrRunnerMode
 	}
 	eff := scaled(sc)
@@ -132,27 +132,27 @@ func run(sc sim.Scenario, o Options) (*sim.Result, Stats, error) {
 	o = o.withDefaults()
 	w := newWorld(eff, o)
 	w.simulate()
-	res := &sim.Result{
+	res := &model.Result{
 		RunID:     fmt.Sprintf("virtual-%s-%d", sc.Name, sc.Seed),
 		Scenario:  sc,
 		Params:    eff.Params,
 		Seed:      sc.Seed,
 		TimeScale: sc.TimeScale,
-		Versions:  sim.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: leaselabVersion()},
+		Versions:  model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: leaselabVersion()},
 		Elapsed:   w.now,
 		Complete:  true,
 		Timeline:  w.tl,
 	}
 	if !o.SkipAnalysis {
-		res.Analysis = sim.Analyze(res.Timeline, eff.Params)
-		res.Predictions = sim.Predict(eff.Params, sim.AppliedFaultSize(eff, res.Analysis))
-		res.Evaluation = sim.Evaluate(eff, res.Analysis, res.Predictions)
+		res.Analysis = model.Analyze(res.Timeline, eff.Params)
+		res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
+		res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
 	}
 	return res, w.stats, nil
 }
 
 // withDefaults fills the zero fields of the scenario, as sim does.
-func withDefaults(s sim.Scenario) sim.Scenario {
+func withDefaults(s model.Scenario) model.Scenario {
 	if s.Seed == 0 {
 		s.Seed = 1
 	}
@@ -160,7 +160,7 @@ func withDefaults(s sim.Scenario) sim.Scenario {
 		s.Instances = 3
 	}
 	if s.Mode == "" {
-		s.Mode = sim.ModeElector
+		s.Mode = model.ModeElector
 	}
 	if s.TimeScale == 0 {
 		s.TimeScale = 1
@@ -178,15 +178,15 @@ func withDefaults(s sim.Scenario) sim.Scenario {
 	if s.Workload.TaskDuration == 0 {
 		s.Workload.TaskDuration = 10 * time.Millisecond
 	}
-	faults := make([]sim.Fault, len(s.Faults))
+	faults := make([]model.Fault, len(s.Faults))
 	copy(faults, s.Faults)
 	for i := range faults {
 		f := &faults[i]
-		if f.Kind == sim.FaultPartition && f.Mode == "" {
-			f.Mode = sim.PartitionBlackhole
+		if f.Kind == model.FaultPartition && f.Mode == "" {
+			f.Mode = model.PartitionBlackhole
 		}
-		if f.Kind == sim.FaultLatency && f.Direction == "" {
-			f.Direction = sim.DirectionBoth
+		if f.Kind == model.FaultLatency && f.Direction == "" {
+			f.Direction = model.DirectionBoth
 		}
 	}
 	s.Faults = faults
@@ -194,7 +194,7 @@ func withDefaults(s sim.Scenario) sim.Scenario {
 }
 
 // scaled multiplies every duration by the scenario's TimeScale, as sim does.
-func scaled(s sim.Scenario) sim.Scenario {
+func scaled(s model.Scenario) model.Scenario {
 	k := s.TimeScale
 	if k == 1 {
 		return s
@@ -216,7 +216,7 @@ func scaled(s sim.Scenario) sim.Scenario {
 	s.Workload.Delay, s.Workload.TaskDuration = d(s.Workload.Delay), d(s.Workload.TaskDuration)
 	s.Workload.DispatchRate /= k
 	s.Workload.DelayedRate /= k
-	faults := make([]sim.Fault, len(s.Faults))
+	faults := make([]model.Fault, len(s.Faults))
 	for i, f := range s.Faults {
 		f.At, f.For, f.Latency, f.Jitter, f.Jump = d(f.At), d(f.For), d(f.Latency), d(f.Jitter), d(f.Jump)
 		faults[i] = f

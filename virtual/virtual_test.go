@@ -8,25 +8,25 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/virtual"
 )
 
 // builtin returns a built-in scenario; runner-mode ones are switched to
 // elector mode (the leadership they measure is the elector's).
-func builtin(t testing.TB, name string) sim.Scenario {
+func builtin(t testing.TB, name string) model.Scenario {
 	t.Helper()
 	e, ok := scenarios.Lookup(name)
 	if !ok {
 		t.Fatalf("no built-in %q", name)
 	}
 	sc := e.Scenario
-	sc.Mode = sim.ModeElector
+	sc.Mode = model.ModeElector
 	return sc
 }
 
-func run(t testing.TB, sc sim.Scenario, o virtual.Options) *sim.Result {
+func run(t testing.TB, sc model.Scenario, o virtual.Options) *model.Result {
 	t.Helper()
 	res, err := virtual.Run(sc, o)
 	if err != nil {
@@ -59,11 +59,11 @@ func TestDeterministic(t *testing.T) {
 
 func TestBuiltinsPass(t *testing.T) {
 	for _, e := range scenarios.Builtin() {
-		if e.Scenario.Mode == sim.ModeRunner {
+		if e.Scenario.Mode == model.ModeRunner {
 			continue // their expectations include tasks and chores
 		}
 		res := run(t, e.Scenario, virtual.Options{})
-		if res.Verdict != sim.Pass {
+		if res.Verdict != model.Pass {
 			t.Errorf("%s: %s: %s", e.Name, res.Verdict, strings.Join(res.Reasons, "; "))
 		}
 		if res.Versions.Redis == "" || !strings.Contains(res.Versions.Redis, "virtual") {
@@ -116,7 +116,7 @@ var calibration = []real{
 
 const ms = time.Millisecond
 
-func metric(a sim.Analysis, m string) time.Duration {
+func metric(a model.Analysis, m string) time.Duration {
 	s := a.Summary
 	switch m {
 	case "gap":

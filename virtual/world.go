@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/election"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/model"
 )
 
 // Errors the modelled client returns, worded as go-redis's.
@@ -20,7 +20,7 @@ var (
 	errRefused = errors.New("dial tcp 127.0.0.1: connect: connection refused")
 )
 
-// go-redis v9.23.0 constants that are not in sim.ClientParams.
+// go-redis v9.23.0 constants that are not in model.ClientParams.
 const (
 	minRetryBackoff   = 10 * time.Millisecond
 	maxRetryBackoff   = time.Second
@@ -39,12 +39,12 @@ const (
 
 // world is the state of one virtual run.
 type world struct {
-	sc    sim.Scenario // effective (defaults, scaled)
-	p     sim.Params
+	sc    model.Scenario // effective (defaults, scaled)
+	p     model.Params
 	o     Options
 	q     queue
 	now   time.Duration
-	tl    sim.Timeline
+	tl    model.Timeline
 	stats Stats
 
 	targetRNG *rand.Rand // fault targets: the real backend's stream
@@ -121,13 +121,13 @@ type inc struct {
 
 type activeFault struct {
 	id      int
-	f       sim.Fault
+	f       model.Fault
 	targets []int
 	clocks  []*inc
 	paused  []int
 }
 
-func newWorld(sc sim.Scenario, o Options) *world {
+func newWorld(sc model.Scenario, o Options) *world {
 	w := &world{
 		sc:        sc,
 		p:         sc.Params,
@@ -146,7 +146,7 @@ func newWorld(sc sim.Scenario, o Options) *world {
 		w.pool = defaultPoolSize
 	}
 	w.q.items = make([]event, 0, 64)
-	w.tl = make(sim.Timeline, 0, 32+4*len(sc.Faults))
+	w.tl = make(model.Timeline, 0, 32+4*len(sc.Faults))
 	for i := range sc.Instances {
 		w.slots = append(w.slots, &slot{idx: i})
 		w.at(o.StartAt+time.Duration(i)*o.StartStep, event{kind: evStart, a: int32(i)})
@@ -187,7 +187,7 @@ func (w *world) at(t time.Duration, e event) {
 	w.q.add(e)
 }
 
-func (w *world) record(e sim.Event) {
+func (w *world) record(e model.Event) {
 	if w.ended {
 		return
 	}
@@ -224,7 +224,7 @@ func (w *world) dispatch(e event) {
 			}
 		}
 	case evRunEnd:
-		w.record(sim.Event{Kind: sim.RunEnded, Instance: -1, Detail: "complete"})
+		w.record(model.Event{Kind: model.RunEnded, Instance: -1, Detail: "complete"})
 		w.ended = true
 	case evWake:
 		in := w.incs[e.a]
@@ -279,7 +279,7 @@ func (w *world) dispatch(e event) {
 		}
 	case evRedisUp:
 		w.redis.down = false
-		w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(sim.FaultRedisRestart), FaultID: int(e.a)})
+		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultRedisRestart), FaultID: int(e.a)})
 	}
 }
 
@@ -303,7 +303,7 @@ func (w *world) start(s *slot) {
 	})
 	w.incs = append(w.incs, in)
 	s.cur = in
-	w.record(sim.Event{Kind: sim.InstanceStarted, Instance: s.idx, ID: in.eid})
+	w.record(model.Event{Kind: model.InstanceStarted, Instance: s.idx, ID: in.eid})
 	w.feed(in, in.m.Start())
 }
 
@@ -384,14 +384,14 @@ func (w *world) step(in *inc, s election.Step) {
 	}
 	in.leading = in.m.State() == election.Leader
 	for _, sig := range s.Signals {
-		ev := sim.Event{Instance: in.slot.idx, ID: in.eid}
+		ev := model.Event{Instance: in.slot.idx, ID: in.eid}
 		switch sig {
 		case election.SignalPromote:
-			ev.Kind = sim.LeaderGained
+			ev.Kind = model.LeaderGained
 		case election.SignalDemote:
-			ev.Kind = sim.LeaderLost
+			ev.Kind = model.LeaderLost
 		case election.SignalError:
-			ev.Kind = sim.ElectorError
+			ev.Kind = model.ElectorError
 			if s.Err != nil {
 				ev.Err = s.Err.Error()
 			}
@@ -413,7 +413,7 @@ func (w *world) step(in *inc, s election.Step) {
 func (w *world) down(in *inc) {
 	in.alive = false
 	in.wakeArmed, in.dlArmed = false, false
-	w.record(sim.Event{Kind: sim.InstanceStopped, Instance: in.slot.idx, ID: in.eid})
+	w.record(model.Event{Kind: model.InstanceStopped, Instance: in.slot.idx, ID: in.eid})
 	s := in.slot
 	if s.winding == in {
 		s.winding = nil
@@ -430,7 +430,7 @@ func (w *world) crash(s *slot) {
 		return
 	}
 	s.cur = nil
-	w.record(sim.Event{Kind: sim.InstanceCrashed, Instance: s.idx, ID: in.eid})
+	w.record(model.Event{Kind: model.InstanceCrashed, Instance: s.idx, ID: in.eid})
 	in.alive = false
 	in.leading = false
 	in.wakeArmed, in.dlArmed = false, false
@@ -472,7 +472,7 @@ func (w *world) pause(s *slot) bool {
 	}
 	w.rebase(in, in.rate, true)
 	in.paused = true
-	w.record(sim.Event{Kind: sim.InstancePaused, Instance: s.idx, ID: in.eid})
+	w.record(model.Event{Kind: model.InstancePaused, Instance: s.idx, ID: in.eid})
 	return true
 }
 
@@ -486,7 +486,7 @@ func (w *world) resume(s *slot) {
 	}
 	in.paused = false
 	w.unpark(in)
-	w.record(sim.Event{Kind: sim.InstanceResumed, Instance: s.idx, ID: in.eid})
+	w.record(model.Event{Kind: model.InstanceResumed, Instance: s.idx, ID: in.eid})
 }
 
 func (w *world) unpark(in *inc) {
@@ -499,7 +499,7 @@ func (w *world) unpark(in *inc) {
 
 // ---- faults, as sim's apply, healFault and resolveTargets ----
 
-func (w *world) resolveTargets(t sim.Target) []int {
+func (w *world) resolveTargets(t model.Target) []int {
 	if len(t.Indexes) > 0 {
 		return append([]int(nil), t.Indexes...)
 	}
@@ -522,11 +522,11 @@ func (w *world) resolveTargets(t sim.Target) []int {
 		return []int{from[w.targetRNG.IntN(len(from))]}
 	}
 	switch t.Role {
-	case sim.RoleAll:
+	case model.RoleAll:
 		return live
-	case sim.RoleFollower:
+	case model.RoleFollower:
 		return pick(followers)
-	case sim.RoleRandom:
+	case model.RoleRandom:
 		return pick(live)
 	default:
 		if len(leaders) == 0 {
@@ -539,56 +539,56 @@ func (w *world) resolveTargets(t sim.Target) []int {
 func (w *world) apply(id int) {
 	f := w.sc.Faults[id]
 	a := &activeFault{id: id, f: f}
-	if f.Kind != sim.FaultRedisRestart && f.Kind != sim.FaultScriptFlush {
+	if f.Kind != model.FaultRedisRestart && f.Kind != model.FaultScriptFlush {
 		a.targets = w.resolveTargets(f.Target)
 		if len(a.targets) == 0 {
-			w.record(sim.Event{Kind: sim.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
+			w.record(model.Event{Kind: model.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
 				Detail: fmt.Sprintf("target %s matched no live instance", f.Target)})
 			return
 		}
 	}
-	w.record(sim.Event{Kind: sim.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
+	w.record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
 	switch f.Kind {
-	case sim.FaultCrash, sim.FaultStop:
+	case model.FaultCrash, model.FaultStop:
 		for _, i := range a.targets {
-			if f.Kind == sim.FaultCrash {
+			if f.Kind == model.FaultCrash {
 				w.crash(w.slots[i])
 			} else {
 				w.stop(w.slots[i])
 			}
 		}
-	case sim.FaultPartition:
+	case model.FaultPartition:
 		for _, i := range a.targets {
 			w.partition(w.slots[i], f.Mode, +1)
 		}
-	case sim.FaultLatency:
+	case model.FaultLatency:
 		for _, i := range a.targets {
 			n := &w.slots[i].net
 			base := f.Latency - f.Jitter
-			if f.Direction != sim.DirectionReplies {
+			if f.Direction != model.DirectionReplies {
 				n.latReq += base
 			}
-			if f.Direction != sim.DirectionRequests {
+			if f.Direction != model.DirectionRequests {
 				n.latRep += base
 			}
 			if w.slots[i].cur != nil && f.Jitter > 0 {
 				n.jReq, n.jRep = 0, 0
-				if f.Direction != sim.DirectionReplies {
+				if f.Direction != model.DirectionReplies {
 					n.jReq = f.Jitter
 				}
-				if f.Direction != sim.DirectionRequests {
+				if f.Direction != model.DirectionRequests {
 					n.jRep = f.Jitter
 				}
 				n.jRNG = rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(id)<<16|uint64(i)))
 			}
 		}
-	case sim.FaultPause:
+	case model.FaultPause:
 		for _, i := range a.targets {
 			if w.pause(w.slots[i]) {
 				a.paused = append(a.paused, i)
 			}
 		}
-	case sim.FaultClock:
+	case model.FaultClock:
 		for _, i := range a.targets {
 			if in := w.slots[i].cur; in != nil {
 				a.clocks = append(a.clocks, in)
@@ -600,18 +600,18 @@ func (w *world) apply(id int) {
 				}
 			}
 		}
-	case sim.FaultRedisRestart:
+	case model.FaultRedisRestart:
 		w.redis.restart(w)
 		for _, s := range w.slots {
 			w.closeConns(s)
 		}
 		w.at(w.now+w.o.RedisDowntime, event{kind: evRedisUp, a: int32(id)})
 		return // healed when Redis is back
-	case sim.FaultScriptFlush:
+	case model.FaultScriptFlush:
 		w.redis.scripts = 0
 	}
 	if f.Instant() {
-		w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
+		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
 		return
 	}
 	w.active[id] = a
@@ -620,7 +620,7 @@ func (w *world) apply(id int) {
 func (w *world) heal(a *activeFault) {
 	f := a.f
 	switch f.Kind {
-	case sim.FaultCrash, sim.FaultStop:
+	case model.FaultCrash, model.FaultStop:
 		if f.Restart {
 			for _, i := range a.targets {
 				s := w.slots[i]
@@ -632,51 +632,51 @@ func (w *world) heal(a *activeFault) {
 				}
 			}
 		}
-	case sim.FaultPartition:
+	case model.FaultPartition:
 		for _, i := range a.targets {
 			w.partition(w.slots[i], f.Mode, -1)
 		}
-	case sim.FaultLatency:
+	case model.FaultLatency:
 		for _, i := range a.targets {
 			n := &w.slots[i].net
 			base := f.Latency - f.Jitter
-			if f.Direction != sim.DirectionReplies {
+			if f.Direction != model.DirectionReplies {
 				n.latReq -= base
 			}
-			if f.Direction != sim.DirectionRequests {
+			if f.Direction != model.DirectionRequests {
 				n.latRep -= base
 			}
 			n.jReq, n.jRep, n.jRNG = 0, 0, nil
 		}
-	case sim.FaultPause:
+	case model.FaultPause:
 		for _, i := range a.paused {
 			w.resume(w.slots[i])
 		}
-	case sim.FaultClock:
+	case model.FaultClock:
 		if f.Rate > 0 {
 			for _, in := range a.clocks {
 				w.rebase(in, 1, in.frozen)
 			}
 		}
 	}
-	w.record(sim.Event{Kind: sim.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: a.id, Target: a.targets})
+	w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: a.id, Target: a.targets})
 }
 
 // partition adds (d = +1) or removes (d = −1) a partition on a proxy.
 func (w *world) partition(s *slot, mode string, d int) {
 	n := &s.net
 	switch mode {
-	case sim.PartitionRefuse:
+	case model.PartitionRefuse:
 		n.refuse += d
 		if d > 0 {
 			// Disable closes every connection: reads in flight get EOF.
 			w.closeConns(s)
 		}
-	case sim.PartitionReset:
+	case model.PartitionReset:
 		n.reset += d
 	default:
-		up := mode == sim.PartitionBlackhole || mode == sim.PartitionBlackholeRequests
-		down := mode == sim.PartitionBlackhole || mode == sim.PartitionBlackholeReplies
+		up := mode == model.PartitionBlackhole || mode == model.PartitionBlackholeRequests
+		down := mode == model.PartitionBlackhole || mode == model.PartitionBlackholeReplies
 		if up {
 			n.bhUp += d
 		}
@@ -728,29 +728,29 @@ func (w *world) incsOf(s *slot) []*inc {
 }
 
 // describeFault renders a fault's parameters for the timeline, as sim does.
-func describeFault(f sim.Fault) string {
+func describeFault(f model.Fault) string {
 	var parts []string
 	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
 	if f.For > 0 {
 		add("for", f.For)
 	}
 	switch f.Kind {
-	case sim.FaultPartition:
+	case model.FaultPartition:
 		add("mode", f.Mode)
-	case sim.FaultLatency:
+	case model.FaultLatency:
 		add("latency", f.Latency)
 		if f.Jitter > 0 {
 			add("jitter", f.Jitter)
 		}
 		add("direction", f.Direction)
-	case sim.FaultClock:
+	case model.FaultClock:
 		if f.Rate > 0 {
 			add("rate", f.Rate)
 		}
 		if f.Jump != 0 {
 			add("jump", f.Jump)
 		}
-	case sim.FaultCrash, sim.FaultStop:
+	case model.FaultCrash, model.FaultStop:
 		if f.Restart {
 			add("restart", true)
 		}
