@@ -57,7 +57,7 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 	w.calls = append(w.calls, c)
 	w.stats.Calls++
 	timeout := w.p.OpTimeout
-	if w.o.Safe && op != election.OpRelease {
+	if w.p.Safe && op != election.OpRelease {
 		d := deadline
 		if op == election.OpRenew && in.guardWall != 0 {
 			d = in.guardWall - in.wall(w.now)
@@ -451,7 +451,7 @@ func (r *redisModel) restart(w *world) {
 // exec runs the call's script: the spec's three (election/scripts.go) and
 // the safe mode's acquire. noscript: EVALSHA of a script not in the cache.
 func (r *redisModel) exec(w *world, c *call) (ok bool, token int64, noscript bool) {
-	bit := scriptBit(c.op, w.o.Safe)
+	bit := scriptBit(c.op, w.p.Safe)
 	if !c.eval && r.scripts&bit == 0 {
 		return false, 0, true
 	}
@@ -460,7 +460,7 @@ func (r *redisModel) exec(w *world, c *call) (ok bool, token int64, noscript boo
 	switch c.op {
 	case election.OpAcquire:
 		cur := r.get(w)
-		if w.o.Safe {
+		if w.p.Safe {
 			if cur != "" && cur != id {
 				return false, 0, false
 			}

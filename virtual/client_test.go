@@ -152,7 +152,9 @@ func TestScriptFlushReloads(t *testing.T) {
 // expires, whatever the client's timeouts: no overlap, no stale leadership.
 func TestSafeModeGuard(t *testing.T) {
 	for _, name := range []string{"partition-blackhole", "partition-one-way", "slow-redis"} {
-		res := run(t, builtin(t, name), virtual.Options{Safe: true})
+		sc := builtin(t, name)
+		sc.Params.Safe = true
+		res := run(t, sc, virtual.Options{})
 		s := res.Analysis.Summary
 		t.Logf("%s safe: overlap %v stale %v gap %v gains %d", name, s.MaxOverlap, s.MaxStale, s.MaxGap, s.LeaderGains)
 		if s.MaxOverlap != 0 || s.MaxStale != 0 {

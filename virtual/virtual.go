@@ -67,10 +67,6 @@ type Options struct {
 	// Default 45ms (the real backend measured 41-94 ms from the fault to
 	// Redis answering again).
 	RedisDowntime time.Duration
-	// Safe runs every elector in safe mode (lease guard, fencing tokens).
-	Safe bool
-	// SafeMargin is safe mode's margin; 0: election.DefaultMargin(TTL).
-	SafeMargin time.Duration
 	// SkipAnalysis leaves Analysis, Predictions and Evaluation empty (for
 	// benchmarks of the simulation alone).
 	SkipAnalysis bool
@@ -123,16 +119,19 @@ func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, Stats{}, err
 	}
-	sc = withDefaults(sc)
+	// WithDefaults fills the faults in place: keep the caller's slice as it was.
+	sc.Faults = append([]model.Fault(nil), sc.Faults...)
+	sc = sc.WithDefaults()
 	if sc.Mode == model.ModeRunner {
 		return nil, Stats{}, ErrRunnerMode
 	}
-	eff := scaled(sc)
+	eff := sc.Scaled()
 	eff.Params.Client.SharedPool = false
 	o = o.withDefaults()
 	w := newWorld(eff, o)
 	w.simulate()
 	res := &model.Result{
+		Backend:   "virtual",
 		RunID:     fmt.Sprintf("virtual-%s-%d", sc.Name, sc.Seed),
 		Scenario:  sc,
 		Params:    eff.Params,
@@ -147,82 +146,9 @@ func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 		res.Analysis = model.Analyze(res.Timeline, eff.Params)
 		res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
 		res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
+		res.Settle()
 	}
 	return res, w.stats, nil
-}
-
-// withDefaults fills the zero fields of the scenario, as sim does.
-func withDefaults(s model.Scenario) model.Scenario {
-	if s.Seed == 0 {
-		s.Seed = 1
-	}
-	if s.Instances == 0 {
-		s.Instances = 3
-	}
-	if s.Mode == "" {
-		s.Mode = model.ModeElector
-	}
-	if s.TimeScale == 0 {
-		s.TimeScale = 1
-	}
-	s.Params = s.Params.WithDefaults()
-	if s.Duration == 0 {
-		s.Duration = 30 * time.Second
-	}
-	if s.Recovery == 0 {
-		s.Recovery = s.Params.TTL + s.Params.Wait + 2*time.Second
-	}
-	if s.Workload.Delay == 0 {
-		s.Workload.Delay = time.Second
-	}
-	if s.Workload.TaskDuration == 0 {
-		s.Workload.TaskDuration = 10 * time.Millisecond
-	}
-	faults := make([]model.Fault, len(s.Faults))
-	copy(faults, s.Faults)
-	for i := range faults {
-		f := &faults[i]
-		if f.Kind == model.FaultPartition && f.Mode == "" {
-			f.Mode = model.PartitionBlackhole
-		}
-		if f.Kind == model.FaultLatency && f.Direction == "" {
-			f.Direction = model.DirectionBoth
-		}
-	}
-	s.Faults = faults
-	return s
-}
-
-// scaled multiplies every duration by the scenario's TimeScale, as sim does.
-func scaled(s model.Scenario) model.Scenario {
-	k := s.TimeScale
-	if k == 1 {
-		return s
-	}
-	d := func(x time.Duration) time.Duration {
-		if x <= 0 {
-			return x
-		}
-		return time.Duration(float64(x) * k)
-	}
-	p := &s.Params
-	p.TTL, p.Wait, p.OpTimeout, p.ChoreInterval = d(p.TTL), d(p.Wait), d(p.OpTimeout), d(p.ChoreInterval)
-	if p.JitterMS > 0 {
-		p.JitterMS = max(1, int(float64(p.JitterMS)*k+0.5))
-	}
-	c := &p.Client
-	c.ReadTimeout, c.WriteTimeout, c.DialTimeout = d(c.ReadTimeout), d(c.WriteTimeout), d(c.DialTimeout)
-	s.Duration, s.Recovery = d(s.Duration), d(s.Recovery)
-	s.Workload.Delay, s.Workload.TaskDuration = d(s.Workload.Delay), d(s.Workload.TaskDuration)
-	s.Workload.DispatchRate /= k
-	s.Workload.DelayedRate /= k
-	faults := make([]model.Fault, len(s.Faults))
-	for i, f := range s.Faults {
-		f.At, f.For, f.Latency, f.Jitter, f.Jump = d(f.At), d(f.For), d(f.Latency), d(f.Jitter), d(f.Jump)
-		faults[i] = f
-	}
-	s.Faults = faults
-	return s
 }
 
 func leaselabVersion() string {

@@ -299,7 +299,7 @@ func (w *world) start(s *slot) {
 	}
 	in.m = election.NewMachine(election.MachineConfig{
 		TTL: w.p.TTL, Wait: w.p.Wait, JitterMS: max(w.p.JitterMS, 0), Jitter: jr.IntN,
-		Safe: w.o.Safe, Margin: w.o.SafeMargin,
+		Safe: w.p.Safe, Margin: w.p.SafeMargin,
 	})
 	w.incs = append(w.incs, in)
 	s.cur = in
