@@ -312,6 +312,8 @@ type Summary struct {
 	PhantomWindows  int           `json:"phantom_windows"`
 	MaxPhantom      time.Duration `json:"max_phantom"`
 	DuplicateChores int           `json:"duplicate_chores"`
+	StaleChores     int           `json:"stale_chores"`
+	FencedChores    int           `json:"fenced_chores,omitempty"`
 	TasksDispatched int           `json:"tasks_dispatched"`
 	TasksLost       int           `json:"tasks_lost"`
 	TasksRepeated   int           `json:"tasks_repeated"`
@@ -342,10 +344,17 @@ type Analysis struct {
 	Faults          []FaultOutcome   `json:"faults,omitempty"`
 	Skipped         []SkippedFault   `json:"skipped,omitempty"`
 	DuplicateChores []DuplicateChore `json:"duplicate_chores,omitempty"`
-	LostTasks       []string         `json:"lost_tasks,omitempty"`     // dispatched, never completed, in dispatch order
-	RepeatedTasks   []RepeatedTask   `json:"repeated_tasks,omitempty"` // completed more than once, in first-dispatch order
-	Claims          []Claim          `json:"claims"`
-	Summary         Summary          `json:"summary"`
+	// StaleChores are chore runs that landed while the lease key held
+	// another id (or none): a stale leader's writes, which safe mode's
+	// fencing exists to refuse. Needs the Redis lane; runs within
+	// TruthResolution of a change of holder are not judged.
+	StaleChores []ChoreRun `json:"stale_chores,omitempty"`
+	// FencedChores are chores whose script refused to write (safe mode).
+	FencedChores  []ChoreRun     `json:"fenced_chores,omitempty"`
+	LostTasks     []string       `json:"lost_tasks,omitempty"`     // dispatched, never completed, in dispatch order
+	RepeatedTasks []RepeatedTask `json:"repeated_tasks,omitempty"` // completed more than once, in first-dispatch order
+	Claims        []Claim        `json:"claims"`
+	Summary       Summary        `json:"summary"`
 }
 
 // Analyze measures a timeline against the parameters it ran with. It is pure:
@@ -415,6 +424,7 @@ func Analyze(t Timeline, p Params) Analysis {
 
 	a.Redis = redisLane(ev, a.Beliefs, a.End)
 	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
+	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
 	a.LostTasks, a.RepeatedTasks = taskFates(ev)
 	a.Summary = summarize(a, ev)
 	a.Claims = claims(a, faults, p)
@@ -1036,6 +1046,33 @@ func duplicateChores(ev []Event, interval time.Duration) []DuplicateChore {
 	return out
 }
 
+// choreFences sorts chore runs against the Redis lane: those that landed
+// while the key held another id (stale) and those the fence refused.
+func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
+	for _, e := range ev {
+		switch e.Kind {
+		case ChoreFenced:
+			fenced = append(fenced, ChoreRun{Member: Member{e.Instance, e.ID}, At: e.At})
+		case ChoreRan:
+			if !lane.Observed || e.ID == "" {
+				continue
+			}
+			i := sort.Search(len(lane.Holders), func(i int) bool { return lane.Holders[i].End > e.At })
+			if i == len(lane.Holders) || lane.Holders[i].Start > e.At || lane.Holders[i].Holder == e.ID {
+				continue
+			}
+			h := lane.Holders[i]
+			// The key changed hands within the lanes' observation skew: the
+			// write may have landed on either side.
+			if e.At-h.Start < TruthResolution || (!h.Open && h.End-e.At < TruthResolution) {
+				continue
+			}
+			stale = append(stale, ChoreRun{Member: Member{e.Instance, e.ID}, At: e.At})
+		}
+	}
+	return stale, fenced
+}
+
 // taskFates lists tasks dispatched but never completed, and tasks completed
 // more than once, both in order of first dispatch (completions of tasks
 // never dispatched follow, in order of first completion).
@@ -1079,6 +1116,8 @@ func summarize(a Analysis, ev []Event) Summary {
 		StaleWindows:    len(a.Redis.Stale),
 		PhantomWindows:  len(a.Redis.Phantom),
 		DuplicateChores: len(a.DuplicateChores),
+		StaleChores:     len(a.StaleChores),
+		FencedChores:    len(a.FencedChores),
 		TasksLost:       len(a.LostTasks),
 		TasksRepeated:   len(a.RepeatedTasks),
 	}

@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"github.com/leaselab/leaselab/election/timing"
 	"math"
 	"strings"
 	"time"
@@ -496,7 +497,46 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		pr.Note = "unknown failure mode"
 		return pr, false
 	}
+	if p.Safe {
+		safeMode(&pr, p, s)
+	}
 	return pr, true
+}
+
+// safeMode adjusts a spec-mode prediction for the elector's safe mode
+// (Params.Safe). The lease guard demotes the leader at the send time of its
+// last successful acquire or renewal + TTL − margin, by its own clock, and
+// abandons a call still in flight then; the key, set when that call reached
+// Redis, lives at least TTL after the send. So wherever the leader's clock
+// keeps time, a leader whose calls hang, fail or crawl stops believing
+// before its key can expire: no believed overlap. The gap can grow by the
+// margin (and the one-way latency that delayed the key). A paused process
+// or a clock slower than 1 − margin/TTL defeats the guard (it counts on
+// that clock), and a key lost behind the leader's back is not its doing:
+// there the spec's overlap stands, and only the fence (chores refused
+// unless the caller holds the lease and its token) keeps the stale
+// leader's writes out.
+func safeMode(pr *Prediction, p Params, s FaultSize) {
+	margin := (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	switch pr.Mode {
+	case ModeRenewError, ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset, ModeLatency:
+		if pr.MaxOverlap > 0 {
+			pr.MaxOverlap = 0
+			pr.OverlapFormula = fmt.Sprintf("0: safe mode: the guard demotes the leader at its last successful send + TTL - margin = + %v - %v, before its key expires (TTL after that send reached Redis); was %s",
+				p.TTL, margin, pr.OverlapFormula)
+		}
+		terms := []term{{sym: "margin", d: margin}}
+		if pr.Mode == ModeLatency && s.Latency > 0 {
+			terms = append(terms, term{sym: "L", d: s.Latency})
+		}
+		terms = append(terms, term{sym: "Wait", d: p.Wait})
+		if g, f := sum(terms...); g > pr.MaxGap {
+			pr.MaxGap, pr.GapFormula = g, "safe mode: the guard demotes up to the margin before the key expires, then a follower within Wait: "+f
+		}
+		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
+	case ModePause, ModeClockDrift, ModeLeaseLoss:
+		pr.Note += " Safe mode does not shorten this overlap: the guard counts on the leader's own clock (frozen by a pause, slow under drift beyond 1 - margin/TTL), and a lost key is not the leader's doing. The fence still refuses the stale leader's chores: no stale write lands."
+	}
 }
 
 // failingRenew fills the prediction for a renewal that fails after between

@@ -225,6 +225,11 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 		c.MinCount, _ = strconv.Atoi(minS)
 		c.MeasuredCount = measuredCount(e.Metric, a)
 		c.Verdict = Pass
+		if e.Metric == "stale_chores" && !a.Redis.Observed {
+			c.NotMeasured, c.Verdict = true, Fail
+			c.Detail = "not measured: the Redis lane observed nothing, so no chore can be judged against the key"
+			return c
+		}
 		if (c.HasMax && c.MeasuredCount > c.MaxCount) || (c.HasMin && c.MeasuredCount < c.MinCount) {
 			c.Verdict = Fail
 		}
@@ -387,6 +392,10 @@ func measuredCount(metric string, a Analysis) int {
 		return s.TasksRepeated
 	case "duplicate_chores":
 		return s.DuplicateChores
+	case "stale_chores":
+		return s.StaleChores
+	case "fenced_chores":
+		return s.FencedChores
 	}
 	return 0
 }

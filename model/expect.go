@@ -44,6 +44,8 @@ var Metrics = map[string]string{
 	"lost_tasks":       "dispatched tasks never completed (count)",
 	"duplicate_tasks":  "tasks completed more than once (count)",
 	"duplicate_chores": "the same chore run by two instances within one chore interval (count)",
+	"stale_chores":     "chore runs that landed while the lease key held another id: a stale leader's writes (count)",
+	"fenced_chores":    "chores whose writes the safe mode's fence refused (count)",
 }
 
 // CountMetric reports whether the metric is a count rather than a duration.

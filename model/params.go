@@ -13,6 +13,13 @@ type Params struct {
 	Wait      time.Duration `json:"wait"`
 	JitterMS  int           `json:"jitter_ms"`
 	OpTimeout time.Duration `json:"op_timeout"`
+	// Safe turns on the elector's safe mode (election.Opts.Safe): the lease
+	// guard demotes a leader SafeMargin before its lease can have run out,
+	// and the runner's leader-only chores are fenced by the lease and its
+	// token inside Redis. Default false: the spec's behaviour.
+	Safe bool `json:"safe,omitempty"`
+	// SafeMargin is the guard's margin. Default TTL/100 + 2ms.
+	SafeMargin time.Duration `json:"safe_margin,omitempty"`
 
 	// Client holds the go-redis options every instance's client uses.
 	Client ClientParams `json:"client"`

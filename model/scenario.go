@@ -275,7 +275,7 @@ func (s Scenario) Validate() error {
 	p := e.Params
 	// The elector's own rules, on the timings it will be given: a scenario
 	// that passes here cannot make it refuse its options.
-	for _, pr := range (timing.Lease{TTL: p.TTL, Wait: p.Wait, JitterMS: max(p.JitterMS, 0), OpTimeout: p.OpTimeout}).Problems() {
+	for _, pr := range (timing.Lease{TTL: p.TTL, Wait: p.Wait, JitterMS: max(p.JitterMS, 0), OpTimeout: p.OpTimeout, Safe: p.Safe, SafeMargin: p.SafeMargin}).Problems() {
 		bad(electorFields[pr.Field], "%s%s; %s", pr.Value, scaled, pr.Rule)
 	}
 	for _, r := range []struct {
@@ -393,7 +393,7 @@ func (s Scenario) Scaled() Scenario {
 		return time.Duration(float64(x) * k)
 	}
 	p := &s.Params
-	p.TTL, p.Wait, p.OpTimeout, p.ChoreInterval = d(p.TTL), d(p.Wait), d(p.OpTimeout), d(p.ChoreInterval)
+	p.TTL, p.Wait, p.OpTimeout, p.ChoreInterval, p.SafeMargin = d(p.TTL), d(p.Wait), d(p.OpTimeout), d(p.ChoreInterval), d(p.SafeMargin)
 	if p.JitterMS > 0 {
 		p.JitterMS = max(1, int(float64(p.JitterMS)*k+0.5))
 	}

@@ -27,7 +27,8 @@ const (
 	ElectorError Kind = "elector-error" // an error on the elector's onError channel (Err)
 	RunnerError  Kind = "runner-error"  // a runner error other than the elector's (fetch, ack, heartbeat...; Err)
 
-	ChoreRan Kind = "chore" // a leader-only chore ran (Chore = kind, N = effect, Detail)
+	ChoreRan    Kind = "chore"        // a leader-only chore ran and its writes landed (Chore = kind, N = effect, Term, Token)
+	ChoreFenced Kind = "chore-fenced" // safe mode: a chore's script refused to write, the caller no longer held the lease (Chore, Term, Token, Err)
 
 	FaultApplied Kind = "fault-applied" // Fault = kind, FaultID = schedule index, Target, Detail = params
 	FaultHealed  Kind = "fault-healed"  // the fault was undone; for an instant fault, its action finished
@@ -65,9 +66,14 @@ type Event struct {
 	// script-flush, a clock jump): its FaultHealed comes when the action
 	// is done (for a restart, when Redis is back), and its reach ends at the
 	// next stable leader (see FaultSpan.Reach).
-	Instant bool   `json:"instant,omitempty"`
-	Err     string `json:"err,omitempty"`
-	Detail  string `json:"detail,omitempty"`
+	Instant bool `json:"instant,omitempty"`
+	// Term and Token are the elector's term (its promotion count) and, in
+	// safe mode, the fencing token of the leadership an event belongs to
+	// (LeaderGained, ChoreRan, ChoreFenced).
+	Term   uint64 `json:"term,omitempty"`
+	Token  int64  `json:"token,omitempty"`
+	Err    string `json:"err,omitempty"`
+	Detail string `json:"detail,omitempty"`
 }
 
 // Timeline is the ordered list of events of one run. Events are appended in

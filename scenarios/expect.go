@@ -12,7 +12,7 @@ import (
 
 // runnerMetrics are measured only when instances are task runners; in
 // elector mode they would be 0 and the expectation would pass vacuously.
-var runnerMetrics = []string{"lost_tasks", "duplicate_tasks", "duplicate_chores"}
+var runnerMetrics = []string{"lost_tasks", "duplicate_tasks", "duplicate_chores", "stale_chores", "fenced_chores"}
 
 // longKeys are the keys of an expectation's long form.
 var longKeys = []string{"max", "min", "exactly", "slack"}

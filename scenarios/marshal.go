@@ -71,6 +71,12 @@ func Marshal(sc model.Scenario) ([]byte, error) {
 	if p.OpTimeout != 0 {
 		add(el, "op_timeout", durNode(p.OpTimeout))
 	}
+	if p.Safe {
+		add(el, "safe", boolNode(true))
+	}
+	if p.SafeMargin != 0 {
+		add(el, "safe_margin", durNode(p.SafeMargin))
+	}
 	if len(el.Content) > 0 {
 		add(root, "elector", el)
 	}

@@ -26,7 +26,7 @@ var topKeys = []string{
 }
 
 var (
-	electorKeys  = []string{"ttl", "wait", "jitter", "op_timeout"}
+	electorKeys  = []string{"ttl", "wait", "jitter", "op_timeout", "safe", "safe_margin"}
 	clientKeys   = []string{"read_timeout", "write_timeout", "dial_timeout", "max_retries", "context_timeouts", "pool_size"}
 	workloadKeys = []string{"dispatch_rate", "delayed_rate", "delay", "task_duration"}
 )
@@ -274,6 +274,15 @@ func (d *decoder) elector(p *model.Params, top fields) {
 	}
 	if e, ok := f.get("op_timeout"); ok {
 		p.OpTimeout, _ = d.nonNegative(e.val, "elector.op_timeout")
+	}
+	if e, ok := f.get("safe"); ok {
+		p.Safe, _ = d.boolean(e.val, "elector.safe")
+	}
+	if e, ok := f.get("safe_margin"); ok {
+		if !p.Safe {
+			d.bad(e.key, "elector.safe_margin", "applies only with safe: true")
+		}
+		p.SafeMargin, _ = d.positive(e.val, "elector.safe_margin", "ttl/100 + 2ms")
 	}
 }
 

@@ -103,7 +103,8 @@ func (in *instance) start() error {
 			for {
 				select {
 				case <-promote:
-					rec.Record(model.Event{Kind: model.LeaderGained, Instance: in.index, ID: inc.id})
+					l := e.Leadership()
+					rec.Record(model.Event{Kind: model.LeaderGained, Instance: in.index, ID: inc.id, Term: l.Term, Token: l.Token})
 				case <-demote:
 					rec.Record(model.Event{Kind: model.LeaderLost, Instance: in.index, ID: inc.id})
 				case err := <-errs:
@@ -123,7 +124,7 @@ func (in *instance) start() error {
 
 // runnerEvent records what the harness measures from a runner's events.
 func (in *instance) runnerEvent(e runner.Event) {
-	ev := model.Event{Instance: in.index, ID: e.Instance, Task: e.TaskID}
+	ev := model.Event{Instance: in.index, ID: e.Instance, Task: e.TaskID, Term: e.Term, Token: e.Token}
 	switch e.Kind {
 	case runner.EventLeadership:
 		ev.Kind = model.LeaderLost
@@ -132,6 +133,8 @@ func (in *instance) runnerEvent(e runner.Event) {
 		}
 	case runner.EventChore:
 		ev.Kind, ev.Chore, ev.N = model.ChoreRan, string(e.Chore), e.N
+	case runner.EventChoreFenced:
+		ev.Kind, ev.Chore, ev.Err = model.ChoreFenced, string(e.Chore), errText(e.Err)
 	case runner.EventDelayedDue:
 		ev.Kind, ev.Lateness = model.DelayedDue, e.Lateness
 	case runner.EventTaskDispatched:
@@ -263,10 +266,12 @@ func errText(err error) string {
 // clock, jitter source and key are set.
 func electionOpts(p model.Params, rdb redis.Scripter) election.Opts {
 	return election.Opts{
-		Redis:     rdb,
-		TTL:       p.TTL,
-		Wait:      p.Wait,
-		JitterMS:  max(p.JitterMS, 0), // negative: none
-		OpTimeout: p.OpTimeout,
+		Redis:      rdb,
+		TTL:        p.TTL,
+		Wait:       p.Wait,
+		JitterMS:   max(p.JitterMS, 0), // negative: none
+		OpTimeout:  p.OpTimeout,
+		Safe:       p.Safe,
+		SafeMargin: p.SafeMargin,
 	}
 }

@@ -104,8 +104,9 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	var (
 		ttl, wait, opTimeout, readTimeout, latency, pause time.Duration
 		jitter, maxRetries                                int
-		ctxTimeouts                                       bool
+		ctxTimeouts, safe                                 bool
 		rate                                              float64
+		safeMargin                                        time.Duration
 	)
 	fs.DurationVar(&ttl, "ttl", 0, "lease TTL (default 5s)")
 	fs.DurationVar(&wait, "wait", 0, "follower retry interval (default 6s)")
@@ -117,6 +118,8 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&latency, "latency", 0, "one-way latency added for the latency mode")
 	fs.DurationVar(&pause, "pause", 0, "pause length for the pause mode")
 	fs.Float64Var(&rate, "clock-rate", 0, "leader clock rate for the clock-drift mode (e.g. 0.5)")
+	fs.BoolVar(&safe, "safe", false, "the elector's safe mode (lease guard and fenced chores)")
+	fs.DurationVar(&safeMargin, "safe-margin", 0, "safe mode's guard margin (default TTL/100 + 2ms)")
 	fs.Usage = func() { fmt.Fprint(stderr, boundsUsage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -140,6 +143,12 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	}
 	if set["wait"] {
 		p.Wait = wait
+	}
+	if set["safe"] {
+		p.Safe = safe
+	}
+	if set["safe-margin"] {
+		p.SafeMargin = safeMargin
 	}
 	if set["jitter"] {
 		p.JitterMS = jitter
