@@ -26,6 +26,7 @@ type runFlags struct {
 	seed          int64
 	timeScale     float64
 	strictClaims  bool
+	safe          string
 	redisAddr     string
 	redisServer   string
 	toxiproxyAddr string
@@ -50,6 +51,7 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
 	fs.StringVar(&f.env, "env", "embedded", "where Redis and Toxiproxy run, `MODE`: embedded (spawned redis-server, in-process Toxiproxy, or the --redis-addr/--toxiproxy-addr ones) or container (testcontainers-go; images from $LEASELAB_REDIS_IMAGE and $LEASELAB_TOXIPROXY_IMAGE)")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
 	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once (each has its own Redis and proxies)")
+	fs.StringVar(&f.safe, "safe", "", "the elector's safe mode for every scenario, `on` or off (lease guard and fenced chores; default: what each scenario says), to measure the same faults in both modes")
 	fs.BoolVar(&f.strictClaims, "strict-claims", false, "fail a run in which a spec claim it exercised did not hold (split brain > TTL, gap > TTL + Wait), as `expect: {claims: held}` does; by default such a claim is a finding beside the verdict")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
@@ -205,6 +207,15 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 				return nil, usageErr("--time-scale must be positive")
 			}
 			scs[i].TimeScale = f.timeScale
+		}
+		switch f.safe {
+		case "":
+		case "on":
+			scs[i].Params.Safe = true
+		case "off":
+			scs[i].Params.Safe, scs[i].Params.SafeMargin = false, 0
+		default:
+			return nil, usageErr(fmt.Sprintf("--safe %q: want on or off", f.safe))
 		}
 		if f.strictClaims {
 			scs[i].StrictClaims = true
