@@ -33,6 +33,9 @@ type junitInput struct {
 	err  error
 	dir  string
 	cmd  string // reproducing command; default defaultCommand
+	// refused is why the backend refused the scenario (nothing ran): a
+	// skipped testcase, with the reason.
+	refused string
 }
 
 type junitSuites struct {
@@ -62,6 +65,7 @@ type junitCase struct {
 	Time      string        `xml:"time,attr"`
 	Failure   *junitProblem `xml:"failure,omitempty"`
 	Error     *junitProblem `xml:"error,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
 	SystemOut *junitText    `xml:"system-out,omitempty"`
 }
 
@@ -94,6 +98,9 @@ func writeJUnit(w io.Writer, in []junitInput) error {
 		}
 		if tc.Error != nil {
 			suite.Errors++
+		}
+		if tc.Skipped != nil {
+			suite.Skipped++
 		}
 		if x.res != nil {
 			total += x.res.Elapsed
@@ -130,6 +137,13 @@ func junitCaseOf(x junitInput) junitCase {
 		name = res.Scenario.Name
 	}
 	tc := junitCase{Name: nonEmpty(name, "unnamed scenario"), Classname: "leaselab.chaos"}
+	if x.refused != "" {
+		// Refused by design (the virtual backend does not model runner
+		// mode): not run, said so, neither a pass nor a harness error.
+		tc.Time = "0.000"
+		tc.Skipped = &junitProblem{Message: "refused: " + x.refused, Type: "refused", Text: x.refused}
+		return tc
+	}
 	if res == nil {
 		// The run never started: nothing was measured, so this is an
 		// error of the harness, not a failure of the system under test.
@@ -176,7 +190,7 @@ func junitCaseOf(x junitInput) junitCase {
 	}
 
 	var out []string
-	out = append(out, fmt.Sprintf("seed %d, time scale %s, run %s", res.Seed, strconv.FormatFloat(nonZero(res.TimeScale), 'g', -1, 64), nonEmpty(res.RunID, "—")))
+	out = append(out, fmt.Sprintf("backend %s, seed %d, time scale %s, run %s", backendName(res.Backend), res.Seed, strconv.FormatFloat(nonZero(res.TimeScale), 'g', -1, 64), nonEmpty(res.RunID, "—")))
 	out = append(out, "reproduce: "+nonEmpty(x.cmd, defaultCommand(res)))
 	for _, ch := range res.Checks {
 		out = append(out, "expectation: "+ch.String())

@@ -126,8 +126,12 @@ func defaultCommand(res *model.Result) string {
 	if name == "" {
 		name = "<scenario>"
 	}
-	return fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %s",
+	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %s",
 		name, res.Seed, strconv.FormatFloat(scale, 'g', -1, 64))
+	if res.Backend == BackendVirtual {
+		cmd += " --backend virtual"
+	}
+	return cmd
 }
 
 // ctx carries what several sections need.
@@ -279,6 +283,7 @@ func (x *ctx) facts() [][2]string {
 		f = append(f, [2]string{"Description", res.Scenario.Description})
 	}
 	f = append(f,
+		[2]string{"Backend", backendFact(res.Backend)},
 		[2]string{"Seed", strconv.FormatInt(res.Seed, 10)},
 		[2]string{"Time scale", strconv.FormatFloat(x.scale, 'g', -1, 64) + scaleNote(x.scale)},
 		[2]string{"Run id", nonEmpty(res.RunID, "—")},
@@ -288,6 +293,28 @@ func (x *ctx) facts() [][2]string {
 			nonEmpty(v.Go, "?"), nonEmpty(v.Redis, "?"), nonEmpty(v.Toxiproxy, "?"), nonEmpty(v.Leaselab, "?"))},
 	)
 	return f
+}
+
+// Backends a result can name (model.Result.Backend).
+const (
+	BackendReal    = "real"
+	BackendVirtual = "virtual"
+)
+
+// backendName is the backend that made the run; a result written before
+// results named their backend was made by the real one, the only one then.
+func backendName(b string) string { return nonEmpty(b, BackendReal) }
+
+// backendFact says which backend made the run and what that means for its
+// figures.
+func backendFact(b string) string {
+	switch b {
+	case BackendReal, "":
+		return "real (redis-server through Toxiproxy, wall-clock time)"
+	case BackendVirtual:
+		return "virtual (discrete-event model of Redis, the network and go-redis around the production election.Machine, virtual time; replay the seed on the real backend to confirm a finding)"
+	}
+	return b
 }
 
 func scaleNote(k float64) string {

@@ -8,7 +8,9 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
@@ -26,6 +28,11 @@ type SuiteRun struct {
 	// Err is what sim.Run returned: why the run could not start, or why it
 	// stopped part-way.
 	Err error
+	// Refused is why the backend refused the scenario, so that nothing ran
+	// (the virtual backend does not model runner mode). The index lists it
+	// as REFUSED with this reason, JUnit as a skipped testcase; it is
+	// neither a pass nor a failure.
+	Refused string
 }
 
 // WriteSuite writes an overview of many runs into dir, creating it:
@@ -44,7 +51,7 @@ func WriteSuite(dir string, runs []SuiteRun) error {
 	writeSuiteMarkdown(&md, s)
 	in := make([]junitInput, len(runs))
 	for i, r := range runs {
-		in[i] = junitInput{name: r.Name, res: r.Result, err: r.Err, dir: r.Dir}
+		in[i] = junitInput{name: r.Name, res: r.Result, err: r.Err, dir: r.Dir, refused: r.Refused}
 	}
 	if err := writeJUnit(&junit, in); err != nil {
 		return err
@@ -66,20 +73,34 @@ type suiteRow struct {
 }
 
 type suite struct {
-	Title                                               string
-	Rows                                                []suiteRow
-	Total, Passed, Failed, Unknown, Incomplete, Errored int
-	Verdict, Class, Headline                            string
+	Title                                                        string
+	Rows                                                         []suiteRow
+	Total, Passed, Failed, Unknown, Incomplete, Errored, Refused int
+	Verdict, Class, Headline                                     string
+	// Backend names the backend(s) that made the runs.
+	Backend string
 }
 
 func buildSuite(runs []SuiteRun) *suite {
 	s := &suite{Title: "leaselab chaos suite", Total: len(runs)}
+	var backends []string
 	for _, r := range runs {
 		row := suiteRow{Name: nonEmpty(r.Name, "unnamed scenario")}
 		if r.Dir != "" {
 			row.Link = path.Join(filepath.ToSlash(r.Dir), FileHTML)
 		}
 		res := r.Result
+		if res != nil && !slices.Contains(backends, backendName(res.Backend)) {
+			backends = append(backends, backendName(res.Backend))
+		}
+		if r.Refused != "" {
+			row.Verdict, row.Class = "REFUSED", "unknown"
+			row.Note = "not run: " + r.Refused
+			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed = "—", "—", "—", "—", "—", "—", "—", "—"
+			s.Refused++
+			s.Rows = append(s.Rows, row)
+			continue
+		}
 		if res == nil {
 			row.Verdict, row.Class = "ERROR", "fail"
 			row.Note = "could not start"
@@ -134,13 +155,23 @@ func buildSuite(runs []SuiteRun) *suite {
 		row.Note = suiteNote(r)
 		s.Rows = append(s.Rows, row)
 	}
-	ok := s.Passed == s.Total
+	// A refused scenario did not run by design and says so; the suite
+	// passes when every scenario that ran passed (and one did).
+	ok := s.Passed > 0 && s.Passed == s.Total-s.Refused
 	s.Verdict, s.Class = verdictPass, "pass"
 	if !ok {
 		s.Verdict, s.Class = verdictFail, "fail"
 	}
-	s.Headline = fmt.Sprintf("%d scenarios: %d passed, %d failed, %d unknown, %d incomplete, %d could not start.",
+	s.Headline = fmt.Sprintf("%d scenarios: %d passed, %d failed, %d unknown, %d incomplete, %d could not start",
 		s.Total, s.Passed, s.Failed, s.Unknown, s.Incomplete, s.Errored)
+	if s.Refused > 0 {
+		s.Headline += fmt.Sprintf(", %d refused by the backend (not run)", s.Refused)
+	}
+	s.Headline += "."
+	s.Backend = "—"
+	if len(backends) > 0 {
+		s.Backend = strings.Join(backends, ", ")
+	}
 	return s
 }
 
@@ -162,7 +193,7 @@ func suiteNote(r SuiteRun) string {
 func writeSuiteMarkdown(b *bytes.Buffer, s *suite) {
 	w := bufio.NewWriter(b)
 	defer w.Flush()
-	fmt.Fprintf(w, "# %s\n\n**%s**: %s\n\n", s.Title, s.Verdict, s.Headline)
+	fmt.Fprintf(w, "# %s\n\n**%s**: %s\n\nBackend: %s.\n\n", s.Title, s.Verdict, s.Headline, s.Backend)
 	fmt.Fprintln(w, "| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Note |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range s.Rows {
@@ -198,7 +229,7 @@ td.why { white-space: normal; min-width: 16em; }
 <body>
 <header class="banner {{.Class}}">
 <div class="verdict">{{.Verdict}}</div>
-<div class="headline"><h1>{{.Title}}</h1><p>{{.Headline}}</p></div>
+<div class="headline"><h1>{{.Title}}</h1><p>{{.Headline}} Backend: {{.Backend}}.</p></div>
 </header>
 <main>
 <h2>Scenarios</h2>

@@ -163,7 +163,7 @@ func TestWriteSuite(t *testing.T) {
 		}
 	}
 	text := doc.text.String()
-	for _, want := range []string{"6.2s", "5.749s", "13.75s", "redis-server not found in PATH", "4 scenarios: 1 passed, 1 failed, 0 unknown, 1 incomplete, 1 could not start."} {
+	for _, want := range []string{"6.2s", "5.749s", "13.75s", "redis-server not found in PATH", "4 scenarios: 1 passed, 1 failed, 0 unknown, 1 incomplete, 1 could not start.", "Backend: real."} {
 		if !strings.Contains(text, want) {
 			t.Errorf("index.html does not say %q", want)
 		}

@@ -1,0 +1,99 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// A report says which backend made the run: in its facts (Markdown and
+// HTML), its JUnit system-out and its reproducing command.
+func TestBackendLabel(t *testing.T) {
+	res := passing()
+	res.Backend = BackendVirtual
+	var md bytes.Buffer
+	if err := Markdown(&md, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Backend | virtual (discrete-event model", "--backend virtual"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("report.md lacks %q", want)
+		}
+	}
+	var page bytes.Buffer
+	if err := HTML(&page, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), "virtual (discrete-event model") {
+		t.Error("report.html does not name the virtual backend")
+	}
+	var j bytes.Buffer
+	if err := writeJUnit(&j, []junitInput{{res: res}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(j.String(), "backend virtual, seed 7") {
+		t.Errorf("JUnit system-out does not name the backend:\n%s", j.String())
+	}
+	// A result from before results named their backend was a real run.
+	res.Backend = ""
+	if f := build(res, Options{}).Facts; !strings.Contains(factOf(f, "Backend"), "real") {
+		t.Errorf("no backend recorded: fact %q, want real", factOf(f, "Backend"))
+	}
+}
+
+func factOf(f [][2]string, name string) string {
+	for _, kv := range f {
+		if kv[0] == name {
+			return kv[1]
+		}
+	}
+	return ""
+}
+
+// A scenario the backend refused is listed as REFUSED with its reason and
+// is a skipped JUnit testcase; the suite passes if every run that ran passed.
+func TestSuiteRefused(t *testing.T) {
+	dir := t.TempDir()
+	ok := passing()
+	ok.Backend = BackendVirtual
+	runs := []SuiteRun{
+		{Result: ok, Dir: "leader-crash"},
+		{Name: "steady-state", Refused: "virtual: runner mode is not modelled"},
+	}
+	if err := WriteSuite(dir, runs); err != nil {
+		t.Fatal(err)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
+	for _, want := range []string{"**PASS**", "1 refused by the backend (not run)", "Backend: virtual.", "| steady-state | **REFUSED** |", "not run: virtual: runner mode is not modelled"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+	page, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	if !strings.Contains(string(page), "REFUSED") || !strings.Contains(string(page), "Backend: virtual.") {
+		t.Error("index.html does not show the refusal and the backend")
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, FileJUnit))
+	var j junitSuites
+	if err := xml.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	s := j.Suites[0]
+	if s.Tests != 2 || s.Skipped != 1 || s.Failures != 0 || s.Errors != 0 {
+		t.Fatalf("junit: tests %d skipped %d failures %d errors %d; want 2 1 0 0", s.Tests, s.Skipped, s.Failures, s.Errors)
+	}
+	if sk := s.Cases[1].Skipped; sk == nil || !strings.Contains(sk.Message, "runner mode is not modelled") {
+		t.Errorf("refused case: skipped %+v", sk)
+	}
+	// Only refusals: nothing ran, nothing passed.
+	if err := WriteSuite(dir, runs[1:]); err != nil {
+		t.Fatal(err)
+	}
+	md, _ = os.ReadFile(filepath.Join(dir, "summary.md"))
+	if !strings.Contains(string(md), "**FAIL**") {
+		t.Errorf("a suite in which nothing ran passed:\n%s", md)
+	}
+}
