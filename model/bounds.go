@@ -526,12 +526,16 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 				p.TTL, margin, pr.OverlapFormula)
 		}
 		terms := []term{{sym: "margin", d: margin}}
+		why := "safe mode: the guard demotes up to the margin before the key expires, then a follower within Wait: "
 		if pr.Mode == ModeLatency && s.Latency > 0 {
-			terms = append(terms, term{sym: "L", d: s.Latency})
+			// The slow instance's own next acquire may land first: it is
+			// believed only when its reply comes back, 2L after the send.
+			terms = append(terms, term{sym: "2L", d: 2 * s.Latency})
+			why = "safe mode: the guard demotes up to the margin before the key expires; the next winner, possibly the slow instance itself, is believed up to Wait + 2L later: "
 		}
 		terms = append(terms, term{sym: "Wait", d: p.Wait})
 		if g, f := sum(terms...); g > pr.MaxGap {
-			pr.MaxGap, pr.GapFormula = g, "safe mode: the guard demotes up to the margin before the key expires, then a follower within Wait: "+f
+			pr.MaxGap, pr.GapFormula = g, why+f
 		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
 	case ModePause, ModeClockDrift, ModeLeaseLoss:

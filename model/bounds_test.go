@@ -467,3 +467,39 @@ func TestPredictLeaseLoss(t *testing.T) {
 		})
 	}
 }
+
+// Safe mode: the guard removes the believed overlap of hung, failing and
+// slow calls, at the price of up to a margin (and, under latency, 2L) more
+// gap; a pause, drift and a lost key keep the spec's overlap.
+func TestPredictSafeMode(t *testing.T) {
+	spec := Params{}.WithDefaults()
+	safe := spec
+	safe.Safe = true
+	size := FaultSize{Latency: 2 * time.Second, Pause: 8 * time.Second, ClockRate: 0.2}
+	margin := 5*time.Second/100 + 2*time.Millisecond
+	for _, tt := range []struct {
+		mode    string
+		overlap time.Duration // in safe mode; -1: as in spec mode
+		gap     time.Duration // at least
+	}{
+		{ModePartitionBlackhole, 0, margin + spec.Wait},
+		{ModePartitionReplies, 0, margin + spec.Wait},
+		{ModeLatency, 0, margin + 4*time.Second + spec.Wait},
+		{ModePause, -1, 0},
+		{ModeClockDrift, -1, 0},
+		{ModeLeaseLoss, -1, 0},
+	} {
+		sp, _ := PredictMode(spec, tt.mode, size)
+		sf, _ := PredictMode(safe, tt.mode, size)
+		want := tt.overlap
+		if want < 0 {
+			want = sp.MaxOverlap
+		}
+		if sf.MaxOverlap != want {
+			t.Errorf("%s: safe overlap %v (%s), want %v (spec %v)", tt.mode, sf.MaxOverlap, sf.OverlapFormula, want, sp.MaxOverlap)
+		}
+		if sf.MaxGap < tt.gap || sf.MaxGap < sp.MaxGap {
+			t.Errorf("%s: safe gap %v (%s), want at least %v and the spec's %v", tt.mode, sf.MaxGap, sf.GapFormula, tt.gap, sp.MaxGap)
+		}
+	}
+}
