@@ -1,5 +1,6 @@
 // Command chaos runs leaselab's chaos scenarios against a real Redis behind
-// Toxiproxy, and writes failover reports.
+// Toxiproxy (or, with --backend virtual, against the deterministic
+// virtual-time model), and writes failover reports.
 //
 //	chaos run NAME|FILE...    run built-in or file scenarios
 //	chaos suite               run the whole built-in suite
@@ -49,6 +50,7 @@ const mainUsage = `chaos — run lease-election chaos scenarios and write failov
 
 Usage:
   chaos run NAME|FILE... [flags]   run built-in scenarios (by name) or scenario files
+                                   (--backend virtual: in virtual time; --runs N: a seed sweep)
   chaos suite [flags]              run every built-in scenario, write a suite summary
   chaos list                       list the built-in scenarios
   chaos validate FILE...           check scenario files without running them

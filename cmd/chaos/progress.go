@@ -21,6 +21,9 @@ type progress struct {
 	live    bool
 	verbose bool
 	quiet   bool
+	// virtual: runs take virtual time (the durations shown are the
+	// scenario's, not the wall time they take).
+	virtual bool
 
 	mu     sync.Mutex
 	tracks []*track
@@ -125,7 +128,11 @@ func (p *progress) start(sc model.Scenario) *track {
 	p.tracks = append(p.tracks, t)
 	p.mu.Unlock()
 	if !p.quiet {
-		p.printf("%s: started (%v)\n", sc.Name, t.total.Round(time.Second))
+		if p.virtual {
+			p.printf("%s: started (%v of virtual time)\n", sc.Name, t.total.Round(time.Second))
+		} else {
+			p.printf("%s: started (%v)\n", sc.Name, t.total.Round(time.Second))
+		}
 	}
 	return t
 }
@@ -204,6 +211,14 @@ func (t *track) status() string {
 		fs = strings.Join(faults, "; ")
 	}
 	return fmt.Sprintf("%s %v/%v leader %s faults %s", t.name, t.now.Round(time.Second), t.total.Round(time.Second), leader, fs)
+}
+
+// refused prints why the backend refused the scenario.
+func (t *track) refused(err error) {
+	t.mu.Lock()
+	t.running = false
+	t.mu.Unlock()
+	t.p.printf("%s: REFUSED, not run: %v\n", t.name, err)
 }
 
 // done prints the scenario's verdict line.

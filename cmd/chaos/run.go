@@ -18,6 +18,7 @@ import (
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/virtual"
 )
 
 // runFlags are the flags of run and suite.
@@ -37,9 +38,23 @@ type runFlags struct {
 	parallel      int
 	verbose       bool
 	quiet         bool
+	backend       string
+	runs          int
+	// set are the flags given on the command line.
+	set map[string]bool
 }
 
-func (f *runFlags) register(fs *flag.FlagSet, parallel int) {
+// Backends.
+const (
+	backendReal    = "real"
+	backendVirtual = "virtual"
+)
+
+func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
+	fs.StringVar(&f.backend, "backend", backendReal, "what runs the scenarios, `B`: real (redis-server through Toxiproxy, wall-clock time) or virtual (the deterministic discrete-event model around the production election.Machine: a run takes milliseconds; elector mode only)")
+	if withRuns {
+		fs.IntVar(&f.runs, "runs", 0, "with --backend virtual: run each scenario `N` times with seeds seed, seed+1, …, seed+N-1 and write their distribution (min/p50/p90/p99/max, worst seeds, histograms) instead of one report")
+	}
 	fs.StringVar(&f.out, "out", "./chaos-reports", "directory for reports: `DIR`/<scenario>/<run-id>/, with a 'latest' link")
 	fs.Int64Var(&f.seed, "seed", 0, "override every scenario's seed (0: keep the scenario's)")
 	fs.Float64Var(&f.timeScale, "time-scale", 0, "multiply every duration of the run by `F` (0.2 runs 5× faster; 0: keep the scenario's)")
@@ -100,12 +115,24 @@ ones given by --redis-addr/--toxiproxy-addr), and writes its report to
 <out>/<scenario>/<run-id>/ (report.html, report.md, result.json, events.jsonl,
 timeline.svg, timeline.png, junit.xml) with a 'latest' link beside it.
 
+With --backend virtual the scenario runs in virtual time against a model of
+Redis, the network and go-redis around the production election.Machine (a
+run takes milliseconds; elector mode only). With --runs N it then runs seeds
+seed, seed+1, …, seed+N-1 on every core and writes, instead of one report,
+<out>/<scenario>/runs-<first>-<last>/: distribution.json, distribution.md,
+distribution.html, histograms.svg/.png and worst/ (the worst run's report),
+with a 'latest-runs' link. It prints min/p50/p90/p99/max per metric and the
+commands that replay each metric's worst seed on either backend.
+
 Examples:
   chaos run leader-crash
   chaos run partition-blackhole --time-scale 0.2 --seed 7
   chaos run ./my-scenario.yaml --out /tmp/reports --junit junit.xml
   chaos run leader-crash pause --parallel 2 --redis-addr 127.0.0.1:6379
   chaos run leader-crash --env container
+  chaos run partition-blackhole --backend virtual --seed 7
+  chaos run partition-blackhole --backend virtual --runs 10000
+  chaos run my.yaml --backend virtual --runs 500 --safe on
   chaos run leader-crash --redis-addr 127.0.0.1:6379 --toxiproxy-addr 127.0.0.1:8474 \
     --proxy-ports 21000-21031 --proxy-upstream redis:6379      # docker-compose.yml
 
@@ -118,13 +145,37 @@ func parseRunFlags(name, usage string, parallel int, args []string, stderr io.Wr
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var f runFlags
-	f.register(fs, parallel)
+	f.register(fs, parallel, name == "run")
 	fs.Usage = func() { fmt.Fprint(stderr, usage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
 		return f, nil, fs, flagErr(err)
 	}
-	return f, pos, fs, nil
+	f.set = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.set[fl.Name] = true })
+	return f, pos, fs, f.check()
+}
+
+// check refuses flag combinations that cannot mean anything.
+func (f *runFlags) check() error {
+	switch f.backend {
+	case backendReal:
+		if f.set["runs"] {
+			return usageErr("--runs is for --backend virtual: a real run takes the scenario's whole length in wall time (~30 s for a built-in), so a seed sweep would take hours; replay chosen seeds with --seed, or add --backend virtual")
+		}
+	case backendVirtual:
+		for _, name := range []string{"redis-addr", "redis-server", "toxiproxy-addr", "proxy-ports", "proxy-upstream", "env"} {
+			if f.set[name] {
+				return usageErr("--%s is about the real backend's Redis and Toxiproxy; --backend virtual models them and uses none", name)
+			}
+		}
+		if f.set["runs"] && f.runs < 1 {
+			return usageErr("--runs must be at least 1")
+		}
+	default:
+		return usageErr("--backend: %q is neither real nor virtual", f.backend)
+	}
+	return nil
 }
 
 func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -142,7 +193,15 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return &exitError{exitUsage, err}
 		}
+		// Asked for by name: a scenario the virtual backend cannot run is
+		// a usage error, before anything runs.
+		if f.backend == backendVirtual && sc.WithDefaults().Mode == model.ModeRunner {
+			return usageErr("%s: %v", n, virtual.ErrRunnerMode)
+		}
 		scs = append(scs, sc)
+	}
+	if f.runs > 0 {
+		return runDistributions(ctx, scs, f, stdout)
 	}
 	runs, err := runAll(ctx, scs, f, stdout, stderr)
 	if err != nil {
@@ -186,6 +245,8 @@ type outcome struct {
 	res *model.Result
 	dir string // report directory, "" if none was written
 	err error
+	// refused is why the backend refused the scenario (nothing ran).
+	refused string
 }
 
 // runAll runs the scenarios, up to f.parallel at once, writing each report
@@ -194,37 +255,18 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	if f.parallel < 1 {
 		return nil, usageErr("--parallel must be at least 1")
 	}
-	provider, err := f.provider()
-	if err != nil {
+	var provider env.Provider
+	if f.backend == backendReal {
+		var err error
+		if provider, err = f.provider(); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.override(scs); err != nil {
 		return nil, err
 	}
-	for i := range scs {
-		if f.seed != 0 {
-			scs[i].Seed = f.seed
-		}
-		if f.timeScale != 0 {
-			if f.timeScale < 0 {
-				return nil, usageErr("--time-scale must be positive")
-			}
-			scs[i].TimeScale = f.timeScale
-		}
-		switch f.safe {
-		case "":
-		case "on":
-			scs[i].Params.Safe = true
-		case "off":
-			scs[i].Params.Safe, scs[i].Params.SafeMargin = false, 0
-		default:
-			return nil, usageErr(fmt.Sprintf("--safe %q: want on or off", f.safe))
-		}
-		if f.strictClaims {
-			scs[i].StrictClaims = true
-		}
-		if err := scs[i].Validate(); err != nil {
-			return nil, &exitError{exitUsage, err}
-		}
-	}
 	prog := newProgress(stdout, f.verbose, f.quiet)
+	prog.virtual = f.backend == backendVirtual
 	defer prog.close()
 	out := make([]outcome, len(scs))
 	sem := make(chan struct{}, f.parallel)
@@ -257,12 +299,58 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	return out, nil
 }
 
+// override applies the flags that override every scenario (--seed,
+// --time-scale, --strict-claims, --safe) and validates the result.
+func (f *runFlags) override(scs []model.Scenario) error {
+	for i := range scs {
+		if f.seed != 0 {
+			scs[i].Seed = f.seed
+		}
+		if f.timeScale != 0 {
+			if f.timeScale < 0 {
+				return usageErr("--time-scale must be positive")
+			}
+			scs[i].TimeScale = f.timeScale
+		}
+		if f.strictClaims {
+			scs[i].StrictClaims = true
+		}
+		switch f.safe {
+		case "":
+		case "on":
+			scs[i].Params.Safe = true
+		case "off":
+			scs[i].Params.Safe, scs[i].Params.SafeMargin = false, 0
+		default:
+			return usageErr("--safe %q: want on or off", f.safe)
+		}
+		if err := scs[i].Validate(); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	}
+	return nil
+}
+
 // runOne runs one scenario and writes its report, also when the run was
-// interrupted (the report is then marked incomplete).
+// interrupted (the report is then marked incomplete). On the virtual
+// backend a runner-mode scenario is refused: the outcome says why, and
+// nothing ran.
 func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Provider, prog *progress) outcome {
 	sc = named(sc)
+	var (
+		res *model.Result
+		err error
+	)
 	track := prog.start(sc)
-	res, err := sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
+	if f.backend == backendVirtual {
+		res, err = virtual.Run(sc, virtual.Options{})
+		if errors.Is(err, virtual.ErrRunnerMode) {
+			track.refused(err)
+			return outcome{sc: sc, refused: err.Error()}
+		}
+	} else {
+		res, err = sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
+	}
 	o := outcome{sc: sc, res: res, err: err}
 	if res == nil {
 		track.done(nil, err)
@@ -291,13 +379,45 @@ func named(sc model.Scenario) model.Scenario {
 	return sc
 }
 
-// reproduce is the command that re-runs this exact scenario and seed.
+// reproduce is the command that re-runs this exact scenario and seed, on
+// the backend that made res.
 func reproduce(sc model.Scenario, res *model.Result) string {
+	return reproduceOn(sc, res.Seed, res.TimeScale, nonEmpty(res.Backend, backendReal))
+}
+
+// reproduceOn is the command that runs sc with seed and time scale on a
+// backend; --safe is added when the run's safe mode is not the built-in's
+// (for a file, when it is on).
+func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend string) string {
 	name := sc.Name
-	if _, ok := scenarios.Lookup(name); !ok {
+	safe := sc.Params.Safe
+	if e, ok := scenarios.Lookup(name); ok {
+		safe = safe != e.Scenario.Params.Safe
+	} else {
 		name = sc.Name + ".yaml"
 	}
-	return fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %g", name, res.Seed, res.TimeScale)
+	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %g", name, seed, nonZero(timeScale))
+	if safe {
+		cmd += " --safe " + map[bool]string{true: "on", false: "off"}[sc.Params.Safe]
+	}
+	if backend == backendVirtual {
+		cmd += " --backend virtual"
+	}
+	return cmd
+}
+
+func nonEmpty(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func nonZero(k float64) float64 {
+	if k == 0 {
+		return 1
+	}
+	return k
 }
 
 // verdict turns the outcomes into the exit code.
@@ -305,9 +425,11 @@ func verdict(ctx context.Context, runs []outcome) error {
 	if ctx.Err() != nil {
 		return &exitError{exitCanceled, errors.New("interrupted: partial reports written, marked incomplete")}
 	}
-	failed, unknown := 0, 0
+	failed, unknown, refused := 0, 0, 0
 	for _, o := range runs {
 		switch {
+		case o.refused != "":
+			refused++
 		case o.err != nil || o.res == nil || o.res.Verdict == model.Fail:
 			failed++
 		case o.res.Verdict != model.Pass:
@@ -316,6 +438,9 @@ func verdict(ctx context.Context, runs []outcome) error {
 	}
 	if failed+unknown > 0 {
 		return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios did not pass: %d failed, %d unknown", failed+unknown, len(runs), failed, unknown)}
+	}
+	if refused == len(runs) {
+		return &exitError{exitFailed, errors.New("every scenario was refused by the backend: nothing ran")}
 	}
 	return nil
 }
@@ -344,8 +469,12 @@ Runs every built-in scenario (see 'chaos list'), several at once, each with
 its own Redis and proxies; writes each report and a suite summary:
 <out>/index.html, <out>/summary.md and <out>/junit.xml.
 
+Runner-mode scenarios are refused by --backend virtual: listed as REFUSED
+with the reason (a skipped JUnit testcase), not run, neither pass nor fail.
+
 Examples:
   chaos suite
+  chaos suite --backend virtual
   chaos suite --time-scale 0.2 --parallel 4 --out /tmp/suite
   chaos suite --junit junit.xml --quiet
 
@@ -371,7 +500,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	var suite []reports.SuiteRun
 	for _, o := range runs {
-		sr := reports.SuiteRun{Result: o.res, Err: o.err, Name: o.sc.Name}
+		sr := reports.SuiteRun{Result: o.res, Err: o.err, Name: o.sc.Name, Refused: o.refused}
 		if o.dir != "" {
 			sr.Dir, _ = filepath.Rel(f.out, o.dir)
 		}
@@ -385,6 +514,20 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	fmt.Fprintf(stdout, "suite: %d scenarios in %v; summary: %s\n", len(runs), time.Since(start).Round(time.Second), filepath.Join(f.out, "index.html"))
+	refused := 0
+	for _, o := range runs {
+		if o.refused != "" {
+			refused++
+		}
+	}
+	took := time.Since(start).Round(time.Second)
+	if f.backend == backendVirtual {
+		took = time.Since(start).Round(time.Millisecond)
+	}
+	fmt.Fprintf(stdout, "suite: %d scenarios on the %s backend in %v", len(runs), f.backend, took)
+	if refused > 0 {
+		fmt.Fprintf(stdout, ", %d refused (not run: the virtual backend does not model runner mode)", refused)
+	}
+	fmt.Fprintf(stdout, "; summary: %s\n", filepath.Join(f.out, "index.html"))
 	return verdict(ctx, runs)
 }
