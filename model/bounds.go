@@ -2,10 +2,11 @@ package model
 
 import (
 	"fmt"
-	"github.com/leaselab/leaselab/election/timing"
 	"math"
 	"strings"
 	"time"
+
+	"github.com/leaselab/leaselab/election/timing"
 )
 
 // Failure modes a prediction is made for. The strings are stable: they appear

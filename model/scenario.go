@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"slices"
+	"sort"
 	"strings"
 	"time"
 
@@ -159,6 +160,46 @@ const (
 	RoleRandom   = "random"
 )
 
+// Resolve picks the instances the target names at the moment of injection,
+// the one rule every backend follows: fixed indexes as given; "all" every
+// live instance; "follower" and "random" one live non-leader or one live
+// instance, drawn with intn (the scenario's seeded RNG); "leader" the lowest
+// live index that believes it leads. live lists the live instances in index
+// order, leading says which of them believe they lead. nil: nobody matched
+// (the fault is skipped).
+func (t Target) Resolve(live []int, leading map[int]bool, intn func(n int) int) []int {
+	if len(t.Indexes) > 0 {
+		return append([]int(nil), t.Indexes...)
+	}
+	var leaders, followers []int
+	for _, i := range live {
+		if leading[i] {
+			leaders = append(leaders, i)
+		} else {
+			followers = append(followers, i)
+		}
+	}
+	pick := func(from []int) []int {
+		if len(from) == 0 {
+			return nil
+		}
+		return []int{from[intn(len(from))]}
+	}
+	switch t.Role {
+	case RoleAll:
+		return live
+	case RoleFollower:
+		return pick(followers)
+	case RoleRandom:
+		return pick(live)
+	default:
+		if len(leaders) == 0 {
+			return nil
+		}
+		return leaders[:1]
+	}
+}
+
 func (t Target) String() string {
 	if len(t.Indexes) > 0 {
 		s := make([]string, len(t.Indexes))
@@ -171,6 +212,40 @@ func (t Target) String() string {
 		return RoleLeader
 	}
 	return t.Role
+}
+
+// Describe renders the fault's parameters for the timeline
+// (FaultApplied's Detail): "for=14s mode=blackhole target=leader".
+func (f Fault) Describe() string {
+	var parts []string
+	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
+	if f.For > 0 {
+		add("for", f.For)
+	}
+	switch f.Kind {
+	case FaultPartition:
+		add("mode", f.Mode)
+	case FaultLatency:
+		add("latency", f.Latency)
+		if f.Jitter > 0 {
+			add("jitter", f.Jitter)
+		}
+		add("direction", f.Direction)
+	case FaultClock:
+		if f.Rate > 0 {
+			add("rate", f.Rate)
+		}
+		if f.Jump != 0 {
+			add("jump", f.Jump)
+		}
+	case FaultCrash, FaultStop:
+		if f.Restart {
+			add("restart", true)
+		}
+	}
+	add("target", f.Target.String())
+	sort.Strings(parts)
+	return strings.Join(parts, " ")
 }
 
 // Instant reports whether the fault is a single action with nothing to heal.

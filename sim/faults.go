@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"sort"
-	"strings"
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
@@ -23,40 +21,15 @@ type activeFault struct {
 
 // resolveTargets picks the instances a fault hits, at the moment of injection.
 func (r *run) resolveTargets(t model.Target) []int {
-	if len(t.Indexes) > 0 {
-		return append([]int(nil), t.Indexes...)
-	}
-	var live, leaders, followers []int
+	var live []int
+	leading := map[int]bool{}
 	for _, in := range r.instances {
-		if in.current() == nil {
-			continue
-		}
-		live = append(live, in.index)
-		if in.leading() {
-			leaders = append(leaders, in.index)
-		} else {
-			followers = append(followers, in.index)
+		if in.current() != nil {
+			live = append(live, in.index)
+			leading[in.index] = in.leading()
 		}
 	}
-	pick := func(from []int) []int {
-		if len(from) == 0 {
-			return nil
-		}
-		return []int{from[r.rng.IntN(len(from))]}
-	}
-	switch t.Role {
-	case model.RoleAll:
-		return live
-	case model.RoleFollower:
-		return pick(followers)
-	case model.RoleRandom:
-		return pick(live)
-	default: // leader
-		if len(leaders) == 0 {
-			return nil
-		}
-		return leaders[:1]
-	}
+	return t.Resolve(live, leading, r.rng.IntN)
 }
 
 // apply injects fault id and returns what heals it.
@@ -74,7 +47,7 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 	}
 	// Recorded before the action, so the analysis sees the fault come first
 	// and the leaders it hit still leading at the moment of injection.
-	r.rec.Record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
+	r.rec.Record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: f.Describe(), Instant: f.Instant()})
 	var err error
 	switch f.Kind {
 	case model.FaultCrash, model.FaultStop:
@@ -263,37 +236,4 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 		}
 	}
 	return remove, nil
-}
-
-// describeFault renders a fault's parameters for the timeline.
-func describeFault(f model.Fault) string {
-	var parts []string
-	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
-	if f.For > 0 {
-		add("for", f.For)
-	}
-	switch f.Kind {
-	case model.FaultPartition:
-		add("mode", f.Mode)
-	case model.FaultLatency:
-		add("latency", f.Latency)
-		if f.Jitter > 0 {
-			add("jitter", f.Jitter)
-		}
-		add("direction", f.Direction)
-	case model.FaultClock:
-		if f.Rate > 0 {
-			add("rate", f.Rate)
-		}
-		if f.Jump != 0 {
-			add("jump", f.Jump)
-		}
-	case model.FaultCrash, model.FaultStop:
-		if f.Restart {
-			add("restart", true)
-		}
-	}
-	add("target", f.Target.String())
-	sort.Strings(parts)
-	return strings.Join(parts, " ")
 }

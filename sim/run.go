@@ -8,7 +8,6 @@ import (
 	"fmt"
 	mrand "math/rand/v2"
 	"runtime"
-	"runtime/debug"
 	"sort"
 	"sync"
 	"syscall"
@@ -19,6 +18,7 @@ import (
 
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/redisserver"
+	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/runner"
 	"github.com/leaselab/leaselab/sim/env"
@@ -131,7 +131,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 		o.Provider = env.Embedded{}
 	}
 	res = &model.Result{Backend: "real", RunID: newRunID(), Scenario: sc, Params: eff.Params, Seed: sc.Seed, TimeScale: sc.TimeScale, Started: time.Now()}
-	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: leaselabVersion()}
+	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: version.Leaselab()}
 
 	setupStart := time.Now()
 	environ, err := env.For(ctx, o.Provider, eff.Instances)
@@ -421,18 +421,4 @@ func cpuTime() time.Duration {
 		return 0
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
-}
-
-func leaselabVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-		if bi.Main.Version != "" {
-			return bi.Main.Version
-		}
-	}
-	return "devel"
 }

@@ -38,9 +38,9 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"time"
 
+	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
 )
 
@@ -137,7 +137,7 @@ func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 		Params:    eff.Params,
 		Seed:      sc.Seed,
 		TimeScale: sc.TimeScale,
-		Versions:  model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: leaselabVersion()},
+		Versions:  model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: version.Leaselab()},
 		Elapsed:   w.now,
 		Complete:  true,
 		Timeline:  w.tl,
@@ -149,18 +149,4 @@ func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 		res.Settle()
 	}
 	return res, w.stats, nil
-}
-
-func leaselabVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" {
-				return s.Value
-			}
-		}
-		if bi.Main.Version != "" {
-			return bi.Main.Version
-		}
-	}
-	return "devel"
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/election"
@@ -500,40 +499,15 @@ func (w *world) unpark(in *inc) {
 // ---- faults, as sim's apply, healFault and resolveTargets ----
 
 func (w *world) resolveTargets(t model.Target) []int {
-	if len(t.Indexes) > 0 {
-		return append([]int(nil), t.Indexes...)
-	}
-	var live, leaders, followers []int
+	var live []int
+	leading := map[int]bool{}
 	for _, s := range w.slots {
-		if s.cur == nil {
-			continue
-		}
-		live = append(live, s.idx)
-		if s.cur.leading {
-			leaders = append(leaders, s.idx)
-		} else {
-			followers = append(followers, s.idx)
+		if s.cur != nil {
+			live = append(live, s.idx)
+			leading[s.idx] = s.cur.leading
 		}
 	}
-	pick := func(from []int) []int {
-		if len(from) == 0 {
-			return nil
-		}
-		return []int{from[w.targetRNG.IntN(len(from))]}
-	}
-	switch t.Role {
-	case model.RoleAll:
-		return live
-	case model.RoleFollower:
-		return pick(followers)
-	case model.RoleRandom:
-		return pick(live)
-	default:
-		if len(leaders) == 0 {
-			return nil
-		}
-		return leaders[:1]
-	}
+	return t.Resolve(live, leading, w.targetRNG.IntN)
 }
 
 func (w *world) apply(id int) {
@@ -547,7 +521,7 @@ func (w *world) apply(id int) {
 			return
 		}
 	}
-	w.record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: describeFault(f), Instant: f.Instant()})
+	w.record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: f.Describe(), Instant: f.Instant()})
 	switch f.Kind {
 	case model.FaultCrash, model.FaultStop:
 		for _, i := range a.targets {
@@ -725,37 +699,4 @@ func (w *world) incsOf(s *slot) []*inc {
 		}
 	}
 	return out
-}
-
-// describeFault renders a fault's parameters for the timeline, as sim does.
-func describeFault(f model.Fault) string {
-	var parts []string
-	add := func(k string, v any) { parts = append(parts, fmt.Sprintf("%s=%v", k, v)) }
-	if f.For > 0 {
-		add("for", f.For)
-	}
-	switch f.Kind {
-	case model.FaultPartition:
-		add("mode", f.Mode)
-	case model.FaultLatency:
-		add("latency", f.Latency)
-		if f.Jitter > 0 {
-			add("jitter", f.Jitter)
-		}
-		add("direction", f.Direction)
-	case model.FaultClock:
-		if f.Rate > 0 {
-			add("rate", f.Rate)
-		}
-		if f.Jump != 0 {
-			add("jump", f.Jump)
-		}
-	case model.FaultCrash, model.FaultStop:
-		if f.Restart {
-			add("restart", true)
-		}
-	}
-	add("target", f.Target.String())
-	sort.Strings(parts)
-	return strings.Join(parts, " ")
 }
