@@ -421,7 +421,7 @@ type result struct {
 
 // loop is the only goroutine that touches the machine.
 func (e *Elector) loop() {
-	m := NewMachine(MachineConfig{TTL: e.opts.TTL, Wait: e.opts.Wait, JitterMS: e.opts.JitterMS, Jitter: e.opts.Jitter,
+	m := NewMachine(MachineOptions{TTL: e.opts.TTL, Wait: e.opts.Wait, JitterMS: e.opts.JitterMS, Jitter: e.opts.Jitter,
 		Safe: e.opts.Safe, Margin: e.opts.SafeMargin})
 	var (
 		timer, dl   *clock.Timer

@@ -29,7 +29,7 @@ import (
 //	any         --> Stopped      Stop: emit Demote if leading; run Release if the
 //	                             lease may be ours; Done when nothing is in flight
 //
-// Safe mode (MachineConfig.Safe; off by default, and then every Step is the
+// Safe mode (MachineOptions.Safe; off by default, and then every Step is the
 // spec's, field for field) adds the lease guard. The shell reports with each
 // result how long after sending it the reply came (Outcome.Elapsed), and the
 // machine counts the lease from the send: valid until sentAt + TTL − Margin.
@@ -157,8 +157,8 @@ type Step struct {
 	Deadline time.Duration
 }
 
-// MachineConfig configures NewMachine.
-type MachineConfig struct {
+// MachineOptions configures NewMachine.
+type MachineOptions struct {
 	TTL      time.Duration
 	Wait     time.Duration
 	JitterMS int
@@ -175,7 +175,7 @@ type MachineConfig struct {
 
 // NewMachine returns a machine in Follower state, not yet started. The config
 // must be valid (see Opts.Validate): the machine does not check it twice.
-func NewMachine(c MachineConfig) *Machine {
+func NewMachine(c MachineOptions) *Machine {
 	m := &Machine{ttl: c.TTL, wait: c.Wait, jitterMS: c.JitterMS, jitter: c.Jitter, safe: c.Safe, margin: c.Margin}
 	if m.safe && m.margin == 0 {
 		m.margin = DefaultMargin(c.TTL)

@@ -9,7 +9,7 @@ import (
 // bad source can never push a renewal past the lease.
 func TestMachineClampsJitter(t *testing.T) {
 	for _, bad := range []int{-1000, 7, 1 << 40} {
-		m := NewMachine(MachineConfig{TTL: time.Second, Wait: time.Second, JitterMS: 7, Jitter: func(int) int { return bad }})
+		m := NewMachine(MachineOptions{TTL: time.Second, Wait: time.Second, JitterMS: 7, Jitter: func(int) int { return bad }})
 		m.Start()
 		s := m.Result(OpAcquire, true, nil)
 		if s.Wake < 500*time.Millisecond || s.Wake > 506*time.Millisecond {

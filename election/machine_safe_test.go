@@ -8,7 +8,7 @@ import (
 )
 
 func newSafeMachine() *Machine {
-	return NewMachine(MachineConfig{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, Jitter: func(n int) int { return n - 1 }, Safe: true})
+	return NewMachine(MachineOptions{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, Jitter: func(n int) int { return n - 1 }, Safe: true})
 }
 
 // The lease guard, step by step (TTL 5s, margin 52ms, jitter 4ms).

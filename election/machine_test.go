@@ -11,7 +11,7 @@ import (
 var errBlip = errors.New("blip")
 
 func newTestMachine() *Machine {
-	return NewMachine(MachineConfig{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, Jitter: func(n int) int { return n - 1 }})
+	return NewMachine(MachineOptions{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, Jitter: func(n int) int { return n - 1 }})
 }
 
 // input is one machine input for table tests and the fuzzer.
@@ -112,7 +112,7 @@ func TestMachineTransitions(t *testing.T) {
 
 func TestMachineJitterRange(t *testing.T) {
 	var asked []int
-	m := NewMachine(MachineConfig{TTL: time.Second, Wait: time.Second, JitterMS: 7, Jitter: func(n int) int { asked = append(asked, n); return 6 }})
+	m := NewMachine(MachineOptions{TTL: time.Second, Wait: time.Second, JitterMS: 7, Jitter: func(n int) int { asked = append(asked, n); return 6 }})
 	m.Start()
 	s := m.Result(OpAcquire, true, nil)
 	if s.Wake != 506*time.Millisecond {
@@ -121,7 +121,7 @@ func TestMachineJitterRange(t *testing.T) {
 	if len(asked) != 1 || asked[0] != 7 {
 		t.Fatalf("jitter asked for %v, want [0, 7)", asked)
 	}
-	m = NewMachine(MachineConfig{TTL: time.Second, Wait: time.Second, Jitter: func(int) int { t.Fatal("jitter drawn with JitterMS 0"); return 0 }})
+	m = NewMachine(MachineOptions{TTL: time.Second, Wait: time.Second, Jitter: func(int) int { t.Fatal("jitter drawn with JitterMS 0"); return 0 }})
 	m.Start()
 	if s := m.Result(OpAcquire, true, nil); s.Wake != 500*time.Millisecond {
 		t.Fatalf("renew after %v, want TTL/2", s.Wake)
@@ -221,7 +221,7 @@ func FuzzMachine(f *testing.F) {
 }
 
 func BenchmarkMachineSteps(b *testing.B) {
-	m := NewMachine(MachineConfig{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, Jitter: func(n int) int { return 1 }})
+	m := NewMachine(MachineOptions{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: 5, Jitter: func(n int) int { return 1 }})
 	m.Start()
 	m.Result(OpAcquire, true, nil)
 	b.ReportAllocs()

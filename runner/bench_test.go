@@ -93,7 +93,7 @@ func (l *benchLoad) wait(b *testing.B, instances int, sleep time.Duration) {
 }
 
 // benchFleet starts the fleet's instances with handler h.
-func benchConfig(f *fleet, h Handler) Config {
+func benchConfig(f *fleet, h Handler) Options {
 	cfg := f.config(map[string]Task{"t": {Handler: h}})
 	cfg.Workers = benchWorkers
 	cfg.MinWorkers, cfg.MaxWorkers = benchWorkers, benchWorkers // a fixed worker-bound limit

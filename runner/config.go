@@ -28,9 +28,9 @@ type Task struct {
 	Timeout time.Duration
 }
 
-// Config configures a Runner. Zero values mean the documented defaults;
+// Options configures a Runner. Zero values mean the documented defaults;
 // Group and Tasks are required.
-type Config struct {
+type Options struct {
 	// Group is the consumer group, and the name everything else derives from:
 	// the Redis keys (keys.go) and the lease (election.LeaderKey(Group)).
 	Group string
@@ -144,12 +144,12 @@ const (
 
 // withDefaults returns c with every zero value replaced by its default, and
 // the first problem found, if any.
-func (c Config) withDefaults() (Config, error) {
+func (c Options) withDefaults() (Options, error) {
 	if c.Group == "" {
-		return c, errors.New("runner: Config.Group is empty")
+		return c, errors.New("runner: Options.Group is empty")
 	}
 	if len(c.Tasks) == 0 {
-		return c, errors.New("runner: Config.Tasks is empty")
+		return c, errors.New("runner: Options.Tasks is empty")
 	}
 	tasks := make(map[string]Task, len(c.Tasks))
 	var longest time.Duration

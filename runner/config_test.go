@@ -9,7 +9,7 @@ import (
 
 func TestConfigDefaults(t *testing.T) {
 	noop := func(context.Context, []byte) error { return nil }
-	c, err := Config{Group: "g", Tasks: map[string]Task{"a": {Handler: noop}, "b": {Handler: noop, MaxRetries: -1, Timeout: time.Minute}}}.withDefaults()
+	c, err := Options{Group: "g", Tasks: map[string]Task{"a": {Handler: noop}, "b": {Handler: noop, MaxRetries: -1, Timeout: time.Minute}}}.withDefaults()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,15 +28,15 @@ func TestConfigDefaults(t *testing.T) {
 	}
 
 	for _, bad := range []struct {
-		c    Config
+		c    Options
 		want string
 	}{
-		{Config{Tasks: map[string]Task{"a": {Handler: noop}}}, "Group"},
-		{Config{Group: "g"}, "Tasks"},
-		{Config{Group: "g", Tasks: map[string]Task{"a": {}}}, "no Handler"},
-		{Config{Group: "g", Tasks: map[string]Task{"a": {Handler: noop, Timeout: time.Second}}, ClaimIdle: time.Second}, "ClaimIdle"},
-		{Config{Group: "g", Tasks: map[string]Task{"a": {Handler: noop}}, MinWorkers: 5, MaxWorkers: 2}, "MinWorkers"},
-		{Config{Group: "g", Tasks: map[string]Task{"a": {Handler: noop}}, Block: time.Microsecond}, "Block"},
+		{Options{Tasks: map[string]Task{"a": {Handler: noop}}}, "Group"},
+		{Options{Group: "g"}, "Tasks"},
+		{Options{Group: "g", Tasks: map[string]Task{"a": {}}}, "no Handler"},
+		{Options{Group: "g", Tasks: map[string]Task{"a": {Handler: noop, Timeout: time.Second}}, ClaimIdle: time.Second}, "ClaimIdle"},
+		{Options{Group: "g", Tasks: map[string]Task{"a": {Handler: noop}}, MinWorkers: 5, MaxWorkers: 2}, "MinWorkers"},
+		{Options{Group: "g", Tasks: map[string]Task{"a": {Handler: noop}}, Block: time.Microsecond}, "Block"},
 	} {
 		if _, err := bad.c.withDefaults(); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("withDefaults(%+v) = %v; want an error about %s", bad.c, err, bad.want)

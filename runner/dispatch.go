@@ -13,7 +13,7 @@ import (
 )
 
 // ErrUnknownTask is returned by Dispatch and friends for a task name that is
-// not in Config.Tasks.
+// not in Options.Tasks.
 var ErrUnknownTask = errors.New("runner: unknown task")
 
 // newTaskID returns a random task ID. It is stored in the task's stream entry
@@ -109,7 +109,7 @@ func (r *Runner) DispatchMany(ctx context.Context, task string, payloads [][]byt
 // DispatchDelayed stores a task that becomes due after delay, measured by the
 // Redis server's clock (so an instance's drifting clock does not move it).
 // The leader's scheduler moves it into the stream on its first tick after it
-// is due; see Config.ChoreInterval for the lateness that implies. A delay of
+// is due; see Options.ChoreInterval for the lateness that implies. A delay of
 // zero or less dispatches at once.
 func (r *Runner) DispatchDelayed(ctx context.Context, task string, payload []byte, delay time.Duration) (string, error) {
 	if delay <= 0 {

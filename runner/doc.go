@@ -1,12 +1,12 @@
 // Package runner is TaskRunner: a task queue on Redis Streams in which every
 // instance works and one elected instance also does the group's chores.
 //
-// The model. Instances that share a consumer group (Config.Group) form one
+// The model. Instances that share a consumer group (Options.Group) form one
 // runner fleet. Dispatch appends a task to the group's stream; every instance
 // reads the stream with XREADGROUP under its own consumer name and runs the
-// tasks on a bounded worker pool, reading up to Config.ReadAhead entries
+// tasks on a bounded worker pool, reading up to Options.ReadAhead entries
 // ahead of its free workers. A task is acknowledged (XACK) only after its
-// handler returned nil (successes in batches of up to Config.AckBatch, so a
+// handler returned nil (successes in batches of up to Options.AckBatch, so a
 // crash repeats up to 2×AckBatch + Workers completed tasks after ClaimIdle),
 // so delivery is at least once: a failed task is retried
 // with backoff up to its MaxRetries and then dead-lettered, and the pending
@@ -25,7 +25,7 @@
 // the stream once, a metric sample is counted once, and capacity versions only
 // grow.
 //
-// Safe mode (Config.Election.Safe, off by default). The elector guards its
+// Safe mode (Options.Election.Safe, off by default). The elector guards its
 // lease (it demotes itself before the lease can have expired in Redis, even
 // while a renewal hangs) and each promotion carries a fencing token. Every
 // leader-only chore script then first checks, inside Redis, that the lease
@@ -36,7 +36,7 @@
 // and the token share one Redis Cluster slot (keys.go), so the check and the
 // write are one script on a Cluster too.
 //
-// Observability. Config.OnEvent receives every event (leadership, chores,
+// Observability. Options.OnEvent receives every event (leadership, chores,
 // task life cycle, errors) synchronously, and Stats returns counters. Nothing
 // the runner reports can block it unless the hook itself blocks.
 //

@@ -16,7 +16,7 @@ func Example() {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:6379"})
 	defer rdb.Close()
 
-	r, err := runner.New(rdb, runner.Config{
+	r, err := runner.New(rdb, runner.Options{
 		Group: "emails",
 		Tasks: map[string]runner.Task{
 			"send": {

@@ -78,8 +78,8 @@ func newFleet(t testing.TB) *fleet {
 }
 
 // config returns the test defaults for a group running tasks.
-func (f *fleet) config(tasks map[string]Task) Config {
-	return Config{
+func (f *fleet) config(tasks map[string]Task) Options {
+	return Options{
 		Group:         "g",
 		Tasks:         tasks,
 		Workers:       4,
@@ -92,7 +92,7 @@ func (f *fleet) config(tasks map[string]Task) Config {
 }
 
 // start starts a runner with cfg; it is stopped at cleanup unless killed.
-func (f *fleet) start(cfg Config) *instance {
+func (f *fleet) start(cfg Options) *instance {
 	f.t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: f.addr})
 	r, err := New(c, cfg)

@@ -41,8 +41,8 @@ type MetricsReport struct {
 	// starts: Queued × average task time / (Instances × Capacity). The
 	// average is this period's, or the last period's that had samples.
 	PredictedWait time.Duration
-	// SlowTasks are the tasks whose Avg exceeded Config.AvgThreshold, and
-	// WaitExceeded says PredictedWait exceeded Config.WaitThreshold.
+	// SlowTasks are the tasks whose Avg exceeded Options.AvgThreshold, and
+	// WaitExceeded says PredictedWait exceeded Options.WaitThreshold.
 	SlowTasks    []string
 	WaitExceeded bool
 }

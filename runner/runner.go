@@ -18,7 +18,7 @@ import (
 // Runner is one TaskRunner instance. Create it with New, run it with Start,
 // end it with Stop (graceful) or by cancelling Start's context (a crash).
 type Runner struct {
-	cfg   Config
+	cfg   Options
 	rdb   redis.UniversalClient
 	keys  keys
 	clock clock.Clock
@@ -75,7 +75,7 @@ const (
 
 // New returns a runner for cfg that talks to Redis through rdb. rdb may be a
 // *redis.Client or a *redis.ClusterClient; the runner never closes it.
-func New(rdb redis.UniversalClient, cfg Config) (*Runner, error) {
+func New(rdb redis.UniversalClient, cfg Options) (*Runner, error) {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
@@ -117,7 +117,7 @@ func (r *Runner) IsLeader() bool { return r.elector.IsLeader() }
 // fencing token and, in safe mode, the lease guard's deadline.
 func (r *Runner) Leadership() election.Leadership { return r.elector.Leadership() }
 
-// Safe reports whether the runner runs in safe mode (Config.Election.Safe):
+// Safe reports whether the runner runs in safe mode (Options.Election.Safe):
 // its elector guards the lease and its leader-only chores are fenced.
 func (r *Runner) Safe() bool { return r.elector.Safe() }
 

@@ -10,7 +10,7 @@ type Stats struct {
 
 	// Capacity is the pool size in force, CapacityVersion and CapacityFrom
 	// the version and leader of the publication it came from (0 and "" for
-	// Config.Workers before any publication). InFlight counts the handlers running.
+	// Options.Workers before any publication). InFlight counts the handlers running.
 	Capacity        int
 	CapacityVersion int64
 	CapacityFrom    string

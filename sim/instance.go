@@ -69,7 +69,7 @@ func (in *instance) start() error {
 		if eo.JitterMS == 0 {
 			eo.JitterMS = -1 // the runner reads 0 as the spec's 5; here it means none
 		}
-		r, err := runner.New(inc.rdb, runner.Config{
+		r, err := runner.New(inc.rdb, runner.Options{
 			Group:         in.run.group,
 			Tasks:         in.run.tasks(),
 			ChoreInterval: p.ChoreInterval,

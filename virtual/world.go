@@ -296,7 +296,7 @@ func (w *world) start(s *slot) {
 		baseReal: w.now,
 		backoff:  rand.New(rand.NewPCG(uint64(w.sc.Seed), 1<<40|w.jitterN)),
 	}
-	in.m = election.NewMachine(election.MachineConfig{
+	in.m = election.NewMachine(election.MachineOptions{
 		TTL: w.p.TTL, Wait: w.p.Wait, JitterMS: max(w.p.JitterMS, 0), Jitter: jr.IntN,
 		Safe: w.p.Safe, Margin: w.p.SafeMargin,
 	})
