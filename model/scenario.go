@@ -329,12 +329,14 @@ func (s Scenario) Validate() error {
 	bad := func(field, format string, a ...any) {
 		errs.Problems = append(errs.Problems, FieldError{Field: field, Msg: fmt.Sprintf(format, a...)})
 	}
-	if s.Instances < 1 {
-		bad("instances", "%d; need at least 1", s.Instances)
+	if s.Instances < 1 || s.Instances > MaxInstances {
+		bad("instances", "%d; want 1 to %d", s.Instances, MaxInstances)
 	}
 	if s.Mode != ModeElector && s.Mode != ModeRunner {
 		bad("mode", "%q; want %q or %q", s.Mode, ModeElector, ModeRunner)
 	}
+	// Above 100 a default scenario would run for days, and the scaled
+	// durations start to overflow.
 	if s.TimeScale <= 0 || s.TimeScale > 100 {
 		bad("time_scale", "%v; want a factor above 0 and at most 100 (0.2 runs 5× faster)", s.TimeScale)
 		return errs // nothing below can be scaled
@@ -433,6 +435,11 @@ var electorFields = map[string]string{
 	"TTL": "elector.ttl", "Wait": "elector.wait", "JitterMS": "elector.jitter",
 	"OpTimeout": "elector.op_timeout", "SafeMargin": "elector.safe_margin",
 }
+
+// MaxInstances is the largest fleet a scenario may ask for: each instance is
+// a proxy, a client and goroutines on one machine, and past this the host,
+// not the elector, is what gets measured.
+const MaxInstances = 1000
 
 // Bounds of the rates a scenario may use, after scaling.
 const (

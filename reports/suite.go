@@ -127,12 +127,17 @@ func buildSuite(runs []SuiteRun) *suite {
 			s.Incomplete++
 		}
 		sum := res.Analysis.Summary
-		p := res.Params.WithDefaults()
 		row.Seed = strconv.FormatInt(res.Seed, 10)
 		row.MaxGap = dur(sum.MaxGap)
-		row.BadGap = sum.MaxGap > p.TTL+p.Wait+model.ClaimSlack
+		for _, cl := range res.Analysis.Claims {
+			switch {
+			case cl.Name == model.ClaimGap && cl.Verdict == model.NotHeld:
+				row.BadGap = true
+			case cl.Name == model.ClaimSplitBrain && cl.Verdict == model.NotHeld:
+				row.BadOverlap = true
+			}
+		}
 		row.MaxOverlap = dur(sum.MaxOverlap)
-		row.BadOverlap = sum.MaxOverlap > p.TTL+model.ClaimSlack
 		row.Failover = "—"
 		if sum.Failover.Count > 0 {
 			row.Failover = dur(sum.Failover.Max)

@@ -201,11 +201,8 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 	}
 	if e, ok := top.get("instances"); ok {
 		if v, ok := d.integer(e.val, "instances"); ok {
-			if v < 1 || v > 1000 {
-				// 1000 is far beyond any useful fleet: each instance is a
-				// proxy, a client and goroutines on one machine, and past
-				// that the host, not the elector, is what gets measured.
-				d.bad(e.val, "instances", "%d; want 1 to 1000", v)
+			if v < 1 || v > model.MaxInstances {
+				d.bad(e.val, "instances", "%d; want 1 to %d", v, model.MaxInstances) // before it is narrowed to an int
 			} else {
 				sc.Instances = int(v)
 			}
@@ -228,13 +225,7 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 	}
 	if e, ok := top.get("time_scale"); ok {
 		if v, ok := d.number(e.val, "time_scale"); ok {
-			// Above 100 a default scenario would run for days, and the
-			// scaled durations start to overflow.
-			if v <= 0 || v > 100 {
-				d.bad(e.val, "time_scale", "%v; want a factor above 0 and at most 100 (0.2 runs 5× faster)", v)
-			} else {
-				sc.TimeScale = v
-			}
+			sc.TimeScale = v // its range is model.Scenario.Validate's
 		}
 	}
 }
