@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
@@ -186,22 +187,17 @@ func TestRunsDeterministic(t *testing.T) {
 	}
 }
 
-// The speed target: 10,000 seeded runs of partition-blackhole in
-// under 10 s on this 2-core machine, through the CLI (workers, statistics,
-// the worst run's report and the distribution files).
-func TestRuns10kWallTime(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10,000 runs")
-	}
-	dir := t.TempDir()
-	start := time.Now()
-	code, out, errOut := chaos(t, "run", "partition-blackhole", "--backend", "virtual", "--runs", "10000", "--out", dir, "--quiet")
-	took := time.Since(start)
-	t.Logf("chaos run partition-blackhole --backend virtual --runs 10000: %v wall\n%s", took.Round(time.Millisecond), out)
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s", code, errOut)
-	}
-	if took > 10*time.Second {
-		t.Errorf("10,000 runs took %v, the target is < 10 s", took)
+// BenchmarkRuns10k is the speed target through the CLI: 10,000
+// seeded runs of partition-blackhole with the distribution files written
+// (target < 10 s on 2 cores). A benchmark, not a test: a timed assertion
+// would only measure how busy the machine is.
+//
+//	go test -run '^$' -bench Runs10k -benchtime 1x ./cmd/chaos
+func BenchmarkRuns10k(b *testing.B) {
+	for b.Loop() {
+		var out, errOut bytes.Buffer
+		if code := run(context.Background(), []string{"run", "partition-blackhole", "--backend", "virtual", "--runs", "10000", "--out", b.TempDir(), "--quiet"}, &out, &errOut); code != exitOK {
+			b.Fatalf("exit %d\n%s", code, errOut.String())
+		}
 	}
 }
