@@ -1,0 +1,974 @@
+package sweep
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+// Constraints are what the user must keep, in the worst case of the
+// envelope.
+type Constraints struct {
+	// MaxGap bounds the longest leaderless interval; required (> 0).
+	MaxGap time.Duration `json:"max_gap"`
+	// MaxOverlap bounds believed split brain; 0 allows none, NoLimit: none.
+	MaxOverlap time.Duration `json:"max_overlap"`
+	// MaxStale bounds stale leadership (believing while Redis holds another
+	// value); 0 allows none, NoLimit: none.
+	MaxStale time.Duration `json:"max_stale"`
+	// NoStaleWrites: a stale leader's writes must not land, so either no
+	// stale leadership is predicted or safe mode's fence refuses them.
+	NoStaleWrites bool `json:"no_stale_writes,omitempty"`
+}
+
+// Envelope is the platform's fault envelope: what the timings must survive.
+type Envelope struct {
+	// LatencyP99 is the p99 one-way latency to Redis in normal operation:
+	// client read timeouts must stay well above its round trip. LatencyMax
+	// is the worst one-way latency spike to survive (the latency mode).
+	LatencyP99 time.Duration `json:"latency_p99"`
+	LatencyMax time.Duration `json:"latency_max"`
+	// MaxPause is the longest process pause (GC, VM steal, SIGSTOP).
+	MaxPause time.Duration `json:"max_pause"`
+	// MaxClockDrift is how much slower than real time an instance's clock
+	// may run, as a fraction: 0.01 = 1% slow (rate 0.99).
+	MaxClockDrift float64 `json:"max_clock_drift"`
+	// Partitions are the partition modes to survive (model.PartitionModes:
+	// blackhole, refuse, reset, blackhole-requests, blackhole-replies).
+	Partitions []string `json:"partitions,omitempty"`
+	// RedisRestarts: Redis may restart empty (the lease is lost), being
+	// unreachable for RedisDowntime (default 1s).
+	RedisRestarts bool          `json:"redis_restarts,omitempty"`
+	RedisDowntime time.Duration `json:"redis_downtime,omitempty"`
+}
+
+func (e Envelope) withDefaults() Envelope {
+	if e.RedisRestarts && e.RedisDowntime == 0 {
+		e.RedisDowntime = time.Second
+	}
+	if e.LatencyMax < e.LatencyP99 {
+		e.LatencyMax = e.LatencyP99
+	}
+	return e
+}
+
+// Check reports what is wrong with the constraints and the envelope.
+func (c Constraints) check(e Envelope) error {
+	var probs []string
+	if c.MaxGap <= 0 {
+		probs = append(probs, "max gap: give a limit (a gap of at least TTL + Wait follows any leader crash)")
+	}
+	if c.MaxOverlap < 0 || c.MaxStale < 0 {
+		probs = append(probs, "max overlap and max stale must not be negative")
+	}
+	for _, p := range e.Partitions {
+		if !slices.Contains(model.PartitionModes, p) {
+			probs = append(probs, fmt.Sprintf("partition %q; want one of %s", p, strings.Join(model.PartitionModes, ", ")))
+		}
+	}
+	if e.MaxClockDrift < 0 || e.MaxClockDrift >= 0.99 {
+		probs = append(probs, fmt.Sprintf("clock drift %v; want a fraction from 0 to 0.99 (0.01 = 1%% slow)", e.MaxClockDrift))
+	}
+	if e.LatencyP99 < 0 || e.LatencyMax < 0 || e.MaxPause < 0 || e.RedisDowntime < 0 {
+		probs = append(probs, "envelope durations must not be negative")
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("advise: %s", strings.Join(probs, "; "))
+	}
+	return nil
+}
+
+// AdviseOptions configure Advise.
+type AdviseOptions struct {
+	// Seeds per cell of the virtual confirmation; default 20. Confirm false
+	// skips it (prediction only).
+	Seeds   int
+	Confirm bool
+	// Phases is how many fault injection times the confirmation tries over
+	// a renewal and retry period; default 8.
+	Phases int
+	// TargetMargin is the relative headroom a recommendation aims for on
+	// each non-zero limit; default 0.2 (20%).
+	TargetMargin float64
+	Workers      int
+}
+
+// Setting is one recommended value with why.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
+	Why   string `json:"why"`
+}
+
+// Margin is how one constraint fares under the recommendation.
+type Margin struct {
+	Constraint string        `json:"constraint"`
+	Limit      time.Duration `json:"limit"`
+	Predicted  time.Duration `json:"predicted"`
+	// Mode is the failure mode with the worst prediction.
+	Mode string `json:"mode"`
+	// Measured is the worst virtual measurement (over modes, phases and
+	// seeds), -1 when not confirmed; MeasuredMode and Seed locate it.
+	Measured     time.Duration `json:"measured"`
+	MeasuredMode string        `json:"measured_mode,omitempty"`
+	Seed         int64         `json:"seed,omitempty"`
+	// Headroom is Limit - Predicted (NoLimit for no limit).
+	Headroom time.Duration `json:"headroom"`
+}
+
+// ModeCheck is one failure mode of the envelope: the prediction for the
+// recommended parameters and the virtual measurement beside it.
+type ModeCheck struct {
+	Mode       string           `json:"mode"`
+	Prediction model.Prediction `json:"prediction"`
+	// Measured: worst over phases and seeds (nil: not confirmed or not
+	// modelled).
+	Measured *Measured `json:"measured,omitempty"`
+	// Neighbours: the same mode measured at the neighbouring TTLs.
+	Neighbours []Neighbour `json:"neighbours,omitempty"`
+}
+
+// Measured is the worst virtual measurement of a mode.
+type Measured struct {
+	Runs        int           `json:"runs"`
+	MaxGap      time.Duration `json:"max_gap"`
+	GapSeed     int64         `json:"gap_seed"`
+	MaxOverlap  time.Duration `json:"max_overlap"`
+	OverlapSeed int64         `json:"overlap_seed"`
+	MaxStale    time.Duration `json:"max_stale"`
+	// Exceeds lists the predictions this measurement exceeded: a model
+	// error to report, not a tolerance to widen.
+	Exceeds []string `json:"exceeds,omitempty"`
+}
+
+// Neighbour is a mode measured at another TTL (the other timings fixed).
+type Neighbour struct {
+	TTL        time.Duration `json:"ttl"`
+	MaxGap     time.Duration `json:"max_gap"`
+	MaxOverlap time.Duration `json:"max_overlap"`
+	Meets      bool          `json:"meets"`
+}
+
+// Break is what happens past one edge of the envelope.
+type Break struct {
+	Dimension string `json:"dimension"`
+	Envelope  string `json:"envelope"`
+	// Threshold is the largest value (smallest clock rate) the
+	// recommendation still survives; "" when it survives every value tried.
+	Threshold string `json:"threshold"`
+	// Ratio is Threshold / Envelope (0 when the envelope is 0).
+	Ratio  float64 `json:"ratio,omitempty"`
+	Breaks string  `json:"breaks"`
+}
+
+// Relax is one way out of an infeasible set of constraints.
+type Relax struct {
+	Constraint string        `json:"constraint"`
+	From       time.Duration `json:"from"`
+	To         time.Duration `json:"to"`
+	// Params are the timings that meet the relaxed set.
+	Params model.Params `json:"params"`
+	Note   string       `json:"note,omitempty"`
+}
+
+// Advice is Advise's answer.
+type Advice struct {
+	Constraints Constraints `json:"constraints"`
+	Envelope    Envelope    `json:"envelope"`
+	Feasible    bool        `json:"feasible"`
+	// Params are the recommended timings (also the closest miss when not
+	// feasible); Settings explain them.
+	Params   model.Params `json:"params"`
+	Settings []Setting    `json:"settings"`
+	Margins  []Margin     `json:"margins"`
+	Modes    []ModeCheck  `json:"modes"`
+	Breaks   []Break      `json:"breaks,omitempty"`
+	// BreaksFirst names the envelope edge with the least headroom.
+	BreaksFirst string  `json:"breaks_first,omitempty"`
+	Relax       []Relax `json:"relax,omitempty"`
+	// Searched and FeasibleCount count the analytic candidates.
+	Searched      int  `json:"searched"`
+	FeasibleCount int  `json:"feasible_count"`
+	Confirmed     bool `json:"confirmed"`
+	// ConfirmedOK: every virtual measurement of the recommendation keeps
+	// the constraints.
+	ConfirmedOK bool `json:"confirmed_ok"`
+	// Scenarios are the confirming runs' scenarios (one per modelled mode,
+	// the worst phase), for CI to keep checking on the real backend.
+	Scenarios []model.Scenario `json:"scenarios,omitempty"`
+	// Notes are caveats.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// The candidate space of the analytic search.
+var (
+	candTTL  = []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second, 3 * time.Second, 4 * time.Second, 5 * time.Second, 6 * time.Second, 8 * time.Second, 10 * time.Second, 12 * time.Second, 15 * time.Second, 20 * time.Second, 30 * time.Second, 45 * time.Second, 60 * time.Second}
+	candWait = []float64{0.25, 0.5, 1, 1.2} // × TTL (the spec: 6s for 5s)
+	candRead = []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 500 * time.Millisecond, time.Second, 2 * time.Second, 3 * time.Second, 5 * time.Second}
+	candRetr = []int{-1, 1, 3}
+	candOp   = []float64{0, 0.25} // × TTL; 0 = none
+)
+
+// candidate is one parameter set and its predicted worst cases.
+type candidate struct {
+	p                    model.Params
+	gap, overlap, stale  time.Duration
+	gapMode, overMode    string
+	writesOK             bool
+	feasible, robust     bool
+	minRel               float64
+	preds                []model.Prediction
+	excessG, excessO, eS time.Duration
+}
+
+// envelopeModes are the failure modes the envelope asks to survive, and
+// their fault sizes.
+func envelopeModes(e Envelope) ([]string, model.FaultSize) {
+	modes := []string{model.ModeLeaderCrash, model.ModeGracefulStop, model.ModeRenewError}
+	for _, p := range e.Partitions {
+		m := model.ModeOf(model.FaultPartition, p)
+		if !slices.Contains(modes, m) {
+			modes = append(modes, m)
+		}
+	}
+	size := model.FaultSize{}
+	if e.LatencyMax > 0 {
+		modes = append(modes, model.ModeLatency)
+		size.Latency = e.LatencyMax
+	}
+	if e.MaxPause > 0 {
+		modes = append(modes, model.ModePause)
+		size.Pause = e.MaxPause
+	}
+	if e.MaxClockDrift > 0 {
+		modes = append(modes, model.ModeClockDrift)
+		size.ClockRate = 1 - e.MaxClockDrift
+	}
+	if e.RedisRestarts {
+		modes = append(modes, model.ModeLeaseLoss)
+		size.RedisDowntime = e.RedisDowntime
+	}
+	if slices.Contains(e.Partitions, model.PartitionBlackholeReplies) {
+		size.ReplyPartition = model.Unbounded
+	}
+	return modes, size
+}
+
+// minReadTimeout: healthy calls must not time out: 3 × the p99 round trip,
+// at least 100ms.
+func minReadTimeout(e Envelope) time.Duration {
+	return max(100*time.Millisecond, 6*e.LatencyP99)
+}
+
+// evaluate predicts a candidate under the envelope.
+func evaluate(p model.Params, c Constraints, e Envelope, target float64) candidate {
+	modes, size := envelopeModes(e)
+	cd := candidate{p: p}
+	for _, m := range modes {
+		pr, _ := model.PredictMode(p, m, size)
+		cd.preds = append(cd.preds, pr)
+		if pr.MaxGap > cd.gap || cd.gapMode == "" {
+			cd.gap, cd.gapMode = max(cd.gap, pr.MaxGap), m
+		}
+		if pr.MaxOverlap > cd.overlap || cd.overMode == "" {
+			cd.overlap, cd.overMode = max(cd.overlap, pr.MaxOverlap), m
+		}
+	}
+	// Stale leadership: a leader believing past its key's expiry. Each
+	// overlap bound is exactly that (it assumes a follower takes the key at
+	// expiry), so it bounds stale leadership too.
+	cd.stale = cd.overlap
+	cd.writesOK = !c.NoStaleWrites || p.Safe || cd.stale == 0
+	excess := func(v, lim time.Duration) time.Duration { return max(0, v-lim) }
+	cd.excessG, cd.excessO, cd.eS = excess(cd.gap, c.MaxGap), excess(cd.overlap, c.MaxOverlap), excess(cd.stale, c.MaxStale)
+	cd.feasible = cd.excessG == 0 && cd.excessO == 0 && cd.eS == 0 && cd.writesOK
+	cd.minRel = 1
+	for _, x := range []struct{ v, lim time.Duration }{{cd.gap, c.MaxGap}, {cd.overlap, c.MaxOverlap}, {cd.stale, c.MaxStale}} {
+		if x.lim > 0 && x.lim != NoLimit {
+			cd.minRel = min(cd.minRel, float64(x.lim-x.v)/float64(x.lim))
+		}
+	}
+	cd.robust = cd.feasible && cd.minRel >= target-1e-9
+	return cd
+}
+
+// candidates enumerates the search space, in a fixed order.
+func candidates(e Envelope) []model.Params {
+	var out []model.Params
+	floor := minReadTimeout(e)
+	for _, ttl := range candTTL {
+		for _, wf := range candWait {
+			for _, rt := range candRead {
+				if rt < floor {
+					continue
+				}
+				for _, mr := range candRetr {
+					for _, of := range candOp {
+						for _, safe := range []bool{false, true} {
+							p := model.Params{TTL: ttl, Wait: time.Duration(float64(ttl) * wf), JitterMS: model.DefaultJitterMS,
+								OpTimeout: time.Duration(float64(ttl) * of), Safe: safe,
+								Client: model.ClientParams{ReadTimeout: rt, WriteTimeout: rt, DialTimeout: rt, MaxRetries: mr}}
+							out = append(out, p)
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// better ranks feasible candidates: robust (≥ the target margin on every
+// limit) first, then the longest TTL (fewest Redis writes, most tolerance
+// beyond the envelope), then the most headroom, then the longest read
+// timeout (fewest spurious timeouts), more retries, no op timeout, and safe
+// mode when no overlap or no stale write is allowed (defence in depth
+// beyond the envelope), spec mode otherwise.
+func better(a, b candidate, preferSafe bool) bool {
+	if a.robust != b.robust {
+		return a.robust
+	}
+	if a.p.TTL != b.p.TTL {
+		return a.p.TTL > b.p.TTL
+	}
+	if a.minRel != b.minRel {
+		return a.minRel > b.minRel
+	}
+	if a.p.Client.ReadTimeout != b.p.Client.ReadTimeout {
+		return a.p.Client.ReadTimeout > b.p.Client.ReadTimeout
+	}
+	if a.p.Client.MaxRetries != b.p.Client.MaxRetries {
+		return a.p.Client.MaxRetries > b.p.Client.MaxRetries
+	}
+	if a.p.OpTimeout != b.p.OpTimeout {
+		return a.p.OpTimeout < b.p.OpTimeout
+	}
+	if a.p.Safe != b.p.Safe {
+		return a.p.Safe == preferSafe
+	}
+	return false
+}
+
+// Advise finds timings that meet the constraints under the envelope: an
+// analytic search over the candidate space with model.PredictMode, then
+// (o.Confirm) a virtual sweep of the recommendation and its TTL neighbours
+// over every modelled mode of the envelope, phases of the fault and seeds.
+// If nothing meets the constraints, Advice.Relax says which constraint to
+// relax, and to what.
+func Advise(ctx context.Context, c Constraints, e Envelope, o AdviseOptions) (Advice, error) {
+	e = e.withDefaults()
+	if err := c.check(e); err != nil {
+		return Advice{}, err
+	}
+	if o.TargetMargin == 0 {
+		o.TargetMargin = 0.2
+	}
+	if o.Seeds == 0 {
+		o.Seeds = 20
+	}
+	if o.Phases == 0 {
+		o.Phases = 8
+	}
+	preferSafe := c.MaxOverlap == 0 || c.NoStaleWrites
+	a := Advice{Constraints: c, Envelope: e}
+	var all []candidate
+	var best *candidate
+	for _, p := range candidates(e) {
+		cd := evaluate(p, c, e, o.TargetMargin)
+		all = append(all, cd)
+		if cd.feasible {
+			a.FeasibleCount++
+			if best == nil || better(cd, *best, preferSafe) {
+				x := cd
+				best = &x
+			}
+		}
+	}
+	a.Searched = len(all)
+	if best == nil {
+		a.Relax = relaxations(all, c)
+		a.Relax = append(a.Relax, envelopeRelax(c, e, o.TargetMargin)...)
+		// The closest miss: the candidate with the least total relative excess.
+		var near *candidate
+		score := func(cd candidate) float64 {
+			rel := func(x, lim time.Duration) float64 { return float64(x) / float64(max(lim, 100*time.Millisecond)) }
+			s := rel(cd.excessG, c.MaxGap) + rel(cd.excessO, c.MaxOverlap) + rel(cd.eS, c.MaxStale)
+			if !cd.writesOK {
+				s += 1
+			}
+			return s
+		}
+		for i := range all {
+			if near == nil || score(all[i]) < score(*near) {
+				near = &all[i]
+			}
+		}
+		best = near
+	} else {
+		a.Feasible = true
+	}
+	a.Params = best.p
+	a.Settings = settings(*best, c, e)
+	if !a.Feasible {
+		for k := range a.Settings {
+			a.Settings[k].Why = "closest miss: " + a.Settings[k].Why
+		}
+	}
+	a.Margins = margins(*best, c)
+	for _, pr := range best.preds {
+		a.Modes = append(a.Modes, ModeCheck{Mode: pr.Mode, Prediction: pr})
+	}
+	if a.Feasible {
+		a.Breaks, a.BreaksFirst = breaks(best.p, c, e)
+	}
+	a.Notes = append(a.Notes,
+		fmt.Sprintf("Searched %d candidates (TTL 1s-60s; Wait 0.25-1.2 × TTL; read timeout ≥ %v, 3 × the p99 round trip; max retries none, 1, 3; op timeout none or TTL/4; spec and safe mode); %d meet the constraints analytically.", a.Searched, minReadTimeout(e), a.FeasibleCount),
+		"Stale leadership is predicted by the overlap bounds (each is how long a leader can believe past its key's expiry).",
+		"Write and dial timeouts are set to the read timeout; ContextTimeoutEnabled stays off (go-redis's default), so an op timeout caps only refused and reset calls.")
+	if o.Confirm {
+		if err := confirm(ctx, &a, *best, e, o); err != nil {
+			return a, err
+		}
+	}
+	return a, nil
+}
+
+func dur(d time.Duration) string {
+	switch {
+	case d == NoLimit:
+		return "none"
+	case d == 0:
+		return "0s"
+	}
+	return d.String()
+}
+
+func settings(cd candidate, c Constraints, e Envelope) []Setting {
+	p := cd.p
+	retries := "none (max_retries: 0 in a scenario file, -1 in go-redis)"
+	if p.Client.MaxRetries > 0 {
+		retries = fmt.Sprint(p.Client.MaxRetries)
+	}
+	op := "none"
+	if p.OpTimeout > 0 {
+		op = p.OpTimeout.String()
+	}
+	mode := "spec"
+	modeWhy := "spec mode meets the constraints; it is the elector's default"
+	if p.Safe {
+		mode = "safe"
+		modeWhy = "the lease guard demotes a leader whose calls hang before its key can expire, and the fence refuses a stale leader's writes"
+	}
+	return []Setting{
+		{"ttl", p.TTL.String(), "the longest lease whose worst gap (" + cd.gapMode + ") keeps the target margin: a longer TTL means fewer renewals and more tolerance of pauses and latency"},
+		{"wait", p.Wait.String(), fmt.Sprintf("%.2g × TTL: followers retry within Wait of expiry, so it adds directly to every gap", float64(p.Wait)/float64(p.TTL))},
+		{"jitter", fmt.Sprintf("%dms", p.JitterMS), "the spec's; it only delays renewals (it enters the overlap bounds)"},
+		{"read_timeout", p.Client.ReadTimeout.String(), fmt.Sprintf("at least 3 × the p99 round trip (%v) so healthy calls do not time out; short enough that a hung renewal ends in time", 2*e.LatencyP99)},
+		{"write_timeout, dial_timeout", p.Client.ReadTimeout.String(), "the same as the read timeout"},
+		{"max_retries", retries, "the go-redis retries a failing call makes: each can cost another timeout"},
+		{"op_timeout", op, "the elector's per-call deadline"},
+		{"mode", mode, modeWhy},
+	}
+}
+
+func margins(cd candidate, c Constraints) []Margin {
+	m := func(name string, lim, v time.Duration, mode string) Margin {
+		h := NoLimit
+		if lim != NoLimit {
+			h = lim - v
+		}
+		return Margin{Constraint: name, Limit: lim, Predicted: v, Mode: mode, Measured: -1, Headroom: h}
+	}
+	return []Margin{
+		m("max gap", c.MaxGap, cd.gap, cd.gapMode),
+		m("max overlap", c.MaxOverlap, cd.overlap, cd.overMode),
+		m("max stale leadership", c.MaxStale, cd.stale, cd.overMode),
+	}
+}
+
+// relaxations: for each constraint, the least it must be relaxed, alone,
+// for some candidate to meet the set.
+func relaxations(all []candidate, c Constraints) []Relax {
+	var out []Relax
+	type probe struct {
+		name  string
+		lim   time.Duration
+		val   func(candidate) time.Duration
+		other func(candidate) bool
+	}
+	for _, pb := range []probe{
+		{"max gap", c.MaxGap, func(x candidate) time.Duration { return x.gap }, func(x candidate) bool { return x.excessO == 0 && x.eS == 0 && x.writesOK }},
+		{"max overlap", c.MaxOverlap, func(x candidate) time.Duration { return x.overlap }, func(x candidate) bool { return x.excessG == 0 && x.eS == 0 && x.writesOK }},
+		{"max stale leadership", c.MaxStale, func(x candidate) time.Duration { return x.stale }, func(x candidate) bool { return x.excessG == 0 && x.excessO == 0 && x.writesOK }},
+	} {
+		var best *candidate
+		for i := range all {
+			if all[i].feasible || !pb.other(all[i]) || pb.val(all[i]) <= pb.lim {
+				continue
+			}
+			if best == nil || pb.val(all[i]) < pb.val(*best) {
+				best = &all[i]
+			}
+		}
+		if best == nil {
+			out = append(out, Relax{Constraint: pb.name, From: pb.lim, To: -1, Note: "relaxing it alone is not enough"})
+			continue
+		}
+		out = append(out, Relax{Constraint: pb.name, From: pb.lim, To: pb.val(*best), Params: best.p,
+			Note: fmt.Sprintf("by %v; worst case %s", pb.val(*best)-pb.lim, modeFor(*best, pb.name))})
+	}
+	// Cheapest first: the smallest relative relaxation.
+	slices.SortStableFunc(out, func(x, y Relax) int {
+		rx, ry := relCost(x), relCost(y)
+		switch {
+		case rx < ry:
+			return -1
+		case rx > ry:
+			return 1
+		}
+		return 0
+	})
+	return out
+}
+
+func relCost(r Relax) float64 {
+	if r.To < 0 {
+		return 1e18
+	}
+	return float64(r.To-r.From) / float64(max(r.From, time.Second))
+}
+
+func modeFor(cd candidate, constraint string) string {
+	if constraint == "max gap" {
+		return cd.gapMode
+	}
+	return cd.overMode
+}
+
+// anyFeasible reports whether some candidate meets c under e.
+func anyFeasible(c Constraints, e Envelope) (model.Params, bool) {
+	for _, p := range candidates(e) {
+		if ok, _ := meets(p, c, e); ok {
+			return p, true
+		}
+	}
+	return model.Params{}, false
+}
+
+// envelopeRelax: the other way out, a smaller envelope. For each edge that
+// can shrink, the largest value for which some candidate meets the
+// constraints (to the millisecond, or 0.1% of drift).
+func envelopeRelax(c Constraints, e Envelope, target float64) []Relax {
+	var out []Relax
+	try := func(name string, from time.Duration, set func(*Envelope, time.Duration)) {
+		x := e
+		set(&x, 0)
+		p0, ok := anyFeasible(c, x)
+		if !ok {
+			return // shrinking this edge alone does not help
+		}
+		lo, hi := time.Duration(0), from // lo feasible, hi not
+		for hi-lo > time.Millisecond {
+			mid := (lo + hi) / 2
+			x := e
+			set(&x, mid)
+			if p, ok := anyFeasible(c, x); ok {
+				lo, p0 = mid, p
+			} else {
+				hi = mid
+			}
+		}
+		out = append(out, Relax{Constraint: "envelope: " + name, From: from, To: lo, Params: p0,
+			Note: fmt.Sprintf("the platform must keep %s within %v", name, lo)})
+	}
+	if e.RedisRestarts {
+		x := e
+		x.RedisRestarts = false
+		if p, ok := anyFeasible(c, x); ok {
+			out = append(out, Relax{Constraint: "envelope: Redis restarts", From: e.RedisDowntime, To: 0, Params: p,
+				Note: "a restart loses the key behind the leader's back: its overlap, TTL/2 + jitter, does not depend on the timings' client side; make Redis persistent or replicated instead"})
+		}
+	}
+	if e.MaxPause > 0 {
+		try("pauses", e.MaxPause, func(x *Envelope, v time.Duration) { x.MaxPause = v })
+	}
+	if e.LatencyMax > 0 {
+		try("latency spikes", e.LatencyMax, func(x *Envelope, v time.Duration) { x.LatencyMax = max(v, x.LatencyP99) })
+	}
+	return out
+}
+
+// meets: the params keep the constraints under the envelope.
+func meets(p model.Params, c Constraints, e Envelope) (bool, string) {
+	cd := evaluate(p, c, e, 0)
+	switch {
+	case cd.excessO > 0:
+		return false, fmt.Sprintf("max overlap (%s: %v)", cd.overMode, cd.overlap)
+	case cd.eS > 0:
+		return false, fmt.Sprintf("max stale leadership (%s: %v)", cd.overMode, cd.stale)
+	case cd.excessG > 0:
+		return false, fmt.Sprintf("max gap (%s: %v)", cd.gapMode, cd.gap)
+	case !cd.writesOK:
+		return false, "no stale writes"
+	}
+	return true, ""
+}
+
+// breaks scans each edge of the envelope past its value for the first
+// value that breaks a constraint.
+func breaks(p model.Params, c Constraints, e Envelope) ([]Break, string) {
+	var out []Break
+	scan := func(dim, env string, envV float64, values []float64, set func(*Envelope, float64), show func(float64) string) {
+		last := ""
+		lastV := envV
+		for _, v := range values {
+			x := e
+			set(&x, v)
+			if ok, why := meets(p, c, x); !ok {
+				b := Break{Dimension: dim, Envelope: env, Threshold: last, Breaks: why}
+				if last == "" {
+					b.Threshold = "(breaks at the first step)"
+				}
+				if envV > 0 {
+					b.Ratio = lastV / envV
+				}
+				out = append(out, b)
+				return
+			}
+			last, lastV = show(v), v
+		}
+		out = append(out, Break{Dimension: dim, Envelope: env, Threshold: "", Breaks: "nothing up to " + last})
+	}
+	ms := func(v float64) string { return time.Duration(v).Round(time.Millisecond).String() }
+	steps := func(from, to, step float64) []float64 {
+		var vs []float64
+		for v := from; v <= to; v += step {
+			vs = append(vs, v)
+		}
+		return vs
+	}
+	ttl := float64(p.TTL)
+	scan("pause", dur(e.MaxPause), float64(e.MaxPause), steps(float64(e.MaxPause)+float64(5*time.Millisecond), 4*ttl, float64(5*time.Millisecond)),
+		func(x *Envelope, v float64) { x.MaxPause = time.Duration(v) }, ms)
+	scan("latency (one way, max)", dur(e.LatencyMax), float64(e.LatencyMax), steps(float64(e.LatencyMax)+float64(time.Millisecond), 2*ttl, float64(time.Millisecond)),
+		func(x *Envelope, v float64) { x.LatencyMax = time.Duration(v) }, ms)
+	scan("clock drift (slow)", fmt.Sprintf("%.3g%%", 100*e.MaxClockDrift), e.MaxClockDrift, steps(e.MaxClockDrift+0.001, 0.98, 0.001),
+		func(x *Envelope, v float64) { x.MaxClockDrift = v }, func(v float64) string { return fmt.Sprintf("%.3g%%", 100*v) })
+	dt := e.RedisDowntime
+	if !e.RedisRestarts {
+		dt = 0
+	}
+	scan("redis restart downtime", dur(dt), float64(dt), steps(float64(dt)+float64(10*time.Millisecond), 4*ttl+float64(c.MaxGap), float64(10*time.Millisecond)),
+		func(x *Envelope, v float64) { x.RedisRestarts, x.RedisDowntime = true, time.Duration(v) }, ms)
+	for _, pm := range model.PartitionModes {
+		if slices.Contains(e.Partitions, pm) {
+			continue
+		}
+		x := e
+		x.Partitions = append(slices.Clone(e.Partitions), pm)
+		ok, why := meets(p, c, x)
+		if !ok {
+			out = append(out, Break{Dimension: "partition " + pm, Envelope: "not in the envelope", Threshold: "not survived", Breaks: why})
+		} else {
+			out = append(out, Break{Dimension: "partition " + pm, Envelope: "not in the envelope", Threshold: "", Breaks: "nothing: survived too"})
+		}
+	}
+	first := ""
+	bestR := 0.0
+	for _, b := range out {
+		if b.Ratio > 0 && (first == "" || b.Ratio < bestR) {
+			first, bestR = b.Dimension, b.Ratio
+		}
+	}
+	if first == "" {
+		for _, b := range out {
+			if b.Threshold != "" {
+				first = b.Dimension
+				break
+			}
+		}
+	}
+	return out, first
+}
+
+// confirmScenario builds the scenario that exercises one mode with the
+// recommended timings: three bare electors, the fault on the leader.
+func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, bool) {
+	call := model.CallBound(p, model.ModePartitionBlackhole)
+	if call == model.Unbounded {
+		call = 2 * p.TTL
+	}
+	long := 2*p.TTL + p.Wait + call
+	f := model.Fault{At: p.TTL, Target: model.Target{Role: model.RoleLeader}}
+	switch mode {
+	case model.ModeLeaderCrash:
+		f.Kind = model.FaultCrash
+	case model.ModePartitionBlackhole, model.ModePartitionRefuse, model.ModePartitionReset, model.ModePartitionReplies:
+		f.Kind, f.For = model.FaultPartition, long
+		f.Mode = map[string]string{model.ModePartitionBlackhole: model.PartitionBlackhole, model.ModePartitionRefuse: model.PartitionRefuse,
+			model.ModePartitionReset: model.PartitionReset, model.ModePartitionReplies: model.PartitionBlackholeReplies}[mode]
+	case model.ModeLatency:
+		if e.LatencyMax < time.Millisecond {
+			return model.Scenario{}, false
+		}
+		f.Kind, f.For, f.Latency = model.FaultLatency, long, e.LatencyMax.Round(time.Millisecond)
+	case model.ModePause:
+		f.Kind, f.For = model.FaultPause, e.MaxPause
+	case model.ModeClockDrift:
+		f.Kind, f.For, f.Rate = model.FaultClock, 4*p.TTL, 1-e.MaxClockDrift
+	case model.ModeLeaseLoss:
+		f.Kind, f.Target = model.FaultRedisRestart, model.Target{}
+	default:
+		return model.Scenario{}, false // renew-error and graceful-stop have no fault to inject here
+	}
+	sc := model.Scenario{Name: "advise-" + mode, Instances: 3, Mode: model.ModeElector, Params: p, Faults: []model.Fault{f}}
+	sc.Description = fmt.Sprintf("chaos advise: %s with TTL %v, Wait %v, read timeout %v, max retries %d, op timeout %v, safe %v", mode, p.TTL, p.Wait, p.Client.ReadTimeout, p.Client.MaxRetries, p.OpTimeout, p.Safe)
+	sc.Duration = p.TTL + max(p.TTL/2, p.Wait) + f.For + p.TTL
+	return sc, true
+}
+
+// confirm sweeps the recommendation and its TTL neighbours over each
+// modelled mode and the fault's phase, and fills the measurements.
+func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o AdviseOptions) error {
+	p := best.p
+	i := slices.Index(candTTL, p.TTL)
+	ttls := []time.Duration{p.TTL}
+	if i > 0 {
+		ttls = append([]time.Duration{candTTL[i-1]}, ttls...)
+	}
+	if i+1 < len(candTTL) {
+		ttls = append(ttls, candTTL[i+1])
+	}
+	a.Confirmed, a.ConfirmedOK = true, true
+	worst := map[string]*Margin{}
+	for k := range a.Margins {
+		worst[a.Margins[k].Constraint] = &a.Margins[k]
+		a.Margins[k].Measured = 0
+	}
+	for mi := range a.Modes {
+		mc := &a.Modes[mi]
+		sc, ok := confirmScenario(mc.Mode, p, e)
+		if !ok {
+			continue
+		}
+		period := max(p.TTL/2, p.Wait)
+		var ats []time.Duration
+		for k := range o.Phases {
+			ats = append(ats, (p.TTL + period*time.Duration(k)/time.Duration(o.Phases)).Round(time.Millisecond))
+		}
+		g := Grid{Name: sc.Name, Base: sc, Seeds: o.Seeds, Axes: []Axis{Durations(ParamTTL, ttls...), Durations(ParamFaultAt, ats...)},
+			Limits: Limits{MaxGap: a.Constraints.MaxGap, MaxOverlap: a.Constraints.MaxOverlap, MaxStale: a.Constraints.MaxStale}}
+		vo := virtual.Options{}
+		if mc.Mode == model.ModeLeaseLoss {
+			vo.RedisDowntime = e.RedisDowntime
+		}
+		r, err := Run(ctx, g, Options{Workers: o.Workers, Virtual: vo})
+		if err != nil {
+			return fmt.Errorf("confirming %s: %w", mc.Mode, err)
+		}
+		byTTL := map[time.Duration]*Measured{}
+		worstAt := map[time.Duration]time.Duration{}
+		for _, c := range r.Cells {
+			t, _ := time.ParseDuration(c.Values[0])
+			m := byTTL[t]
+			if m == nil {
+				m = &Measured{}
+				byTTL[t] = m
+			}
+			m.Runs += c.Runs
+			if c.Gap.Max > m.MaxGap || m.GapSeed == 0 {
+				m.MaxGap, m.GapSeed = max(m.MaxGap, c.Gap.Max), c.Gap.WorstSeed
+			}
+			if c.Overlap.Max > m.MaxOverlap || m.OverlapSeed == 0 {
+				if c.Overlap.Max >= m.MaxOverlap {
+					at, _ := time.ParseDuration(c.Values[1])
+					worstAt[t] = at
+				}
+				m.MaxOverlap, m.OverlapSeed = max(m.MaxOverlap, c.Overlap.Max), c.Overlap.WorstSeed
+			}
+			m.MaxStale = max(m.MaxStale, c.Stale.Max)
+		}
+		m := byTTL[p.TTL]
+		slack := model.ClaimSlack
+		if !model.Within(m.MaxGap, mc.Prediction.MaxGap, slack) {
+			m.Exceeds = append(m.Exceeds, fmt.Sprintf("gap %v > predicted %v", m.MaxGap, mc.Prediction.MaxGap))
+		}
+		if !model.Within(m.MaxOverlap, mc.Prediction.MaxOverlap, slack) {
+			m.Exceeds = append(m.Exceeds, fmt.Sprintf("overlap %v > predicted %v", m.MaxOverlap, mc.Prediction.MaxOverlap))
+		}
+		mc.Measured = m
+		for _, t := range ttls {
+			if t == p.TTL {
+				continue
+			}
+			n := byTTL[t]
+			mc.Neighbours = append(mc.Neighbours, Neighbour{TTL: t, MaxGap: n.MaxGap, MaxOverlap: n.MaxOverlap,
+				Meets: n.MaxGap <= a.Constraints.MaxGap && n.MaxOverlap <= a.Constraints.MaxOverlap && n.MaxStale <= a.Constraints.MaxStale})
+		}
+		for _, x := range []struct {
+			name string
+			v    time.Duration
+			seed int64
+		}{{"max gap", m.MaxGap, m.GapSeed}, {"max overlap", m.MaxOverlap, m.OverlapSeed}, {"max stale leadership", m.MaxStale, m.OverlapSeed}} {
+			w := worst[x.name]
+			if x.v > w.Measured || w.MeasuredMode == "" {
+				w.Measured, w.MeasuredMode, w.Seed = max(w.Measured, x.v), mc.Mode, x.seed
+			}
+			if x.v > w.Limit {
+				a.ConfirmedOK = false
+			}
+		}
+		// Keep the worst phase's scenario for CI.
+		keep := sc
+		keep.Seed = m.OverlapSeed
+		if at, ok := worstAt[p.TTL]; ok {
+			keep.Faults = slices.Clone(keep.Faults)
+			keep.Faults[0].At = at
+			keep.Duration = max(keep.Duration, at+keep.Faults[0].For)
+		}
+		a.Scenarios = append(a.Scenarios, keep)
+	}
+	return nil
+}
+
+// Markdown renders the advice for a terminal or a review.
+func (a Advice) Markdown() string {
+	var b strings.Builder
+	w := func(format string, x ...any) { fmt.Fprintf(&b, format, x...) }
+	c, e := a.Constraints, a.Envelope
+	w("# chaos advise\n\n")
+	w("**Constraints:** max gap %s, max overlap %s, max stale leadership %s", dur(c.MaxGap), dur(c.MaxOverlap), dur(c.MaxStale))
+	if c.NoStaleWrites {
+		w(", no stale writes")
+	}
+	w(".  \n**Envelope:** one-way latency p99 %s, max %s; pauses up to %s; clocks up to %.3g%% slow; partitions: %s; Redis restarts: ",
+		dur(e.LatencyP99), dur(e.LatencyMax), dur(e.MaxPause), 100*e.MaxClockDrift, orNone(strings.Join(e.Partitions, ", ")))
+	if e.RedisRestarts {
+		w("yes (down up to %v)", e.RedisDowntime)
+	} else {
+		w("no")
+	}
+	w("; leader crashes and graceful stops always.\n\n")
+	if a.Feasible {
+		w("## Recommendation\n\n")
+	} else {
+		w("## No setting meets the constraints\n\nThe closest miss is below. To get a setting, relax one constraint:\n\n")
+		for _, r := range a.Relax {
+			if r.To < 0 {
+				w("- %s: %s\n", r.Constraint, r.Note)
+				continue
+			}
+			w("- **%s** from %s to **%v** (%s), with TTL %v, Wait %v, read timeout %v, max retries %s, %s mode\n",
+				r.Constraint, dur(r.From), r.To, r.Note, r.Params.TTL, r.Params.Wait, r.Params.Client.ReadTimeout, retriesText(r.Params.Client.MaxRetries), modeName(r.Params.Safe))
+		}
+		w("\n## Closest miss\n\n")
+	}
+	w("| setting | value | why |\n|---|---|---|\n")
+	for _, s := range a.Settings {
+		w("| %s | %s | %s |\n", s.Name, s.Value, s.Why)
+	}
+	w("\n## Margins (worst case over the envelope)\n\n| constraint | limit | predicted | mode | virtual | headroom (predicted) |\n|---|---|---|---|---|---|\n")
+	for _, m := range a.Margins {
+		meas := "not confirmed"
+		if m.Measured >= 0 {
+			meas = fmt.Sprintf("%v (%s, seed %d)", m.Measured.Round(time.Millisecond), m.MeasuredMode, m.Seed)
+		}
+		head := dur(m.Headroom)
+		if m.Headroom < 0 {
+			head = fmt.Sprintf("**%v over**", -m.Headroom)
+		}
+		w("| %s | %s | %v | %s | %s | %s |\n", m.Constraint, dur(m.Limit), m.Predicted, m.Mode, meas, head)
+	}
+	w("\n## Predicted vs virtual, per failure mode\n\n| mode | predicted gap | virtual gap | predicted overlap | virtual overlap | virtual stale | runs |\n|---|---|---|---|---|---|---|\n")
+	for _, m := range a.Modes {
+		if m.Measured == nil {
+			w("| %s | %v | — | %v | — | — | not modelled as a fault |\n", m.Mode, m.Prediction.MaxGap, m.Prediction.MaxOverlap)
+			continue
+		}
+		x := m.Measured
+		w("| %s | %v | %v | %v | %v | %v | %d |\n", m.Mode, m.Prediction.MaxGap, x.MaxGap.Round(time.Millisecond), m.Prediction.MaxOverlap, x.MaxOverlap.Round(time.Millisecond), x.MaxStale.Round(time.Millisecond), x.Runs)
+	}
+	for _, m := range a.Modes {
+		if m.Measured != nil && len(m.Measured.Exceeds) > 0 {
+			w("\n**Model error:** %s measured above its prediction: %s. Report it; the prediction, not a tolerance, needs fixing.\n", m.Mode, strings.Join(m.Measured.Exceeds, "; "))
+		}
+	}
+	if a.Confirmed {
+		if a.ConfirmedOK {
+			w("\nThe virtual sweep confirms it: every run kept the constraints.\n")
+		} else {
+			w("\n**The virtual sweep found runs that break the constraints** (see above).\n")
+		}
+		var nb []string
+		for _, m := range a.Modes {
+			for _, n := range m.Neighbours {
+				mark := "meets"
+				if !n.Meets {
+					mark = "breaks"
+				}
+				nb = append(nb, fmt.Sprintf("%s at TTL %v: gap %v, overlap %v (%s)", m.Mode, n.TTL, n.MaxGap.Round(time.Millisecond), n.MaxOverlap.Round(time.Millisecond), mark))
+			}
+		}
+		if len(nb) > 0 {
+			w("\nNeighbours (virtual, other timings fixed):\n\n")
+			for _, s := range nb {
+				w("- %s\n", s)
+			}
+		}
+	}
+	w("\n## Formulas (model.PredictMode)\n\n")
+	for _, m := range a.Modes {
+		w("- **%s**: gap %s; overlap %s", m.Mode, m.Prediction.GapFormula, m.Prediction.OverlapFormula)
+		if m.Prediction.CallFormula != "" {
+			w("; C: %s", m.Prediction.CallFormula)
+		}
+		w("\n")
+	}
+	if len(a.Breaks) > 0 {
+		w("\n## If the envelope is exceeded\n\n")
+		if a.BreaksFirst != "" {
+			w("What breaks first: **%s**.\n\n", a.BreaksFirst)
+		}
+		w("| edge | envelope | survives up to | then breaks |\n|---|---|---|---|\n")
+		for _, br := range a.Breaks {
+			th := br.Threshold
+			if th == "" {
+				th = "every value tried"
+			}
+			w("| %s | %s | %s | %s |\n", br.Dimension, br.Envelope, th, br.Breaks)
+		}
+	}
+	if len(a.Notes) > 0 {
+		w("\n## Notes\n\n")
+		for _, n := range a.Notes {
+			w("- %s\n", n)
+		}
+	}
+	return b.String()
+}
+
+func retriesText(n int) string {
+	if n < 0 {
+		return "none"
+	}
+	return fmt.Sprint(n)
+}
+
+func modeName(safe bool) string {
+	if safe {
+		return "safe"
+	}
+	return "spec"
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

@@ -1,0 +1,103 @@
+package sweep_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sweep"
+)
+
+// envelope: blackhole, refuse and reset partitions, 1s pauses, 50ms latency
+// spikes (2ms p99), clocks 1% slow.
+func envelope() sweep.Envelope {
+	return sweep.Envelope{LatencyP99: 2 * time.Millisecond, LatencyMax: 50 * time.Millisecond, MaxPause: time.Second,
+		MaxClockDrift: 0.01, Partitions: []string{"blackhole", "refuse", "reset"}}
+}
+
+// TestAdviseKnownAnswer: max gap 12s, no overlap, no stale writes. By hand:
+// a crash leaves a gap of TTL + Wait, which the 20% target margin keeps
+// within 9.6s. The longest candidate TTL with a Wait of at least TTL/4 is
+// 6s (6 + 1.5 = 7.5s; 8 + 2 = 10s is over). A 1s pause needs
+// TTL/2 + jitter + 1s <= TTL, i.e. TTL >= 2.01s: 6s does. No overlap and no
+// stale writes prefer safe mode, under which go-redis's defaults (5s read
+// timeout, 3 retries) keep every partition overlap at 0.
+func TestAdviseKnownAnswer(t *testing.T) {
+	c := sweep.Constraints{MaxGap: 12 * time.Second, MaxOverlap: 0, MaxStale: sweep.NoLimit, NoStaleWrites: true}
+	a, err := sweep.Advise(context.Background(), c, envelope(), sweep.AdviseOptions{Confirm: true, Seeds: 5, Phases: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := a.Params
+	if !a.Feasible || p.TTL != 6*time.Second || p.Wait != 1500*time.Millisecond || !p.Safe ||
+		p.Client.ReadTimeout != 5*time.Second || p.Client.MaxRetries != 3 || p.OpTimeout != 0 {
+		t.Fatalf("feasible %v, params %+v", a.Feasible, p)
+	}
+	gap := a.Margins[0]
+	if gap.Predicted != 7500*time.Millisecond || gap.Mode != "leader-crash" || gap.Headroom != 4500*time.Millisecond {
+		t.Errorf("gap margin %+v", gap)
+	}
+	if !a.Confirmed || !a.ConfirmedOK {
+		t.Errorf("virtual confirmation: confirmed %v ok %v", a.Confirmed, a.ConfirmedOK)
+	}
+	for _, m := range a.Modes {
+		if m.Measured != nil && len(m.Measured.Exceeds) > 0 {
+			t.Errorf("%s measured above its prediction: %v", m.Mode, m.Measured.Exceeds)
+		}
+	}
+	// The pause edge: overlap starts at P = TTL/2 - jitter = 2.995s.
+	if a.BreaksFirst != "pause" || a.Breaks[0].Threshold != "2.995s" {
+		t.Errorf("breaks first %q, %+v", a.BreaksFirst, a.Breaks[0])
+	}
+	if len(a.Scenarios) == 0 {
+		t.Error("no confirming scenarios")
+	}
+	md := a.Markdown()
+	for _, w := range []string{"## Recommendation", "| ttl | 6s |", "TTL + Wait = 6s + 1.5s = 7.5s", "What breaks first: **pause**", "The virtual sweep confirms it"} {
+		if !strings.Contains(md, w) {
+			t.Errorf("markdown lacks %q", w)
+		}
+	}
+}
+
+// TestAdviseImpossible: Redis restarts lose the key behind the leader's
+// back, so the overlap is at least TTL/2 + jitter whatever the client does
+// (and a 1s pause at TTL 1s overlaps P + TTL/2 + jitter - TTL = 505ms too):
+// no overlap is impossible. The cheapest relaxation is max overlap to
+// 505ms (TTL 1s); or drop Redis restarts from the envelope.
+func TestAdviseImpossible(t *testing.T) {
+	e := envelope()
+	e.RedisRestarts = true
+	c := sweep.Constraints{MaxGap: 12 * time.Second, MaxOverlap: 0, MaxStale: sweep.NoLimit}
+	a, err := sweep.Advise(context.Background(), c, e, sweep.AdviseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Feasible || a.FeasibleCount != 0 {
+		t.Fatalf("feasible %v (%d)", a.Feasible, a.FeasibleCount)
+	}
+	r := a.Relax[0]
+	if r.Constraint != "max overlap" || r.To != 505*time.Millisecond || r.Params.TTL != time.Second {
+		t.Errorf("first relaxation %+v", r)
+	}
+	var restarts bool
+	for _, r := range a.Relax {
+		restarts = restarts || r.Constraint == "envelope: Redis restarts"
+	}
+	if !restarts {
+		t.Errorf("no envelope relaxation for Redis restarts: %+v", a.Relax)
+	}
+	if md := a.Markdown(); !strings.Contains(md, "No setting meets the constraints") || !strings.Contains(md, "**max overlap** from 0s to **505ms**") {
+		t.Errorf("markdown:\n%s", md)
+	}
+}
+
+func TestAdviseRejectsBadInput(t *testing.T) {
+	if _, err := sweep.Advise(context.Background(), sweep.Constraints{}, sweep.Envelope{}, sweep.AdviseOptions{}); err == nil {
+		t.Error("no max gap accepted")
+	}
+	if _, err := sweep.Advise(context.Background(), sweep.Constraints{MaxGap: time.Second}, sweep.Envelope{Partitions: []string{"blackhoel"}}, sweep.AdviseOptions{}); err == nil {
+		t.Error("unknown partition accepted")
+	}
+}

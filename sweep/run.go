@@ -1,0 +1,498 @@
+package sweep
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+// FormatVersion is the version of result.json's layout.
+const FormatVersion = 1
+
+// Shard names one deterministic slice of a sweep's cells: cell k belongs to
+// shard k mod N. The zero value (N 0) is the whole sweep.
+type Shard struct {
+	I int `json:"i"`
+	N int `json:"n"`
+}
+
+// ParseShard reads "i/n" (0 ≤ i < n), as --shard takes it.
+func ParseShard(s string) (Shard, error) {
+	var sh Shard
+	if _, err := fmt.Sscanf(s, "%d/%d", &sh.I, &sh.N); err != nil || fmt.Sprintf("%d/%d", sh.I, sh.N) != s {
+		return Shard{}, fmt.Errorf("shard %q: want i/n, e.g. 0/4", s)
+	}
+	return sh, sh.check()
+}
+
+func (s Shard) check() error {
+	if s.N == 0 && s.I == 0 {
+		return nil
+	}
+	if s.N < 1 || s.I < 0 || s.I >= s.N {
+		return fmt.Errorf("shard %d/%d: want 0 ≤ i < n", s.I, s.N)
+	}
+	return nil
+}
+
+func (s Shard) owns(cell int) bool { return s.N <= 1 || cell%s.N == s.I }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.I, s.N) }
+
+// Options configure Run.
+type Options struct {
+	// Workers is how many runs execute at once; default GOMAXPROCS.
+	Workers int
+	// Shard runs only the cells of one shard (zero value: all).
+	Shard Shard
+	// Virtual configures the backend.
+	Virtual virtual.Options
+	// Progress, if set, is called after each finished run with the runs
+	// done and the runs this sweep (or shard) will make. It is called from
+	// the worker goroutines, one call at a time.
+	Progress func(done, total int)
+}
+
+// Cell statuses.
+const (
+	StatusDone    = "done"    // every seed ran
+	StatusPartial = "partial" // interrupted: some seeds ran
+	StatusNotRun  = "not run" // interrupted before any seed, or another shard's cell
+	StatusInvalid = "invalid" // the cell's scenario is invalid (Error says why)
+)
+
+// Stat summarises one metric over a cell's runs: the values of the runs
+// that measured it (N of them), and the seed of the worst.
+type Stat struct {
+	N         int           `json:"n"`
+	P50       time.Duration `json:"p50"`
+	P99       time.Duration `json:"p99"`
+	Max       time.Duration `json:"max"`
+	WorstSeed int64         `json:"worst_seed,omitempty"`
+}
+
+// Verdicts counts the runs' verdicts.
+type Verdicts struct {
+	Pass    int `json:"pass"`
+	Fail    int `json:"fail"`
+	Unknown int `json:"unknown"`
+}
+
+// MetricCount is how many runs failed the expectation on one metric.
+type MetricCount struct {
+	Metric string `json:"metric"`
+	Runs   int    `json:"runs"`
+}
+
+// Prediction is the analytic worst case for a cell: the maximum of
+// model.PredictMode over the failure modes of the cell's faults.
+type Prediction struct {
+	MaxGap     time.Duration `json:"max_gap"`
+	MaxOverlap time.Duration `json:"max_overlap"`
+}
+
+// Cell is one point of the grid and what its runs measured.
+type Cell struct {
+	Index  int      `json:"index"`
+	Values []string `json:"values"`
+	Status string   `json:"status"`
+	Error  string   `json:"error,omitempty"`
+	// Runs is how many seeds ran.
+	Runs     int      `json:"runs"`
+	Verdicts Verdicts `json:"verdicts"`
+	// Gap, Overlap and Stale are the runs' longest gap, overlap and stale
+	// leadership (0 when a run had none); Failover the longest time from a
+	// fault's injection to a stable leader, over the runs that measured one.
+	Gap      Stat `json:"gap"`
+	Overlap  Stat `json:"overlap"`
+	Stale    Stat `json:"stale"`
+	Failover Stat `json:"failover"`
+	// RunsWithOverlap counts runs that had any overlap.
+	RunsWithOverlap int `json:"runs_with_overlap"`
+	// ExpectFailures counts failed expectations by metric.
+	ExpectFailures []MetricCount `json:"expect_failures,omitempty"`
+	Predicted      Prediction    `json:"predicted"`
+	// Safe: every run done and the worst one keeps the sweep's limits.
+	Safe bool `json:"safe"`
+}
+
+// Result is a sweep's outcome. Its JSON (Result.JSON) is byte-deterministic.
+type Result struct {
+	Format int  `json:"format"`
+	Grid   Grid `json:"grid"`
+	// Shard is set on a shard's result; Merge clears it.
+	Shard *Shard `json:"shard,omitempty"`
+	// Complete is false when the sweep was interrupted; Incomplete says why.
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	Runs       int    `json:"runs"`
+	Cells      []Cell `json:"cells"`
+
+	// Elapsed is the wall time of the sweep (not in result.json: it would
+	// break byte-determinism).
+	Elapsed time.Duration `json:"-"`
+}
+
+// runRec is what one run leaves for the statistics.
+type runRec struct {
+	done                    bool
+	verdict                 model.Verdict
+	gap, overlap, stale, fo time.Duration
+	hasFailover             bool
+	failed                  []string
+}
+
+// Run runs the sweep (or one shard of it) on a worker pool. If ctx is
+// cancelled, runs in flight finish, no new one starts, and the Result is
+// returned with Complete false and the cells marked partial or not run,
+// together with ctx's error. An error in the grid itself returns nil.
+func Run(ctx context.Context, g Grid, o Options) (*Result, error) {
+	g = g.withDefaults()
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	if err := o.Shard.check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	n := g.Cells()
+	res := &Result{Format: FormatVersion, Grid: g, Complete: true, Cells: make([]Cell, n)}
+	if o.Shard.N > 1 {
+		sh := o.Shard
+		res.Shard = &sh
+	}
+	// The jobs: every (cell, seed) of the shard's valid cells, in grid order.
+	scs := make([]model.Scenario, n)
+	var jobs []int // cell*Seeds + seed index
+	for i := range n {
+		c := &res.Cells[i]
+		c.Index, c.Values, c.Status = i, g.Values(i), StatusNotRun
+		if !o.Shard.owns(i) {
+			continue
+		}
+		sc, err := g.Scenario(i, g.FirstSeed)
+		if err != nil {
+			c.Status, c.Error = StatusInvalid, err.Error()
+			continue
+		}
+		scs[i] = sc
+		c.Predicted = predict(sc)
+		for k := range g.Seeds {
+			jobs = append(jobs, i*g.Seeds+k)
+		}
+	}
+	recs := make([]runRec, n*g.Seeds)
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var next, done atomic.Int64
+	var firstErr error
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for range min(workers, max(len(jobs), 1)) {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				j := int(next.Add(1)) - 1
+				if j >= len(jobs) {
+					return
+				}
+				slot := jobs[j]
+				cell, k := slot/g.Seeds, slot%g.Seeds
+				sc := scs[cell]
+				sc.Seed = g.FirstSeed + int64(k)
+				r, err := virtual.Run(sc, o.Virtual)
+				if err != nil {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("cell %d seed %d: %w", cell, sc.Seed, err)
+					}
+					mu.Unlock()
+					continue
+				}
+				recs[slot] = record(r)
+				d := done.Add(1)
+				if o.Progress != nil {
+					mu.Lock()
+					o.Progress(int(d), len(jobs))
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i := range res.Cells {
+		if scs[i].Name != "" {
+			aggregate(&res.Cells[i], recs[i*g.Seeds:(i+1)*g.Seeds], g)
+		}
+		res.Runs += res.Cells[i].Runs
+	}
+	res.Elapsed = time.Since(start)
+	switch {
+	case ctx.Err() != nil:
+		res.Complete = false
+		res.Incomplete = fmt.Sprintf("interrupted after %d of %d runs: %v", done.Load(), len(jobs), ctx.Err())
+		return res, ctx.Err()
+	case firstErr != nil:
+		res.Complete = false
+		res.Incomplete = "a run failed: " + firstErr.Error()
+		return res, firstErr
+	}
+	return res, nil
+}
+
+// predict is the worst analytic bound over the modes of sc's faults.
+func predict(sc model.Scenario) Prediction {
+	e := sc.WithDefaults().Scaled()
+	size := faultSize(e)
+	var p Prediction
+	for _, f := range e.Faults {
+		m := model.ModeOf(f.Kind, f.Mode)
+		if m == "" {
+			continue
+		}
+		pr, ok := model.PredictMode(e.Params, m, size)
+		if !ok {
+			continue
+		}
+		p.MaxGap, p.MaxOverlap = max(p.MaxGap, pr.MaxGap), max(p.MaxOverlap, pr.MaxOverlap)
+	}
+	return p
+}
+
+// faultSize is the size of the scenario's faults as the schedule gives
+// them (the largest of each kind).
+func faultSize(sc model.Scenario) model.FaultSize {
+	var s model.FaultSize
+	for _, f := range sc.Faults {
+		for0 := f.For
+		if for0 == 0 {
+			for0 = sc.Duration - f.At
+		}
+		switch f.Kind {
+		case model.FaultLatency:
+			s.Latency = max(s.Latency, f.Latency+f.Jitter)
+		case model.FaultPause:
+			s.Pause = max(s.Pause, for0)
+		case model.FaultClock:
+			if f.Rate != 0 && (s.ClockRate == 0 || f.Rate < s.ClockRate) {
+				s.ClockRate = f.Rate
+			}
+		case model.FaultPartition:
+			if f.Mode == model.PartitionBlackholeReplies {
+				s.ReplyPartition = max(s.ReplyPartition, for0)
+			}
+		}
+	}
+	return s
+}
+
+// record keeps what the statistics need of one run.
+func record(r *model.Result) runRec {
+	s := r.Analysis.Summary
+	rec := runRec{done: true, verdict: r.Verdict, gap: s.MaxGap, overlap: s.MaxOverlap, stale: s.MaxStale}
+	if s.Failover.Count > 0 {
+		rec.fo, rec.hasFailover = s.Failover.Max, true
+	}
+	for _, c := range r.Checks {
+		if c.Verdict == model.Fail && !slices.Contains(rec.failed, c.Metric) {
+			rec.failed = append(rec.failed, c.Metric)
+		}
+	}
+	return rec
+}
+
+// aggregate computes a cell's statistics from its runs, in seed order.
+func aggregate(c *Cell, recs []runRec, g Grid) {
+	var gap, ov, st, fo []sample
+	fails := map[string]int{}
+	c.Runs = 0
+	for k, r := range recs {
+		if !r.done {
+			continue
+		}
+		seed := g.FirstSeed + int64(k)
+		c.Runs++
+		switch r.verdict {
+		case model.Pass:
+			c.Verdicts.Pass++
+		case model.Fail:
+			c.Verdicts.Fail++
+		default:
+			c.Verdicts.Unknown++
+		}
+		gap = append(gap, sample{r.gap, seed})
+		ov = append(ov, sample{r.overlap, seed})
+		st = append(st, sample{r.stale, seed})
+		if r.hasFailover {
+			fo = append(fo, sample{r.fo, seed})
+		}
+		if r.overlap > 0 {
+			c.RunsWithOverlap++
+		}
+		for _, m := range r.failed {
+			fails[m]++
+		}
+	}
+	c.Gap, c.Overlap, c.Stale, c.Failover = stat(gap), stat(ov), stat(st), stat(fo)
+	for m, n := range fails {
+		c.ExpectFailures = append(c.ExpectFailures, MetricCount{Metric: m, Runs: n})
+	}
+	sort.Slice(c.ExpectFailures, func(i, j int) bool { return c.ExpectFailures[i].Metric < c.ExpectFailures[j].Metric })
+	switch {
+	case c.Runs == len(recs) && c.Runs > 0:
+		c.Status = StatusDone
+	case c.Runs > 0:
+		c.Status = StatusPartial
+	default:
+		c.Status = StatusNotRun
+	}
+	c.Safe = c.Status == StatusDone && withinLimits(g.Limits, c.Gap.Max, c.Overlap.Max, c.Stale.Max)
+}
+
+func withinLimits(l Limits, gap, overlap, stale time.Duration) bool {
+	return gap <= l.gapLimit() && overlap <= l.MaxOverlap && stale <= l.MaxStale
+}
+
+type sample struct {
+	d    time.Duration
+	seed int64
+}
+
+// stat: nearest-rank percentiles; the worst seed is the lowest seed with
+// the maximum value.
+func stat(s []sample) Stat {
+	if len(s) == 0 {
+		return Stat{}
+	}
+	slices.SortStableFunc(s, func(a, b sample) int { return cmp.Compare(a.d, b.d) })
+	rank := func(p float64) time.Duration {
+		k := int(p*float64(len(s))+0.999999999) - 1
+		return s[min(max(k, 0), len(s)-1)].d
+	}
+	worst := s[len(s)-1]
+	for _, x := range s {
+		if x.d == worst.d && x.seed < worst.seed {
+			worst = x
+		}
+	}
+	return Stat{N: len(s), P50: rank(0.50), P99: rank(0.99), Max: worst.d, WorstSeed: worst.seed}
+}
+
+// JSON is the result as result.json holds it: indented, byte-deterministic.
+func (r *Result) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ReadResult reads a result.json.
+func ReadResult(data []byte) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading a sweep result: %w", err)
+	}
+	if r.Format != FormatVersion {
+		return nil, fmt.Errorf("sweep result format %d; this build reads %d", r.Format, FormatVersion)
+	}
+	return &r, nil
+}
+
+// Merge combines the results of a sweep's shards into the result of the
+// whole sweep: each cell is taken from the shard that owns it. Every shard
+// must come from the same grid and shard count; a missing or interrupted
+// shard leaves its cells as they are (not run, partial) and the merged
+// result incomplete. Merge of all the shards equals the unsharded Run byte
+// for byte.
+func Merge(shards ...*Result) (*Result, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("merge: no shard results")
+	}
+	gj, err := json.Marshal(shards[0].Grid)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	if shards[0].Shard != nil {
+		n = shards[0].Shard.N
+	}
+	have := map[int]*Result{}
+	for _, s := range shards {
+		sj, _ := json.Marshal(s.Grid)
+		if !bytes.Equal(gj, sj) {
+			return nil, errors.New("merge: the shards come from different sweeps (their grids differ)")
+		}
+		sh := Shard{I: 0, N: 1}
+		if s.Shard != nil {
+			sh = *s.Shard
+		}
+		if sh.N != n {
+			return nil, fmt.Errorf("merge: shard %v does not belong to a sweep of %d shards", sh, n)
+		}
+		if _, dup := have[sh.I]; dup {
+			return nil, fmt.Errorf("merge: shard %v is given twice", sh)
+		}
+		have[sh.I] = s
+		if len(s.Cells) != shards[0].Grid.Cells() {
+			return nil, fmt.Errorf("merge: shard %v has %d cells; its grid has %d", sh, len(s.Cells), shards[0].Grid.Cells())
+		}
+	}
+	out := &Result{Format: FormatVersion, Grid: shards[0].Grid, Complete: true, Cells: make([]Cell, len(shards[0].Cells))}
+	var why []string
+	for i := range n {
+		s, ok := have[i]
+		if !ok {
+			why = append(why, fmt.Sprintf("shard %d/%d is missing", i, n))
+			continue
+		}
+		if !s.Complete {
+			why = append(why, fmt.Sprintf("shard %d/%d is incomplete (%s)", i, n, s.Incomplete))
+		}
+	}
+	own := Shard{N: n}
+	for k := range out.Cells {
+		own.I = k % max(n, 1)
+		if s, ok := have[own.I]; ok {
+			out.Cells[k] = s.Cells[k]
+		} else {
+			out.Cells[k] = Cell{Index: k, Values: out.Grid.Values(k), Status: StatusNotRun}
+		}
+		out.Runs += out.Cells[k].Runs
+	}
+	for _, s := range have {
+		out.Elapsed += s.Elapsed
+	}
+	if len(why) > 0 {
+		slices.Sort(why)
+		out.Complete = false
+		out.Incomplete = "merged: " + joinSemi(why)
+	}
+	return out, nil
+}
+
+func joinSemi(s []string) string {
+	var b bytes.Buffer
+	for i, x := range s {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(x)
+	}
+	return b.String()
+}

@@ -1,0 +1,269 @@
+package sweep_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sweep"
+)
+
+func TestParseGridErrors(t *testing.T) {
+	_, err := sweep.Load("testdata/bad.yaml")
+	var pe *sweep.Error
+	if !errors.As(err, &pe) {
+		t.Fatalf("want *sweep.Error, got %v", err)
+	}
+	want := []string{
+		"testdata/bad.yaml:3: sweep.seeds: ",
+		"testdata/bad.yaml:4: sweep.limits.max_overlap: ",
+		"testdata/bad.yaml:5: sweep: unknown key \"colour\"",
+		"testdata/bad.yaml:7: sweep.axes.ttl: 2s is given twice (first on line 7)",
+		"testdata/bad.yaml:8: sweep.axes.read_timeout.to: is below from",
+		"testdata/bad.yaml:9: sweep.axes.max_retries: \"many\"",
+		"testdata/bad.yaml:10: sweep.axes.pause: the base scenario has no pause fault to size",
+		"testdata/bad.yaml:11: sweep.axes: unknown key \"wiat\"",
+	}
+	msg := err.Error()
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("missing %q in:\n%s", w, msg)
+		}
+	}
+	if n := len(pe.Problems); n != len(want) {
+		t.Errorf("%d problems, want %d:\n%s", n, len(want), msg)
+	}
+}
+
+func TestParseGridRanges(t *testing.T) {
+	g, err := sweep.Load("testdata/blackhole.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(g.Axes[0].Values, ","); got != "1s,2s,3s,4s,5s,6s,7s,8s,9s,10s" {
+		t.Errorf("ttl axis %s", got)
+	}
+	if got := strings.Join(g.Axes[1].Values, ","); got != "500ms,1s,1.5s,2s,2.5s,3s,3.5s,4s,4.5s,5s" {
+		t.Errorf("read_timeout axis %s", got)
+	}
+	if g.Cells() != 100 || g.Seeds != 100 || g.Limits.MaxGap != 12*time.Second || g.Limits.MaxOverlap != 0 || g.Limits.MaxStale != sweep.NoLimit {
+		t.Errorf("grid %+v", g)
+	}
+}
+
+// smallGrid: 3 × 2 × 2 cells of partition-blackhole, a few seeds.
+func smallGrid(t testing.TB, seeds int) sweep.Grid {
+	e, ok := scenarios.Lookup("partition-blackhole")
+	if !ok {
+		t.Fatal("no built-in partition-blackhole")
+	}
+	return sweep.Grid{
+		Base:   e.Scenario,
+		Seeds:  seeds,
+		Limits: sweep.Limits{MaxGap: 12 * time.Second, MaxOverlap: 0, MaxStale: sweep.NoLimit},
+		Axes: []sweep.Axis{
+			sweep.Durations(sweep.ParamTTL, 2*time.Second, 5*time.Second, 8*time.Second),
+			sweep.Durations(sweep.ParamReadTimeout, 500*time.Millisecond, 5*time.Second),
+			sweep.Bools(sweep.ParamSafe, false, true),
+		},
+	}
+}
+
+func runJSON(t *testing.T, g sweep.Grid, o sweep.Options) []byte {
+	t.Helper()
+	r, err := sweep.Run(context.Background(), g, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDeterminism(t *testing.T) {
+	g := smallGrid(t, 4)
+	a := runJSON(t, g, sweep.Options{Workers: 4})
+	prev := runtime.GOMAXPROCS(1)
+	b := runJSON(t, g, sweep.Options{})
+	runtime.GOMAXPROCS(prev)
+	c := runJSON(t, g, sweep.Options{Workers: 1})
+	if !bytes.Equal(a, b) || !bytes.Equal(a, c) {
+		t.Fatal("the same sweep gave different bytes under different worker counts or GOMAXPROCS")
+	}
+	r, _ := sweep.ReadResult(a)
+	if !r.Complete || r.Runs != 12*4 {
+		t.Fatalf("complete %v runs %d", r.Complete, r.Runs)
+	}
+	// The finding the grid must show: spec mode with go-redis's 5s read
+	// timeout overlaps; safe mode never does.
+	var specOverlap bool
+	for _, c := range r.Cells {
+		if c.Values[2] == "true" && c.Overlap.Max > 0 {
+			t.Errorf("safe-mode cell %v overlapped %v", c.Values, c.Overlap.Max)
+		}
+		if c.Values[2] == "false" && c.Values[1] == "5s" && c.Overlap.Max > 0 {
+			specOverlap = true
+		}
+	}
+	if !specOverlap {
+		t.Error("no spec-mode overlap with a 5s read timeout")
+	}
+}
+
+func TestShardMerge(t *testing.T) {
+	g := smallGrid(t, 3)
+	whole := runJSON(t, g, sweep.Options{})
+	var shards []*sweep.Result
+	for i := range 3 {
+		sh, err := sweep.ParseShard(strings.Join([]string{string(rune('0' + i)), "3"}, "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := sweep.Run(context.Background(), g, sweep.Options{Shard: sh})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Through result.json, as a CI matrix would hand them over.
+		b, _ := r.JSON()
+		back, err := sweep.ReadResult(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, back)
+	}
+	// Any order.
+	m, err := sweep.Merge(shards[2], shards[0], shards[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := m.JSON()
+	if !bytes.Equal(got, whole) {
+		t.Fatalf("merge(shards) differs from the unsharded sweep:\n%s\n---\n%s", got[:min(len(got), 600)], whole[:min(len(whole), 600)])
+	}
+	// A missing shard: incomplete, its cells not run.
+	part, err := sweep.Merge(shards[0], shards[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if part.Complete || !strings.Contains(part.Incomplete, "shard 2/3 is missing") || part.Cells[2].Status != sweep.StatusNotRun {
+		t.Errorf("partial merge: complete %v %q, cell 2 %s", part.Complete, part.Incomplete, part.Cells[2].Status)
+	}
+	if _, err := sweep.Merge(shards[0], shards[0]); err == nil {
+		t.Error("a shard given twice was merged")
+	}
+	if _, err := sweep.ParseShard("3/3"); err == nil {
+		t.Error("shard 3/3 accepted")
+	}
+}
+
+func TestInterruptKeepsPartialResults(t *testing.T) {
+	g := smallGrid(t, 50)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r, err := sweep.Run(ctx, g, sweep.Options{Workers: 2, Progress: func(done, total int) {
+		if done == 100 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err %v", err)
+	}
+	if r == nil || r.Complete || !strings.Contains(r.Incomplete, "interrupted") {
+		t.Fatalf("result %+v", r)
+	}
+	if r.Runs < 100 || r.Runs >= 12*50 {
+		t.Errorf("%d runs kept", r.Runs)
+	}
+	statuses := map[string]int{}
+	for _, c := range r.Cells {
+		statuses[c.Status]++
+		if c.Status != sweep.StatusDone && c.Safe {
+			t.Errorf("cell %d is %s yet marked safe", c.Index, c.Status)
+		}
+	}
+	if statuses[sweep.StatusDone] == 0 || statuses[sweep.StatusNotRun]+statuses[sweep.StatusPartial] == 0 {
+		t.Errorf("statuses %v", statuses)
+	}
+	dir := t.TempDir()
+	if _, err := sweep.WriteFiles(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	html, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	if !bytes.Contains(html, []byte("Incomplete:")) {
+		t.Error("the page does not say the sweep is incomplete")
+	}
+}
+
+func TestWriteFiles(t *testing.T) {
+	r, err := sweep.Run(context.Background(), smallGrid(t, 2), sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := sweep.WriteFiles(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Three multi-valued axes: three pairs, two metrics, svg + png.
+	if len(files) != 2+3*2*2+1 {
+		t.Errorf("files %v", files)
+	}
+	csv, _ := os.ReadFile(filepath.Join(dir, "cells.csv"))
+	if lines := strings.Count(string(csv), "\n"); lines != 13 {
+		t.Errorf("cells.csv has %d lines, want a header and 12 cells", lines)
+	}
+	if !strings.HasPrefix(string(csv), "cell,ttl,read_timeout,safe,status,runs,") {
+		t.Errorf("csv header %q", strings.SplitN(string(csv), "\n", 2)[0])
+	}
+	again := t.TempDir()
+	sweep.WriteFiles(again, r)
+	for _, f := range files {
+		a, _ := os.ReadFile(filepath.Join(dir, f))
+		b, _ := os.ReadFile(filepath.Join(again, f))
+		if !bytes.Equal(a, b) {
+			t.Errorf("%s differs between two writes of the same result", f)
+		}
+	}
+}
+
+func TestInvalidCell(t *testing.T) {
+	g := smallGrid(t, 2)
+	// Jitter of 1s is not below TTL/2 = 1s at TTL 2s: that cell is invalid.
+	g.Axes = []sweep.Axis{sweep.Durations(sweep.ParamTTL, 2*time.Second, 5*time.Second), sweep.Durations(sweep.ParamJitter, time.Second)}
+	r, err := sweep.Run(context.Background(), g, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Cells[0].Status != sweep.StatusInvalid || r.Cells[0].Error == "" || r.Cells[1].Status != sweep.StatusDone {
+		t.Errorf("cells %+v", r.Cells)
+	}
+}
+
+// Benchmark10x10x100: the target, a 10 × 10 grid × 100 seeds
+// (10,000 runs) of partition-blackhole on every core, statistics included.
+func Benchmark10x10x100(b *testing.B) {
+	g, err := sweep.Load("testdata/blackhole.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		start := time.Now()
+		r, err := sweep.Run(context.Background(), g, sweep.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(time.Since(start).Seconds(), "s/10k-runs")
+		if r.Runs != 10000 {
+			b.Fatalf("%d runs", r.Runs)
+		}
+	}
+}
