@@ -56,6 +56,9 @@ Usage:
   chaos validate FILE...           check scenario files without running them
   chaos bounds [FILE] [flags]      predicted worst-case gap and overlap per failure mode
   chaos report RESULT.json         re-render the reports of a stored result
+  chaos sweep FILE|--grid ... [flags]  a parameter grid × seeds on the virtual backend: CSV,
+                                   heatmaps, safe region (--shard i/n; 'sweep merge')
+  chaos advise --max-gap D [flags] the timings that meet your constraints under your faults
 
 Run 'chaos COMMAND --help' for a command's flags and examples.
 
@@ -91,6 +94,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdBounds(args[1:], stdout, stderr)
 	case "report":
 		err = cmdReport(args[1:], stdout, stderr)
+	case "sweep":
+		err = cmdSweep(ctx, args[1:], stdout, stderr)
+	case "advise":
+		err = cmdAdvise(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK

@@ -1,0 +1,421 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/term"
+
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sweep"
+)
+
+const sweepUsage = `Usage: chaos sweep FILE.yaml [flags]
+       chaos sweep --scenario NAME --grid PARAM=VALUES [--grid ...] [flags]
+       chaos sweep merge [--out DIR] SHARD/result.json...
+
+Runs a scenario over a grid of timings and fault sizes, many seeds per
+cell, on the virtual backend, and writes result.json, cells.csv, heatmaps
+of the worst overlap and gap with the safe region drawn, and index.html.
+A grid is a sweep file (see sweep/testdata/blackhole.yaml) or --grid flags:
+PARAM=v1,v2,... or, for durations, PARAM=FROM..TO/STEPS. Params: ttl, wait,
+jitter, op_timeout, read_timeout, max_retries, safe, pause, latency,
+clock_rate, partition, fault_at.
+
+--shard i/n runs one shard (e.g. --shard $JOB_COMPLETION_INDEX/8 in a
+Kubernetes Indexed Job); 'chaos sweep merge' combines the shards' result.json
+files into the same reports, byte for byte those of the unsharded sweep.
+An interrupt keeps what ran, marked incomplete.
+
+Examples:
+  chaos sweep sweep/testdata/blackhole.yaml --out /tmp/sweep
+  chaos sweep --scenario partition-blackhole --grid ttl=1s..10s/10 --grid read_timeout=500ms,1s,5s --seeds 50
+  chaos sweep merge --out /tmp/sweep shard-0/result.json shard-1/result.json
+
+Flags:
+`
+
+const adviseUsage = `Usage: chaos advise --max-gap D [constraints] [envelope] [flags]
+
+Recommends the TTL, Wait, jitter, client timeouts and retries, op_timeout
+and spec or safe mode that keep your constraints under your platform's
+faults, with the margin each constraint has, the formulas behind it and
+what breaks first; found analytically, then confirmed on the virtual
+backend over seeds and fault phases. If nothing meets the constraints it
+says which one to relax, and by how much. The confirming scenarios are
+written to --out, to keep checking on the real backend ('chaos run FILE').
+
+Examples:
+  chaos advise --max-gap 12s --max-overlap 0s --max-pause 1s --max-drift 0.01 --partitions blackhole,refuse,reset
+  chaos advise --max-gap 5s --max-overlap 0s --redis-restarts --out /tmp/advice
+
+Flags:
+`
+
+// cmdSweep runs `chaos sweep` and `chaos sweep merge`.
+func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return cmdSweepMerge(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		out, scenario, shard string
+		grids                gridFlags
+		seeds, workers       int
+		quiet                bool
+	)
+	fs.StringVar(&out, "out", "./chaos-sweeps", "write the sweep to `DIR`/<name>/")
+	fs.StringVar(&scenario, "scenario", "", "with --grid: the base scenario, a built-in `NAME` or a file")
+	fs.Var(&grids, "grid", "an axis, `PARAM=VALUES` (repeat it; the last varies fastest)")
+	fs.IntVar(&seeds, "seeds", 0, "seeds per cell (default: the file's, else 20)")
+	fs.StringVar(&shard, "shard", "", "run one shard, `i/n` (0-based)")
+	fs.IntVar(&workers, "workers", 0, "runs at once (default GOMAXPROCS)")
+	fs.BoolVar(&quiet, "quiet", false, "print only the summary")
+	fs.Usage = func() { fmt.Fprint(stderr, sweepUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	var g sweep.Grid
+	switch {
+	case len(pos) == 1 && scenario == "" && len(grids) == 0:
+		if g, err = sweep.Load(pos[0]); err != nil {
+			return &exitError{exitUsage, err}
+		}
+	case len(pos) == 0 && scenario != "" && len(grids) > 0:
+		base, err := scenarios.Open(scenario)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		g = sweep.Grid{Name: base.Name, Base: base, Axes: grids, Limits: sweep.DefaultLimits()}
+	default:
+		return usageErr("sweep takes a sweep file, or --scenario with --grid axes (see --help)")
+	}
+	if seeds > 0 {
+		g.Seeds = seeds
+	}
+	o := sweep.Options{Workers: workers}
+	if shard != "" {
+		if o.Shard, err = sweep.ParseShard(shard); err != nil {
+			return usageErr("--shard: %v", err)
+		}
+	}
+	o.Progress = sweepProgress(stdout, quiet)
+	res, runErr := sweep.Run(ctx, g, o)
+	if res == nil {
+		if runErr != nil && ctx.Err() == nil {
+			return &exitError{exitUsage, runErr}
+		}
+		return &exitError{exitCanceled, errors.New("interrupted")}
+	}
+	dir := filepath.Join(out, sweepDirName(g, shard))
+	if _, err := sweep.WriteFiles(dir, res); err != nil {
+		return fmt.Errorf("writing the sweep: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s\n", sweepSummary(res))
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "index.html"))
+	if runErr != nil {
+		return &exitError{exitCanceled, errors.New("interrupted: the partial sweep is written, marked incomplete")}
+	}
+	return nil
+}
+
+// cmdSweepMerge combines shard results.
+func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("sweep merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "./chaos-sweeps/merged", "write the merged sweep to `DIR`")
+	fs.Usage = func() { fmt.Fprint(stderr, sweepUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) == 0 {
+		return usageErr("sweep merge needs the shards' result.json files")
+	}
+	var shards []*sweep.Result
+	for _, p := range pos {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		r, err := sweep.ReadResult(data)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("%s: %w", p, err)}
+		}
+		shards = append(shards, r)
+	}
+	merged, err := sweep.Merge(shards...)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	if _, err := sweep.WriteFiles(*out, merged); err != nil {
+		return fmt.Errorf("writing the merged sweep: %w", err)
+	}
+	fmt.Fprintf(stdout, "%s\nreport: %s\n", sweepSummary(merged), filepath.Join(*out, "index.html"))
+	if !merged.Complete {
+		return &exitError{exitFailed, fmt.Errorf("the merged sweep is incomplete: %s", merged.Incomplete)}
+	}
+	return nil
+}
+
+// cmdAdvise runs `chaos advise`.
+func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("advise", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		c              sweep.Constraints
+		e              sweep.Envelope
+		o              sweep.AdviseOptions
+		maxStale       string
+		partitions     string
+		out            string
+		jsonOut        bool
+		confirmVirtual bool
+	)
+	fs.DurationVar(&c.MaxGap, "max-gap", 0, "the longest leaderless interval allowed (required)")
+	fs.DurationVar(&c.MaxOverlap, "max-overlap", 0, "the longest believed split brain allowed (0: none)")
+	fs.StringVar(&maxStale, "max-stale", "none", "the longest stale leadership allowed, a duration or none")
+	fs.BoolVar(&c.NoStaleWrites, "no-stale-writes", false, "a stale leader's writes must not land (needs safe mode's fence unless no stale leadership is predicted)")
+	fs.DurationVar(&e.LatencyP99, "latency-p99", 0, "p99 one-way latency to Redis in normal operation")
+	fs.DurationVar(&e.LatencyMax, "latency-max", 0, "worst one-way latency spike to survive")
+	fs.DurationVar(&e.MaxPause, "max-pause", 0, "longest process pause (GC, VM steal, SIGSTOP)")
+	fs.Float64Var(&e.MaxClockDrift, "max-drift", 0, "how much slower than real time a clock may run, a fraction (0.01 = 1%)")
+	fs.StringVar(&partitions, "partitions", "", "partition modes to survive, comma-separated: blackhole, refuse, reset, blackhole-requests, blackhole-replies")
+	fs.BoolVar(&e.RedisRestarts, "redis-restarts", false, "Redis may restart empty (the lease is lost)")
+	fs.DurationVar(&e.RedisDowntime, "redis-downtime", 0, "how long a restarting Redis is unreachable (default 1s)")
+	fs.IntVar(&o.Seeds, "seeds", 0, "seeds per confirming run (default 20)")
+	fs.BoolVar(&confirmVirtual, "confirm", true, "confirm the recommendation on the virtual backend")
+	fs.StringVar(&out, "out", "", "also write advice.md, advice.json and the confirming scenarios to `DIR`")
+	fs.BoolVar(&jsonOut, "json", false, "print the advice as JSON")
+	fs.Usage = func() { fmt.Fprint(stderr, adviseUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) > 0 {
+		return usageErr("advise takes flags only, not %q", pos[0])
+	}
+	c.MaxStale = sweep.NoLimit
+	if maxStale != "none" {
+		if c.MaxStale, err = time.ParseDuration(maxStale); err != nil {
+			return usageErr("--max-stale: %v (a duration, or none)", err)
+		}
+	}
+	if partitions != "" {
+		e.Partitions = strings.Split(partitions, ",")
+	}
+	o.Confirm = confirmVirtual
+	adv, err := sweep.Advise(ctx, c, e, o)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &exitError{exitCanceled, errors.New("interrupted")}
+		}
+		return &exitError{exitUsage, err}
+	}
+	if jsonOut {
+		b, _ := json.MarshalIndent(adv, "", "  ")
+		fmt.Fprintf(stdout, "%s\n", b)
+	} else {
+		fmt.Fprint(stdout, adv.Markdown())
+	}
+	if out != "" {
+		if err := writeAdvice(out, adv); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "\nwritten to %s\n", out)
+	}
+	if !adv.Feasible || (adv.Confirmed && !adv.ConfirmedOK) {
+		return &exitError{exitFailed, errors.New("no setting meets the constraints under this envelope (see Relax above)")}
+	}
+	return nil
+}
+
+// writeAdvice writes advice.md, advice.json and the confirming scenarios.
+func writeAdvice(dir string, adv sweep.Advice) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(adv, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"advice.md": []byte(adv.Markdown()), "advice.json": append(b, '\n')}
+	for i, sc := range adv.Scenarios {
+		y, err := scenarios.Marshal(sc)
+		if err != nil {
+			return fmt.Errorf("writing confirming scenario %d: %w", i, err)
+		}
+		name := sc.Name
+		if name == "" {
+			name = "confirm-" + strconv.Itoa(i)
+		}
+		files[name+".yaml"] = y
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// gridFlags are --grid axes.
+type gridFlags []sweep.Axis
+
+func (g *gridFlags) String() string { return fmt.Sprint(len(*g), " axes") }
+
+// Set parses PARAM=v1,v2 or PARAM=FROM..TO/STEPS (durations).
+func (g *gridFlags) Set(s string) error {
+	param, values, ok := strings.Cut(s, "=")
+	if !ok || values == "" {
+		return fmt.Errorf("want PARAM=VALUES, e.g. ttl=1s,2s,5s or ttl=1s..10s/10")
+	}
+	var ax sweep.Axis
+	switch param {
+	case "max_retries":
+		var vs []int
+		for _, v := range strings.Split(values, ",") {
+			n, err := strconv.Atoi(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a whole number", param, v)
+			}
+			vs = append(vs, n)
+		}
+		ax = sweep.Ints(param, vs...)
+	case "clock_rate":
+		var vs []float64
+		for _, v := range strings.Split(values, ",") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not a number", param, v)
+			}
+			vs = append(vs, f)
+		}
+		ax = sweep.Floats(param, vs...)
+	case "safe":
+		var vs []bool
+		for _, v := range strings.Split(values, ",") {
+			b, err := strconv.ParseBool(v)
+			if err != nil {
+				return fmt.Errorf("%s: %q is not true or false", param, v)
+			}
+			vs = append(vs, b)
+		}
+		ax = sweep.Bools(param, vs...)
+	default:
+		ds, err := durationValues(values)
+		if err != nil {
+			return fmt.Errorf("%s: %v", param, err)
+		}
+		ax = sweep.Durations(param, ds...)
+	}
+	*g = append(*g, ax)
+	return nil
+}
+
+// durationValues reads "1s,2s" or "1s..10s/10" (10 values, ends included).
+func durationValues(s string) ([]time.Duration, error) {
+	if from, rest, ok := strings.Cut(s, ".."); ok {
+		to, steps, ok := strings.Cut(rest, "/")
+		if !ok {
+			return nil, fmt.Errorf("a range is FROM..TO/STEPS, e.g. 1s..10s/10")
+		}
+		a, err1 := time.ParseDuration(from)
+		b, err2 := time.ParseDuration(to)
+		n, err3 := strconv.Atoi(steps)
+		if err := errors.Join(err1, err2, err3); err != nil || n < 2 || b <= a {
+			return nil, fmt.Errorf("%q: want FROM < TO and at least 2 steps", s)
+		}
+		out := make([]time.Duration, n)
+		for i := range out {
+			out[i] = a + time.Duration(int64(b-a)*int64(i)/int64(n-1))
+		}
+		return out, nil
+	}
+	var out []time.Duration
+	for _, v := range strings.Split(s, ",") {
+		d, err := time.ParseDuration(v)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, nil
+}
+
+// sweepProgress reports progress: a line redrawn in place with an ETA on a
+// terminal, a plain line every 10% elsewhere (CI logs).
+func sweepProgress(w io.Writer, quiet bool) func(done, total int) {
+	if quiet {
+		return nil
+	}
+	f, ok := w.(*os.File)
+	tty := ok && term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb"
+	start := time.Now()
+	var mu sync.Mutex
+	lastDecile := -1
+	return func(done, total int) {
+		mu.Lock()
+		defer mu.Unlock()
+		if total == 0 {
+			return
+		}
+		elapsed := time.Since(start)
+		eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
+		switch {
+		case tty:
+			fmt.Fprintf(w, "\r%d/%d runs, %v elapsed, ETA %v   ", done, total, elapsed.Round(100*time.Millisecond), eta.Round(100*time.Millisecond))
+			if done == total {
+				fmt.Fprintln(w)
+			}
+		case done*10/total != lastDecile:
+			lastDecile = done * 10 / total
+			fmt.Fprintf(w, "%d/%d runs, %v elapsed, ETA %v\n", done, total, elapsed.Round(100*time.Millisecond), eta.Round(100*time.Millisecond))
+		}
+	}
+}
+
+// sweepDirName names a sweep's directory: its name, and its shard.
+func sweepDirName(g sweep.Grid, shard string) string {
+	name := g.Name
+	if name == "" {
+		name = g.Base.Name
+	}
+	if name == "" {
+		name = "sweep"
+	}
+	if shard != "" {
+		name += "-shard-" + strings.ReplaceAll(shard, "/", "-of-")
+	}
+	return name
+}
+
+// sweepSummary is the sweep's closing line.
+func sweepSummary(r *sweep.Result) string {
+	safe, done := 0, 0
+	for _, c := range r.Cells {
+		if c.Status == sweep.StatusDone {
+			done++
+		}
+		if c.Safe {
+			safe++
+		}
+	}
+	s := fmt.Sprintf("%d cells (%d done), %d runs in %v; %d cells in the safe region", len(r.Cells), done, r.Runs, r.Elapsed.Round(time.Millisecond), safe)
+	if !r.Complete {
+		s += "; INCOMPLETE: " + r.Incomplete
+	}
+	return s
+}

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// chaos sweep from flags, sharded and merged, equals the unsharded sweep
+// byte for byte; a bad grid is a usage error.
+func TestSweepShardMergeCLI(t *testing.T) {
+	dir := t.TempDir()
+	grid := []string{"--scenario", "partition-blackhole", "--grid", "ttl=2s..8s/4", "--grid", "safe=false,true", "--seeds", "5", "--quiet"}
+	sweepTo := func(out string, extra ...string) {
+		t.Helper()
+		if code, stdout, stderr := chaos(t, append(append([]string{"sweep", "--out", out}, grid...), extra...)...); code != exitOK {
+			t.Fatalf("sweep %v: exit %d\n%s\n%s", extra, code, stdout, stderr)
+		}
+	}
+	sweepTo(filepath.Join(dir, "whole"))
+	sweepTo(filepath.Join(dir, "shards"), "--shard", "0/2")
+	sweepTo(filepath.Join(dir, "shards"), "--shard", "1/2")
+	merged := filepath.Join(dir, "merged")
+	if code, stdout, stderr := chaos(t, "sweep", "merge", "--out", merged,
+		filepath.Join(dir, "shards", "partition-blackhole-shard-0-of-2", "result.json"),
+		filepath.Join(dir, "shards", "partition-blackhole-shard-1-of-2", "result.json")); code != exitOK {
+		t.Fatalf("merge: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	whole, err := os.ReadFile(filepath.Join(dir, "whole", "partition-blackhole", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := os.ReadFile(filepath.Join(merged, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(whole, got) {
+		t.Error("merged shards differ from the unsharded sweep")
+	}
+	for _, f := range []string{"cells.csv", "index.html", "heatmap-overlap-safe-ttl.png"} {
+		if _, err := os.Stat(filepath.Join(merged, f)); err != nil {
+			t.Errorf("merged sweep lacks %s: %v", f, err)
+		}
+	}
+	if code, _, stderr := chaos(t, "sweep", "--scenario", "partition-blackhole", "--grid", "ttl=banana"); code != exitUsage || !strings.Contains(stderr, "ttl") {
+		t.Errorf("a bad grid: exit %d, %q; want 2 naming ttl", code, stderr)
+	}
+}
+
+// chaos advise: a feasible envelope exits 0 with a recommendation and
+// writes the confirming scenarios; an infeasible one exits 1 saying what to
+// relax.
+func TestAdviseCLI(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := chaos(t, "advise", "--max-gap", "12s", "--max-overlap", "0s", "--max-pause", "1s",
+		"--partitions", "blackhole,refuse", "--seeds", "4", "--out", out)
+	if code != exitOK || !strings.Contains(stdout, "## Recommendation") {
+		t.Fatalf("feasible advise: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(out, "advice.json")); err != nil {
+		t.Error(err)
+	}
+	code, stdout, _ = chaos(t, "advise", "--max-gap", "12s", "--max-overlap", "0s", "--redis-restarts", "--seeds", "2")
+	if code != exitFailed || !strings.Contains(strings.ToLower(stdout), "relax") {
+		t.Errorf("infeasible advise: exit %d, want 1 with a relaxation\n%s", code, stdout)
+	}
+	if code, _, _ := chaos(t, "advise", "--max-overlap", "0s"); code != exitUsage {
+		t.Errorf("advise without --max-gap: exit %d, want 2", code)
+	}
+}
