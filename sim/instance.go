@@ -60,7 +60,9 @@ func redisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
 func (in *instance) start() error {
 	p := in.run.sc.Params
 	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
-	inc.rdb = redis.NewClient(redisOptions(p.Client, in.dial, inc.gate))
+	// The instance authenticates as the harness does: Toxiproxy forwards
+	// the bytes (AUTH and TLS included) untouched.
+	inc.rdb = redis.NewClient(in.run.env.Auth.Apply(redisOptions(p.Client, in.dial, inc.gate)))
 	eo := electionOpts(p, nil)
 	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
 	rec := in.run.rec

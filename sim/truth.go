@@ -3,12 +3,14 @@ package sim
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/env"
 )
 
 // truthPoll is how often the watcher also GETs the key, to catch what a
@@ -37,8 +39,14 @@ type Truth struct {
 
 // WatchTruth starts watching key on the Redis at addr.
 func WatchTruth(ctx context.Context, addr, key string, rec *Recorder) (*Truth, error) {
+	return WatchTruthAuth(ctx, addr, env.Auth{}, key, rec)
+}
+
+// WatchTruthAuth is WatchTruth on a Redis that needs auth (a password, an
+// ACL user, TLS) or another database than 0.
+func WatchTruthAuth(ctx context.Context, addr string, auth env.Auth, key string, rec *Recorder) (*Truth, error) {
 	t := &Truth{
-		rdb:  redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: time.Second}),
+		rdb:  redis.NewClient(auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: time.Second})),
 		key:  key,
 		rec:  rec,
 		done: make(chan struct{}),
@@ -48,7 +56,7 @@ func WatchTruth(ctx context.Context, addr, key string, rec *Recorder) (*Truth, e
 		_ = t.rdb.Close()
 		return nil, err
 	}
-	ps := t.rdb.Subscribe(ctx, "__keyspace@0__:"+key)
+	ps := t.rdb.Subscribe(ctx, fmt.Sprintf("__keyspace@%d__:%s", auth.DB, key))
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
 		_ = t.rdb.Close()

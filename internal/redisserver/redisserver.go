@@ -8,9 +8,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +20,14 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// ErrNotInstalled is returned by Start when no redis-server binary is found.
-var ErrNotInstalled = errors.New("no redis-server on PATH (install it: `apt-get install redis-server` or `brew install redis`)")
+// ErrNotInstalled is returned by Start when no redis-server binary is
+// found; the error wrapping it says where Start looked.
+var ErrNotInstalled = errors.New("no redis-server")
+
+// tempPrefix names the temporary directories of spawned servers:
+// leaselab-redis-<pid of the harness>-<random>. A directory whose harness
+// is gone (killed with SIGKILL, or it crashed) is removed by the next Start.
+const tempPrefix = "leaselab-redis-"
 
 // Options configure Start. Zero values mean the documented defaults.
 type Options struct {
@@ -33,12 +41,16 @@ type Options struct {
 	Hz int
 	// ReadyTimeout bounds the wait for the first PONG. Default 10s.
 	ReadyTimeout time.Duration
+	// Password, when set, is required of every client (requirepass), so
+	// that other local users cannot reach a run's Redis. Default: none.
+	Password string
 }
 
 // Server is one redis-server process. Its port survives Restart.
 type Server struct {
-	Addr    string
-	Version string // the server's redis_version, read at start
+	Addr     string
+	Version  string // the server's redis_version, read at start
+	Password string // the password clients must give (Options.Password)
 
 	path    string
 	args    []string
@@ -59,14 +71,26 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	}
 	bin, err := exec.LookPath(path)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", ErrNotInstalled, err)
+		if o.Path == "" {
+			return nil, fmt.Errorf("%w on PATH (install it: `apt-get install redis-server` or `brew install redis`)", ErrNotInstalled)
+		}
+		var ee *exec.Error
+		var pe *fs.PathError
+		if errors.As(err, &ee) {
+			err = ee.Err
+		}
+		if errors.As(err, &pe) {
+			err = pe.Err
+		}
+		return nil, fmt.Errorf("%w at %s: %v", ErrNotInstalled, o.Path, err)
 	}
-	s := &Server{path: bin, dir: o.Dir, ready: o.ReadyTimeout}
+	s := &Server{path: bin, dir: o.Dir, ready: o.ReadyTimeout, Password: o.Password}
 	if s.ready == 0 {
 		s.ready = 10 * time.Second
 	}
 	if s.dir == "" {
-		if s.dir, err = os.MkdirTemp("", "leaselab-redis-"); err != nil {
+		removeStaleDirs()
+		if s.dir, err = os.MkdirTemp("", fmt.Sprintf("%s%d-", tempPrefix, os.Getpid())); err != nil {
 			return nil, fmt.Errorf("creating redis-server directory: %w", err)
 		}
 		s.tempDir = true
@@ -84,6 +108,9 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 	s.args = []string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
 		"--daemonize", "no", "--dir", s.dir, "--hz", strconv.Itoa(hz), "--notify-keyspace-events", "Kgx$",
 		"--protected-mode", "no"}
+	if o.Password != "" {
+		s.args = append(s.args, "--requirepass", o.Password)
+	}
 	if err := s.start(ctx); err != nil {
 		s.cleanDir()
 		return nil, err
@@ -101,7 +128,7 @@ func (s *Server) start(ctx context.Context) error {
 	go func() { _ = cmd.Wait(); close(exited) }()
 	s.cmd, s.exited = cmd, exited
 
-	c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: 200 * time.Millisecond})
+	c := redis.NewClient(&redis.Options{Addr: s.Addr, Password: s.Password, MaxRetries: -1, DialerRetries: 1, DialTimeout: 200 * time.Millisecond})
 	defer c.Close()
 	deadline := time.Now().Add(s.ready)
 	for {
@@ -162,6 +189,22 @@ func (s *Server) Running() bool {
 		return false
 	default:
 		return true
+	}
+}
+
+// removeStaleDirs removes the temporary directories of servers whose
+// harness process no longer exists: Stop never ran for them.
+func removeStaleDirs() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), tempPrefix+"*"))
+	for _, d := range dirs {
+		rest := strings.TrimPrefix(filepath.Base(d), tempPrefix)
+		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
+		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+			continue // not ours to judge (an older name), or still in use
+		}
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && ownedByMe(fi) {
+			_ = os.RemoveAll(d)
+		}
 	}
 }
 

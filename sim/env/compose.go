@@ -47,6 +47,8 @@ type External struct {
 	RedisAddr string
 	// ToxiproxyAddr is the Toxiproxy API (host:port). Required.
 	ToxiproxyAddr string
+	// RedisAuth is how to authenticate to Redis (both addresses).
+	RedisAuth Auth
 	// ProxyUpstream is Redis as Toxiproxy reaches it, e.g. "redis:6379" on
 	// a compose network. Default RedisAddr.
 	ProxyUpstream string
@@ -86,7 +88,7 @@ func (e External) EnvironmentFor(ctx context.Context, n int) (*Environment, erro
 	if err != nil {
 		return nil, fmt.Errorf("%w: Toxiproxy API at %s: %v", ErrEnvironment, e.ToxiproxyAddr, err)
 	}
-	env := &Environment{RedisAddr: e.RedisAddr, ProxyUpstream: e.ProxyUpstream, Toxiproxy: tp, Close: func() error { return nil }}
+	env := &Environment{RedisAddr: e.RedisAddr, ProxyUpstream: e.ProxyUpstream, Toxiproxy: tp, Auth: e.RedisAuth, Close: func() error { return nil }}
 	if env.ProxyUpstream == "" {
 		env.ProxyUpstream = e.RedisAddr
 	}

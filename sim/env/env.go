@@ -55,6 +55,10 @@ type Environment struct {
 	RestartRedis func(ctx context.Context) error
 	// RedisVersion is the server's redis_version.
 	RedisVersion string
+	// Auth is how every connection to Redis authenticates (the harness's
+	// and the instances'): the user's for a Redis given by address or
+	// URL, a random password for a spawned redis-server.
+	Auth Auth
 	// Close tears down everything the provider started.
 	Close func() error
 }
@@ -72,8 +76,13 @@ type Embedded struct {
 	// RedisServer is the redis-server binary. Default: found on PATH.
 	RedisServer string
 	// RedisAddr is an existing Redis to use instead of spawning one.
-	// Default: LEASELAB_REDIS_ADDR, else spawn.
+	// Default: the address of LEASELAB_REDIS_URL, else LEASELAB_REDIS_ADDR,
+	// else spawn.
 	RedisAddr string
+	// RedisAuth is how to authenticate to RedisAddr. Default: from
+	// LEASELAB_REDIS_URL (go-redis's URL form, see ParseRedisURL) when
+	// that gives the address, else the password in LEASELAB_REDIS_PASSWORD.
+	RedisAuth Auth
 	// ToxiproxyAddr is the API address of an external Toxiproxy (host:port).
 	// Default: an in-process server on a free loopback port.
 	ToxiproxyAddr string
@@ -96,23 +105,34 @@ func (e Embedded) Environment(ctx context.Context) (env *Environment, err error)
 	}()
 	env = &Environment{}
 
-	addr := e.RedisAddr
+	addr, auth := e.RedisAddr, e.RedisAuth
 	if addr == "" {
-		addr = os.Getenv("LEASELAB_REDIS_ADDR")
+		if u := os.Getenv("LEASELAB_REDIS_URL"); u != "" {
+			if addr, auth, err = ParseRedisURL(u); err != nil {
+				return nil, fmt.Errorf("%w: LEASELAB_REDIS_URL: %v", ErrEnvironment, err)
+			}
+		} else if addr = os.Getenv("LEASELAB_REDIS_ADDR"); addr != "" {
+			auth.Password = os.Getenv("LEASELAB_REDIS_PASSWORD")
+		}
 	}
 	if addr == "" {
-		srv, err := redisserver.Start(ctx, redisserver.Options{Path: e.RedisServer})
+		pw, err := randomPassword()
 		if err != nil {
-			if errors.Is(err, redisserver.ErrNotInstalled) {
-				return nil, fmt.Errorf("%w: %v; or give the address of a running Redis (--redis-addr or LEASELAB_REDIS_ADDR)", ErrEnvironment, err)
+			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
+		}
+		srv, err := redisserver.Start(ctx, redisserver.Options{Path: e.RedisServer, Password: pw})
+		if err != nil {
+			if errors.Is(err, redisserver.ErrNotInstalled) && e.RedisServer == "" {
+				return nil, fmt.Errorf("%w: %v, or give a running Redis (--redis-addr, --redis-url)", ErrEnvironment, err)
 			}
 			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
 		}
 		closers = append(closers, func() error { srv.Stop(); return nil })
-		addr = srv.Addr
+		addr, auth = srv.Addr, Auth{Password: pw}
 		env.RedisVersion = srv.Version
 		env.RestartRedis = srv.Restart
 	}
+	env.Auth = auth
 	env.RedisAddr, env.ProxyUpstream = addr, addr
 
 	api := e.ToxiproxyAddr
