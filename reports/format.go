@@ -2,6 +2,7 @@ package reports
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,9 @@ func dur(d time.Duration) string {
 		return "unbounded"
 	}
 	if d < 0 {
+		if d == math.MinInt64 { // -d overflows back to itself
+			return "-unbounded"
+		}
 		return "-" + dur(-d)
 	}
 	switch {

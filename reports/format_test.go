@@ -1,6 +1,7 @@
 package reports
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ func TestDur(t *testing.T) {
 		{2 * time.Minute, "2m"},
 		{-250 * time.Millisecond, "-250ms"},
 		{model.Unbounded, "unbounded"},
+		{math.MinInt64, "-unbounded"}, // an overflowed sum: no stack overflow negating it
 	} {
 		if got := dur(tc.d); got != tc.want {
 			t.Errorf("dur(%v) = %q; want %q", int64(tc.d), got, tc.want)

@@ -26,6 +26,17 @@ func JUnit(w io.Writer, results []*model.Result) error {
 	return writeJUnit(w, cases)
 }
 
+// JUnitRuns writes the JUnit XML of a suite's runs, as WriteSuite's
+// junit.xml: runs that could not start are errors, refused and not-started
+// scenarios skipped testcases.
+func JUnitRuns(w io.Writer, runs []SuiteRun) error {
+	in := make([]junitInput, len(runs))
+	for i, r := range runs {
+		in[i] = junitInput{name: r.Name, res: r.Result, err: r.Err, dir: r.Dir, refused: r.Refused, notStarted: r.NotStarted}
+	}
+	return writeJUnit(w, in)
+}
+
 // junitInput is one testcase to write: a result, or why there is none.
 type junitInput struct {
 	name string
@@ -36,6 +47,9 @@ type junitInput struct {
 	// refused is why the backend refused the scenario (nothing ran): a
 	// skipped testcase, with the reason.
 	refused string
+	// notStarted: an interrupted suite never started it (a skipped
+	// testcase).
+	notStarted bool
 }
 
 type junitSuites struct {
@@ -142,6 +156,12 @@ func junitCaseOf(x junitInput) junitCase {
 		// mode): not run, said so, neither a pass nor a harness error.
 		tc.Time = "0.000"
 		tc.Skipped = &junitProblem{Message: "refused: " + x.refused, Type: "refused", Text: x.refused}
+		return tc
+	}
+	if x.notStarted && res == nil {
+		tc.Time = "0.000"
+		msg := "not started: the suite was interrupted before this scenario started"
+		tc.Skipped = &junitProblem{Message: msg, Type: "not-started", Text: msg}
 		return tc
 	}
 	if res == nil {

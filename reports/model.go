@@ -947,3 +947,18 @@ func (x *ctx) measurementSection() section {
 	return section{ID: "measurement", Title: "Measurement", Tables: []table{nl, sm, cost},
 		Intro: []string{fmt.Sprintf("The timeline has %d events and ends at %s (%s).", len(x.res.Timeline), at(a.End), end)}}
 }
+
+// ShortFinding is a claim that did not hold in one short line, for the
+// suite's findings block and the CLI: "split brain ≤ TTL (5s): overlap
+// 5.546s".
+func ShortFinding(cl model.Claim) string {
+	switch cl.Name {
+	case model.ClaimGap:
+		return fmt.Sprintf("gap ≤ TTL + Wait (%s) not held: gap %s", dur(cl.Bound), dur(cl.Measured))
+	case model.ClaimSplitBrain:
+		return fmt.Sprintf("split brain ≤ TTL (%s) not held: overlap %s", dur(cl.Bound), dur(cl.Measured))
+	case model.ClaimNoFaultlessSplit:
+		return fmt.Sprintf("no overlap away from faults not held: overlap %s", dur(cl.Measured))
+	}
+	return fmt.Sprintf("%s not held: measured %s (bound %s)", nonEmpty(cl.Statement, cl.Name), dur(cl.Measured), dur(cl.Bound))
+}

@@ -33,6 +33,9 @@ type SuiteRun struct {
 	// as REFUSED with this reason, JUnit as a skipped testcase; it is
 	// neither a pass nor a failure.
 	Refused string
+	// NotStarted: the suite was interrupted before this scenario started.
+	// The index lists it as NOT STARTED, JUnit as a skipped testcase.
+	NotStarted bool
 }
 
 // WriteSuite writes an overview of many runs into dir, creating it:
@@ -49,11 +52,7 @@ func WriteSuite(dir string, runs []SuiteRun) error {
 		return fmt.Errorf("reports: writing the suite index: %w", err)
 	}
 	writeSuiteMarkdown(&md, s)
-	in := make([]junitInput, len(runs))
-	for i, r := range runs {
-		in[i] = junitInput{name: r.Name, res: r.Result, err: r.Err, dir: r.Dir, refused: r.Refused}
-	}
-	if err := writeJUnit(&junit, in); err != nil {
+	if err := JUnitRuns(&junit, runs); err != nil {
 		return err
 	}
 	for name, b := range map[string][]byte{"index.html": page.Bytes(), "summary.md": md.Bytes(), FileJUnit: junit.Bytes()} {
@@ -72,11 +71,19 @@ type suiteRow struct {
 	BadGap, BadOverlap, BadLost, HasFindingsFlag bool
 }
 
+// suiteFinding is one spec claim a run measured not held.
+type suiteFinding struct{ Scenario, Link, Text string }
+
 type suite struct {
-	Title                                                        string
-	Rows                                                         []suiteRow
-	Total, Passed, Failed, Unknown, Incomplete, Errored, Refused int
-	Verdict, Class, Headline                                     string
+	Title                                                                    string
+	Rows                                                                     []suiteRow
+	Total, Passed, Failed, Unknown, Incomplete, Errored, Refused, NotStarted int
+	// Findings are every spec claim not held, per scenario, in suite order:
+	// the block the index and the summary open with.
+	Findings []suiteFinding
+	// WithFindings counts the runs with at least one finding.
+	WithFindings             int
+	Verdict, Class, Headline string
 	// Backend names the backend(s) that made the runs.
 	Backend string
 }
@@ -92,6 +99,14 @@ func buildSuite(runs []SuiteRun) *suite {
 		res := r.Result
 		if res != nil && !slices.Contains(backends, backendName(res.Backend)) {
 			backends = append(backends, backendName(res.Backend))
+		}
+		if r.NotStarted && res == nil {
+			row.Verdict, row.Class = "NOT STARTED", "unknown"
+			row.Note = "the suite was interrupted before this scenario started"
+			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed = "—", "—", "—", "—", "—", "—", "—", "—"
+			s.NotStarted++
+			s.Rows = append(s.Rows, row)
+			continue
 		}
 		if r.Refused != "" {
 			row.Verdict, row.Class = "REFUSED", "unknown"
@@ -156,23 +171,43 @@ func buildSuite(runs []SuiteRun) *suite {
 		}
 		row.Findings = strconv.Itoa(n)
 		row.HasFindingsFlag = n > 0
+		if n > 0 {
+			s.WithFindings++
+			for _, cl := range res.Analysis.Claims {
+				if cl.Verdict == model.NotHeld {
+					s.Findings = append(s.Findings, suiteFinding{Scenario: row.Name, Link: row.Link, Text: ShortFinding(cl)})
+				}
+			}
+			// The verdict and the finding both visible: a pass that broke
+			// a spec claim is not a plain green PASS.
+			row.Verdict += " · " + plural(n, "finding")
+			if row.Class == "pass" {
+				row.Class = "finding"
+			}
+		}
 		row.Elapsed = dur(res.Elapsed.Round(time.Millisecond))
 		row.Note = suiteNote(r)
 		s.Rows = append(s.Rows, row)
 	}
 	// A refused scenario did not run by design and says so; the suite
 	// passes when every scenario that ran passed (and one did).
-	ok := s.Passed > 0 && s.Passed == s.Total-s.Refused
+	ok := s.Passed > 0 && s.Passed == s.Total-s.Refused && s.NotStarted == 0
 	s.Verdict, s.Class = verdictPass, "pass"
 	if !ok {
 		s.Verdict, s.Class = verdictFail, "fail"
 	}
 	s.Headline = fmt.Sprintf("%d scenarios: %d passed, %d failed, %d unknown, %d incomplete, %d could not start",
 		s.Total, s.Passed, s.Failed, s.Unknown, s.Incomplete, s.Errored)
+	if s.NotStarted > 0 {
+		s.Headline += fmt.Sprintf(", %d not started (interrupted)", s.NotStarted)
+	}
 	if s.Refused > 0 {
 		s.Headline += fmt.Sprintf(", %d refused by the backend (not run)", s.Refused)
 	}
 	s.Headline += "."
+	if s.WithFindings > 0 {
+		s.Headline += fmt.Sprintf(" %s broke a spec claim (findings below).", plural(s.WithFindings, "run"))
+	}
 	s.Backend = "—"
 	if len(backends) > 0 {
 		s.Backend = strings.Join(backends, ", ")
@@ -199,6 +234,19 @@ func writeSuiteMarkdown(b *bytes.Buffer, s *suite) {
 	w := bufio.NewWriter(b)
 	defer w.Flush()
 	fmt.Fprintf(w, "# %s\n\n**%s**: %s\n\nBackend: %s.\n\n", s.Title, s.Verdict, s.Headline, s.Backend)
+	if len(s.Findings) == 0 {
+		fmt.Fprint(w, "**Findings:** none — every spec claim a run exercised held.\n\n")
+	} else {
+		fmt.Fprintf(w, "**Findings** — %s not held (whatever each run's verdict):\n\n", plural(len(s.Findings), "spec claim"))
+		for _, f := range s.Findings {
+			name := mdCell(f.Scenario)
+			if f.Link != "" {
+				name = "[" + name + "](" + f.Link + ")"
+			}
+			fmt.Fprintf(w, "- %s: %s\n", name, f.Text)
+		}
+		fmt.Fprintln(w)
+	}
 	fmt.Fprintln(w, "| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Note |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range s.Rows {
@@ -225,7 +273,7 @@ var suiteTemplate = template.Must(template.New("suite").Parse(`<!DOCTYPE html>
 td.verdict { font-weight: 700; }
 td.verdict.pass { color: var(--pass); }
 td.verdict.fail { color: var(--fail); }
-td.verdict.incomplete, td.verdict.unknown { color: var(--incomplete); }
+td.verdict.incomplete, td.verdict.unknown, td.verdict.finding { color: var(--incomplete); }
 td a { color: #0969da; text-decoration: none; }
 td { white-space: nowrap; }
 td.why { white-space: normal; min-width: 16em; }
@@ -237,6 +285,13 @@ td.why { white-space: normal; min-width: 16em; }
 <div class="headline"><h1>{{.Title}}</h1><p>{{.Headline}} Backend: {{.Backend}}.</p></div>
 </header>
 <main>
+{{if .Findings}}<section class="alert findings"><h2>Findings: {{len .Findings}} spec claims not held</h2>
+<p>Whatever each run's verdict: the spec's timing claims these runs measured broken.</p>
+<ul>
+{{- range .Findings}}
+<li>{{if .Link}}<a href="{{.Link}}">{{.Scenario}}</a>{{else}}{{.Scenario}}{{end}}: {{.Text}}</li>
+{{- end}}
+</ul></section>{{else}}<section class="alert notes"><h2>Findings: none</h2><p>Every spec claim a run exercised held.</p></section>{{end}}
 <h2>Scenarios</h2>
 <div class="scroll"><table>
 <thead><tr><th>Scenario</th><th>Verdict</th><th>Seed</th><th>Max gap</th><th>Max overlap</th><th>Failover max</th><th>Stale</th><th>Lost tasks</th><th>Claims not held</th><th>Elapsed</th><th>Note</th></tr></thead>
@@ -251,3 +306,11 @@ td.why { white-space: normal; min-width: 16em; }
 </body>
 </html>
 `))
+
+// plural is "1 finding", "2 findings".
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

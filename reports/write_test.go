@@ -143,8 +143,8 @@ func TestWriteSuite(t *testing.T) {
 	}
 	for i, want := range []struct{ name, verdict, link string }{
 		{"leader-crash", "PASS", "leader-crash/report.html"},
-		{"partition-leader", "FAIL", "partition-leader/report.html"},
-		{"latency-leader", "INCOMPLETE", "latency-leader/report.html"},
+		{"partition-leader", "FAIL · 1 finding", "partition-leader/report.html"},
+		{"latency-leader", "INCOMPLETE · 1 finding", "latency-leader/report.html"},
 		{"redis-restart", "ERROR", ""},
 	} {
 		cells := rows[i].all("td")
