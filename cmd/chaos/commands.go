@@ -1,10 +1,12 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -16,8 +18,14 @@ import (
 
 const listUsage = `Usage: chaos list
 
-Lists the built-in scenarios with one-line descriptions. Their files are in
-scenarios/builtin/ and are embedded in the binary.
+Lists the built-in scenarios: name, mode (elector or runner), length and
+the first sentence of the description. Their files are in scenarios/builtin/
+and are embedded in the binary; 'chaos run NAME' runs one, 'chaos suite'
+all of them.
+
+Example:
+  chaos list
+  chaos list | grep partition
 `
 
 func cmdList(args []string, stdout, stderr io.Writer) error {
@@ -103,14 +111,15 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var (
 		ttl, wait, opTimeout, readTimeout, latency, pause time.Duration
-		jitter, maxRetries                                int
+		maxRetries                                        int
+		jitter                                            = -1
 		ctxTimeouts, safe                                 bool
 		rate                                              float64
 		safeMargin                                        time.Duration
 	)
 	fs.DurationVar(&ttl, "ttl", 0, "lease TTL (default 5s)")
 	fs.DurationVar(&wait, "wait", 0, "follower retry interval (default 6s)")
-	fs.IntVar(&jitter, "jitter", -1, "renewal jitter in ms (default 5)")
+	fs.Var((*optInt)(&jitter), "jitter", "renewal jitter in `ms` (default 5)")
 	fs.DurationVar(&opTimeout, "op-timeout", 0, "per-call context deadline (default none)")
 	fs.DurationVar(&readTimeout, "read-timeout", 0, "go-redis ReadTimeout (default 5s)")
 	fs.IntVar(&maxRetries, "max-retries", 0, "go-redis MaxRetries (default 3; -1 none)")
@@ -185,12 +194,30 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 			}
 		}
 	}
-	fmt.Fprintf(stdout, "TTL %v, Wait %v, jitter %dms, OpTimeout %v; go-redis ReadTimeout %v, MaxRetries %d, ContextTimeoutEnabled %v\n\n",
-		p.TTL, p.Wait, p.JitterMS, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
+	jit := fmt.Sprintf("%dms", p.JitterMS)
+	if p.JitterMS < 0 {
+		jit = "none"
+	}
+	fmt.Fprintf(stdout, "TTL %v, Wait %v, jitter %s, OpTimeout %v; go-redis ReadTimeout %v, MaxRetries %d, ContextTimeoutEnabled %v\n\n",
+		p.TTL, p.Wait, jit, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
 	preds := model.Predict(p, size)
+	// The modes whose size nobody gave (no flag, no fault in the scenario)
+	// have no bound: say so, and show the formula with an example size and
+	// the flag that gives it.
+	example := model.FaultSize{Latency: 200 * time.Millisecond, Pause: 8 * time.Second, ClockRate: 0.5}
+	exampleFlag := map[string]string{model.ModeLatency: "--latency 200ms", model.ModePause: "--pause 8s", model.ModeClockDrift: "--clock-rate 0.5"}
+	missing := map[string]bool{model.ModeLatency: size.Latency == 0, model.ModePause: size.Pause == 0, model.ModeClockDrift: size.ClockRate == 0}
+	examples := map[string]model.Prediction{}
+	for _, pr := range model.Predict(p, example) {
+		examples[pr.Mode] = pr
+	}
 	for _, pr := range preds {
+		if missing[pr.Mode] {
+			fmt.Fprintf(tw, "%s\tnot given (%s)\t—\t—\n", pr.Mode, exampleFlag[pr.Mode])
+			continue
+		}
 		claim := "holds"
 		switch {
 		case pr.MaxGap > p.TTL+p.Wait && pr.MaxOverlap > p.TTL:
@@ -207,7 +234,13 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintln(stdout, "\nFormulas:")
 	for _, pr := range preds {
-		fmt.Fprintf(stdout, "\n%s\n  gap:     %s\n  overlap: %s\n", pr.Mode, pr.GapFormula, pr.OverlapFormula)
+		if missing[pr.Mode] {
+			pr = examples[pr.Mode]
+			fmt.Fprintf(stdout, "\n%s (size not given; shown with %s)\n", pr.Mode, exampleFlag[pr.Mode])
+		} else {
+			fmt.Fprintf(stdout, "\n%s\n", pr.Mode)
+		}
+		fmt.Fprintf(stdout, "  gap:     %s\n  overlap: %s\n", pr.GapFormula, pr.OverlapFormula)
 		if pr.CallFormula != "" {
 			fmt.Fprintf(stdout, "  call:    %s\n", pr.CallFormula)
 		}
@@ -215,6 +248,26 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stdout, "  why:     %s\n", pr.Note)
 		}
 	}
+	return nil
+}
+
+// optInt is an int flag whose default is "not given" (-1): its help shows
+// the documented default once, not the sentinel.
+type optInt int
+
+func (o *optInt) String() string {
+	if o == nil || *o == -1 || *o == 0 {
+		return "" // the help's default is the usage text's
+	}
+	return strconv.Itoa(int(*o))
+}
+
+func (o *optInt) Set(s string) error {
+	v, err := strconv.Atoi(s)
+	if err != nil {
+		return errors.New("want a whole number of milliseconds")
+	}
+	*o = optInt(v)
 	return nil
 }
 
@@ -233,6 +286,9 @@ or DIR.
 
 Example:
   chaos report chaos-reports/leader-crash/latest/result.json
+  chaos report result.json --out /tmp/rerendered
+
+Flags:
 `
 
 func cmdReport(args []string, stdout, stderr io.Writer) error {

@@ -3,7 +3,7 @@
 // virtual-time model), and writes failover reports.
 //
 //	chaos run NAME|FILE...    run built-in or file scenarios
-//	chaos suite               run the whole built-in suite
+//	chaos suite [DIR|FILE...] run the built-in suite, or your own scenarios
 //	chaos list                list the built-in scenarios
 //	chaos validate FILE...    check scenario files without running them
 //	chaos bounds [FILE]       predicted worst-case gap and overlap per failure mode
@@ -51,7 +51,8 @@ const mainUsage = `chaos — run lease-election chaos scenarios and write failov
 Usage:
   chaos run NAME|FILE... [flags]   run built-in scenarios (by name) or scenario files
                                    (--backend virtual: in virtual time; --runs N: a seed sweep)
-  chaos suite [flags]              run every built-in scenario, write a suite summary
+  chaos suite [DIR|FILE...]        run every built-in scenario (or the files given), all at
+                                   once; a summary with the findings first
   chaos list                       list the built-in scenarios
   chaos validate FILE...           check scenario files without running them
   chaos bounds [FILE] [flags]      predicted worst-case gap and overlap per failure mode

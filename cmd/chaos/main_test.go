@@ -78,7 +78,7 @@ func TestExitUsage(t *testing.T) {
 		{"frobnicate"},
 		{"run"},
 		{"run", "no-such-scenario"},
-		{"run", "leader-crash", "--parallel", "0"},
+		{"run", "leader-crash", "--parallel", "-1"},
 		{"validate", "testdata/invalid.yaml"},
 		{"run", "testdata/invalid.yaml"},
 		{"bounds", "--ttl", "banana"},
@@ -102,8 +102,10 @@ func TestExitEnvironment(t *testing.T) {
 	if code != exitEnv {
 		t.Fatalf("exit %d, want 3: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "redis-server") || !strings.Contains(errOut, "--redis-addr") {
-		t.Fatalf("the message does not say how to fix it:\n%s", errOut)
+	// The path given is the problem, and the message says so (not "on
+	// PATH", not three times).
+	if !strings.Contains(errOut, "no redis-server at /nonexistent/redis-server") || strings.Count(errOut, "redis-server at") != 1 {
+		t.Fatalf("the message does not say what is wrong:\n%s", errOut)
 	}
 }
 

@@ -6,8 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
 	"sync"
 	"time"
 
@@ -29,6 +34,7 @@ type runFlags struct {
 	strictClaims  bool
 	safe          string
 	redisAddr     string
+	redisURL      string
 	redisServer   string
 	toxiproxyAddr string
 	proxyPorts    string
@@ -58,45 +64,87 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
 	fs.StringVar(&f.out, "out", "./chaos-reports", "directory for reports: `DIR`/<scenario>/<run-id>/, with a 'latest' link")
 	fs.Int64Var(&f.seed, "seed", 0, "override every scenario's seed (0: keep the scenario's)")
 	fs.Float64Var(&f.timeScale, "time-scale", 0, "multiply every duration of the run by `F` (0.2 runs 5× faster; 0: keep the scenario's)")
-	fs.StringVar(&f.redisAddr, "redis-addr", "", "use the Redis at `ADDR` instead of spawning redis-server (default $LEASELAB_REDIS_ADDR)")
+	fs.StringVar(&f.redisAddr, "redis-addr", "", "use the Redis at `ADDR` instead of spawning redis-server (default $LEASELAB_REDIS_ADDR; its password from $LEASELAB_REDIS_PASSWORD)")
+	fs.StringVar(&f.redisURL, "redis-url", "", "use the Redis at `URL`, go-redis's form: redis://[user:password@]host:port[/db], rediss:// for TLS (default $LEASELAB_REDIS_URL; the password is never printed, prefer the variable to keep it out of ps)")
 	fs.StringVar(&f.redisServer, "redis-server", "", "the redis-server binary to spawn (default: found on PATH)")
 	fs.StringVar(&f.toxiproxyAddr, "toxiproxy-addr", "", "use the Toxiproxy API at `ADDR` instead of an in-process one")
 	fs.StringVar(&f.proxyPorts, "proxy-ports", "", "with --toxiproxy-addr of a Toxiproxy in a container: have the proxies listen on `RANGE` (e.g. 21000-21031), published on the host at the same numbers (docker-compose.yml does)")
 	fs.StringVar(&f.proxyUpstream, "proxy-upstream", "", "Redis as Toxiproxy reaches it, `ADDR` (docker-compose.yml: redis:6379; default: --redis-addr)")
 	fs.StringVar(&f.env, "env", "embedded", "where Redis and Toxiproxy run, `MODE`: embedded (spawned redis-server, in-process Toxiproxy, or the --redis-addr/--toxiproxy-addr ones) or container (testcontainers-go; images from $LEASELAB_REDIS_IMAGE and $LEASELAB_TOXIPROXY_IMAGE)")
 	fs.StringVar(&f.junit, "junit", "", "also write a JUnit XML report to `FILE`")
-	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once (each has its own Redis and proxies)")
+	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once, started in the order given (each has its own Redis and proxies); 0: every scenario at once, up to 16 per core")
 	fs.StringVar(&f.safe, "safe", "", "the elector's safe mode for every scenario, `on` or off (lease guard and fenced chores; default: what each scenario says), to measure the same faults in both modes")
 	fs.BoolVar(&f.strictClaims, "strict-claims", false, "fail a run in which a spec claim it exercised did not hold (split brain > TTL, gap > TTL + Wait), as `expect: {claims: held}` does; by default such a claim is a finding beside the verdict")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
 
-func (f *runFlags) provider() (env.Provider, error) {
+// redis is the Redis the user gave (--redis-url, --redis-addr, or their
+// variables), with its auth; "" when none was given.
+func (f *runFlags) redis() (string, env.Auth, error) {
+	if f.redisURL != "" && f.redisAddr != "" {
+		return "", env.Auth{}, usageErr("give --redis-url or --redis-addr, not both")
+	}
+	u := f.redisURL
+	if u == "" && f.redisAddr == "" {
+		u = os.Getenv("LEASELAB_REDIS_URL")
+	}
+	if u != "" {
+		addr, auth, err := env.ParseRedisURL(u)
+		if err != nil {
+			return "", env.Auth{}, usageErr("%v", err)
+		}
+		return addr, auth, nil
+	}
+	addr := f.redisAddr
+	if addr == "" {
+		addr = os.Getenv("LEASELAB_REDIS_ADDR")
+	}
+	if addr == "" {
+		return "", env.Auth{}, nil
+	}
+	return addr, env.Auth{Password: os.Getenv("LEASELAB_REDIS_PASSWORD")}, nil
+}
+
+// provider is where Redis and Toxiproxy come from. With nothing given and
+// no redis-server installed, a Docker Engine that answers is used instead
+// (the container environment), and stderr says so in one line.
+func (f *runFlags) provider(ctx context.Context, stderr io.Writer) (env.Provider, error) {
+	redisAddr, auth, err := f.redis()
+	if err != nil {
+		return nil, err
+	}
 	switch f.env {
 	case "container":
-		if f.redisAddr != "" || f.toxiproxyAddr != "" || f.proxyPorts != "" || f.proxyUpstream != "" {
-			return nil, usageErr("--env container starts its own Redis and Toxiproxy: drop --redis-addr, --toxiproxy-addr, --proxy-ports and --proxy-upstream")
+		if redisAddr != "" || f.toxiproxyAddr != "" || f.proxyPorts != "" || f.proxyUpstream != "" {
+			return nil, usageErr("--env container starts its own Redis and Toxiproxy: drop --redis-addr/--redis-url (and LEASELAB_REDIS_ADDR/URL), --toxiproxy-addr, --proxy-ports and --proxy-upstream")
 		}
-		c := env.Containers{}
-		if f.verbose {
-			c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "testcontainers: "+format+"\n", args...) }
-		} else {
-			// testcontainers-go prints a banner through its global logger.
-			tclog.SetDefault(tclog.NewNoopLogger())
-		}
-		return c, nil
+		return f.containers(), nil
 	case "embedded":
 	default:
 		return nil, usageErr("--env: %q is neither embedded nor container", f.env)
 	}
 	if f.proxyPorts == "" && f.proxyUpstream == "" {
-		return env.Embedded{RedisServer: f.redisServer, RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr}, nil
+		if redisAddr == "" && f.redisServer == "" && f.toxiproxyAddr == "" {
+			if _, err := exec.LookPath("redis-server"); err != nil {
+				if !f.verbose {
+					tclog.SetDefault(tclog.NewNoopLogger()) // its banner
+				}
+				dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				derr := env.DockerAvailable(dctx)
+				cancel()
+				if derr == nil {
+					fmt.Fprintln(stderr, "chaos: no redis-server on PATH; a Docker Engine answers, so Redis and Toxiproxy run as containers (--env container)")
+					return f.containers(), nil
+				}
+			}
+		}
+		return env.Embedded{RedisServer: f.redisServer, RedisAddr: redisAddr, RedisAuth: auth, ToxiproxyAddr: f.toxiproxyAddr}, nil
 	}
-	if f.redisAddr == "" || f.toxiproxyAddr == "" {
-		return nil, usageErr("--proxy-ports and --proxy-upstream are for a Toxiproxy in a container: give --redis-addr and --toxiproxy-addr too")
+	if redisAddr == "" || f.toxiproxyAddr == "" {
+		return nil, usageErr("--proxy-ports and --proxy-upstream are for a Toxiproxy in a container: give --redis-addr (or --redis-url) and --toxiproxy-addr too")
 	}
-	ext := env.External{RedisAddr: f.redisAddr, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
+	ext := env.External{RedisAddr: redisAddr, RedisAuth: auth, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
 	if f.proxyPorts != "" {
 		r, err := env.ParsePortRange(f.proxyPorts)
 		if err != nil {
@@ -105,6 +153,18 @@ func (f *runFlags) provider() (env.Provider, error) {
 		ext.ProxyPorts = r
 	}
 	return ext, nil
+}
+
+// containers is the container environment (testcontainers-go).
+func (f *runFlags) containers() env.Provider {
+	c := env.Containers{}
+	if f.verbose {
+		c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "testcontainers: "+format+"\n", args...) }
+	} else {
+		// testcontainers-go prints a banner through its global logger.
+		tclog.SetDefault(tclog.NewNoopLogger())
+	}
+	return c
 }
 
 const runUsage = `Usage: chaos run NAME|FILE... [flags]
@@ -164,7 +224,7 @@ func (f *runFlags) check() error {
 			return usageErr("--runs is for --backend virtual: a real run takes the scenario's whole length in wall time (~30 s for a built-in), so a seed sweep would take hours; replay chosen seeds with --seed, or add --backend virtual")
 		}
 	case backendVirtual:
-		for _, name := range []string{"redis-addr", "redis-server", "toxiproxy-addr", "proxy-ports", "proxy-upstream", "env"} {
+		for _, name := range []string{"redis-addr", "redis-url", "redis-server", "toxiproxy-addr", "proxy-ports", "proxy-upstream", "env"} {
 			if f.set[name] {
 				return usageErr("--%s is about the real backend's Redis and Toxiproxy; --backend virtual models them and uses none", name)
 			}
@@ -247,56 +307,85 @@ type outcome struct {
 	err error
 	// refused is why the backend refused the scenario (nothing ran).
 	refused string
+	// notStarted: the run was interrupted before this scenario started.
+	notStarted bool
 }
 
-// runAll runs the scenarios, up to f.parallel at once, writing each report
-// as it finishes.
+// testSize, set by tests, makes the progress a live area for a terminal of
+// that size.
+var testSize func() (int, int)
+
+// runAll runs the scenarios, up to f.parallel at once and started in the
+// order given, writing each report as it finishes. Scenarios still queued
+// when ctx is cancelled are returned as not started.
 func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, error) {
-	if f.parallel < 1 {
-		return nil, usageErr("--parallel must be at least 1")
+	if f.parallel < 0 {
+		return nil, usageErr("--parallel must be at least 1 (0: every scenario at once)")
+	}
+	parallel := f.parallel
+	if parallel == 0 {
+		parallel = min(len(scs), perCPU*runtime.GOMAXPROCS(0))
 	}
 	var provider env.Provider
 	if f.backend == backendReal {
 		var err error
-		if provider, err = f.provider(); err != nil {
+		if provider, err = f.provider(ctx, stderr); err != nil {
 			return nil, err
 		}
 	}
 	if err := f.override(scs); err != nil {
 		return nil, err
 	}
-	prog := newProgress(stdout, f.verbose, f.quiet)
-	prog.virtual = f.backend == backendVirtual
+	size := testSize
+	if size == nil {
+		size = terminalSize(stdout)
+	}
+	prog := startProgress(stdout, size, f.verbose, f.quiet, f.backend == backendVirtual, scs, parallel)
 	defer prog.close()
 	out := make([]outcome, len(scs))
-	sem := make(chan struct{}, f.parallel)
+	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
 	for i, sc := range scs {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+		}
+		if ctx.Err() != nil {
+			for j := i; j < len(scs); j++ {
+				out[j] = outcome{sc: named(scs[j]), notStarted: true, err: ctx.Err()}
+				if !f.quiet {
+					prog.notStarted(named(scs[j]).Name)
+				}
+			}
+			break
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			select {
-			case sem <- struct{}{}:
-			case <-ctx.Done():
-				out[i] = outcome{sc: sc, err: ctx.Err()}
-				return
-			}
 			defer func() { <-sem }()
 			out[i] = runOne(ctx, sc, f, provider, prog)
 		}()
 	}
 	wg.Wait()
+	// One precise message for a broken environment, however many runs
+	// met it; an interrupt during setup is an interrupt, not a broken
+	// environment.
 	for _, o := range out {
-		// An interrupt during setup is an interrupt, not a broken environment.
 		if o.res == nil && o.err != nil && errors.Is(o.err, env.ErrEnvironment) && ctx.Err() == nil {
-			fmt.Fprintf(stderr, "chaos: %s: %v\n", o.sc.Name, o.err)
-			if f.env == "container" {
-				return out, &exitError{exitEnv, errors.New("environment error: the container environment needs a reachable Docker Engine and the images (README.md, Running with Docker)")}
-			}
-			return out, &exitError{exitEnv, errors.New("environment error: install redis-server (apt-get install redis-server) or pass --redis-addr")}
+			return out, &exitError{exitEnv, envMessage(o.err, f)}
 		}
 	}
 	return out, nil
+}
+
+// envMessage is the one message of an environment error: what failed and
+// how to fix it, without the error's own repetitions.
+func envMessage(err error, f runFlags) error {
+	msg := strings.TrimPrefix(err.Error(), env.ErrEnvironment.Error()+": ")
+	if f.env == "container" {
+		return fmt.Errorf("environment error: %s (the container environment needs a reachable Docker Engine and the images: README.md, Running with Docker)", msg)
+	}
+	return fmt.Errorf("environment error: %s", msg)
 }
 
 // override applies the flags that override every scenario (--seed,
@@ -306,14 +395,17 @@ func (f *runFlags) override(scs []model.Scenario) error {
 		if f.seed != 0 {
 			scs[i].Seed = f.seed
 		}
-		if f.timeScale != 0 {
-			if f.timeScale < 0 {
-				return usageErr("--time-scale must be positive")
+		if f.set["time-scale"] {
+			if err := checkTimeScale(f.timeScale); err != nil {
+				return err
 			}
 			scs[i].TimeScale = f.timeScale
 		}
 		if f.strictClaims {
 			scs[i].StrictClaims = true
+		}
+		if n := scs[i].Name; len(n) > maxNameLen || strings.ContainsAny(n, "/\\\x00") || n == "." || n == ".." {
+			return usageErr("scenario name %.40q…: a name must be at most %d bytes without / or \\ (it names the report directory)", n, maxNameLen)
 		}
 		switch f.safe {
 		case "":
@@ -330,6 +422,35 @@ func (f *runFlags) override(scs []model.Scenario) error {
 	}
 	return nil
 }
+
+// perCPU is how many real-backend scenarios --parallel 0 (the suite's
+// default) runs at once per core. Runs mostly wait on timers: measured on 2
+// cores (README, "Using the CLI"), the 25 built-ins all at once took 37.6 s
+// (4 at a time: 188 s) and 18.9 s of CPU, a quarter of the machine, with
+// notification lateness ≤ 10.2 ms (≤ 11.2 ms at 4) and faults ≤ 21 ms
+// late (≤ 29 ms at 4). 16 per core keeps CPU near half the machine.
+const perCPU = 16
+
+// Time scales the CLI takes. Above 100 a default scenario runs for days
+// (and files cap it there too); below 0.01 a 5 s TTL is 50 ms, about what
+// the harness resolves, and scaled timings round to nothing.
+const (
+	minTimeScale = 0.01
+	maxTimeScale = 100
+)
+
+// checkTimeScale refuses a --time-scale that is not a finite factor in
+// [minTimeScale, maxTimeScale] (NaN, Inf, 1e-300 and 1000 included).
+func checkTimeScale(k float64) error {
+	if math.IsNaN(k) || math.IsInf(k, 0) || k < minTimeScale || k > maxTimeScale {
+		return usageErr("--time-scale %v: want a factor from %v to %v (0.2 runs 5× faster)", k, minTimeScale, maxTimeScale)
+	}
+	return nil
+}
+
+// maxNameLen bounds a scenario's name: it names a directory, and most
+// file systems refuse a component longer than 255 bytes.
+const maxNameLen = 100
 
 // runOne runs one scenario and writes its report, also when the run was
 // interrupted (the report is then marked incomplete). On the virtual
@@ -359,6 +480,7 @@ func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Pro
 	o.dir = filepath.Join(f.out, sc.Name, res.RunID)
 	if _, werr := reports.WriteRun(o.dir, res, reports.Options{Command: reproduce(sc, res)}); werr != nil {
 		o.err = errors.Join(o.err, fmt.Errorf("writing the report: %w", werr))
+		o.dir = "" // not written: never print or link it
 	} else {
 		latest := filepath.Join(f.out, sc.Name, "latest")
 		_ = os.Remove(latest)
@@ -396,7 +518,7 @@ func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend strin
 	} else {
 		name = sc.Name + ".yaml"
 	}
-	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %g", name, seed, nonZero(timeScale))
+	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %g", shellQuote(name), seed, nonZero(timeScale))
 	if safe {
 		cmd += " --safe " + map[bool]string{true: "on", false: "off"}[sc.Params.Safe]
 	}
@@ -404,6 +526,17 @@ func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend strin
 		cmd += " --backend virtual"
 	}
 	return cmd
+}
+
+// shellQuote quotes s for a POSIX shell unless it is made only of
+// characters no shell treats specially.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 func nonEmpty(s, alt string) string {
@@ -445,35 +578,56 @@ func verdict(ctx context.Context, runs []outcome) error {
 	return nil
 }
 
+// writeJUnit writes --junit: one testcase per scenario, with those that
+// could not start (errors), were refused or never started (skipped).
 func writeJUnit(path string, runs []outcome) error {
-	var results []*model.Result
-	for _, o := range runs {
-		if o.res != nil {
-			results = append(results, o.res)
-		}
-	}
 	fh, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("writing JUnit: %w", err)
 	}
-	if err := reports.JUnit(fh, results); err != nil {
+	if err := reports.JUnitRuns(fh, suiteRuns(runs, "")); err != nil {
 		fh.Close()
 		return fmt.Errorf("writing JUnit: %w", err)
 	}
 	return fh.Close()
 }
 
-const suiteUsage = `Usage: chaos suite [flags]
+// suiteRuns are the outcomes as reports lists them, their directories
+// relative to out ("" : as they are).
+func suiteRuns(runs []outcome, out string) []reports.SuiteRun {
+	var suite []reports.SuiteRun
+	for _, o := range runs {
+		sr := reports.SuiteRun{Result: o.res, Err: o.err, Name: named(o.sc).Name, Refused: o.refused, NotStarted: o.notStarted}
+		if o.dir != "" {
+			sr.Dir = o.dir
+			if out != "" {
+				sr.Dir, _ = filepath.Rel(out, o.dir)
+			}
+		}
+		suite = append(suite, sr)
+	}
+	return suite
+}
 
-Runs every built-in scenario (see 'chaos list'), several at once, each with
-its own Redis and proxies; writes each report and a suite summary:
-<out>/index.html, <out>/summary.md and <out>/junit.xml.
+const suiteUsage = `Usage: chaos suite [DIR|FILE|NAME...] [flags]
+
+Runs a suite of scenarios — by default every built-in one (see 'chaos
+list'); or the scenario files (*.yaml, *.yml) in DIR, the FILEs, or
+built-ins by NAME, in the order given — all at once by default (each with
+its own Redis and proxies, up to 16 per core; --parallel N for fewer).
+Writes each report and a suite summary: <out>/index.html, <out>/summary.md
+and <out>/junit.xml. The last lines give the counts and the findings: every
+spec claim a run measured not held, per scenario.
 
 Runner-mode scenarios are refused by --backend virtual: listed as REFUSED
 with the reason (a skipped JUnit testcase), not run, neither pass nor fail.
+Interrupted (Ctrl-C), the scenarios not yet started are listed as NOT
+STARTED (a skipped JUnit testcase) and the exit code is 130.
 
 Examples:
   chaos suite
+  chaos suite ./ci-scenarios/                # your own suite, same index and JUnit
+  chaos suite ci/a.yaml ci/b.yaml leader-crash
   chaos suite --backend virtual
   chaos suite --time-scale 0.2 --parallel 4 --out /tmp/suite
   chaos suite --junit junit.xml --quiet
@@ -481,31 +635,95 @@ Examples:
 Flags:
 `
 
+// maxShownErrors caps the problems printed for invalid scenario files: a
+// large file of unknown keys must not print megabytes.
+const maxShownErrors = 20
+
+// suiteScenarios are the scenarios a suite runs: the built-ins when args is
+// empty, else each DIR's *.yaml/*.yml files (sorted), each FILE and each
+// built-in NAME, in order. Every invalid file is reported (up to
+// maxShownErrors problems) before anything runs; two scenarios of one name
+// would share a report directory and are refused.
+func suiteScenarios(args []string, stderr io.Writer) ([]model.Scenario, error) {
+	if len(args) == 0 {
+		var scs []model.Scenario
+		for _, e := range scenarios.Builtin() {
+			scs = append(scs, e.Scenario)
+		}
+		return scs, nil
+	}
+	var scs []model.Scenario
+	var errs []error
+	for _, a := range args {
+		paths := []string{a}
+		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
+			paths = nil
+			for _, pat := range []string{"*.yaml", "*.yml"} {
+				m, _ := filepath.Glob(filepath.Join(a, pat))
+				paths = append(paths, m...)
+			}
+			sort.Strings(paths)
+			if len(paths) == 0 {
+				errs = append(errs, fmt.Errorf("%s: no scenario files (*.yaml, *.yml) in this directory", a))
+			}
+		}
+		for _, p := range paths {
+			sc, err := scenarios.Open(p)
+			if err != nil {
+				errs = append(errs, err)
+				continue
+			}
+			scs = append(scs, sc)
+		}
+	}
+	if len(errs) > 0 {
+		return nil, &exitError{exitUsage, cappedErrors(errs)}
+	}
+	seen := map[string]bool{}
+	for _, sc := range scs {
+		n := named(sc).Name
+		if seen[n] {
+			return nil, usageErr("two scenarios are named %q: their reports would share a directory; rename one (its file name or name:)", n)
+		}
+		seen[n] = true
+	}
+	return scs, nil
+}
+
+// cappedErrors joins errs, each cut to a few lines and at most
+// maxShownErrors lines in all, saying how many more there were.
+func cappedErrors(errs []error) error {
+	var lines []string
+	for _, e := range errs {
+		lines = append(lines, strings.Split(e.Error(), "\n")...)
+	}
+	if len(lines) > maxShownErrors {
+		more := len(lines) - maxShownErrors
+		lines = append(lines[:maxShownErrors], fmt.Sprintf("… and %d more lines (chaos validate FILE shows one file's)", more))
+	}
+	for i, l := range lines {
+		if len(l) > 300 {
+			lines[i] = l[:300] + "…"
+		}
+	}
+	return fmt.Errorf("%d invalid scenarios:\n%s", len(errs), strings.Join(lines, "\n"))
+}
+
 func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	f, rest, _, err := parseRunFlags("suite", suiteUsage, 4, args, stderr)
+	f, rest, _, err := parseRunFlags("suite", suiteUsage, 0, args, stderr)
 	if err != nil {
 		return err
 	}
-	if len(rest) > 0 {
-		return usageErr("suite takes no arguments (got %q); use 'chaos run' for chosen scenarios", rest)
-	}
-	var scs []model.Scenario
-	for _, e := range scenarios.Builtin() {
-		scs = append(scs, e.Scenario)
+	scs, err := suiteScenarios(rest, stderr)
+	if err != nil {
+		return err
 	}
 	start := time.Now()
 	runs, err := runAll(ctx, scs, f, stdout, stderr)
 	if err != nil {
 		return err
 	}
-	var suite []reports.SuiteRun
-	for _, o := range runs {
-		sr := reports.SuiteRun{Result: o.res, Err: o.err, Name: o.sc.Name, Refused: o.refused}
-		if o.dir != "" {
-			sr.Dir, _ = filepath.Rel(f.out, o.dir)
-		}
-		suite = append(suite, sr)
-	}
+	suite := suiteRuns(runs, f.out)
 	if err := reports.WriteSuite(f.out, suite); err != nil {
 		return fmt.Errorf("writing the suite summary: %w", err)
 	}
@@ -529,5 +747,67 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, ", %d refused (not run: the virtual backend does not model runner mode)", refused)
 	}
 	fmt.Fprintf(stdout, "; summary: %s\n", filepath.Join(f.out, "index.html"))
+	printTotals(stdout, runs)
 	return verdict(ctx, runs)
+}
+
+// printTotals ends a suite's output: the counts, then the findings — every
+// spec claim a run measured not held, per scenario, in one short block.
+func printTotals(w io.Writer, runs []outcome) {
+	var passed, failed, unknown, incomplete, notStarted, refused, withFindings int
+	type line struct{ name, text string }
+	var found []line
+	for _, o := range runs {
+		switch {
+		case o.notStarted:
+			notStarted++
+			continue
+		case o.refused != "":
+			refused++
+			continue
+		case o.res == nil || o.err != nil && o.res.Complete:
+			failed++
+		case !o.res.Complete:
+			incomplete++
+		case o.res.Verdict == model.Pass:
+			passed++
+		case o.res.Verdict == model.Fail:
+			failed++
+		default:
+			unknown++
+		}
+		if o.res == nil {
+			continue
+		}
+		fs := findings(o.res)
+		if len(fs) > 0 {
+			withFindings++
+		}
+		for _, c := range fs {
+			found = append(found, line{named(o.sc).Name, reports.ShortFinding(c)})
+		}
+	}
+	fmt.Fprintf(w, "%d scenarios: %d passed, %d failed, %d unknown, %d incomplete", len(runs), passed, failed, unknown, incomplete)
+	if notStarted > 0 {
+		fmt.Fprintf(w, ", %d not started", notStarted)
+	}
+	if refused > 0 {
+		fmt.Fprintf(w, ", %d refused", refused)
+	}
+	if withFindings > 0 {
+		fmt.Fprintf(w, "; %d with findings", withFindings)
+	}
+	fmt.Fprintln(w)
+	if len(found) == 0 {
+		fmt.Fprintln(w, "findings: none (every spec claim a run exercised held)")
+		return
+	}
+	fmt.Fprintf(w, "findings (%d spec claims not held):\n", len(found))
+	width := 0
+	for _, l := range found {
+		width = max(width, len(l.name))
+	}
+	for _, l := range found {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, l.name, l.text)
+	}
 }
