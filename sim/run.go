@@ -157,7 +157,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 			res.Settle()
 		}
 	}()
-	r.admin = redis.NewClient(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1})
+	r.admin = redis.NewClient(environ.Auth.Apply(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1}))
 	if res.Versions.Redis == "" {
 		if info, err := r.admin.Info(ctx, "server").Result(); err == nil {
 			res.Versions.Redis = redisserver.InfoField(info, "redis_version")
@@ -188,7 +188,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 
 	r.rec = NewRecorder(o.Observe)
 	key := election.LeaderKey(r.group)
-	if r.truth, err = WatchTruth(ctx, environ.RedisAddr, key, r.rec); err != nil {
+	if r.truth, err = WatchTruthAuth(ctx, environ.RedisAddr, environ.Auth, key, r.rec); err != nil {
 		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", env.ErrEnvironment, err)
 	}
 	res.Setup = time.Since(setupStart)
