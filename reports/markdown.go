@@ -15,13 +15,18 @@ import (
 // file WriteRun puts beside report.md).
 func Markdown(w io.Writer, res *model.Result, o Options) error {
 	bw := bufio.NewWriter(w)
-	writeMarkdown(bw, build(res, o), nil)
+	var png []byte
+	var plotErr error
+	if o.MarkdownImage == MarkdownInline {
+		_, png, plotErr = Plot(res)
+	}
+	writeMarkdown(bw, build(res, o), plotErr, png, o)
 	return bw.Flush()
 }
 
 // writeMarkdown writes the document; plotErr, if not nil, says why there is
-// no timeline.png to link.
-func writeMarkdown(w *bufio.Writer, d *document, plotErr error) {
+// no timeline.png to link; png is the plot, for o.MarkdownImage inline.
+func writeMarkdown(w *bufio.Writer, d *document, plotErr error, png []byte, o Options) {
 	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
 	b := d.Banner
 	p("# %s\n\n", mdText(d.Title))
@@ -34,9 +39,17 @@ func writeMarkdown(w *bufio.Writer, d *document, plotErr error) {
 	mdList(w, "**Findings** (the spec's claims, as measured):", "**Finding:** ", b.Findings)
 	mdList(w, "**Above prediction** (the analytic model missed something):", "", b.Notes)
 
-	p("| | |\n|---|---|\n")
+	// The description is prose: above the facts, not in a cell.
 	for _, f := range d.Facts {
-		p("| %s | %s |\n", mdCell(f[0]), mdCell(f[1]))
+		if f[0] == "Description" {
+			p("%s\n\n", mdText(strings.Join(strings.Fields(f[1]), " ")))
+		}
+	}
+	p("| Fact | Value |\n|---|---|\n")
+	for _, f := range d.Facts {
+		if f[0] != "Description" {
+			p("| %s | %s |\n", mdCell(f[0]), mdCell(f[1]))
+		}
 	}
 	p("\n")
 
@@ -49,7 +62,11 @@ func writeMarkdown(w *bufio.Writer, d *document, plotErr error) {
 		case s.Plot && plotErr != nil:
 			p("**The timeline plot could not be drawn:** %s\n\n", mdText(plotErr.Error()))
 		case s.Plot:
-			p("![Timeline of the run](%s)\n\n", FilePNG)
+			src, relative := o.markdownImage(png)
+			p("![Timeline of the run](%s)\n\n", src)
+			if relative {
+				p("_The plot is `%s` beside this file: pasted into a PR or ticket, attach that file too, or write the report with `--md-inline` (the image inside the file) or `--md-image-base URL` (where the run's directory is published)._\n\n", FilePNG)
+			}
 		}
 		for _, t := range s.Tables {
 			mdTable(w, t)

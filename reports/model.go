@@ -785,6 +785,23 @@ func (x *ctx) holderName(id string) string {
 	return member(model.Member{Instance: -1, ID: id})
 }
 
+// holdersDuring is what the key held through a window: first when it
+// began, then each change before it ended ("no key; i1 (ab12cd) from
+// 7.530s"), so a stale row shows who held the lease, not only the expiry
+// that opened it.
+func (x *ctx) holdersDuring(first string, w model.Window) string {
+	parts := []string{x.holderName(first)}
+	cur := first
+	for _, e := range x.res.Timeline {
+		if e.Kind != model.RedisHolder || e.At <= w.Start || e.At >= w.End || e.Holder == cur {
+			continue
+		}
+		cur = e.Holder
+		parts = append(parts, x.holderName(cur)+" from "+at(e.At))
+	}
+	return strings.Join(parts, "; ")
+}
+
 func (x *ctx) leadershipSection() section {
 	a := x.res.Analysis
 	ov := table{
@@ -823,7 +840,7 @@ func (x *ctx) leadershipSection() section {
 		ph.Empty = st.Empty
 	}
 	for _, s := range a.Redis.Stale {
-		st.Rows = append(st.Rows, row(plain(member(s.Member)), plain(at(s.Start)), plain(windowEnd(s.Window)), styled(windowDur(s.Window), clsWarn), plain(x.holderName(s.Holder))))
+		st.Rows = append(st.Rows, row(plain(member(s.Member)), plain(at(s.Start)), plain(windowEnd(s.Window)), styled(windowDur(s.Window), clsWarn), plain(x.holdersDuring(s.Holder, s.Window))))
 	}
 	for _, p := range a.Redis.Phantom {
 		ph.Rows = append(ph.Rows, row(plain(member(p.Member)), plain(at(p.Start)), plain(windowEnd(p.Window)), plain(windowDur(p.Window))))

@@ -68,6 +68,9 @@ type suiteRow struct {
 	Name, Link, Verdict, Class                   string
 	Seed, MaxGap, MaxOverlap, Failover, Stale    string
 	Lost, Findings, Elapsed, Note                string
+	// Lateness is the run's measurement error: the Redis lane's worst
+	// keyspace-notification lateness (the virtual backend's lane is exact).
+	Lateness string
 	BadGap, BadOverlap, BadLost, HasFindingsFlag bool
 }
 
@@ -103,7 +106,7 @@ func buildSuite(runs []SuiteRun) *suite {
 		if r.NotStarted && res == nil {
 			row.Verdict, row.Class = "NOT STARTED", "unknown"
 			row.Note = "the suite was interrupted before this scenario started"
-			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed = "—", "—", "—", "—", "—", "—", "—", "—"
+			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed, row.Lateness = "—", "—", "—", "—", "—", "—", "—", "—", "—"
 			s.NotStarted++
 			s.Rows = append(s.Rows, row)
 			continue
@@ -111,7 +114,7 @@ func buildSuite(runs []SuiteRun) *suite {
 		if r.Refused != "" {
 			row.Verdict, row.Class = "REFUSED", "unknown"
 			row.Note = "not run: " + r.Refused
-			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed = "—", "—", "—", "—", "—", "—", "—", "—"
+			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed, row.Lateness = "—", "—", "—", "—", "—", "—", "—", "—", "—"
 			s.Refused++
 			s.Rows = append(s.Rows, row)
 			continue
@@ -122,7 +125,7 @@ func buildSuite(runs []SuiteRun) *suite {
 			if r.Err != nil {
 				row.Note += ": " + r.Err.Error()
 			}
-			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed = "—", "—", "—", "—", "—", "—", "—", "—"
+			row.Seed, row.MaxGap, row.MaxOverlap, row.Failover, row.Stale, row.Lost, row.Findings, row.Elapsed, row.Lateness = "—", "—", "—", "—", "—", "—", "—", "—", "—"
 			s.Errored++
 			s.Rows = append(s.Rows, row)
 			continue
@@ -186,6 +189,13 @@ func buildSuite(runs []SuiteRun) *suite {
 			}
 		}
 		row.Elapsed = dur(res.Elapsed.Round(time.Millisecond))
+		row.Lateness = "—"
+		switch nl := res.Analysis.Redis.NotificationLateness; {
+		case res.Backend == "virtual":
+			row.Lateness = "exact"
+		case nl.Count > 0:
+			row.Lateness = "≤ " + dur(nl.Max.Round(100*time.Microsecond))
+		}
 		row.Note = suiteNote(r)
 		s.Rows = append(s.Rows, row)
 	}
@@ -247,20 +257,21 @@ func writeSuiteMarkdown(b *bytes.Buffer, s *suite) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Note |")
-	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+	fmt.Fprintln(w, "| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Lateness | Note |")
+	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range s.Rows {
 		name := mdCell(r.Name)
 		if r.Link != "" {
 			name = "[" + name + "](" + r.Link + ")"
 		}
 		verdict := "**" + r.Verdict + "**"
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, verdict, r.Seed, r.MaxGap, r.MaxOverlap, r.Failover, mdCell(r.Stale), r.Lost, r.Findings, r.Elapsed, mdCell(r.Note))
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			name, verdict, r.Seed, r.MaxGap, r.MaxOverlap, r.Failover, mdCell(r.Stale), r.Lost, r.Findings, r.Elapsed, r.Lateness, mdCell(r.Note))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Max gap and max overlap are flagged in the HTML index when they exceed the spec's bounds (TTL + Wait, TTL). "+
-		"\"Claims not held\" counts the spec's claims the run measured broken; each report explains them.")
+		"\"Claims not held\" counts the spec's claims the run measured broken; each report explains them. "+
+		"Lateness is the run's measurement error: how late the Redis lane's keyspace notifications came (a loaded machine shows here first).")
 }
 
 var suiteTemplate = template.Must(template.New("suite").Parse(`<!DOCTYPE html>
@@ -294,14 +305,14 @@ td.why { white-space: normal; min-width: 16em; }
 </ul></section>{{else}}<section class="alert notes"><h2>Findings: none</h2><p>Every spec claim a run exercised held.</p></section>{{end}}
 <h2>Scenarios</h2>
 <div class="scroll"><table>
-<thead><tr><th>Scenario</th><th>Verdict</th><th>Seed</th><th>Max gap</th><th>Max overlap</th><th>Failover max</th><th>Stale</th><th>Lost tasks</th><th>Claims not held</th><th>Elapsed</th><th>Note</th></tr></thead>
+<thead><tr><th>Scenario</th><th>Verdict</th><th>Seed</th><th>Max gap</th><th>Max overlap</th><th>Failover max</th><th>Stale</th><th>Lost tasks</th><th>Claims not held</th><th>Elapsed</th><th>Lateness</th><th>Note</th></tr></thead>
 <tbody>
 {{- range .Rows}}
-<tr><td>{{if .Link}}<a href="{{.Link}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td class="verdict {{.Class}}">{{.Verdict}}</td><td>{{.Seed}}</td><td{{if .BadGap}} class="bad"{{end}}>{{.MaxGap}}</td><td{{if .BadOverlap}} class="bad"{{end}}>{{.MaxOverlap}}</td><td>{{.Failover}}</td><td>{{.Stale}}</td><td{{if .BadLost}} class="bad"{{end}}>{{.Lost}}</td><td{{if .HasFindingsFlag}} class="bad"{{end}}>{{.Findings}}</td><td>{{.Elapsed}}</td><td class="why">{{.Note}}</td></tr>
+<tr><td>{{if .Link}}<a href="{{.Link}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td class="verdict {{.Class}}">{{.Verdict}}</td><td>{{.Seed}}</td><td{{if .BadGap}} class="bad"{{end}}>{{.MaxGap}}</td><td{{if .BadOverlap}} class="bad"{{end}}>{{.MaxOverlap}}</td><td>{{.Failover}}</td><td>{{.Stale}}</td><td{{if .BadLost}} class="bad"{{end}}>{{.Lost}}</td><td{{if .HasFindingsFlag}} class="bad"{{end}}>{{.Findings}}</td><td>{{.Elapsed}}</td><td>{{.Lateness}}</td><td class="why">{{.Note}}</td></tr>
 {{- end}}
 </tbody>
 </table></div>
-<p class="note">Max gap and max overlap are in red when they exceed the spec's bounds (TTL + Wait and TTL). "Claims not held" counts the spec's claims a run measured broken; its report explains each. Every report names its seed and the command that reproduces it.</p>
+<p class="note">Max gap and max overlap are in red when they exceed the spec's bounds (TTL + Wait and TTL). "Claims not held" counts the spec's claims a run measured broken; its report explains each. Lateness is a run's measurement error: how late the Redis lane's keyspace notifications came (a loaded machine shows here first). Every report names its seed and the command that reproduces it.</p>
 </main>
 </body>
 </html>

@@ -85,3 +85,31 @@ func TestSuiteFindingsFirst(t *testing.T) {
 		t.Errorf("a clean suite's summary does not say it has no findings:\n%s", md)
 	}
 }
+
+// report.md's plot: a relative link says so; inline puts the PNG in the
+// file; a published URL makes a link that survives being pasted.
+func TestMarkdownImage(t *testing.T) {
+	for _, tc := range []struct {
+		image, want string
+		note        bool
+	}{
+		{"", "![Timeline of the run](timeline.png)", true},
+		{MarkdownInline, "![Timeline of the run](data:image/png;base64,iVBORw0KGgo", false},
+		{"https://ci.example/artifacts/42/leader-crash/run-1/", "![Timeline of the run](https://ci.example/artifacts/42/leader-crash/run-1/timeline.png)", false},
+	} {
+		var b bytes.Buffer
+		if err := Markdown(&b, fixture(), Options{MarkdownImage: tc.image}); err != nil {
+			t.Fatal(err)
+		}
+		md := b.String()
+		if !strings.Contains(md, tc.want) {
+			t.Errorf("%q: no %q", tc.image, tc.want)
+		}
+		if got := strings.Contains(md, "beside this file"); got != tc.note {
+			t.Errorf("%q: the note about the relative link: %v; want %v", tc.image, got, tc.note)
+		}
+		if strings.Contains(md, "| | |") || strings.Contains(md, "| Description |") {
+			t.Errorf("%q: an empty header row, or the description in a cell", tc.image)
+		}
+	}
+}

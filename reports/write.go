@@ -3,11 +3,13 @@ package reports
 import (
 	"bufio"
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/leaselab/leaselab/model"
 )
@@ -18,6 +20,29 @@ type Options struct {
 	// "How to reproduce". Default:
 	// go run ./cmd/chaos run <scenario> --seed <seed> --time-scale <scale>.
 	Command string
+	// MarkdownImage is how report.md shows the timeline plot. "" (the
+	// default) links timeline.png beside it, which breaks once the text is
+	// pasted elsewhere (report.md says so); MarkdownInline puts the PNG in
+	// the file as a data URI (most viewers show it; GitHub does not); any
+	// other value is the URL of the run's directory as published (a CI
+	// artifact link), to which "/timeline.png" is added.
+	MarkdownImage string
+}
+
+// MarkdownInline is the Options.MarkdownImage that puts the plot inside
+// report.md.
+const MarkdownInline = "inline"
+
+// markdownImage is the image source report.md uses, and whether it works
+// only beside timeline.png.
+func (o Options) markdownImage(png []byte) (src string, relative bool) {
+	switch o.MarkdownImage {
+	case "":
+		return FilePNG, true
+	case MarkdownInline:
+		return "data:image/png;base64," + base64.StdEncoding.EncodeToString(png), false
+	}
+	return strings.TrimRight(o.MarkdownImage, "/") + "/" + FilePNG, false
 }
 
 // Files are the paths WriteRun wrote, each inside its dir.
@@ -89,7 +114,7 @@ func WriteRun(dir string, res *model.Result, o Options) (Files, error) {
 	var md, page, junit bytes.Buffer
 	d := build(res, o)
 	mw := bufio.NewWriter(&md)
-	writeMarkdown(mw, d, plotErr)
+	writeMarkdown(mw, d, plotErr, png, o)
 	if err := mw.Flush(); err != nil {
 		return files, err
 	}
