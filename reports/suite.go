@@ -65,12 +65,12 @@ func WriteSuite(dir string, runs []SuiteRun) error {
 
 // suiteRow is one scenario's line of the overview.
 type suiteRow struct {
-	Name, Link, Verdict, Class                   string
-	Seed, MaxGap, MaxOverlap, Failover, Stale    string
-	Lost, Findings, Elapsed, Note                string
+	Name, Link, Verdict, Class                string
+	Seed, MaxGap, MaxOverlap, Failover, Stale string
+	Lost, Findings, Elapsed, Note             string
 	// Lateness is the run's measurement error: the Redis lane's worst
 	// keyspace-notification lateness (the virtual backend's lane is exact).
-	Lateness string
+	Lateness                                     string
 	BadGap, BadOverlap, BadLost, HasFindingsFlag bool
 }
 
