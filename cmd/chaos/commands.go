@@ -295,6 +295,8 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "write the reports to `DIR` (default: beside RESULT.json)")
+	inline := fs.Bool("md-inline", false, "put the timeline plot inside report.md (a data URI) instead of linking timeline.png beside it")
+	imageURL := fs.String("md-image-base", "", "the `URL` where the report's directory is published: report.md links URL/timeline.png")
 	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -312,7 +314,11 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Dir(pos[0])
 	}
-	if _, err := reports.WriteRun(dir, res, reports.Options{Command: reproduce(res.Scenario, res)}); err != nil {
+	o := reports.Options{Command: reproduce(res.Scenario, res), MarkdownImage: *imageURL}
+	if *inline {
+		o.MarkdownImage = reports.MarkdownInline
+	}
+	if _, err := reports.WriteRun(dir, res, o); err != nil {
 		return fmt.Errorf("writing the reports: %w", err)
 	}
 	fmt.Fprintf(stdout, "%s\n", filepath.Join(dir, "report.html"))

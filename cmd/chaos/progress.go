@@ -450,7 +450,11 @@ func measurementNote(res *model.Result) string {
 		return ""
 	}
 	late, fault := measurementError(res)
-	return fmt.Sprintf("; measurement error: notifications ≤ %v, faults ≤ %v late", ms(late), ms(fault))
+	n := "none timed"
+	if res.Analysis.Redis.NotificationLateness.Count > 0 {
+		n = fmt.Sprintf("≤ %v late", ms(late))
+	}
+	return fmt.Sprintf("; measurement error: notifications %s, faults ≤ %v late", n, ms(fault))
 }
 
 // measurementError is the worst keyspace-notification lateness and the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -44,6 +45,8 @@ type runFlags struct {
 	parallel      int
 	verbose       bool
 	quiet         bool
+	mdInline      bool
+	mdImageBase   string
 	backend       string
 	runs          int
 	// set are the flags given on the command line.
@@ -75,6 +78,8 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
 	fs.IntVar(&f.parallel, "parallel", parallel, "run up to `N` scenarios at once, started in the order given (each has its own Redis and proxies); 0: every scenario at once, up to 16 per core")
 	fs.StringVar(&f.safe, "safe", "", "the elector's safe mode for every scenario, `on` or off (lease guard and fenced chores; default: what each scenario says), to measure the same faults in both modes")
 	fs.BoolVar(&f.strictClaims, "strict-claims", false, "fail a run in which a spec claim it exercised did not hold (split brain > TTL, gap > TTL + Wait), as `expect: {claims: held}` does; by default such a claim is a finding beside the verdict")
+	fs.BoolVar(&f.mdInline, "md-inline", false, "put the timeline plot inside report.md (a data URI) instead of linking timeline.png beside it, so the text can be pasted anywhere that shows data URIs (not GitHub)")
+	fs.StringVar(&f.mdImageBase, "md-image-base", "", "the `URL` where --out is published (a CI artifact link): report.md links the plot as URL/<scenario>/<run-id>/timeline.png, which survives being pasted into a PR")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
@@ -218,6 +223,9 @@ func parseRunFlags(name, usage string, parallel int, args []string, stderr io.Wr
 
 // check refuses flag combinations that cannot mean anything.
 func (f *runFlags) check() error {
+	if f.mdInline && f.mdImageBase != "" {
+		return usageErr("give --md-inline or --md-image-base, not both")
+	}
 	switch f.backend {
 	case backendReal:
 		if f.set["runs"] {
@@ -365,6 +373,14 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 			defer func() { <-sem }()
 			out[i] = runOne(ctx, sc, f, provider, prog)
 		}()
+		if f.backend == backendReal && i < len(scs)-1 && i < parallel-1 {
+			// Start the first wave one by one, so that environments do not
+			// all come up at once (see startStagger).
+			select {
+			case <-time.After(startStagger):
+			case <-ctx.Done():
+			}
+		}
 	}
 	wg.Wait()
 	// One precise message for a broken environment, however many runs
@@ -426,10 +442,20 @@ func (f *runFlags) override(scs []model.Scenario) error {
 // perCPU is how many real-backend scenarios --parallel 0 (the suite's
 // default) runs at once per core. Runs mostly wait on timers: measured on 2
 // cores (README, "Using the CLI"), the 25 built-ins all at once took 37.6 s
-// (4 at a time: 188 s) and 18.9 s of CPU, a quarter of the machine, with
-// notification lateness ≤ 10.2 ms (≤ 11.2 ms at 4) and faults ≤ 21 ms
-// late (≤ 29 ms at 4). 16 per core keeps CPU near half the machine.
+// (12 at a time: 75.8 s; 4: 188 s) and 18.9 s of CPU, a quarter of the
+// machine, with notification lateness ≤ 10.2 ms (≤ 11.2 ms at 4) and
+// faults ≤ 21 ms late (≤ 29 ms at 4). 16 per core keeps the CPU near half
+// the machine, the limit we chose from that measurement.
 const perCPU = 16
+
+// startStagger separates the starts of the real backend's first wave of
+// scenarios. Measured (README, "Using the CLI"): 25 environments coming up
+// at once took 1.3–1.8 s each instead of ~50 ms, and the CPU contention
+// spread the instances' start-up, which moved phase-dependent figures
+// (leader-stop's gap 0.02–0.08 s instead of 5.74 s). 150 ms apart, setup
+// stays ≤ 55 ms and the figures are those of 4 at a time; the suite takes
+// 39 s instead of 38.
+const startStagger = 150 * time.Millisecond
 
 // Time scales the CLI takes. Above 100 a default scenario runs for days
 // (and files cap it there too); below 0.01 a 5 s TTL is 50 ms, about what
@@ -478,7 +504,7 @@ func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Pro
 		return o
 	}
 	o.dir = filepath.Join(f.out, sc.Name, res.RunID)
-	if _, werr := reports.WriteRun(o.dir, res, reports.Options{Command: reproduce(sc, res)}); werr != nil {
+	if _, werr := reports.WriteRun(o.dir, res, reports.Options{Command: reproduce(sc, res), MarkdownImage: f.markdownImage(sc.Name, res.RunID)}); werr != nil {
 		o.err = errors.Join(o.err, fmt.Errorf("writing the report: %w", werr))
 		o.dir = "" // not written: never print or link it
 	} else {
@@ -491,6 +517,17 @@ func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Pro
 		prog.printf("  report: %s\n", filepath.Join(o.dir, "report.html"))
 	}
 	return o
+}
+
+// markdownImage is reports.Options.MarkdownImage for a run's report.
+func (f *runFlags) markdownImage(name, runID string) string {
+	switch {
+	case f.mdInline:
+		return reports.MarkdownInline
+	case f.mdImageBase != "":
+		return strings.TrimRight(f.mdImageBase, "/") + "/" + url.PathEscape(name) + "/" + url.PathEscape(runID)
+	}
+	return ""
 }
 
 // named gives an unnamed scenario a name for its report directory.

@@ -367,3 +367,25 @@ func TestDockerFallback(t *testing.T) {
 		t.Errorf("--redis-addr given: %T", p)
 	}
 }
+
+// --md-inline and --md-image-base reach report.md.
+func TestMarkdownImageFlags(t *testing.T) {
+	out := t.TempDir()
+	if code, _, stderr := chaos(t, "run", "partition-blackhole", "--backend", "virtual", "--out", out, "--md-image-base", "https://ci.example/a/", "--quiet"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "partition-blackhole", "latest", "report.md"))
+	if !strings.Contains(string(md), "](https://ci.example/a/partition-blackhole/virtual-partition-blackhole-1/timeline.png)") {
+		t.Errorf("--md-image-base:\n%.2000s", md)
+	}
+	if code, _, stderr := chaos(t, "run", "partition-blackhole", "--backend", "virtual", "--out", out, "--md-inline", "--quiet"); code != exitOK {
+		t.Fatal(stderr)
+	}
+	md, _ = os.ReadFile(filepath.Join(out, "partition-blackhole", "latest", "report.md"))
+	if !strings.Contains(string(md), "](data:image/png;base64,") {
+		t.Error("--md-inline: no data URI")
+	}
+	if code, _, _ := chaos(t, "run", "steady-state", "--backend", "virtual", "--md-inline", "--md-image-base", "x"); code != exitUsage {
+		t.Errorf("both: exit %d", code)
+	}
+}
