@@ -78,7 +78,8 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	bad := 0
 	for _, path := range fs.Args() {
 		if _, err := scenarios.Load(path); err != nil {
-			fmt.Fprintln(stderr, err)
+			// A huge file of unknown keys must not print megabytes.
+			fmt.Fprintln(stderr, capLines(err.Error(), maxShownErrors))
 			bad++
 			continue
 		}

@@ -259,7 +259,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, n := range names {
 		sc, err := scenarios.Open(n)
 		if err != nil {
-			return &exitError{exitUsage, err}
+			return &exitError{exitUsage, cappedErrors([]error{err})}
 		}
 		// Asked for by name: a scenario the virtual backend cannot run is
 		// a usage error, before anything runs.
@@ -727,23 +727,37 @@ func suiteScenarios(args []string, stderr io.Writer) ([]model.Scenario, error) {
 	return scs, nil
 }
 
-// cappedErrors joins errs, each cut to a few lines and at most
+// cappedErrors joins errs, each line cut to 300 bytes and at most
 // maxShownErrors lines in all, saying how many more there were.
 func cappedErrors(errs []error) error {
-	var lines []string
+	var all []string
 	for _, e := range errs {
-		lines = append(lines, strings.Split(e.Error(), "\n")...)
+		all = append(all, e.Error())
 	}
-	if len(lines) > maxShownErrors {
-		more := len(lines) - maxShownErrors
-		lines = append(lines[:maxShownErrors], fmt.Sprintf("… and %d more lines (chaos validate FILE shows one file's)", more))
+	msg := capLines(strings.Join(all, "\n"), maxShownErrors)
+	if len(errs) > 1 {
+		msg = fmt.Sprintf("%d invalid scenarios:\n%s", len(errs), msg)
+	}
+	return errors.New(msg)
+}
+
+// capLines keeps the first n lines of s, each cut to 300 bytes, and says
+// how many more there were.
+func capLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	more := len(lines) - n
+	if more > 0 {
+		lines = lines[:n]
 	}
 	for i, l := range lines {
 		if len(l) > 300 {
-			lines[i] = l[:300] + "…"
+			lines[i] = strings.ToValidUTF8(l[:300], "") + "…"
 		}
 	}
-	return fmt.Errorf("%d invalid scenarios:\n%s", len(errs), strings.Join(lines, "\n"))
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("… and %d more lines ('chaos validate FILE' shows the first %d of one file)", more, n))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -389,3 +389,24 @@ func TestMarkdownImageFlags(t *testing.T) {
 		t.Errorf("both: exit %d", code)
 	}
 }
+
+// A file of thousands of unknown keys prints a bounded error, not one
+// line per key.
+func TestErrorOutputCapped(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("instances: 3\nduration: 2s\n")
+	for i := range 5000 {
+		fmt.Fprintf(&b, "unknown_key_%d: %s\n", i, strings.Repeat("x", 500))
+	}
+	bad := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(bad, []byte(b.String()), 0o644)
+	for _, args := range [][]string{{"validate", bad}, {"run", bad}, {"suite", bad}} {
+		code, _, stderr := chaos(t, append(args, "--backend", "virtual")...)
+		if args[0] == "validate" {
+			code, _, stderr = chaos(t, args...)
+		}
+		if code != exitUsage || len(stderr) > 10000 || strings.Count(stderr, "\n") > 25 {
+			t.Errorf("%v: exit %d, %d bytes, %d lines of errors", args[0], code, len(stderr), strings.Count(stderr, "\n"))
+		}
+	}
+}
