@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"gonum.org/v1/plot"
@@ -70,11 +71,14 @@ var (
 	colNoLeader  = rgb(0xeeeeee) // before the first election: not a gap
 	colNoKey     = rgb(0xf4f4f4)
 	colUnknown   = rgb(0x999999) // a holder id no instance ran with
-	colStale     = rgb(0xd62728)
-	colLaneAlt   = rgb(0xf6f7f9)
-	colRule      = rgb(0xc8ccd2)
-	colText      = rgb(0x222222)
-	colSubtle    = rgb(0x666666)
+	// One colour per meaning: red is only a gap, violet only an overlap.
+	colStale   = rgb(0x111111) // believed it led while Redis held another value
+	colPhantom = rgb(0x6c757d) // Redis held the id of a live instance that did not believe it led
+	colLinger  = rgb(0xced4da) // the key of a crashed or stopped holder, until it expires
+	colLaneAlt = rgb(0xf6f7f9)
+	colRule    = rgb(0xc8ccd2)
+	colText    = rgb(0x222222)
+	colSubtle  = rgb(0x666666)
 
 	// verdictColours match the HTML banner.
 	verdictColours = map[string]color.Color{
@@ -82,7 +86,7 @@ var (
 	}
 
 	faultColours = map[model.FaultKind]color.NRGBA{
-		model.FaultCrash:        rgb(0xb22222),
+		model.FaultCrash:        rgb(0x343a40), // not red: red is a gap
 		model.FaultStop:         rgb(0x7f7f7f),
 		model.FaultPartition:    rgb(0xff7f0e),
 		model.FaultLatency:      rgb(0xbcbd22),
@@ -171,7 +175,10 @@ type figure struct {
 	starts        []glyphAt
 	kinds         []string // fault kinds present, in schedule order
 	legendRows    int
-	legendItems   []legendItem
+	// phantoms and lingers: the Redis lane has marks of either kind (each
+	// gets a legend entry only then).
+	phantoms, lingers bool
+	legendItems       []legendItem
 }
 
 type refLine struct {
@@ -345,6 +352,8 @@ func (f *figure) packFaults(res *model.Result) {
 		if len(fo.Target) > 0 && len(fo.Target) <= 3 {
 			b.label += " " + targets(fo.Target)
 		}
+		// Which instance led when the fault hit: "leader i0".
+		b.label += " · leader " + leadersAt(res, fo.Applied)
 		f.faults = append(f.faults, b)
 	}
 	// Seconds per point of the data area, roughly: the width minus the
@@ -404,6 +413,33 @@ func incarnations(t model.Timeline) map[string]int {
 	return out
 }
 
+// gone reports whether m's incarnation had crashed or stopped by t.
+func gone(t model.Timeline, m model.Member, at time.Duration) bool {
+	for _, e := range t {
+		if e.At > at {
+			break
+		}
+		if (e.Kind == model.InstanceCrashed || e.Kind == model.InstanceStopped) && e.Instance == m.Instance && (m.ID == "" || e.ID == "" || e.ID == m.ID) {
+			return true
+		}
+	}
+	return false
+}
+
+// leadersAt names the instances that believed they led at t ("i0", "none").
+func leadersAt(res *model.Result, t time.Duration) string {
+	var ls []string
+	for _, b := range res.Analysis.Beliefs {
+		if b.Start <= t && t < b.End && b.Instance >= 0 {
+			ls = append(ls, "i"+strconv.Itoa(b.Instance))
+		}
+	}
+	if len(ls) == 0 {
+		return "none"
+	}
+	return strings.Join(ls, ",")
+}
+
 func (f *figure) fillBeliefs(res *model.Result) {
 	inc := incarnations(res.Timeline)
 	for _, b := range res.Analysis.Beliefs {
@@ -436,7 +472,14 @@ func (f *figure) fillRedis(res *model.Result) {
 		f.redis.segments = append(f.redis.segments, s)
 	}
 	for _, p := range res.Analysis.Redis.Phantom {
-		f.redis.marks = append(f.redis.marks, segment{from: seconds(p.Start), to: seconds(p.End), colour: colStale})
+		col := colPhantom
+		if gone(res.Timeline, p.Member, p.Start) {
+			col = colLinger // expected: the key outlives its crashed holder
+			f.lingers = true
+		} else {
+			f.phantoms = true
+		}
+		f.redis.marks = append(f.redis.marks, segment{from: seconds(p.Start), to: seconds(p.End), colour: col})
 	}
 }
 
@@ -488,13 +531,25 @@ func (f *figure) buildLegend() {
 				fillRect(c, vg.Rectangle{Min: vg.Point{X: r.Min.X + vg.Length(i)*w, Y: r.Min.Y}, Max: vg.Point{X: r.Min.X + vg.Length(i+1)*w, Y: r.Max.Y}}, instancePalette[i])
 			}
 		}},
-		{"stale / phantom (lanes disagree)", func(c *draw.Canvas, r vg.Rectangle) {
+		{"stale: believed it led, Redis held another value", func(c *draw.Canvas, r vg.Rectangle) {
 			fillRect(c, r, instancePalette[0])
 			fillRect(c, vg.Rectangle{Min: vg.Point{X: r.Min.X, Y: r.Max.Y - 3}, Max: r.Max}, colStale)
 		}},
 		{"gap: 0 leaders", swatch(colGap)},
 		{"overlap: ≥2 leaders", swatch(colOverlap)},
 		{"1 leader", swatch(colOneLeader)},
+	}
+	mark := func(col color.Color) func(c *draw.Canvas, r vg.Rectangle) {
+		return func(c *draw.Canvas, r vg.Rectangle) {
+			fillRect(c, r, colNoKey)
+			fillRect(c, vg.Rectangle{Min: vg.Point{X: r.Min.X, Y: r.Max.Y - 3}, Max: r.Max}, col)
+		}
+	}
+	if f.phantoms {
+		items = append(items, legendItem{"phantom: key of a live instance that did not believe it led", mark(colPhantom)})
+	}
+	if f.lingers {
+		items = append(items, legendItem{"key of a crashed/stopped holder, until expiry", mark(colLinger)})
 	}
 	for _, k := range f.kinds {
 		items = append(items, legendItem{"fault: " + k, swatch(alpha(faultColour(k), 0.45))})
@@ -503,12 +558,15 @@ func (f *figure) buildLegend() {
 		line := func(d []vg.Length) func(c *draw.Canvas, r vg.Rectangle) {
 			return func(c *draw.Canvas, r vg.Rectangle) {
 				y := (r.Min.Y + r.Max.Y) / 2
-				c.StrokeLine2(draw.LineStyle{Color: colText, Width: 1.2, Dashes: d}, r.Min.X, y, r.Max.X, y)
+				c.StrokeLine2(draw.LineStyle{Color: colSubtle, Width: 1.2, Dashes: d}, r.Min.X, y, r.Max.X, y)
 			}
 		}
 		items = append(items,
-			legendItem{"injection + TTL", line([]vg.Length{4, 3})},
-			legendItem{"injection + TTL + Wait", line([]vg.Length{1, 2.5})},
+			legendItem{"fault's target (underline, in the fault's colour)", func(c *draw.Canvas, r vg.Rectangle) {
+				fillRect(c, vg.Rectangle{Min: r.Min, Max: vg.Point{X: r.Max.X, Y: r.Min.Y + 3}}, colSubtle)
+			}},
+			legendItem{"injection + TTL (in the fault's colour)", line([]vg.Length{4, 3})},
+			legendItem{"injection + TTL + Wait (in the fault's colour)", line([]vg.Length{1, 2.5})},
 		)
 	}
 	if len(f.crashes) > 0 {

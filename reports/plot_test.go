@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -215,5 +216,55 @@ func TestPlotConcurrent(t *testing.T) {
 		if err := <-done; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// One colour per meaning: red is only a gap; a phantom of a live instance
+// and the key of a crashed holder differ and are each in the legend; every
+// fault names the leader it hit.
+func TestPlotColoursOneMeaning(t *testing.T) {
+	res := fixture()
+	f := newFigure(res)
+	if f.lingers || !f.phantoms {
+		t.Fatalf("the fixture's phantom is of a live instance: lingers %v, phantoms %v", f.lingers, f.phantoms)
+	}
+	for _, m := range f.redis.marks {
+		if m.colour == colGap {
+			t.Error("a phantom drawn in the gap's red")
+		}
+	}
+	for _, l := range f.instances {
+		for _, m := range append(l.marks, l.hits...) {
+			if m.colour == colGap {
+				t.Error("a stale mark or target underline drawn in the gap's red")
+			}
+		}
+	}
+	if faultColour(string(model.FaultCrash)) == colGap {
+		t.Error("crash faults in the gap's red")
+	}
+	var legend []string
+	for _, it := range f.legendItems {
+		legend = append(legend, it.label)
+	}
+	all := strings.Join(legend, "|")
+	for _, want := range []string{"stale:", "phantom:", "gap:", "overlap:", "fault's target", "in the fault's colour"} {
+		if !strings.Contains(all, want) {
+			t.Errorf("legend has no %q: %s", want, all)
+		}
+	}
+	for _, b := range f.faults {
+		if !strings.Contains(b.label, "· leader ") {
+			t.Errorf("fault %q does not name the leader it hit", b.label)
+		}
+	}
+
+	// The same phantom after its holder crashed: the key lingering until
+	// expiry, not an alarm.
+	p := res.Analysis.Redis.Phantom[0]
+	res.Timeline = append(model.Timeline{{At: p.Start - 1, Kind: model.InstanceCrashed, Instance: p.Instance, ID: p.ID}}, res.Timeline...)
+	f = newFigure(res)
+	if !f.lingers || f.phantoms {
+		t.Errorf("a crashed holder's key: lingers %v, phantoms %v", f.lingers, f.phantoms)
 	}
 }
