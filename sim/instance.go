@@ -2,8 +2,10 @@ package sim
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -56,13 +58,36 @@ func redisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
 	}
 }
 
+// tlsOver wraps dial's connections in TLS with cfg, as go-redis's own
+// dialer does when Options.TLSConfig is set.
+func tlsOver(dial func(ctx context.Context, network, addr string) (net.Conn, error), cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		tc := tls.Client(c, cfg.Clone())
+		if err := tc.HandshakeContext(ctx); err != nil {
+			_ = c.Close()
+			return nil, err
+		}
+		return tc, nil
+	}
+}
+
 // start begins a new incarnation.
 func (in *instance) start() error {
 	p := in.run.sc.Params
 	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
 	// The instance authenticates as the harness does: Toxiproxy forwards
 	// the bytes (AUTH and TLS included) untouched.
-	inc.rdb = redis.NewClient(in.run.env.Auth.Apply(redisOptions(p.Client, in.dial, inc.gate)))
+	opts := in.run.env.Auth.Apply(redisOptions(p.Client, in.dial, inc.gate))
+	if opts.TLSConfig != nil {
+		// go-redis negotiates TLS only in its own dialer: over the gate's
+		// connection, do it here (the TLS config names the real host).
+		opts.Dialer = tlsOver(opts.Dialer, opts.TLSConfig)
+	}
+	inc.rdb = redis.NewClient(opts)
 	eo := electionOpts(p, nil)
 	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
 	rec := in.run.rec
