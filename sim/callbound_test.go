@@ -95,7 +95,7 @@ func TestCallBoundMeasured(t *testing.T) {
 			t.Error(err)
 		}
 	})
-	admin := redis.NewClient(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1})
+	admin := redis.NewClient(environ.Auth.Apply(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1}))
 	t.Cleanup(func() { _ = admin.Close() })
 
 	const ms = time.Millisecond
@@ -165,7 +165,7 @@ func measureRenew(t *testing.T, environ *env.Environment, admin *redis.Client, p
 		t.Fatal(err)
 	}
 	defer func() { _ = proxy.Delete() }()
-	rdb := redis.NewClient(redisOptions(p.Client, proxy.Listen, NewGate()))
+	rdb := redis.NewClient(environ.Auth.Apply(redisOptions(p.Client, proxy.Listen, NewGate())))
 	defer func() { _ = rdb.Close() }()
 	lease := election.LeaderKey(key)
 	if err := admin.Del(ctx, lease).Err(); err != nil {
@@ -266,7 +266,7 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdb := redis.NewClient(redisOptions(p.Client, proxy.Listen, NewGate()))
+		rdb := redis.NewClient(environ.Auth.Apply(redisOptions(p.Client, proxy.Listen, NewGate())))
 		lease := election.LeaderKey(key)
 		for _, op := range []election.Op{election.OpAcquire, election.OpRenew} {
 			if ok, err := election.RunOp(ctx, rdb, op, lease, "me", time.Minute); !ok || err != nil {
