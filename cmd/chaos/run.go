@@ -333,6 +333,10 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	parallel := f.parallel
 	if parallel == 0 {
 		parallel = min(len(scs), perCPU*runtime.GOMAXPROCS(0))
+		if f.backend == backendVirtual {
+			// Virtual runs compute rather than wait: one per core.
+			parallel = min(len(scs), runtime.GOMAXPROCS(0))
+		}
 	}
 	var provider env.Provider
 	if f.backend == backendReal {
@@ -432,8 +436,12 @@ func (f *runFlags) override(scs []model.Scenario) error {
 		default:
 			return usageErr("--safe %q: want on or off", f.safe)
 		}
+		// Before Validate: its scaling must not see an overflowing product.
+		if err := checkLength(scs[i]); err != nil {
+			return err
+		}
 		if err := scs[i].Validate(); err != nil {
-			return &exitError{exitUsage, err}
+			return &exitError{exitUsage, cappedErrors([]error{err})}
 		}
 	}
 	return nil
@@ -470,6 +478,27 @@ const (
 func checkTimeScale(k float64) error {
 	if math.IsNaN(k) || math.IsInf(k, 0) || k < minTimeScale || k > maxTimeScale {
 		return usageErr("--time-scale %v: want a factor from %v to %v (0.2 runs 5× faster)", k, minTimeScale, maxTimeScale)
+	}
+	return nil
+}
+
+// maxRunLength bounds a run's scaled length: beyond it a run is a typo
+// (duration: 1000000h), and far beyond it the scaled durations overflow.
+const maxRunLength = 7 * 24 * time.Hour
+
+// checkLength refuses a scenario whose scaled length, or a fault's scaled
+// time, exceeds maxRunLength, computed without overflow.
+func checkLength(sc model.Scenario) error {
+	d := sc.WithDefaults()
+	k := d.TimeScale
+	over := func(v float64) bool { return math.IsNaN(v) || v > float64(maxRunLength) }
+	if over((float64(d.Duration) + float64(d.Recovery)) * k) {
+		return usageErr("%s: duration + recovery × time scale %g is %.3g h; a run may last at most %v", named(sc).Name, k, (float64(d.Duration)+float64(d.Recovery))*k/float64(time.Hour), maxRunLength)
+	}
+	for i, f := range d.Faults {
+		if over((float64(f.At)+float64(f.For))*k) || over(float64(f.Jitter)*k) || over(float64(f.Latency)*k) {
+			return usageErr("%s: faults[%d] lasts beyond %v once scaled by %g", named(sc).Name, i, maxRunLength, k)
+		}
 	}
 	return nil
 }

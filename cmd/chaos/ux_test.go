@@ -222,6 +222,8 @@ func TestBadInputsRefused(t *testing.T) {
 	long := filepath.Join(t.TempDir(), "long-name.yaml")
 	data, _ := os.ReadFile("testdata/quick.yaml")
 	os.WriteFile(long, append([]byte("name: "+strings.Repeat("n", 5000)+"\n"), data...), 0o644)
+	huge := filepath.Join(t.TempDir(), "huge.yaml")
+	os.WriteFile(huge, []byte("duration: 1000000h\ntime_scale: 100\n"), 0o644)
 	for _, args := range [][]string{
 		{"run", "steady-state", "--time-scale", "1e-300"},
 		{"run", "steady-state", "--time-scale", "NaN"},
@@ -230,6 +232,7 @@ func TestBadInputsRefused(t *testing.T) {
 		{"run", "steady-state", "--time-scale", "-1"},
 		{"run", "steady-state", "--time-scale", "0"},
 		{"run", long},
+		{"run", huge}, // overflowed when scaled: ran forever, then a stack overflow on Ctrl-C
 		{"suite", "--parallel", "-1"},
 	} {
 		code, stdout, stderr := chaos(t, append(args, "--backend", "virtual", "--out", t.TempDir())...)
