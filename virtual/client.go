@@ -50,6 +50,54 @@ type call struct {
 	done     bool // finished (or its incarnation crashed)
 	killed   bool // its incarnation crashed: nothing of it reaches Redis
 	detached bool // the shell no longer waits for it
+	// transit is the step the call's message in flight will reach (its
+	// request reaching Redis, or its reply reaching the client), and
+	// transitAt when; 0 when nothing is in flight. A latency toxic holding
+	// the message can release it early (releaseHeld).
+	transit   int32
+	transitAt time.Duration
+	// dropped are request arrivals superseded by an early release: their
+	// events still fire (an arrival at Redis runs whatever the caller's
+	// generation), and must then do nothing.
+	dropped []held
+}
+
+// held names a superseded arrival by its generation and time.
+type held struct {
+	gen uint32
+	at  time.Duration
+}
+
+// transitTo schedules the arrival of a message in flight.
+func (w *world) transitTo(c *call, t time.Duration, st int32) {
+	c.transit, c.transitAt = st, t
+	w.callAt(c, t, st)
+}
+
+// releaseHeld models removing a Toxiproxy latency toxic: it does not drop
+// what it holds, it lets it through at once ("exit fast without applying
+// latency"), so a message delayed by the healed latency arrives after the
+// healthy hop alone. Measured: a safe-mode renewal sent under 2 s of latency
+// 0.3 s before the heal succeeded before its guard ran out (the real
+// slow-redis-safe-elector kept its leader; a model without this demoted it).
+func (w *world) releaseHeld(in *inc) {
+	if in == nil {
+		return
+	}
+	for _, c := range in.calls {
+		if c.done || c.transit == 0 || c.transitAt <= w.now+w.o.OneWay {
+			continue
+		}
+		st := c.transit
+		if st == stExec {
+			c.dropped = append(c.dropped, held{c.gen, c.transitAt})
+		}
+		c.gen++ // the held arrival (and the read deadline, re-armed below) no longer count
+		w.transitTo(c, w.now+w.o.OneWay, st)
+		if c.reading && c.deadline != never {
+			w.callAt(c, c.deadline, stTimeout)
+		}
+	}
 }
 
 func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
@@ -285,7 +333,7 @@ func (w *world) initSend(c *call) {
 	c.reading, c.initing = true, true
 	c.deadline = w.readDeadline(c)
 	if n.bhUp == 0 {
-		w.callAt(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stInitExec)
+		w.transitTo(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stInitExec)
 	}
 	if c.deadline != never {
 		w.callAt(c, c.deadline, stTimeout)
@@ -304,7 +352,7 @@ func (w *world) initExec(c *call, gen uint32) {
 		return
 	}
 	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
-		w.callAt(c, t, stInitReply)
+		w.transitTo(c, t, stInitReply)
 	}
 }
 
@@ -329,7 +377,7 @@ func (w *world) send(c *call) {
 	c.reading, c.initing = true, false
 	c.deadline = w.readDeadline(c)
 	if n.bhUp == 0 {
-		w.callAt(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stExec)
+		w.transitTo(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stExec)
 	}
 	if c.deadline != never {
 		w.callAt(c, c.deadline, stTimeout)
@@ -341,6 +389,12 @@ func (w *world) send(c *call) {
 func (w *world) exec(c *call, gen uint32) {
 	if c.killed {
 		return
+	}
+	for i, h := range c.dropped {
+		if h.gen == gen && h.at == w.now {
+			c.dropped = append(c.dropped[:i], c.dropped[i+1:]...)
+			return // released earlier: it already reached Redis
+		}
 	}
 	n := &c.in.slot.net
 	if w.redis.down {
@@ -357,7 +411,7 @@ func (w *world) exec(c *call, gen uint32) {
 	}
 	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
 		c.rOK, c.rToken, c.rNoScr = ok, tok, noscr
-		w.callAt(c, t, stReply)
+		w.transitTo(c, t, stReply)
 	}
 }
 

@@ -165,3 +165,29 @@ func TestClockDriftStartPhase(t *testing.T) {
 		t.Errorf("overlap %v, real %v", v, want)
 	}
 }
+
+// Removing a latency toxic lets what it holds through at once, as
+// Toxiproxy's latency toxic does. In slow-redis-safe-elector the slow
+// instance wins again 0.3 s before the heal and renews at once; its renewal,
+// held by 2 s of latency, must land at the heal, before its guard would run
+// out, so it keeps leading to the end (the real backend: failover 13.71 s,
+// no second demotion). A model that kept the full latency demoted it at its
+// guard and measured no failover at all.
+func TestLatencyHealReleasesHeldMessages(t *testing.T) {
+	e, ok := scenarios.Lookup("slow-redis-safe-elector")
+	if !ok {
+		t.Fatal("no slow-redis-safe-elector")
+	}
+	res, err := virtual.Run(e.Scenario, virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := res.Analysis.Faults[0]
+	if f.Failover == nil || (*f.Failover-13700*time.Millisecond).Abs() > 100*time.Millisecond {
+		t.Fatalf("failover %v (%s), want ~13.7s as on the real backend", f.Failover, f.Note)
+	}
+	last := res.Analysis.Beliefs[len(res.Analysis.Beliefs)-1]
+	if !last.Open || last.Start > 20*time.Second {
+		t.Errorf("last belief %+v: want the leader won before the heal (20.25s) kept to the end", last.Window)
+	}
+}

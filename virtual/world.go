@@ -621,6 +621,7 @@ func (w *world) heal(a *activeFault) {
 				n.latRep -= base
 			}
 			n.jReq, n.jRep, n.jRNG = 0, 0, nil
+			w.releaseHeld(w.slots[i].cur)
 		}
 	case model.FaultPause:
 		for _, i := range a.paused {
