@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/internal/proc"
 )
 
 // Slots is the number of Redis Cluster hash slots.
@@ -112,7 +114,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	create = append(create, "--cluster-replicas", strconv.Itoa(o.Replicas), "--cluster-yes")
 	cmd := exec.CommandContext(ctx, cli, create...)
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = proc.Attr()
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil || !strings.Contains(out.String(), "[OK] All 16384 slots covered") {

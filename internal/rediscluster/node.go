@@ -27,6 +27,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/internal/proc"
 )
 
 // ErrNotInstalled is returned when redis-server or redis-cli is missing.
@@ -98,7 +100,7 @@ func (n *Node) Kill() {
 	if cmd == nil {
 		return
 	}
-	killGroup(cmd.Process)
+	proc.KillGroup(cmd.Process)
 	<-exited
 }
 
@@ -110,7 +112,7 @@ func (n *Node) Pause() error {
 	if n.cmd == nil {
 		return errors.New("rediscluster: node is not running")
 	}
-	return freeze(n.cmd.Process)
+	return proc.Freeze(n.cmd.Process)
 }
 
 // Resume undoes Pause with SIGCONT.
@@ -120,7 +122,7 @@ func (n *Node) Resume() error {
 	if n.cmd == nil {
 		return errors.New("rediscluster: node is not running")
 	}
-	return thaw(n.cmd.Process)
+	return proc.Thaw(n.cmd.Process)
 }
 
 func (n *Node) close() {
@@ -165,7 +167,7 @@ func spawnNode(ctx context.Context, bin, root string, conf []string, extra ...st
 
 func (n *Node) start(ctx context.Context) error {
 	cmd := exec.Command(n.path, n.args...)
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = proc.Attr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("rediscluster: starting %s: %w", n.path, err)
 	}

@@ -9,13 +9,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/internal/proc"
 )
 
 // gone fails t unless every process is dead and dir removed.
 func gone(t *testing.T, pids []int, dir string) {
 	t.Helper()
 	for _, pid := range pids {
-		if alive(pid) {
+		if proc.Alive(pid) {
 			t.Errorf("process %d still alive after Stop", pid)
 		}
 	}

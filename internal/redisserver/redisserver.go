@@ -18,6 +18,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/internal/proc"
 )
 
 // ErrNotInstalled is returned by Start when no redis-server binary is
@@ -120,7 +122,7 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 
 func (s *Server) start(ctx context.Context) error {
 	cmd := exec.Command(s.path, s.args...)
-	cmd.SysProcAttr = procAttr()
+	cmd.SysProcAttr = proc.Attr()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("starting %s: %w", s.path, err)
 	}
@@ -159,7 +161,7 @@ func (s *Server) kill() {
 	if s.cmd == nil {
 		return
 	}
-	killGroup(s.cmd.Process)
+	proc.KillGroup(s.cmd.Process)
 	<-s.exited
 	s.cmd = nil
 }
@@ -199,10 +201,10 @@ func removeStaleDirs() {
 	for _, d := range dirs {
 		rest := strings.TrimPrefix(filepath.Base(d), tempPrefix)
 		pid, err := strconv.Atoi(strings.SplitN(rest, "-", 2)[0])
-		if err != nil || pid <= 0 || pid == os.Getpid() || processAlive(pid) {
+		if err != nil || pid <= 0 || pid == os.Getpid() || proc.Alive(pid) {
 			continue // not ours to judge (an older name), or still in use
 		}
-		if fi, err := os.Stat(d); err == nil && fi.IsDir() && ownedByMe(fi) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() && proc.OwnedByMe(fi) {
 			_ = os.RemoveAll(d)
 		}
 	}
@@ -242,7 +244,7 @@ func (s *Server) Pause() error {
 	if s.cmd == nil {
 		return errors.New("redis-server is not running")
 	}
-	return freeze(s.cmd.Process)
+	return proc.Freeze(s.cmd.Process)
 }
 
 // Resume undoes Pause with SIGCONT.
@@ -250,5 +252,5 @@ func (s *Server) Resume() error {
 	if s.cmd == nil {
 		return errors.New("redis-server is not running")
 	}
-	return thaw(s.cmd.Process)
+	return proc.Thaw(s.cmd.Process)
 }

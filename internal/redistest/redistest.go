@@ -10,8 +10,9 @@ import (
 	"os"
 	"testing"
 
-	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/internal/redisserver"
 )
 
 // AddrEnv names an existing Redis to use instead of spawning one.
