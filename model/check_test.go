@@ -265,3 +265,21 @@ func TestAppliedFaultSize(t *testing.T) {
 		t.Errorf("two 2s pauses 1s apart (renewal interval 2.5s): %v, want 4s", got.Pause)
 	}
 }
+
+// Expression errors say what is wrong: a zero divisor, a sum that
+// overflows a duration.
+func TestEvalDurationErrors(t *testing.T) {
+	for expr, want := range map[string]string{
+		"ttl/0":               "division by zero",
+		"ttl * 1e30":          "overflows",
+		"2562047h + 2562047h": "overflows",
+		"ttl + 0":             "plain number",
+	} {
+		if _, err := EvalDuration(expr, specTimings); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v; want an error saying %q", expr, err, want)
+		}
+	}
+	if d, err := EvalDuration("ttl/2 + 250ms", specTimings); err != nil || d != 2750*time.Millisecond {
+		t.Errorf("ttl/2 + 250ms = %v, %v", d, err)
+	}
+}

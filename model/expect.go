@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -134,6 +135,9 @@ func EvalDuration(expr string, p Params) (time.Duration, error) {
 			return 0, fmt.Errorf("%q ends with an operator", expr)
 		}
 	}
+	if math.IsNaN(total) || total >= math.MaxInt64 || total <= math.MinInt64 {
+		return 0, fmt.Errorf("%q overflows a duration (about ±292 years)", expr)
+	}
 	return time.Duration(total), nil
 }
 
@@ -146,11 +150,13 @@ func factor(toks []string, i *int, vals map[string]time.Duration) (float64, bool
 	if v, ok := vals[t]; ok {
 		return float64(v), true, nil
 	}
-	if d, err := time.ParseDuration(t); err == nil {
-		return float64(d), true, nil
-	}
+	// A plain number before a duration: "0" parses as both, and in
+	// "ttl/0" it is the number zero, not a duration.
 	if f, err := strconv.ParseFloat(t, 64); err == nil {
 		return f, false, nil
+	}
+	if d, err := time.ParseDuration(t); err == nil {
+		return float64(d), true, nil
 	}
 	return 0, false, fmt.Errorf("unknown term %q: want a duration like 250ms, a number, or one of %s", t, strings.Join(ExprNames(), ", "))
 }

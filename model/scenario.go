@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -472,7 +473,11 @@ func (s Scenario) Scaled() Scenario {
 		if x <= 0 {
 			return x
 		}
-		return time.Duration(float64(x) * k)
+		// Saturate rather than wrap: Validate then refuses what is absurd.
+		if v := float64(x) * k; v < float64(math.MaxInt64) {
+			return time.Duration(v)
+		}
+		return time.Duration(math.MaxInt64)
 	}
 	p := &s.Params
 	p.TTL, p.Wait, p.OpTimeout, p.ChoreInterval, p.SafeMargin = d(p.TTL), d(p.Wait), d(p.OpTimeout), d(p.ChoreInterval), d(p.SafeMargin)
