@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
@@ -314,34 +315,76 @@ func (d *decoder) conflicts(ps []placed, duration time.Duration) {
 		}
 		return duration
 	}
-	for j := range ps {
-		b := ps[j].f
-		if !ps[j].ok {
-			continue
+	// One sweep in time order, (At, position), so every fault seen before b
+	// is one that comes earlier. Per instance it keeps what an earlier
+	// fault can conflict through: the down-for-good faults (a crash or stop
+	// without restart conflicts with everything after it; the one with the
+	// smallest position is enough) and the faults still in progress (a
+	// restart's downtime, a fault of the same kind). Each fault reports the
+	// earlier fault with the smallest position it conflicts with, as a pair
+	// loop would, in near-linear time (a pair loop took 35 s for 20,000
+	// faults).
+	order := make([]int, 0, len(ps))
+	for i := range ps {
+		if ps[i].ok && len(ps[i].f.Target.Indexes) > 0 {
+			order = append(order, i)
 		}
-		for i := range ps {
+	}
+	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(ps[x].f.At, ps[y].f.At) })
+	forGood := map[int]int{}  // instance → smallest position of a crash/stop without restart
+	active := map[int][]int{} // instance → positions of faults whose end is still ahead
+	for _, j := range order {
+		b := ps[j].f
+		best := -1
+		consider := func(i int) {
+			if best >= 0 && i >= best {
+				return
+			}
 			a := ps[i].f
-			// a is the earlier fault (ties go by position).
-			if i == j || !ps[i].ok || a.At > b.At || (a.At == b.At && i > j) {
-				continue
+			down := a.Kind == model.FaultCrash || a.Kind == model.FaultStop
+			if (down && !a.Restart) ||
+				(down && b.At < end(a) && processKind(b.Kind)) ||
+				(a.Kind == b.Kind && !a.Instant() && !b.Instant() && b.At < end(a)) {
+				best = i
 			}
-			x, shared := sharedIndex(a.Target.Indexes, b.Target.Indexes)
-			if !shared {
-				continue
+		}
+		for _, x := range b.Target.Indexes {
+			if i, ok := forGood[x]; ok {
+				consider(i)
 			}
+			live := active[x][:0]
+			for _, i := range active[x] {
+				if end(ps[i].f) > b.At {
+					live = append(live, i)
+					consider(i)
+				}
+			}
+			active[x] = live
+		}
+		if best >= 0 {
+			a := ps[best].f
+			x, _ := sharedIndex(a.Target.Indexes, b.Target.Indexes)
 			where := faultWhere(j)
 			down := a.Kind == model.FaultCrash || a.Kind == model.FaultStop
 			switch {
 			case down && !a.Restart:
-				d.badLine(ps[j].line, where, "instance %d is already down: faults[%d] (line %d) is a %s at %v without restart, so nothing can happen to it later", x, i, ps[i].line, a.Kind, a.At)
+				d.badLine(ps[j].line, where, "instance %d is already down: faults[%d] (line %d) is a %s at %v without restart, so nothing can happen to it later", x, best, ps[best].line, a.Kind, a.At)
 			case down && b.At < end(a) && processKind(b.Kind):
-				d.badLine(ps[j].line, where, "instance %d is down from %v to %v (faults[%d], line %d: %s with restart); a %s cannot hit it then", x, a.At, end(a), i, ps[i].line, a.Kind, b.Kind)
-			case a.Kind == b.Kind && !a.Instant() && !b.Instant() && b.At < end(a):
-				d.badLine(ps[j].line, where, "overlaps faults[%d] (line %d): two %s faults on instance %d at once (%v to %v, and %v to %v)", i, ps[i].line, a.Kind, x, a.At, end(a), b.At, end(b))
+				d.badLine(ps[j].line, where, "instance %d is down from %v to %v (faults[%d], line %d: %s with restart); a %s cannot hit it then", x, a.At, end(a), best, ps[best].line, a.Kind, b.Kind)
 			default:
-				continue
+				d.badLine(ps[j].line, where, "overlaps faults[%d] (line %d): two %s faults on instance %d at once (%v to %v, and %v to %v)", best, ps[best].line, a.Kind, x, a.At, end(a), b.At, end(b))
 			}
-			break // one conflict per fault is enough to point at it
+		}
+		down := b.Kind == model.FaultCrash || b.Kind == model.FaultStop
+		for _, x := range b.Target.Indexes {
+			if down && !b.Restart {
+				if i, ok := forGood[x]; !ok || j < i {
+					forGood[x] = j
+				}
+			}
+			if !b.Instant() || down {
+				active[x] = append(active[x], j)
+			}
 		}
 	}
 }

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"reflect"
 	"strings"
@@ -212,6 +213,23 @@ func TestSuggest(t *testing.T) {
 		known := append(append([]string{}, topKeys...), electorKeys...)
 		if got := suggest(tt.in, known); got != tt.want {
 			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+// BenchmarkParseManyFaults parses a schedule of 20,000 faults on fixed
+// instances: the conflict check is a sweep, not a pair loop (which took
+// 35 s here). go test -run '^$' -bench ParseManyFaults ./scenarios/
+func BenchmarkParseManyFaults(b *testing.B) {
+	var sb strings.Builder
+	sb.WriteString("instances: 10\nduration: 100000s\nfaults:\n")
+	for i := range 20000 {
+		fmt.Fprintf(&sb, "  - {at: %dms, for: 1ms, kind: pause, target: %d}\n", i*5, i%10)
+	}
+	data := []byte(sb.String())
+	for b.Loop() {
+		if _, err := Parse("many.yaml", data); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
