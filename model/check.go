@@ -31,8 +31,16 @@ const (
 
 // worse returns the worse of two verdicts: fail over unknown over pass.
 func worse(a, b Verdict) Verdict {
-	rank := map[Verdict]int{Pass: 0, "": 0, Unknown: 1, Fail: 2}
-	if rank[b] > rank[a] {
+	rank := func(v Verdict) int {
+		switch v {
+		case Fail:
+			return 2
+		case Unknown:
+			return 1
+		}
+		return 0
+	}
+	if rank(b) > rank(a) {
 		return b
 	}
 	return a

@@ -1,7 +1,6 @@
 package model
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -54,15 +53,15 @@ type Result struct {
 
 // Settle folds the run's own state into the verdict: harness errors make
 // its measurements untrustworthy (fail), an incomplete run measured only
-// part of what it should (unknown at best).
+// part of what it should (unknown at best). Their reasons are the Result's
+// own Errors and Incomplete, which every report shows; Reasons stays the
+// evaluation's.
 func (res *Result) Settle() {
 	if len(res.Errors) > 0 {
 		res.Verdict = Fail
-		res.Reasons = append([]string{fmt.Sprintf("%d harness errors: %s", len(res.Errors), res.Errors[0])}, res.Reasons...)
 	}
 	if !res.Complete {
 		res.Verdict = worse(res.Verdict, Unknown)
-		res.Reasons = append([]string{"the run is incomplete: " + nonEmpty(res.Incomplete, "no reason given")}, res.Reasons...)
 	}
 }
 

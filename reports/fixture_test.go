@@ -159,7 +159,6 @@ func incomplete() *model.Result {
 	r.Complete, r.Incomplete = false, "context canceled"
 	r.Errors = []string{"healing fault 0: toxiproxy: connection refused"}
 	r.Verdict = model.Fail
-	r.Reasons = append([]string{"the run is incomplete: context canceled", "1 harness errors: " + r.Errors[0]}, r.Reasons...)
 	return r
 }
 

@@ -193,9 +193,6 @@ func junitCaseOf(x junitInput) junitCase {
 		reasons, kind = append(reasons, "harness error: "+e), nonEmpty(kind, "harness")
 	}
 	for _, r := range res.Reasons {
-		if strings.HasPrefix(r, "the run is incomplete") || strings.Contains(r, "harness errors") {
-			continue // said above
-		}
 		k := "expectation"
 		if res.Verdict == model.Unknown {
 			k = "unknown"

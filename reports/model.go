@@ -216,9 +216,7 @@ func (x *ctx) banner() banner {
 		}
 	}
 	for _, r := range res.Reasons {
-		if !strings.HasPrefix(r, "the run is incomplete") {
-			b.Broken = append(b.Broken, r)
-		}
+		b.Broken = append(b.Broken, r)
 	}
 	claimsHeld, claimsNot := 0, 0
 	for _, cl := range res.Analysis.Claims {

@@ -15,32 +15,6 @@ import (
 	"github.com/leaselab/leaselab/scenarios"
 )
 
-// Problem is one thing wrong with a sweep file.
-type Problem struct {
-	Line  int    `json:"line"`
-	Field string `json:"field,omitempty"`
-	Msg   string `json:"msg"`
-}
-
-// Error lists every problem of a sweep file, one per line as
-// "file:line: field: message".
-type Error struct {
-	File     string    `json:"file"`
-	Problems []Problem `json:"problems"`
-}
-
-func (e *Error) Error() string {
-	lines := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		if p.Field == "" {
-			lines[i] = fmt.Sprintf("%s:%d: %s", e.File, p.Line, p.Msg)
-		} else {
-			lines[i] = fmt.Sprintf("%s:%d: %s: %s", e.File, p.Line, p.Field, p.Msg)
-		}
-	}
-	return strings.Join(lines, "\n")
-}
-
 var (
 	sweepKeys  = []string{"name", "scenario", "seeds", "first_seed", "limits", "axes"}
 	limitKeys  = []string{"max_gap", "max_overlap", "max_stale"}
@@ -77,20 +51,20 @@ func Load(path string) (Grid, error) {
 //	    safe: [false, true]
 //
 // name is the file name used in messages. Every problem is reported, each
-// at its line, in an *Error.
+// at its line, in a *scenarios.Error (the scenario files' own error type).
 func ParseGrid(name string, data []byte) (Grid, error) {
 	p := &parser{file: name}
 	g := p.parse(data)
 	if len(p.probs) > 0 {
-		slices.SortStableFunc(p.probs, func(a, b Problem) int { return a.Line - b.Line })
-		return Grid{}, &Error{File: name, Problems: p.probs}
+		slices.SortStableFunc(p.probs, func(a, b scenarios.Problem) int { return a.Line - b.Line })
+		return Grid{}, &scenarios.Error{File: name, Problems: p.probs}
 	}
 	return g, nil
 }
 
 type parser struct {
 	file  string
-	probs []Problem
+	probs []scenarios.Problem
 }
 
 func (p *parser) bad(n *yaml.Node, field, format string, a ...any) {
@@ -98,7 +72,7 @@ func (p *parser) bad(n *yaml.Node, field, format string, a ...any) {
 	if n != nil && n.Line > 0 {
 		line = n.Line
 	}
-	p.probs = append(p.probs, Problem{Line: line, Field: field, Msg: fmt.Sprintf(format, a...)})
+	p.probs = append(p.probs, scenarios.Problem{Line: line, Field: field, Msg: fmt.Sprintf(format, a...)})
 }
 
 type kv struct{ k, v *yaml.Node }

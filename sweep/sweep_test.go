@@ -17,9 +17,9 @@ import (
 
 func TestParseGridErrors(t *testing.T) {
 	_, err := sweep.Load("testdata/bad.yaml")
-	var pe *sweep.Error
+	var pe *scenarios.Error
 	if !errors.As(err, &pe) {
-		t.Fatalf("want *sweep.Error, got %v", err)
+		t.Fatalf("want *scenarios.Error, got %v", err)
 	}
 	want := []string{
 		"testdata/bad.yaml:3: sweep.seeds: ",

@@ -29,6 +29,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leaselab/leaselab/internal/proc"
+	"github.com/leaselab/leaselab/internal/redisserver"
 )
 
 // ErrNotInstalled is returned when redis-server or redis-cli is missing.
@@ -139,7 +140,7 @@ func (n *Node) close() {
 // spawnNode starts redis-server in dir/<port> with the common arguments,
 // then extra, and waits for its first reply.
 func spawnNode(ctx context.Context, bin, root string, conf []string, extra ...string) (*Node, error) {
-	port, err := freePort()
+	port, err := redisserver.FreePort()
 	if err != nil {
 		return nil, err
 	}
@@ -210,15 +211,6 @@ func lastLines(s string, k int) string {
 		lines = lines[len(lines)-k:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("rediscluster: finding a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
 // binaries finds redis-server and redis-cli.

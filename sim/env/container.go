@@ -21,6 +21,8 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 	tcnetwork "github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/leaselab/leaselab/internal/redisserver"
 )
 
 // Images of the container provider and docker-compose.yml. The public ones
@@ -163,7 +165,9 @@ func (c Containers) EnvironmentFor(ctx context.Context, n int) (env *Environment
 	if err != nil {
 		return nil, fmt.Errorf("%w: creating the container network: %v", ErrEnvironment, err)
 	}
-	redisPort, err := freeLoopbackPort()
+	// A fixed host port keeps Redis's address across a container restart,
+	// where Docker would hand out a new ephemeral one.
+	redisPort, err := redisserver.FreePort()
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
 	}

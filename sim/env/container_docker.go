@@ -109,18 +109,6 @@ func imageFrom(ctx context.Context, d *testcontainers.DockerClient, given, envVa
 // imageHint is what to do when the images cannot be had.
 const imageHint = "without registry access, build local images with docker/build-images.sh and set LEASELAB_REDIS_IMAGE and LEASELAB_TOXIPROXY_IMAGE (README.md, Running with Docker)"
 
-// freeLoopbackPort asks the kernel for a free port to publish Redis on.
-// A fixed host port keeps Redis's address across a container restart,
-// where Docker would hand out a new ephemeral one.
-func freeLoopbackPort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
 // daemonHost is the host where published ports are reached, and the
 // address to publish them on: 127.0.0.1 only when the Docker Engine runs on
 // this machine (a unix socket, or TCP on loopback); a remote engine's host
