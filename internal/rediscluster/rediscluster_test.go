@@ -226,7 +226,12 @@ func TestClusterKillAndMigrate(t *testing.T) {
 	}
 
 	// Kill the primary that now holds the slot: its replica takes over
-	// after cluster-node-timeout.
+	// after cluster-node-timeout. Replication is asynchronous: wait until
+	// the replica has the migrated keys, or the kill loses them (seen in CI:
+	// the read below found no key).
+	if err := c.WaitInSync(ctx, to); err != nil {
+		t.Fatal(err)
+	}
 	start = time.Now()
 	c.Kill(to)
 	if err := c.WaitHealthy(ctx); err != nil {
