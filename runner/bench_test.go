@@ -5,10 +5,15 @@ import (
 	"encoding/binary"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The throughput benchmarks. Each reports tasks/s and, beside it, the p50 and
@@ -16,7 +21,11 @@ import (
 // handler start, in ms. Instances have 8 workers each and share one
 // redis-server; the handler is a no-op or sleeps 1 ms. With the 1 ms handler
 // they also report pct-of-limit: tasks/s against the worker-bound limit,
-// instances × workers ÷ the handler's measured mean time.
+// instances × workers ÷ the handler's measured mean time. Every benchmark also
+// reports the CPU time per task of the Go process (go-us/task: the runners,
+// the producer and the benchmark's own bookkeeping) and of the redis-server
+// (redis-us/task, from INFO cpu), which share the machine: unlike tasks/s,
+// they hardly depend on what else the machine runs.
 //
 //	go test -run '^$' -bench 'Drain|Live|Dispatch' -benchtime 20000x ./runner/
 //
@@ -41,9 +50,50 @@ type benchLoad struct {
 	done    atomic.Int64
 	busyNS  atomic.Int64
 	started time.Time
+
+	rdb               *redis.Client // the benchmark's Redis, for its CPU time
+	goCPU0, redisCPU0 time.Duration
 }
 
-func newBenchLoad(n int) *benchLoad { return &benchLoad{lat: make([]int64, n)} }
+func newBenchLoad(b *testing.B, addr string, n int) *benchLoad {
+	return &benchLoad{lat: make([]int64, n), rdb: dial(b, addr)}
+}
+
+// start starts the clocks: wall time, and the CPU time of both processes.
+func (l *benchLoad) start(b *testing.B) {
+	b.ResetTimer()
+	l.goCPU0, l.redisCPU0 = processCPU(b), redisCPU(b, l.rdb)
+	l.started = time.Now()
+}
+
+// processCPU returns the CPU time (user + system) this process used so far.
+func processCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// redisCPU returns the CPU time (user + system) the redis-server used so far.
+func redisCPU(b *testing.B, rdb *redis.Client) time.Duration {
+	info, err := rdb.Info(context.Background(), "cpu").Result()
+	if err != nil {
+		b.Fatal(err)
+	}
+	var total time.Duration
+	for line := range strings.SplitSeq(info, "\n") {
+		k, v, _ := strings.Cut(strings.TrimSpace(line), ":")
+		if k == "used_cpu_sys" || k == "used_cpu_user" {
+			s, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			total += time.Duration(s * 1e9)
+		}
+	}
+	return total
+}
 
 // payload returns a payload stamped with the current time.
 func benchPayload() []byte {
@@ -75,8 +125,11 @@ func (l *benchLoad) wait(b *testing.B, instances int, sleep time.Duration) {
 	}
 	el := time.Since(l.started)
 	b.StopTimer()
+	goCPU, redisCPU := processCPU(b)-l.goCPU0, redisCPU(b, l.rdb)-l.redisCPU0
 	rate := float64(b.N) / el.Seconds()
 	b.ReportMetric(rate, "tasks/s")
+	b.ReportMetric(float64(goCPU.Microseconds())/float64(b.N), "go-us/task")
+	b.ReportMetric(float64(redisCPU.Microseconds())/float64(b.N), "redis-us/task")
 	n := min(int(l.n.Load()), len(l.lat))
 	lat := slices.Clone(l.lat[:n])
 	slices.Sort(lat)
@@ -107,9 +160,9 @@ func BenchmarkDrain(b *testing.B) {
 		for _, h := range benchHandlers {
 			b.Run(fmt.Sprintf("K=%d/%s", k, h.name), func(b *testing.B) {
 				f := newFleet(b)
-				l := newBenchLoad(b.N)
+				l := newBenchLoad(b, f.addr, b.N)
 				cfg := benchConfig(f, l.handler(h.sleep))
-				rdb := dial(b, f.addr)
+				rdb := l.rdb
 				stream := keysFor(cfg.Group).stream
 				for lo := 0; lo < b.N; lo += 1000 {
 					pipe := rdb.Pipeline()
@@ -121,8 +174,7 @@ func BenchmarkDrain(b *testing.B) {
 						b.Fatal(err)
 					}
 				}
-				b.ResetTimer()
-				l.started = time.Now()
+				l.start(b)
 				for range k {
 					f.start(cfg)
 				}
@@ -138,15 +190,14 @@ func BenchmarkLive(b *testing.B) {
 			for _, h := range benchHandlers {
 				b.Run(fmt.Sprintf("%s/K=%d/%s", mode, k, h.name), func(b *testing.B) {
 					f := newFleet(b)
-					l := newBenchLoad(b.N)
+					l := newBenchLoad(b, f.addr, b.N)
 					cfg := benchConfig(f, l.handler(h.sleep))
 					for range k {
 						f.start(cfg)
 					}
 					producer := f.runners[0].Runner
 					ctx := context.Background()
-					b.ResetTimer()
-					l.started = time.Now()
+					l.start(b)
 					var wg sync.WaitGroup
 					wg.Go(func() {
 						if mode == "single" {
