@@ -7,8 +7,9 @@ import (
 
 // Batched acknowledgements. A worker whose handler returned nil hands the
 // delivery to the acker and takes its next task at once; the acker
-// acknowledges (XACK + XDEL) and records the samples of everything that
-// finished meanwhile, up to AckBatch entries, in one script (completeScript).
+// acknowledges (XACK, then deletes with XTRIM MINID or XDEL) and records the
+// samples of everything that finished meanwhile, up to AckBatch entries, in
+// one script (completeScript).
 //
 // The crash window this changes: before, a task that completed was
 // acknowledged before its worker moved on, so a crash could repeat at most

@@ -49,16 +49,21 @@ type Options struct {
 	// to drain the backlog, given the average task time. Default 1s.
 	DrainTarget time.Duration
 	// Batch is the most entries one XREADGROUP or XAUTOCLAIM asks for; an
-	// instance never asks for more than its free workers plus ReadAhead. Default 16.
+	// instance never asks for more than its free workers plus its read-ahead
+	// window (ReadAhead). Default 64.
 	Batch int
 	// ReadAhead is how many delivered entries an instance may hold beyond
 	// its free workers, waiting in a local queue, so that a worker that
-	// finishes takes its next task without a round trip to Redis. A waiting
-	// entry is pending under this instance like a running one (a crash leaves
-	// it for reclaim after ClaimIdle; a graceful Stop runs it or hands it
-	// back), and one that waited so long that it could still run when
-	// ClaimIdle expires is not started but left to be reclaimed. Default
-	// Batch; negative means none (read only for free workers).
+	// finishes takes its next task without a round trip to Redis, and reads
+	// come in batches. The instance holds fewer when its tasks are slow: no
+	// more than its workers start within 10 ms at the average time of the
+	// tasks it ran lately (none before its first task finished), so that a
+	// backlog of slow tasks is not hoarded by one instance. A waiting entry
+	// is pending under this instance like a running one (a crash leaves it
+	// for reclaim after ClaimIdle; a graceful Stop runs it or hands it back),
+	// and one that waited so long that it could still run when ClaimIdle
+	// expires is not started but left to be reclaimed. Default Batch;
+	// negative means none (read only for free workers).
 	ReadAhead int
 	// AckBatch is the most successful tasks acknowledged in one script. A
 	// worker hands a completed task to the acker and moves on; the acker
@@ -116,7 +121,10 @@ type Options struct {
 	// Clock drives the elector and every timer of the runner (chore tick,
 	// reclaim pass, fetch retry pause, handler timeouts); a simulator passes
 	// one it can freeze or drift. Delays of delayed tasks and retries are
-	// measured by the Redis clock instead. Default: the real clock.
+	// measured by the Redis clock instead. Default: the real clock. (With the
+	// default, a handler's ctx sets its timeout timer only when the handler
+	// first asks for Done or Err; with a Clock given, every task gets the
+	// Clock's WithTimeout.)
 	Clock clock.Clock
 	// Logger receives the runner's logs. Default: none.
 	Logger *slog.Logger
@@ -131,7 +139,7 @@ const (
 
 const (
 	defaultWorkers       = 8
-	defaultBatch         = 16
+	defaultBatch         = 64
 	defaultAckBatch      = 64
 	defaultBlock         = time.Second
 	defaultChoreInterval = time.Second

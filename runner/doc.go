@@ -4,8 +4,9 @@
 // The model. Instances that share a consumer group (Options.Group) form one
 // runner fleet. Dispatch appends a task to the group's stream; every instance
 // reads the stream with XREADGROUP under its own consumer name and runs the
-// tasks on a bounded worker pool, reading up to Options.ReadAhead entries
-// ahead of its free workers. A task is acknowledged (XACK) only after its
+// tasks on a bounded pool of long-lived worker goroutines, reading up to
+// Options.ReadAhead entries ahead of its free workers (fewer when its tasks
+// are slow). A task is acknowledged (XACK) only after its
 // handler returned nil (successes in batches of up to Options.AckBatch, so a
 // crash repeats up to 2×AckBatch + Workers completed tasks after ClaimIdle),
 // so delivery is at least once: a failed task is retried

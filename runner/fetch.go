@@ -23,42 +23,44 @@ type delivery struct {
 	reclaimed bool      // taken over with XAUTOCLAIM
 	queued    bool      // waited in the read-ahead queue (set by the pool)
 	got       time.Time // when the read returned it, by the runner's clock
+
+	ctx handlerCtx // the handler's ctx under the real clock (run)
 }
 
 // parseDelivery reads the fields Dispatch wrote.
-func parseDelivery(m redis.XMessage) (delivery, error) {
-	d := delivery{entry: m.ID}
-	id, _ := m.Values["id"].(string)
-	task, _ := m.Values["task"].(string)
+func parseDelivery(m redis.XMessage) *delivery {
+	d := &delivery{entry: m.ID}
+	d.id, _ = m.Values["id"].(string)
+	d.task, _ = m.Values["task"].(string)
 	payload, _ := m.Values["payload"].(string)
-	attempt, err := strconv.Atoi(fmt.Sprint(m.Values["attempt"]))
-	d.id, d.task, d.payload, d.attempt = id, task, []byte(payload), attempt
-	if id == "" || task == "" || err != nil || attempt < 1 {
-		return d, fmt.Errorf("runner: malformed stream entry %s: %v", m.ID, m.Values)
+	d.payload = []byte(payload)
+	var err error
+	switch a := m.Values["attempt"].(type) {
+	case string:
+		d.attempt, err = strconv.Atoi(a)
+	default:
+		d.attempt, err = strconv.Atoi(fmt.Sprint(a))
 	}
-	return d, nil
+	if d.id == "" || d.task == "" || err != nil || d.attempt < 1 {
+		d.err = fmt.Errorf("runner: malformed stream entry %s: %v", m.ID, m.Values)
+	}
+	return d
 }
 
 // fetch feeds the worker pool until ctx is done: it reserves free slots
 // (free workers plus up to ReadAhead waiting entries), takes over entries
 // left idle for ClaimIdle (once per ChoreInterval, a full XAUTOCLAIM pass),
-// else reads new entries, and starts a worker for each entry a free worker
-// can take; the others wait in the read-ahead queue for the next worker that
-// finishes.
+// else reads new entries, and hands them to the pool's workers.
 func (r *Runner) fetch(ctx context.Context) {
 	defer close(r.fetchDone)
 	cursor := "0-0"
 	nextClaim := r.clock.Now() // at once: pick up what a crashed incarnation left
+	var ds []*delivery
+	var meter taskMeter
 	for {
-		for _, d := range r.pool.startable() {
-			go r.work(d) // the pool grew while entries waited
-		}
-		n, err := r.pool.reserve(ctx, r.cfg.Batch)
+		n, err := r.pool.reserve(ctx, r.cfg.Batch, meter.average(r))
 		if err != nil {
 			return
-		}
-		if n == 0 {
-			continue // startable entries, no slot to read into
 		}
 		var msgs []redis.XMessage
 		reclaimed := false
@@ -90,21 +92,44 @@ func (r *Runner) fetch(ctx context.Context) {
 			r.recoverFetch(ctx, err)
 			continue
 		}
-		r.pool.release(n - len(msgs))
 		now := r.clock.Now()
+		ds = ds[:0]
 		for _, m := range msgs {
-			d, err := parseDelivery(m)
-			d.err, d.reclaimed, d.got = err, reclaimed, now
-			if !r.track(&d) {
-				// Our own running entry, reclaimed because it ran past ClaimIdle.
-				r.pool.release(1)
-				continue
-			}
-			if r.pool.admit(&d) {
-				go r.work(&d)
-			}
+			d := parseDelivery(m)
+			d.reclaimed, d.got = reclaimed, now
+			ds = append(ds, d)
 		}
+		// Our own running entries come back when they ran past ClaimIdle: not twice.
+		ds = r.track(ds)
+		r.pool.release(n - len(ds))
+		r.pool.admit(ds)
+		clear(ds[:cap(ds)])
 	}
+}
+
+// taskMeter is the fetcher's estimate of how long this instance's tasks take.
+type taskMeter struct {
+	ns, n int64         // Runner.ranNS and ran at the last sample
+	avg   time.Duration // -1: no task finished yet
+	known bool
+}
+
+// average folds the tasks finished since the last call into the estimate
+// (each call's mean weighs half) and returns it, or -1 while no task has
+// finished.
+func (m *taskMeter) average(r *Runner) time.Duration {
+	ns, n := r.ranNS.Load(), r.ran.Load()
+	if dn := n - m.n; dn > 0 {
+		sample := time.Duration((ns - m.ns) / dn)
+		if m.known {
+			sample = (m.avg + sample) / 2
+		}
+		m.avg, m.known, m.ns, m.n = sample, true, ns, n
+	}
+	if !m.known {
+		return -1
+	}
+	return m.avg
 }
 
 // read asks for up to n new entries, waiting up to Block. It uses Start's

@@ -10,16 +10,20 @@ import (
 // hand back what did not finish in time, and keeps the fetcher from starting
 // a second copy of an entry this instance is still running.
 
-// track registers d as held here (running or read ahead); false if it
-// already is.
-func (r *Runner) track(d *delivery) bool {
+// track registers ds as held here (running or read ahead) and returns those
+// that were not already: ds filtered in place.
+func (r *Runner) track(ds []*delivery) []*delivery {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if _, ok := r.flights[d.entry]; ok {
-		return false
+	out := ds[:0]
+	for _, d := range ds {
+		if _, ok := r.flights[d.entry]; ok {
+			continue
+		}
+		r.flights[d.entry] = d
+		out = append(out, d)
 	}
-	r.flights[d.entry] = d
-	return true
+	return out
 }
 
 // tracked reports whether d is still registered: false once a graceful Stop

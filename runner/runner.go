@@ -24,6 +24,8 @@ type Runner struct {
 	clock clock.Clock
 	log   *slog.Logger
 	id    string
+	// realClock: Options.Clock was nil, so handlers get a handlerCtx.
+	realClock bool
 
 	elector      *election.Elector
 	promote      <-chan time.Time
@@ -36,6 +38,9 @@ type Runner struct {
 	// tests only, to create two leaders on purpose.
 	splitBrain atomic.Bool
 	stats      counters
+	// ran counts the handlers that returned here, ranNS their total time:
+	// the fetcher's read-ahead window follows their average (taskMeter).
+	ran, ranNS atomic.Int64
 
 	mu      sync.Mutex
 	state   int                  // stateNew, stateRunning or stateStopped
@@ -76,18 +81,20 @@ const (
 // New returns a runner for cfg that talks to Redis through rdb. rdb may be a
 // *redis.Client or a *redis.ClusterClient; the runner never closes it.
 func New(rdb redis.UniversalClient, cfg Options) (*Runner, error) {
+	realClock := cfg.Clock == nil
 	cfg, err := cfg.withDefaults()
 	if err != nil {
 		return nil, err
 	}
 	r := &Runner{
-		cfg:     cfg,
-		rdb:     rdb,
-		keys:    keysFor(cfg.Group),
-		clock:   cfg.Clock,
-		pool:    newPool(cfg.Workers, cfg.ReadAhead),
-		flights: make(map[string]*delivery),
-		done:    make(chan struct{}),
+		cfg:       cfg,
+		rdb:       rdb,
+		keys:      keysFor(cfg.Group),
+		clock:     cfg.Clock,
+		realClock: realClock,
+		pool:      newPool(cfg.Workers, cfg.ReadAhead),
+		flights:   make(map[string]*delivery),
+		done:      make(chan struct{}),
 	}
 	r.applied.capacity = cfg.Workers
 	cfg.Election.Redis = leaseClient{Scripter: rdb, r: r}
@@ -155,6 +162,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.stopReq = make(chan context.Context)
 
 	r.startAcker()
+	r.pool.open(r.worker)
 	go r.watchElection()
 	r.elector.Start()
 	go r.fetch(fetchCtx)
@@ -236,6 +244,7 @@ func (r *Runner) kill() {
 	wait, cancel := context.WithTimeout(context.Background(), r.stopBound())
 	_ = r.pool.waitIdle(wait)
 	cancel()
+	r.stopWorkers()
 	// The acker acknowledges nothing more: the completed tasks it held are
 	// reclaimed. It may be inside a Redis call: wait for it within the bound.
 	acked := make(chan struct{})
@@ -248,6 +257,17 @@ func (r *Runner) kill() {
 	r.cancelTasks()
 	r.cancelFetch()
 	r.cancelChores()
+}
+
+// stopWorkers closes the pool and waits for its workers to exit: every one,
+// but those still in a handler that ignores its cancelled ctx, which exit when
+// their handler returns. Idle workers exit at once; the wait is bounded all
+// the same.
+func (r *Runner) stopWorkers() {
+	r.pool.close()
+	wait, cancel := context.WithTimeout(context.Background(), r.stopBound())
+	defer cancel()
+	_ = r.pool.waitWorkers(wait)
 }
 
 // stopBound is how long a stop waits for what it cannot hurry: the
@@ -277,6 +297,7 @@ func (r *Runner) shutdown(ctx context.Context) error {
 		}
 		cancel()
 	}
+	r.stopWorkers()
 	// Every completed task is acknowledged before the instance leaves.
 	r.closeAcks()
 	r.cancelChores()

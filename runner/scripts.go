@@ -24,6 +24,21 @@ local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2])
 if acked == 1 then redis.call('XDEL', KEYS[1], ARGV[2]) end
 `
 
+// luaIDBefore defines idBefore(a, b): stream entry id a is older than b.
+// Ids are "ms-seq", both decimal without leading zeros, so a shorter number
+// is a smaller one and equal lengths compare as strings.
+const luaIDBefore = `
+local function idBefore(a, b)
+  local ia, ib = string.find(a, '-', 1, true), string.find(b, '-', 1, true)
+  if ia ~= ib then return ia < ib end
+  local ma, mb = string.sub(a, 1, ia), string.sub(b, 1, ib)
+  if ma ~= mb then return ma < mb end
+  local sa, sb = string.sub(a, ia + 1), string.sub(b, ib + 1)
+  if #sa ~= #sb then return #sa < #sb end
+  return sa < sb
+end
+`
+
 // luaSample records one execution of task ARGV[3] that took ARGV[4] µs, in
 // the two metrics hashes KEYS[2] and KEYS[3].
 const luaSample = `
@@ -53,15 +68,34 @@ return due`)
 	// name: name, executions, total µs. Every entry is acknowledged, those
 	// this call acknowledged are deleted, and the samples are recorded, in one
 	// step. Returns acked (1 or 0) per entry, in order.
-	completeScript = redis.NewScript(`
+	//
+	// Deleting: every entry older than the group's oldest pending entry has
+	// been delivered (a group delivers in ID order) and is no longer pending,
+	// so it was acknowledged, and every script that acknowledges deletes: the
+	// stream holds none of them but those acknowledged here. One XTRIM MINID
+	// removes those (whole listpack nodes at a time); XDEL, which searches
+	// each id from the start of its node, is left for the others.
+	completeScript = redis.NewScript(luaIDBefore + `
 local n = tonumber(ARGV[2])
-local out, del = {}, {}
+local out, acked = {}, {}
 for i = 1, n do
-  local acked = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2 + i])
-  out[i] = acked
-  if acked == 1 then del[#del + 1] = ARGV[2 + i] end
+  local a = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2 + i])
+  out[i] = a
+  if a == 1 then acked[#acked + 1] = ARGV[2 + i] end
 end
-if #del > 0 then redis.call('XDEL', KEYS[1], unpack(del)) end
+if #acked > 0 then
+  local del = acked
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1])
+  if p[1] > 0 then
+    local oldest, trim = p[2], false
+    del = {}
+    for _, id in ipairs(acked) do
+      if idBefore(id, oldest) then trim = true else del[#del + 1] = id end
+    end
+    if trim then redis.call('XTRIM', KEYS[1], 'MINID', oldest) end
+  end
+  if #del > 0 then redis.call('XDEL', KEYS[1], unpack(del)) end
+end
 for i = n + 3, #ARGV, 3 do
   redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
   redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 2])

@@ -7,12 +7,11 @@ import (
 	"time"
 )
 
-// work runs deliveries on a worker slot the pool granted: d, then each one
-// waiting in the read-ahead queue, until the queue is empty.
-func (r *Runner) work(d *delivery) {
-	for d != nil {
+// worker is one of the pool's long-lived worker goroutines: it runs the
+// deliveries the pool hands it until the pool lets it go (pool.take).
+func (r *Runner) worker() {
+	for d := r.pool.take(false); d != nil; d = r.pool.take(true) {
 		r.runDelivery(d)
-		d = r.pool.next(1)
 	}
 }
 
@@ -49,8 +48,10 @@ func (r *Runner) runDelivery(d *delivery) {
 	r.stats.started.Add(1)
 	r.emit(Event{Kind: EventTaskStarted, TaskID: d.id, Task: d.task, Attempt: d.attempt})
 	start := r.clock.Now()
-	err := r.run(t, d)
+	err := r.run(t, d, start)
 	took := r.clock.Since(start)
+	r.ranNS.Add(int64(took))
+	r.ran.Add(1)
 	if !r.untrack(d.entry) {
 		return // a graceful Stop ran out of time and handed it back
 	}
@@ -70,14 +71,25 @@ func TaskID(ctx context.Context) string {
 	return id
 }
 
-// run calls the handler with a ctx cancelled at the task's Timeout. A panic
-// is a failure like any other: one bad task must not take the instance down.
-func (r *Runner) run(t Task, d *delivery) (err error) {
+// run calls the handler, started at start, with a ctx cancelled at the
+// task's Timeout and when it returns. Under the real clock that ctx is d's
+// handlerCtx, which sets a timer only if the handler looks at it; under an
+// injected clock, the clock's WithTimeout. A panic is a failure like any
+// other: one bad task must not take the instance down.
+func (r *Runner) run(t Task, d *delivery, start time.Time) (err error) {
 	if t.Handler == nil {
 		return fmt.Errorf("%w %q on this instance", ErrUnknownTask, d.task)
 	}
-	ctx, cancel := r.clock.WithTimeout(context.WithValue(r.taskCtx, taskIDKey{}, d.id), t.Timeout)
-	defer cancel()
+	var ctx context.Context
+	if r.realClock {
+		d.ctx.init(r.taskCtx, d.id, start, t.Timeout)
+		ctx = &d.ctx
+		defer func() { d.ctx.end(time.Now()) }()
+	} else {
+		c, cancel := r.clock.WithTimeout(context.WithValue(r.taskCtx, taskIDKey{}, d.id), t.Timeout)
+		defer cancel()
+		ctx = c
+	}
 	defer func() {
 		if p := recover(); p != nil {
 			r.log.Error("task handler panicked", "task", d.task, "id", d.id, "panic", p, "stack", string(debug.Stack()))
