@@ -60,8 +60,9 @@ func TestCrashMidAckBatch(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("no second batch")
 	}
-	// Let the workers run into the blocked hand-over, then crash.
-	time.Sleep(50 * time.Millisecond)
+	// Crash once the next batch is queued for the acker in full (so workers
+	// are running into the blocked hand-over).
+	eventually(t, 5*time.Second, "a full acknowledgement queue", func() bool { return len(a.acks) == cap(a.acks) })
 	cancel()
 	_ = client.Close()
 	close(release)
