@@ -669,7 +669,7 @@ func faultSpans(ev []Event, end time.Duration) []FaultSpan {
 				ID: e.FaultID, Kind: e.Fault, Mode: ModeOf(FaultKind(e.Fault), e.Mode),
 				Target: e.Target, Detail: e.Detail, Applied: e.At,
 				// Older timelines do not mark instant faults; their kinds do.
-				Instant: e.Instant || FaultKind(e.Fault) == FaultRedisRestart || FaultKind(e.Fault) == FaultScriptFlush,
+				Instant: e.Instant || FaultKind(e.Fault).OnRedis(),
 			})
 		case FaultHealed:
 			if k, ok := open[e.FaultID]; ok {

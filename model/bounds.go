@@ -23,13 +23,14 @@ const (
 	ModeClockDrift         = "clock-drift"
 	ModeLeaseLoss          = "lease-loss"
 	ModeGracefulStop       = "graceful-stop"
+	ModeFailover           = "redis-failover"
 )
 
 // Modes lists every failure mode in the order Predict returns them.
 var Modes = []string{
 	ModeLeaderCrash, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse,
 	ModePartitionReset, ModePartitionReplies, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss,
-	ModeGracefulStop,
+	ModeGracefulStop, ModeFailover,
 }
 
 // Unbounded stands for a bound that does not exist: a call that never times
@@ -66,6 +67,14 @@ type FaultSize struct {
 	// again). 0: not given, and the gap bound then takes the restart as
 	// instant.
 	RedisDowntime time.Duration `json:"redis_downtime,omitempty"`
+	// Failover is how long the longest redis-failover took, measured from
+	// above: from the moment writes stopped reaching the replica (the
+	// fault's start) until the instances reached the promoted one. 0: not
+	// given, and the prediction assumes the lease was lost.
+	Failover time.Duration `json:"failover,omitempty"`
+	// FailoverLag is that failover's lag (model.Fault.Lag): Failover minus
+	// it is the switch, the stretch in which writes were held or refused.
+	FailoverLag time.Duration `json:"failover_lag,omitempty"`
 }
 
 // Prediction is the analytic worst case of one failure mode for one
@@ -125,6 +134,8 @@ func ModeOf(kind FaultKind, partition string) string {
 		return ModeClockDrift
 	case FaultRedisRestart:
 		return ModeLeaseLoss
+	case FaultRedisFailover:
+		return ModeFailover
 	}
 	return ""
 }
@@ -489,6 +500,9 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 	case ModeLeaseLoss:
 		predictLeaseLoss(&pr, p, s.RedisDowntime)
 
+	case ModeFailover:
+		predictFailover(&pr, p, s.Failover, s.FailoverLag)
+
 	case ModeGracefulStop:
 		pr.MaxGap, pr.GapFormula = sum(retry)
 		noOverlap("the leader releases its key as it steps down (at most one Redis round trip of overlap)")
@@ -539,7 +553,10 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 			pr.MaxGap, pr.GapFormula = g, why+f
 		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
-	case ModePause, ModeClockDrift, ModeLeaseLoss:
+	case ModePause, ModeClockDrift, ModeLeaseLoss, ModeFailover:
+		if pr.MaxOverlap == 0 {
+			break
+		}
 		pr.Note += " Safe mode does not shorten this overlap: the guard counts on the leader's own clock (frozen by a pause, slow under drift beyond 1 - margin/TTL), and a lost key is not the leader's doing. The fence still refuses the stale leader's chores: no stale write lands."
 	}
 }
@@ -621,6 +638,49 @@ func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
 	if downtime <= 0 {
 		pr.Note += " FaultSize.RedisDowntime is not given: the gap bound takes the restart as instant."
 	}
+}
+
+// predictFailover covers a replica promoted in place of the node that
+// serves the lease, A after writes stopped reaching it: A is the lag (the
+// replica applied nothing for that long while the primary took writes) plus
+// the switch S (writes held or refused until the instances reach the new
+// primary). The replica's copy of the key carries the expiry of the last
+// renewal it applied, at most TTL/2 + jitter before writes stopped reaching
+// it, so it is alive at the promotion while A < TTL/2 - jitter: the lease
+// survives, and the renewal caught by the switch (held, then cut off or
+// redirected) is retried on the new primary in time. That needs retries:
+// without them the renewal errors, and the leader demotes as on a renewal
+// error. If A reaches TTL/2 - jitter the replica's copy may have expired
+// (it has, for A ≥ TTL): the key vanishes behind the leader's back at the
+// promotion, as in a Redis restart, with the switch S as its downtime (the
+// primary served every write during the lag).
+func predictFailover(pr *Prediction, p Params, a, lag time.Duration) {
+	alive := p.TTL/2 - p.Jitter()
+	if a > 0 && a < alive {
+		if p.Client.MaxRetries < 0 {
+			failingRenew(pr, p, 0, 0)
+			pr.Note = "The replica holds the lease (A = " + show(a) + " < TTL/2 - jitter = " + show(alive) + "), " +
+				"but the client has no retries: a renewal caught by the switch errors, the leader demotes, and its " +
+				"key lives until TTL after its last renewal, as on a renewal error."
+			return
+		}
+		f := "0: A = " + show(a) + " < TTL/2 - jitter = " + show(p.TTL/2) + " - " + show(p.Jitter()) + " = " + show(alive) +
+			": the promoted replica holds a live lease, and the renewal the switch caught is retried there in time"
+		pr.GapFormula, pr.OverlapFormula = f, f
+		pr.Note = "A failover that completes within TTL/2 - jitter of the last write the replica missed keeps the " +
+			"lease: its copy of the key is still alive when it takes over."
+		return
+	}
+	predictLeaseLoss(pr, p, max(a-lag, 0))
+	pr.GapFormula = strings.Replace(pr.GapFormula, "D", "S", 1)
+	lost := "A = " + show(a) + " >= TTL/2 - jitter = " + show(alive)
+	if a <= 0 {
+		lost = "A not given"
+	}
+	pr.Note = "The failover took A = lag + switch S (" + lost + "): the replica's copy of the key may have expired " +
+		"before it took over, so the lease vanishes behind the leader's back. A follower may win at once; the leader " +
+		"learns it at its next renewal, at most TTL/2 + jitter after its last one (plus backoff(1) when the switch " +
+		"cut its connection); a follower attempt comes within S + Wait + backoffs."
 }
 
 // predictReplies covers a partition that drops only the replies: requests

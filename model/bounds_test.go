@@ -329,6 +329,8 @@ func TestModeOf(t *testing.T) {
 		{FaultClock, "", ModeClockDrift},
 		{FaultRedisRestart, "", ModeLeaseLoss},
 		{FaultScriptFlush, "", ""},
+		{FaultRedisFailover, "", ModeFailover},
+		{FaultSlotMigration, "", ""},
 	}
 	for _, tt := range tests {
 		if got := ModeOf(tt.kind, tt.partition); got != tt.want {
@@ -501,5 +503,38 @@ func TestPredictSafeMode(t *testing.T) {
 		if sf.MaxGap < tt.gap || sf.MaxGap < sp.MaxGap {
 			t.Errorf("%s: safe gap %v (%s), want at least %v and the spec's %v", tt.mode, sf.MaxGap, sf.GapFormula, tt.gap, sp.MaxGap)
 		}
+	}
+}
+
+// A failover keeps the lease while the replica's copy is alive at the
+// promotion (A < TTL/2 - jitter) and the client retries the renewal the
+// switch caught; otherwise it is a lease loss whose downtime is the switch.
+func TestPredictFailover(t *testing.T) {
+	const ms = time.Millisecond
+	p := Params{} // spec: TTL 5s, jitter 5ms, go-redis defaults
+	clean, _ := PredictMode(p, ModeFailover, FaultSize{Failover: 15 * ms})
+	if clean.MaxGap != 0 || clean.MaxOverlap != 0 || !strings.Contains(clean.GapFormula, "A = 15ms < TTL/2 - jitter") {
+		t.Errorf("clean failover: gap %v overlap %v (%s); want 0, 0", clean.MaxGap, clean.MaxOverlap, clean.GapFormula)
+	}
+	noRetry, _ := PredictMode(Params{Client: ClientParams{MaxRetries: -1}}, ModeFailover, FaultSize{Failover: 15 * ms})
+	renewErr, _ := PredictMode(Params{Client: ClientParams{MaxRetries: -1}}, ModeRenewError, FaultSize{})
+	if noRetry.MaxGap != renewErr.MaxGap || noRetry.MaxGap == 0 {
+		t.Errorf("clean failover without retries: gap %v, want the renewal error's %v", noRetry.MaxGap, renewErr.MaxGap)
+	}
+	lossy, _ := PredictMode(p, ModeFailover, FaultSize{Failover: 5010 * ms, FailoverLag: 5 * time.Second})
+	restart, _ := PredictMode(p, ModeLeaseLoss, FaultSize{RedisDowntime: 10 * ms})
+	if lossy.MaxOverlap != restart.MaxOverlap || lossy.MaxGap != restart.MaxGap {
+		t.Errorf("lossy failover: gap %v overlap %v; want a lease loss with downtime S = 10ms: %v, %v", lossy.MaxGap, lossy.MaxOverlap, restart.MaxGap, restart.MaxOverlap)
+	}
+	if !strings.HasPrefix(lossy.GapFormula, "S + Wait") {
+		t.Errorf("lossy gap formula %q, want S + Wait + backoffs", lossy.GapFormula)
+	}
+	unknown, _ := PredictMode(p, ModeFailover, FaultSize{})
+	if unknown.MaxOverlap != restart.MaxOverlap {
+		t.Errorf("failover of unknown duration: overlap %v, want the lossy worst case %v", unknown.MaxOverlap, restart.MaxOverlap)
+	}
+	safe, _ := PredictMode(Params{Safe: true}, ModeFailover, FaultSize{Failover: 5010 * ms, FailoverLag: 5 * time.Second})
+	if safe.MaxOverlap != lossy.MaxOverlap || !strings.Contains(safe.Note, "fence") {
+		t.Errorf("safe mode under a lossy failover: overlap %v (want %v, the guard cannot see a lost key); note %q", safe.MaxOverlap, lossy.MaxOverlap, safe.Note)
 	}
 }

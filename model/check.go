@@ -489,6 +489,13 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			// From before the restart began to after Redis answered again:
 			// an upper bound of the downtime, as the bound needs.
 			s.RedisDowntime = max(s.RedisDowntime, f.Healed-f.Applied)
+		case FaultRedisFailover:
+			// From the start (writes stop reaching the replica) to the
+			// switch: the time the replica's copy of the lease must
+			// outlive.
+			if a := f.Healed - f.Applied; a > s.Failover {
+				s.Failover, s.FailoverLag = a, min(sf.Lag, a)
+			}
 		case FaultPartition:
 			if sf.Mode == PartitionBlackholeReplies {
 				d := f.Healed - f.Applied

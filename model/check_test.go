@@ -259,6 +259,12 @@ func TestAppliedFaultSize(t *testing.T) {
 	if got := AppliedFaultSize(restart, Analyze(tl3, specTimings)); got.RedisDowntime != 50*time.Millisecond {
 		t.Errorf("redis downtime %v, want the 50ms from the restart to Redis answering", got.RedisDowntime)
 	}
+	failover := Scenario{Redis: RedisCluster, Params: specTimings, Faults: []Fault{{At: 10 * time.Second, Kind: FaultRedisFailover, Lag: time.Second}}}
+	tl4 := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(10), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "redis-failover", Instant: true}).heal(11.02, 0).end(30)
+	if got := AppliedFaultSize(failover, Analyze(tl4, specTimings)); got.Failover != 1020*time.Millisecond || got.FailoverLag != time.Second {
+		t.Errorf("failover %v lag %v, want 1.02s from the fault to the switch, lag 1s", got.Failover, got.FailoverLag)
+	}
 	tl2 := new(analysisScript).gain(0, 0, "a").
 		fault(40, 3, "pause", "", 2).heal(42, 3).fault(43, 4, "pause", "", 2).heal(45, 4).end(60)
 	if got := AppliedFaultSize(sc, Analyze(tl2, specTimings)); got.Pause != 4*time.Second {

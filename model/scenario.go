@@ -40,6 +40,13 @@ type Scenario struct {
 	TimeScale float64 `json:"time_scale"`
 	// Faults is the fault schedule.
 	Faults []Fault `json:"faults,omitempty"`
+	// Redis is the Redis the instances share: "single" (one redis-server,
+	// the default), "replicated" (a primary and a replica; the instances
+	// reach the primary through an address that follows it across a
+	// failover, as a managed Redis's primary endpoint does) or "cluster"
+	// (a Redis Cluster of 3 primaries and 3 replicas, reached with
+	// go-redis's ClusterClient). Only the real backend runs the last two.
+	Redis Topology `json:"redis,omitempty"`
 	// Workload is the load of runner-mode instances.
 	Workload Workload `json:"workload"`
 	// Expect are the limits the run must keep to pass.
@@ -58,6 +65,19 @@ const (
 	ModeElector Mode = "elector"
 	ModeRunner  Mode = "runner"
 )
+
+// Topology is the shape of the Redis a scenario runs against.
+type Topology string
+
+// Topologies.
+const (
+	RedisSingle     Topology = "single"
+	RedisReplicated Topology = "replicated"
+	RedisCluster    Topology = "cluster"
+)
+
+// Topologies lists the topologies.
+var Topologies = []Topology{RedisSingle, RedisReplicated, RedisCluster}
 
 // Workload is what runner-mode instances are given to do.
 type Workload struct {
@@ -85,10 +105,31 @@ const (
 	FaultClock        FaultKind = "clock"         // clock runs at Rate, or jumps by Jump
 	FaultRedisRestart FaultKind = "redis-restart" // restart Redis, empty (the lease is lost)
 	FaultScriptFlush  FaultKind = "script-flush"  // SCRIPT FLUSH (the NOSCRIPT path)
+	// FaultRedisFailover promotes a replica of the node that serves the
+	// lease (redis: replicated or cluster). With Lag 0 the failover is
+	// clean: writes stop, the replica catches up, then takes over. With a
+	// Lag the replica stops applying writes at At and is promoted Lag
+	// later without them: every write of that Lag is lost, the lease's
+	// renewals (and, if the Lag outlasts what is left of the lease, the
+	// lease itself) among them.
+	FaultRedisFailover FaultKind = "redis-failover"
+	// FaultSlotMigration moves the hash slot of the lease (and of every key
+	// the runner tags with it) to another primary (redis: cluster).
+	FaultSlotMigration FaultKind = "slot-migration"
 )
 
 // FaultKinds lists every kind, in the order documentation shows them.
-var FaultKinds = []FaultKind{FaultCrash, FaultStop, FaultPartition, FaultLatency, FaultPause, FaultClock, FaultRedisRestart, FaultScriptFlush}
+var FaultKinds = []FaultKind{FaultCrash, FaultStop, FaultPartition, FaultLatency, FaultPause, FaultClock, FaultRedisRestart, FaultScriptFlush, FaultRedisFailover, FaultSlotMigration}
+
+// OnRedis reports whether the kind acts on Redis itself: it takes no target
+// and is never skipped.
+func (k FaultKind) OnRedis() bool {
+	switch k {
+	case FaultRedisRestart, FaultScriptFlush, FaultRedisFailover, FaultSlotMigration:
+		return true
+	}
+	return false
+}
 
 // Partition modes. The one-way modes drop only one direction: requests
 // (client to Redis) or replies (Redis to client).
@@ -115,11 +156,11 @@ type Fault struct {
 	// At is when the fault is injected, from the start of the run.
 	At time.Duration `json:"at"`
 	// For is how long it lasts before it is healed. 0: until the end of the
-	// fault phase (Scenario.Duration). Instant kinds (redis-restart,
-	// script-flush, a clock jump) ignore it.
+	// fault phase (Scenario.Duration). Instant kinds (the kinds that act
+	// on Redis, a clock jump) ignore it.
 	For  time.Duration `json:"for,omitempty"`
 	Kind FaultKind     `json:"kind"`
-	// Target picks the instances; ignored by redis-restart and script-flush.
+	// Target picks the instances; ignored by the kinds that act on Redis.
 	Target Target `json:"target"`
 
 	// Partition: Mode is one of PartitionModes. Default blackhole.
@@ -133,6 +174,9 @@ type Fault struct {
 	// half speed), Jump a step of its wall time.
 	Rate float64       `json:"rate,omitempty"`
 	Jump time.Duration `json:"jump,omitempty"`
+	// Lag (redis-failover): how long before the promotion the replica
+	// stopped applying writes. 0: a clean failover that loses nothing.
+	Lag time.Duration `json:"lag,omitempty"`
 	// Restart (crash, stop): at heal, start a fresh instance (new id) at the
 	// same index.
 	Restart bool `json:"restart,omitempty"`
@@ -243,15 +287,19 @@ func (f Fault) Describe() string {
 		if f.Restart {
 			add("restart", true)
 		}
+	case FaultRedisFailover:
+		add("lag", f.Lag)
 	}
-	add("target", f.Target.String())
+	if !f.Kind.OnRedis() {
+		add("target", f.Target.String())
+	}
 	sort.Strings(parts)
 	return strings.Join(parts, " ")
 }
 
 // Instant reports whether the fault is a single action with nothing to heal.
 func (f Fault) Instant() bool {
-	return f.Kind == FaultRedisRestart || f.Kind == FaultScriptFlush || (f.Kind == FaultClock && f.Rate == 0)
+	return f.Kind.OnRedis() || (f.Kind == FaultClock && f.Rate == 0)
 }
 
 // WithDefaults fills the zero fields of the scenario with their defaults.
@@ -264,6 +312,9 @@ func (s Scenario) WithDefaults() Scenario {
 	}
 	if s.Mode == "" {
 		s.Mode = ModeElector
+	}
+	if s.Redis == "" {
+		s.Redis = RedisSingle
 	}
 	if s.TimeScale == 0 {
 		s.TimeScale = 1
@@ -336,6 +387,9 @@ func (s Scenario) Validate() error {
 	if s.Mode != ModeElector && s.Mode != ModeRunner {
 		bad("mode", "%q; want %q or %q", s.Mode, ModeElector, ModeRunner)
 	}
+	if !slices.Contains(Topologies, s.Redis) {
+		bad("redis", "%q; want single, replicated or cluster", s.Redis)
+	}
 	// Above 100 a default scenario would run for days, and the scaled
 	// durations start to overflow.
 	if s.TimeScale <= 0 || s.TimeScale > 100 {
@@ -396,7 +450,25 @@ func (s Scenario) Validate() error {
 			bad(where+".target", "%q; want an index list or leader, follower, all, random", f.Target.Role)
 		}
 		switch f.Kind {
-		case FaultCrash, FaultStop, FaultPause, FaultRedisRestart, FaultScriptFlush:
+		case FaultCrash, FaultStop, FaultPause, FaultScriptFlush:
+		case FaultRedisRestart:
+			if e.Redis != RedisSingle {
+				bad(where+".kind", "redis-restart restarts a single Redis; with redis: %s use redis-failover", e.Redis)
+			}
+		case FaultRedisFailover:
+			if e.Redis == RedisSingle {
+				bad(where+".kind", "redis-failover needs replicas: set redis: replicated or redis: cluster")
+			}
+			if f.Lag < 0 {
+				bad(where+".lag", "%v is negative", f.Lag)
+			}
+			if f.At+f.Lag > e.Duration {
+				bad(where+".lag", "the failover would come at %v, after the fault phase (duration %v)", f.At+f.Lag, e.Duration)
+			}
+		case FaultSlotMigration:
+			if e.Redis != RedisCluster {
+				bad(where+".kind", "slot-migration moves a hash slot between primaries: set redis: cluster")
+			}
 		case FaultPartition:
 			if !slices.Contains(PartitionModes, f.Mode) {
 				bad(where+".mode", "%q; want one of %s", f.Mode, strings.Join(PartitionModes, ", "))
@@ -492,7 +564,7 @@ func (s Scenario) Scaled() Scenario {
 	s.Workload.DelayedRate /= k
 	faults := make([]Fault, len(s.Faults))
 	for i, f := range s.Faults {
-		f.At, f.For, f.Latency, f.Jitter, f.Jump = d(f.At), d(f.For), d(f.Latency), d(f.Jitter), d(f.Jump)
+		f.At, f.For, f.Latency, f.Jitter, f.Jump, f.Lag = d(f.At), d(f.For), d(f.Latency), d(f.Jitter), d(f.Jump), d(f.Lag)
 		faults[i] = f
 	}
 	s.Faults = faults

@@ -116,11 +116,11 @@ func members(ms []model.Member) string {
 	return strings.Join(s, ", ")
 }
 
-// targets prints the instances a fault hit; none means Redis or the network
-// as a whole.
+// targets prints the instances a fault hit; none means the fault acted on
+// Redis itself (a restart, a failover, a slot migration).
 func targets(t []int) string {
 	if len(t) == 0 {
-		return "all (Redis / network)"
+		return "Redis itself"
 	}
 	s := make([]string, len(t))
 	for i, x := range t {

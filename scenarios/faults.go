@@ -13,7 +13,7 @@ import (
 )
 
 // paramKeys are the per-kind parameters of a fault.
-var paramKeys = []string{"mode", "latency", "jitter", "direction", "rate", "jump", "restart"}
+var paramKeys = []string{"mode", "latency", "jitter", "direction", "rate", "jump", "restart", "lag"}
 
 var faultKeys = append([]string{"at", "for", "kind", "target", "allow_skipped"}, paramKeys...)
 
@@ -21,11 +21,12 @@ var faultKeys = append([]string{"at", "for", "kind", "target", "allow_skipped"},
 // target. A parameter given to a kind that does not take it is refused: the
 // simulator would ignore it, and the writer meant something by it.
 var kindKeys = map[model.FaultKind][]string{
-	model.FaultCrash:     {"restart"},
-	model.FaultStop:      {"restart"},
-	model.FaultPartition: {"mode"},
-	model.FaultLatency:   {"latency", "jitter", "direction"},
-	model.FaultClock:     {"rate", "jump"},
+	model.FaultCrash:         {"restart"},
+	model.FaultStop:          {"restart"},
+	model.FaultPartition:     {"mode"},
+	model.FaultLatency:       {"latency", "jitter", "direction"},
+	model.FaultClock:         {"rate", "jump"},
+	model.FaultRedisFailover: {"lag"},
 }
 
 var roles = []string{model.RoleLeader, model.RoleFollower, model.RoleAll, model.RoleRandom}
@@ -38,11 +39,6 @@ func kindList() string {
 		s[i] = string(k)
 	}
 	return strings.Join(s, ", ")
-}
-
-// untargeted kinds act on Redis itself.
-func untargeted(k model.FaultKind) bool {
-	return k == model.FaultRedisRestart || k == model.FaultScriptFlush
 }
 
 // processKind reports whether the fault acts on the instance's process (so
@@ -129,7 +125,7 @@ func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, inst
 			case !known:
 			case fl.Kind == model.FaultClock && !drift:
 				d.bad(e.key, where+".for", "a clock jump is instant; for applies only with rate (a drift)")
-			case untargeted(fl.Kind):
+			case fl.Kind.OnRedis():
 				d.bad(e.key, where+".for", "%s is instant; it takes no for", fl.Kind)
 			case fl.At < duration && fl.At+v > duration:
 				d.bad(e.val, where+".for", "the fault would end at %v, after the fault phase (duration %v); shorten it, or remove for to last until the end", fl.At+v, duration)
@@ -138,7 +134,7 @@ func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, inst
 	}
 
 	if e, ok := f.get("target"); ok {
-		if known && untargeted(fl.Kind) {
+		if known && fl.Kind.OnRedis() {
 			d.bad(e.key, where+".target", "%s acts on Redis itself; it takes no target", fl.Kind)
 		} else if t, ok := d.target(e.val, where+".target", instances); ok {
 			fl.Target = t
@@ -146,7 +142,7 @@ func (d *decoder) fault(n *yaml.Node, where string, duration time.Duration, inst
 	}
 
 	if e, ok := f.get("allow_skipped"); ok {
-		if known && untargeted(fl.Kind) {
+		if known && fl.Kind.OnRedis() {
 			d.bad(e.key, where+".allow_skipped", "%s acts on Redis itself and is never skipped", fl.Kind)
 		} else {
 			fl.AllowSkipped, _ = d.boolean(e.val, where+".allow_skipped")
@@ -247,6 +243,10 @@ func (d *decoder) kindParams(n *yaml.Node, f fields, fl *model.Fault, where stri
 	case model.FaultCrash, model.FaultStop:
 		if e, ok := get("restart"); ok {
 			fl.Restart, _ = d.boolean(e.val, where+".restart")
+		}
+	case model.FaultRedisFailover:
+		if e, ok := get("lag"); ok {
+			fl.Lag, _ = d.nonNegative(e.val, where+".lag")
 		}
 	}
 }

@@ -42,6 +42,9 @@ func Marshal(sc model.Scenario) ([]byte, error) {
 	if sc.Mode != "" {
 		add(root, "mode", strNode(string(sc.Mode)))
 	}
+	if sc.Redis != "" {
+		add(root, "redis", strNode(string(sc.Redis)))
+	}
 	if sc.Duration != 0 {
 		add(root, "duration", durNode(sc.Duration))
 	}
@@ -234,6 +237,9 @@ func faultNode(f model.Fault, add func(*yaml.Node, string, *yaml.Node)) *yaml.No
 	}
 	if f.Restart {
 		add(n, "restart", boolNode(true))
+	}
+	if f.Kind == model.FaultRedisFailover {
+		add(n, "lag", durNode(f.Lag))
 	}
 	if f.AllowSkipped {
 		add(n, "allow_skipped", boolNode(true))

@@ -21,7 +21,7 @@ import (
 // topKeys are the keys of a scenario file, in the order README.md documents
 // them (and Marshal writes them).
 var topKeys = []string{
-	"name", "description", "seed", "instances", "mode", "duration", "recovery", "time_scale",
+	"name", "description", "seed", "instances", "mode", "redis", "duration", "recovery", "time_scale",
 	"elector", "client", "chore_interval", "workload", "faults", "expect",
 }
 
@@ -214,6 +214,15 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 				sc.Mode = m
 			} else {
 				d.bad(e.val, "mode", "unknown mode %q; want elector or runner", v)
+			}
+		}
+	}
+	if e, ok := top.get("redis"); ok {
+		if v, ok := d.str(e.val, "redis"); ok {
+			if t := model.Topology(v); slices.Contains(model.Topologies, t) {
+				sc.Redis = t
+			} else {
+				d.bad(e.val, "redis", "unknown Redis %q; want single, replicated or cluster", v)
 			}
 		}
 	}

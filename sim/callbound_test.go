@@ -180,7 +180,7 @@ func measureRenew(t *testing.T, environ *env.Environment, admin *redis.Client, p
 		t.Fatal(err)
 	}
 
-	r := &run{proxies: []*toxiclient.Proxy{proxy}}
+	r := &run{proxies: [][]*toxiclient.Proxy{{proxy}}}
 	heal, err := r.partition([]int{0}, partition)
 	if err != nil {
 		t.Fatal(err)

@@ -7,6 +7,9 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
 
 	"github.com/leaselab/leaselab/model"
 )
@@ -35,7 +38,7 @@ func (r *run) resolveTargets(t model.Target) []int {
 // apply injects fault id and returns what heals it.
 func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, error) {
 	a := &activeFault{id: id, f: f}
-	if f.Kind != model.FaultRedisRestart && f.Kind != model.FaultScriptFlush {
+	if !f.Kind.OnRedis() {
 		a.targets = r.resolveTargets(f.Target)
 		if len(a.targets) == 0 {
 			// A role that matches nobody (no leader right now, say) is not a
@@ -115,7 +118,14 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 			r.truth.Reset(ctx)
 		}
 	case model.FaultScriptFlush:
-		err = r.admin.ScriptFlush(ctx).Err()
+		err = r.flushScripts(ctx)
+	case model.FaultRedisFailover:
+		err = r.failover(ctx, id, f)
+	case model.FaultSlotMigration:
+		var to string
+		if to, err = r.env.Topology.Migrate(ctx, election.LeaderKey(r.group)); err == nil {
+			err = r.truth.Follow(ctx, to, "migration")
+		}
 	}
 	if err != nil {
 		// Undo what part of it took; the run goes on and says it failed.
@@ -125,12 +135,63 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets, Err: err.Error()})
 		return nil, fmt.Errorf("applying fault %d (%s): %w", id, f.Kind, err)
 	}
-	if f.Instant() {
+	if f.Instant() && f.Kind != model.FaultRedisFailover {
 		// The action is over (Redis is back after a restart): the span
 		// ends here, and with it the downtime the bounds need.
 		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
 	}
 	return a, nil
+}
+
+// flushScripts empties the script cache of every Redis server.
+func (r *run) flushScripts(ctx context.Context) error {
+	t := r.env.Topology
+	if t == nil {
+		return r.admin.ScriptFlush(ctx).Err()
+	}
+	for _, node := range t.Nodes {
+		c := redis.NewClient(r.env.Auth.Apply(&redis.Options{Addr: node, MaxRetries: -1}))
+		err := c.ScriptFlush(ctx).Err()
+		_ = c.Close()
+		if err != nil {
+			return fmt.Errorf("SCRIPT FLUSH on %s: %w", node, err)
+		}
+	}
+	return nil
+}
+
+// failover promotes a replica of the node that serves the lease. Its span
+// ends at the switch, when the instances can reach the new primary (the
+// FaultHealed is recorded then): that is the time the replica's copy of the
+// lease had to outlive (model.FaultSize.Failover), not the cluster's
+// convergence that follows.
+func (r *run) failover(ctx context.Context, id int, f model.Fault) error {
+	t := r.env.Topology
+	key := election.LeaderKey(r.group)
+	switched := false
+	err := t.Failover(ctx, key, f.Lag, func(addr string) error {
+		if t.Kind == model.RedisReplicated {
+			// The instances' address follows the primary: the proxies
+			// cut their connections and dial the new one.
+			for i, ps := range r.proxies {
+				for _, p := range ps {
+					p.Upstream = addr
+					if err := p.Save(); err != nil {
+						return fmt.Errorf("pointing instance %d's proxy at %s: %w", i, addr, err)
+					}
+				}
+			}
+		}
+		switched = true
+		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Detail: "promoted " + addr})
+		return r.truth.Follow(ctx, addr, "failover")
+	})
+	if err != nil && switched {
+		// Healed already recorded: report the error without a second heal.
+		r.fail(fmt.Errorf("after fault %d (%s) switched: %w", id, f.Kind, err))
+		return nil
+	}
+	return err
 }
 
 // healFault undoes an active fault and records it.
@@ -152,34 +213,35 @@ func (r *run) partition(targets []int, mode string) (func(), error) {
 		}
 	}
 	for _, i := range targets {
-		p := r.proxies[i]
-		name := p.Name
-		switch mode {
-		case model.PartitionRefuse:
-			if err := p.Disable(); err != nil {
-				return heal, err
-			}
-			undo = append(undo, p.Enable)
-		default:
-			var streams []string
-			typ, attrs := "timeout", toxiclient.Attributes{"timeout": 0}
+		for _, p := range r.proxies[i] {
+			name := p.Name
 			switch mode {
-			case model.PartitionBlackhole:
-				streams = []string{"upstream", "downstream"}
-			case model.PartitionBlackholeRequests:
-				streams = []string{"upstream"}
-			case model.PartitionBlackholeReplies:
-				streams = []string{"downstream"}
-			case model.PartitionReset:
-				typ = "reset_peer"
-				streams = []string{"upstream"}
-			}
-			for _, s := range streams {
-				tn := fmt.Sprintf("partition-%s-%s", name, s)
-				if _, err := p.AddToxic(tn, typ, s, 1, attrs); err != nil {
+			case model.PartitionRefuse:
+				if err := p.Disable(); err != nil {
 					return heal, err
 				}
-				undo = append(undo, func() error { return p.RemoveToxic(tn) })
+				undo = append(undo, p.Enable)
+			default:
+				var streams []string
+				typ, attrs := "timeout", toxiclient.Attributes{"timeout": 0}
+				switch mode {
+				case model.PartitionBlackhole:
+					streams = []string{"upstream", "downstream"}
+				case model.PartitionBlackholeRequests:
+					streams = []string{"upstream"}
+				case model.PartitionBlackholeReplies:
+					streams = []string{"downstream"}
+				case model.PartitionReset:
+					typ = "reset_peer"
+					streams = []string{"upstream"}
+				}
+				for _, s := range streams {
+					tn := fmt.Sprintf("partition-%s-%s", name, s)
+					if _, err := p.AddToxic(tn, typ, s, 1, attrs); err != nil {
+						return heal, err
+					}
+					undo = append(undo, func() error { return p.RemoveToxic(tn) })
+				}
 			}
 		}
 	}
@@ -214,14 +276,15 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 	}
 	base := f.Latency - f.Jitter
 	for _, i := range targets {
-		p := r.proxies[i]
-		for _, s := range streams {
-			name := fmt.Sprintf("latency-%d-%s", id, s)
-			if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": base.Milliseconds(), "jitter": 0}); err != nil {
-				remove()
-				return nil, err
+		for _, p := range r.proxies[i] {
+			for _, s := range streams {
+				name := fmt.Sprintf("latency-%d-%s", id, s)
+				if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": base.Milliseconds(), "jitter": 0}); err != nil {
+					remove()
+					return nil, err
+				}
+				toxics = append(toxics, toxic{p, name})
 			}
-			toxics = append(toxics, toxic{p, name})
 		}
 		if inc := r.instances[i].current(); inc != nil && f.Jitter > 0 {
 			var req, rep time.Duration

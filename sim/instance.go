@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"sort"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ import (
 type instance struct {
 	index int
 	dial  string // the proxy address the client dials
+	// nodes maps each cluster node's address to the address of this
+	// instance's proxy for it (redis: cluster); nil otherwise.
+	nodes map[string]string
 	run   *run
 
 	mu      sync.Mutex
@@ -36,9 +40,9 @@ type incarnation struct {
 	id     string
 	gate   *Gate
 	clock  *FaultyClock
-	rdb    *redis.Client
-	e      *election.Elector // elector mode
-	r      *runner.Runner    // runner mode
+	rdb    redis.UniversalClient // a *redis.ClusterClient with redis: cluster
+	e      *election.Elector     // elector mode
+	r      *runner.Runner        // runner mode
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the signal reader (elector mode) or the runner exited
 }
@@ -56,6 +60,38 @@ func redisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
 		ContextTimeoutEnabled: p.ContextTimeoutEnabled,
 		PoolSize:              p.PoolSize,
 	}
+}
+
+// clusterClient is a ClusterClient with the instance's client options that
+// reaches every node through the instance's own proxy for it (nodes: node
+// address → proxy address) and its gate. It learns the slot map from the
+// nodes and follows MOVED and ASK, all through the proxies.
+func clusterClient(o *redis.Options, nodes map[string]string, g *Gate) *redis.ClusterClient {
+	addrs := make([]string, 0, len(nodes))
+	dial := make(map[string]func(ctx context.Context, network, addr string) (net.Conn, error), len(nodes))
+	for node, proxy := range nodes {
+		addrs = append(addrs, node)
+		dial[node] = g.Dialer(proxy)
+	}
+	sort.Strings(addrs)
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs: addrs,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			d, ok := dial[addr]
+			if !ok {
+				return nil, fmt.Errorf("no proxy for cluster node %s", addr)
+			}
+			return d(ctx, network, addr)
+		},
+		Username:              o.Username,
+		Password:              o.Password,
+		ReadTimeout:           o.ReadTimeout,
+		WriteTimeout:          o.WriteTimeout,
+		DialTimeout:           o.DialTimeout,
+		MaxRetries:            o.MaxRetries,
+		ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+		PoolSize:              o.PoolSize,
+	})
 }
 
 // tlsOver wraps dial's connections in TLS with cfg, as go-redis's own
@@ -87,7 +123,11 @@ func (in *instance) start() error {
 		// connection, do it here (the TLS config names the real host).
 		opts.Dialer = tlsOver(opts.Dialer, opts.TLSConfig)
 	}
-	inc.rdb = redis.NewClient(opts)
+	if in.nodes != nil {
+		inc.rdb = clusterClient(opts, in.nodes, inc.gate)
+	} else {
+		inc.rdb = redis.NewClient(opts)
+	}
 	eo := electionOpts(p, nil)
 	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
 	rec := in.run.rec

@@ -49,7 +49,7 @@ type run struct {
 	truth     *Truth
 	admin     *redis.Client
 	group     string
-	proxies   []*toxiclient.Proxy
+	proxies   [][]*toxiclient.Proxy // per instance: its proxy, or one per cluster node
 	instances []*instance
 	rng       *mrand.Rand // target choices
 
@@ -127,6 +127,15 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 	sc = sc.WithDefaults()
 	eff := sc.Scaled()
 	eff.Params.Client.SharedPool = eff.Mode == model.ModeRunner
+	if eff.Redis != model.RedisSingle {
+		// A replicated pair or a cluster is always spawned: the harness
+		// must own it to fail it over.
+		emb, ok := o.Provider.(env.Embedded)
+		if o.Provider != nil && (!ok || emb.RedisAddr != "") {
+			return nil, fmt.Errorf("%w: redis: %s runs on servers the harness spawns; this run was given its own Redis (%T)", env.ErrEnvironment, eff.Redis, o.Provider)
+		}
+		o.Provider = env.Spawned{Redis: eff.Redis, ToxiproxyAddr: emb.ToxiproxyAddr}
+	}
 	if o.Provider == nil {
 		o.Provider = env.Embedded{}
 	}
@@ -170,25 +179,48 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 	}
 
 	for i := range eff.Instances {
-		listen := "127.0.0.1:0"
-		if environ.ProxyListen != nil {
-			listen = environ.ProxyListen(i)
+		proxy := func(name, upstream string) (string, error) {
+			listen := "127.0.0.1:0"
+			if environ.ProxyListen != nil {
+				listen = environ.ProxyListen(i)
+			}
+			p, err := environ.Toxiproxy.CreateProxy(name, listen, upstream)
+			if err != nil {
+				return "", fmt.Errorf("%w: creating proxy %s: %v", env.ErrEnvironment, name, err)
+			}
+			for len(r.proxies) <= i {
+				r.proxies = append(r.proxies, nil)
+			}
+			r.proxies[i] = append(r.proxies[i], p)
+			dial := p.Listen
+			if environ.DialAddr != nil {
+				dial = environ.DialAddr(dial)
+			}
+			return dial, nil
 		}
-		p, err := environ.Toxiproxy.CreateProxy(fmt.Sprintf("%s-%d", r.group, i), listen, environ.ProxyUpstream)
-		if err != nil {
-			return nil, fmt.Errorf("%w: creating proxy %d: %v", env.ErrEnvironment, i, err)
+		in := &instance{index: i, run: r}
+		if t := environ.Topology; t != nil && t.Kind == model.RedisCluster {
+			in.nodes = map[string]string{}
+			for k, node := range t.Nodes {
+				if in.nodes[node], err = proxy(fmt.Sprintf("%s-%d-node%d", r.group, i, k), node); err != nil {
+					return nil, err
+				}
+			}
+		} else if in.dial, err = proxy(fmt.Sprintf("%s-%d", r.group, i), environ.ProxyUpstream); err != nil {
+			return nil, err
 		}
-		r.proxies = append(r.proxies, p)
-		dial := p.Listen
-		if environ.DialAddr != nil {
-			dial = environ.DialAddr(dial)
-		}
-		r.instances = append(r.instances, &instance{index: i, dial: dial, run: r})
+		r.instances = append(r.instances, in)
 	}
 
 	r.rec = NewRecorder(o.Observe)
 	key := election.LeaderKey(r.group)
-	if r.truth, err = WatchTruthAuth(ctx, environ.RedisAddr, environ.Auth, key, r.rec); err != nil {
+	truthAddr := environ.RedisAddr
+	if t := environ.Topology; t != nil {
+		if truthAddr, err = t.Serving(ctx, key); err != nil {
+			return nil, fmt.Errorf("%w: finding the node that serves the lease: %v", env.ErrEnvironment, err)
+		}
+	}
+	if r.truth, err = WatchTruthAuth(ctx, truthAddr, environ.Auth, key, r.rec); err != nil {
 		return nil, fmt.Errorf("%w: watching the lease in Redis: %v", env.ErrEnvironment, err)
 	}
 	res.Setup = time.Since(setupStart)
@@ -392,11 +424,13 @@ func (r *run) teardown() error {
 	if r.truth != nil {
 		errs = append(errs, r.truth.Close())
 	}
-	for _, p := range r.proxies {
-		errs = append(errs, p.Delete())
+	for _, ps := range r.proxies {
+		for _, p := range ps {
+			errs = append(errs, p.Delete())
+		}
 	}
 	if r.admin != nil {
-		if r.group != "" {
+		if r.group != "" && r.env.Topology == nil {
 			// Leave an external Redis as it was found.
 			_ = r.admin.Del(context.Background(), election.LeaderKey(r.group)).Err()
 		}

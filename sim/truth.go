@@ -24,9 +24,12 @@ const truthPoll = 100 * time.Millisecond
 // notification's lateness: how long after the key's TTL ran out (as last seen
 // by PTTL) the notification arrived — the measurement error of this lane.
 type Truth struct {
-	rdb *redis.Client
-	key string
-	rec *Recorder
+	key  string
+	rec  *Recorder
+	auth env.Auth
+
+	rdb   *redis.Client      // guarded by checkMu: Follow replaces it
+	lanes chan *redis.PubSub // Follow hands the watcher its new subscription
 
 	checkMu  sync.Mutex // serializes check
 	mu       sync.Mutex
@@ -46,26 +49,21 @@ func WatchTruth(ctx context.Context, addr, key string, rec *Recorder) (*Truth, e
 // ACL user, TLS) or another database than 0.
 func WatchTruthAuth(ctx context.Context, addr string, auth env.Auth, key string, rec *Recorder) (*Truth, error) {
 	t := &Truth{
-		rdb:  redis.NewClient(auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: time.Second})),
-		key:  key,
-		rec:  rec,
-		done: make(chan struct{}),
+		key:   key,
+		rec:   rec,
+		auth:  auth,
+		lanes: make(chan *redis.PubSub),
+		done:  make(chan struct{}),
 	}
-	// The spawned Redis has this already; an external one may not.
-	if err := t.rdb.ConfigSet(ctx, "notify-keyspace-events", "Kgx$").Err(); err != nil {
-		_ = t.rdb.Close()
+	rdb, ps, err := t.subscribe(ctx, addr)
+	if err != nil {
 		return nil, err
 	}
-	ps := t.rdb.Subscribe(ctx, fmt.Sprintf("__keyspace@%d__:%s", auth.DB, key))
-	if _, err := ps.Receive(ctx); err != nil {
-		_ = ps.Close()
-		_ = t.rdb.Close()
-		return nil, err
-	}
+	t.rdb = rdb
 	ctx, t.cancel = context.WithCancel(context.Background())
 	go func() {
 		defer close(t.done)
-		defer ps.Close()
+		defer func() { _ = ps.Close() }()
 		msgs := ps.Channel()
 		tick := time.NewTicker(truthPoll)
 		defer tick.Stop()
@@ -73,9 +71,13 @@ func WatchTruthAuth(ctx context.Context, addr string, auth env.Auth, key string,
 			select {
 			case m, ok := <-msgs:
 				if !ok {
-					return
+					msgs = nil // until Follow hands over a new lane; polls go on
+					continue
 				}
 				t.check(ctx, m.Payload)
+			case next := <-t.lanes:
+				_ = ps.Close()
+				ps, msgs = next, next.Channel()
 			case <-tick.C:
 				t.check(ctx, "")
 			case <-ctx.Done():
@@ -85,6 +87,49 @@ func WatchTruthAuth(ctx context.Context, addr string, auth env.Auth, key string,
 	}()
 	t.check(ctx, "")
 	return t, nil
+}
+
+// subscribe opens a client on the node at addr and subscribes to the key's
+// keyspace notifications there (they are local to the node that holds it).
+func (t *Truth) subscribe(ctx context.Context, addr string) (*redis.Client, *redis.PubSub, error) {
+	rdb := redis.NewClient(t.auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialerRetries: 1, DialTimeout: time.Second, ReadTimeout: time.Second}))
+	// The spawned Redis has this already; an external one may not.
+	if err := rdb.ConfigSet(ctx, "notify-keyspace-events", "Kgx$").Err(); err != nil {
+		_ = rdb.Close()
+		return nil, nil, err
+	}
+	ps := rdb.Subscribe(ctx, fmt.Sprintf("__keyspace@%d__:%s", t.auth.DB, t.key))
+	if _, err := ps.Receive(ctx); err != nil {
+		_ = ps.Close()
+		_ = rdb.Close()
+		return nil, nil, err
+	}
+	return rdb, ps, nil
+}
+
+// Follow moves the watcher to the node at addr, which now serves the key
+// (after a failover or a slot migration), and reads the holder there at
+// once: a key the new node lacks is recorded as gone at this moment. why
+// ("failover", "migration") is the event's Detail.
+func (t *Truth) Follow(ctx context.Context, addr, why string) error {
+	rdb, ps, err := t.subscribe(ctx, addr)
+	if err != nil {
+		return fmt.Errorf("following the lease to %s: %w", addr, err)
+	}
+	select {
+	case t.lanes <- ps:
+	case <-t.done:
+		_ = ps.Close()
+		_ = rdb.Close()
+		return errors.New("following the lease: the watcher has stopped")
+	}
+	t.checkMu.Lock()
+	old := t.rdb
+	t.rdb = rdb
+	t.checkMu.Unlock()
+	_ = old.Close()
+	t.check(ctx, why)
+	return nil
 }
 
 // check reads the holder and records a change. note is the notification
@@ -149,5 +194,7 @@ func (t *Truth) Holder() string {
 func (t *Truth) Close() error {
 	t.cancel()
 	<-t.done
+	t.checkMu.Lock()
+	defer t.checkMu.Unlock()
 	return t.rdb.Close()
 }

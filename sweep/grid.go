@@ -173,6 +173,9 @@ func (g Grid) Check() error {
 	if g.Base.Mode == model.ModeRunner {
 		bad("the base scenario is in runner mode, which the virtual backend does not model; use mode: elector")
 	}
+	if r := g.Base.WithDefaults().Redis; r != model.RedisSingle {
+		bad("the base scenario runs on redis: %s, which the virtual backend does not model; use redis: single", r)
+	}
 	seen := map[string]bool{}
 	for i, a := range g.Axes {
 		if !slices.Contains(Params, a.Param) {

@@ -31,7 +31,8 @@
 // (RedisHolder) is exact: it has no notification lateness, unlike the real
 // backend's keyspace notifications (≤ ~12 ms at hz 100).
 //
-// Runner mode is not modelled: Run refuses it.
+// Runner mode and Redis topologies other than a single server are not
+// modelled: Run refuses them (Refuses says why).
 package virtual
 
 import (
@@ -90,6 +91,29 @@ func (o Options) withDefaults() Options {
 // ErrRunnerMode is returned for a runner-mode scenario.
 var ErrRunnerMode = errors.New("virtual: runner mode is not modelled (chores, tasks and the runner's shared pool); run it on the real backend, or set mode: elector")
 
+// ErrTopology is returned for a scenario on a replicated Redis or a Redis
+// Cluster.
+var ErrTopology = errors.New("virtual: redis: replicated and redis: cluster are not modelled (replication, failover, slot migration, the cluster client); run it on the real backend")
+
+// Refuses returns why Run refuses the scenario (ErrRunnerMode,
+// ErrTopology), or nil if it can run it.
+func Refuses(sc model.Scenario) error {
+	sc = sc.WithDefaults()
+	switch {
+	case sc.Mode == model.ModeRunner:
+		return ErrRunnerMode
+	case sc.Redis != model.RedisSingle:
+		return ErrTopology
+	}
+	return nil
+}
+
+// IsRefusal reports whether err is one of Refuses's errors: the scenario
+// is out of the model, not wrong.
+func IsRefusal(err error) bool {
+	return errors.Is(err, ErrRunnerMode) || errors.Is(err, ErrTopology)
+}
+
 // Stats count what a simulation did.
 type Stats struct {
 	// Events is the number of queue events processed.
@@ -122,8 +146,8 @@ func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
 	// WithDefaults fills the faults in place: keep the caller's slice as it was.
 	sc.Faults = append([]model.Fault(nil), sc.Faults...)
 	sc = sc.WithDefaults()
-	if sc.Mode == model.ModeRunner {
-		return nil, Stats{}, ErrRunnerMode
+	if err := Refuses(sc); err != nil {
+		return nil, Stats{}, err
 	}
 	eff := sc.Scaled()
 	eff.Params.Client.SharedPool = false

@@ -38,6 +38,9 @@ func run(t testing.TB, sc model.Scenario, o virtual.Options) *model.Result {
 func TestDeterministic(t *testing.T) {
 	for _, e := range scenarios.Builtin() {
 		sc := builtin(t, e.Name)
+		if virtual.Refuses(sc) != nil {
+			continue // redis: replicated or cluster
+		}
 		for _, seed := range []int64{1, 7} {
 			sc.Seed = seed
 			a, _ := json.Marshal(run(t, sc, virtual.Options{}))
@@ -59,8 +62,8 @@ func TestDeterministic(t *testing.T) {
 
 func TestBuiltinsPass(t *testing.T) {
 	for _, e := range scenarios.Builtin() {
-		if e.Scenario.Mode == model.ModeRunner {
-			continue // their expectations include tasks and chores
+		if virtual.Refuses(e.Scenario) != nil {
+			continue // runner mode (tasks and chores), replicated or cluster Redis
 		}
 		res := run(t, e.Scenario, virtual.Options{})
 		if res.Verdict != model.Pass {
@@ -76,6 +79,15 @@ func TestRunnerModeRefused(t *testing.T) {
 	e, _ := scenarios.Lookup("steady-state")
 	if _, err := virtual.Run(e.Scenario, virtual.Options{}); !errors.Is(err, virtual.ErrRunnerMode) {
 		t.Fatalf("runner mode: err %v, want ErrRunnerMode", err)
+	}
+}
+
+func TestTopologyRefused(t *testing.T) {
+	for _, r := range []model.Topology{model.RedisReplicated, model.RedisCluster} {
+		sc := model.Scenario{Name: "t", Redis: r, Faults: []model.Fault{{At: time.Second, Kind: model.FaultRedisFailover}}}
+		if _, err := virtual.Run(sc, virtual.Options{}); !errors.Is(err, virtual.ErrTopology) || !virtual.IsRefusal(err) {
+			t.Errorf("redis: %s: err %v, want ErrTopology", r, err)
+		}
 	}
 }
 

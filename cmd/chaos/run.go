@@ -263,8 +263,10 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		}
 		// Asked for by name: a scenario the virtual backend cannot run is
 		// a usage error, before anything runs.
-		if f.backend == backendVirtual && sc.WithDefaults().Mode == model.ModeRunner {
-			return usageErr("%s: %v", n, virtual.ErrRunnerMode)
+		if f.backend == backendVirtual {
+			if err := virtual.Refuses(sc); err != nil {
+				return usageErr("%s: %v", n, err)
+			}
 		}
 		scs = append(scs, sc)
 	}
@@ -520,7 +522,7 @@ func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Pro
 	track := prog.start(sc)
 	if f.backend == backendVirtual {
 		res, err = virtual.Run(sc, virtual.Options{})
-		if errors.Is(err, virtual.ErrRunnerMode) {
+		if virtual.IsRefusal(err) {
 			track.refused(err)
 			return outcome{sc: sc, refused: err.Error()}
 		}

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/virtual"
 )
 
 // --backend virtual runs a built-in in virtual time and writes the same
@@ -90,7 +90,7 @@ func TestVirtualSuite(t *testing.T) {
 	t.Logf("virtual suite: %v\n%s", time.Since(start).Round(time.Millisecond), out)
 	runner, elector := 0, 0
 	for _, e := range scenarios.Builtin() {
-		if e.Scenario.WithDefaults().Mode == model.ModeRunner {
+		if virtual.Refuses(e.Scenario) != nil {
 			runner++
 		} else {
 			elector++

@@ -538,6 +538,14 @@ func holdReplication(ctx context.Context, replica *Node) (*Hold, error) {
 	return &Hold{replica: replica}, nil
 }
 
+// HoldWrites pauses the writes of n's clients (`CLIENT PAUSE <1h> WRITE`):
+// their write commands block, reads go on. Release unpauses. It is how a
+// clean failover of a replicated pair stops writes while the replica
+// catches up, as a coordinated CLUSTER FAILOVER does on its own.
+func HoldWrites(ctx context.Context, n *Node) (*Hold, error) {
+	return holdReplication(ctx, n)
+}
+
 // Release lets the replica (or the primary it became) apply writes again.
 // Calling it twice is harmless; a node that is gone is not an error.
 func (h *Hold) Release(ctx context.Context) error {

@@ -53,6 +53,9 @@ type Environment struct {
 	// provider cannot (an external Redis), which makes redis-restart
 	// faults an error at validation.
 	RestartRedis func(ctx context.Context) error
+	// Topology is set when Redis is more than one server (redis:
+	// replicated or cluster, from Spawned); nil for a single Redis.
+	Topology *Topology
 	// RedisVersion is the server's redis_version.
 	RedisVersion string
 	// Auth is how every connection to Redis authenticates (the harness's

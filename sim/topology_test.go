@@ -1,0 +1,173 @@
+package sim_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/leaselab/leaselab/internal/rediscluster"
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// needTopology skips t where no replicated pair or cluster can be spawned
+// (no redis-cli), unless LEASELAB_REQUIRE_CLUSTER=1 (CI) makes that a
+// failure.
+func needTopology(t *testing.T) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		if os.Getenv(rediscluster.RequireEnv) == "1" {
+			t.Fatalf("redis-cli not found (%s=1: required)", rediscluster.RequireEnv)
+		}
+		t.Skipf("skipping: redis-cli not found (set %s=1 to fail instead)", rediscluster.RequireEnv)
+	}
+}
+
+// holderEvents are the truth lane's records after at.
+func holderEvents(res *model.Result, after time.Duration) []model.Event {
+	var out []model.Event
+	for _, e := range res.Timeline {
+		if e.Kind == model.RedisHolder && e.At > after {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func faultHeal(t *testing.T, res *model.Result, kind model.FaultKind) model.Event {
+	t.Helper()
+	for _, e := range res.Timeline {
+		if e.Kind == model.FaultHealed && e.Fault == string(kind) {
+			return e
+		}
+	}
+	t.Fatalf("no %s heal in the timeline", kind)
+	return model.Event{}
+}
+
+// A clean failover keeps the lease; a lossy one (the replica missed more
+// than a TTL of writes) loses it at the switch, which the truth lane, now
+// on the promoted node, records at once; the old leader believes until its
+// next renewal, within the predicted bound.
+func TestFailover(t *testing.T) {
+	needTopology(t)
+	for _, topo := range []model.Topology{model.RedisReplicated, model.RedisCluster} {
+		for _, lag := range []time.Duration{0, 600 * time.Millisecond} {
+			name := string(topo) + "-" + map[bool]string{true: "clean", false: "lossy"}[lag == 0]
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				at := 1500 * time.Millisecond
+				res := runScenario(t, model.Scenario{Redis: topo, Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+					Faults: []model.Fault{{At: at, Kind: model.FaultRedisFailover, Lag: lag}}})
+				heal := faultHeal(t, res, model.FaultRedisFailover)
+				if !strings.HasPrefix(heal.Detail, "promoted ") {
+					t.Errorf("heal detail %q, want the promoted node", heal.Detail)
+				}
+				s := res.Analysis.Summary
+				pr := prediction(t, res, model.ModeFailover)
+				t.Logf("switch %v after the fault (lag %v); predicted overlap %v (%s), measured %v; stale %v",
+					heal.At-at, lag, pr.MaxOverlap, pr.OverlapFormula, s.MaxOverlap, s.MaxStale)
+				if lag == 0 {
+					for _, e := range holderEvents(res, at) {
+						if e.Holder == "" && e.At < heal.At+fast.TTL {
+							t.Errorf("the lease vanished at %v in a clean failover (%q)", e.At, e.Detail)
+						}
+					}
+					if s.LeaderGains != 1 || s.Overlaps != 0 || s.Gaps != 0 {
+						t.Errorf("clean failover: %d gains, %d overlaps, %d gaps; want 1, 0, 0", s.LeaderGains, s.Overlaps, s.Gaps)
+					}
+					if pr.MaxOverlap != 0 || pr.MaxGap != 0 {
+						t.Errorf("clean failover predicted overlap %v, gap %v; want 0, 0 (%s)", pr.MaxOverlap, pr.MaxGap, pr.GapFormula)
+					}
+					return
+				}
+				lost := false
+				for _, e := range holderEvents(res, at) {
+					if e.Holder == "" && e.Detail == "failover" {
+						lost = true
+						if d := e.At - heal.At; d < 0 || d > 100*time.Millisecond {
+							t.Errorf("the lease's loss recorded %v after the switch; want at the switch", d)
+						}
+					}
+				}
+				if !lost {
+					t.Fatalf("no lease loss recorded at the lossy failover; holders after it: %+v", holderEvents(res, at))
+				}
+				if s.LeaderGains < 2 {
+					t.Errorf("%d leader gains: the lost lease must be taken again", s.LeaderGains)
+				}
+				if s.MaxStale > pr.MaxOverlap+slack || s.MaxOverlap > pr.MaxOverlap+slack {
+					t.Errorf("stale %v / overlap %v beyond the prediction %v + %v", s.MaxStale, s.MaxOverlap, pr.MaxOverlap, slack)
+				}
+			})
+		}
+	}
+}
+
+// The truth lane follows the lease's slot to its new primary: after the
+// migration, the leader's crash and the key's expiry there are recorded.
+func TestSlotMigrationFollowed(t *testing.T) {
+	needTopology(t)
+	t.Parallel()
+	res := runScenario(t, model.Scenario{Redis: model.RedisCluster, Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{
+			{At: time.Second, Kind: model.FaultSlotMigration},
+			{At: 2 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}},
+		}})
+	heal := faultHeal(t, res, model.FaultSlotMigration)
+	s := res.Analysis.Summary
+	if s.LeaderGains < 2 {
+		t.Fatalf("%d leader gains; the crash must hand the lease over", s.LeaderGains)
+	}
+	var gone, taken bool
+	for _, e := range holderEvents(res, 2*time.Second) {
+		switch {
+		case e.Holder == "":
+			gone = true
+		case gone:
+			taken = true
+		}
+	}
+	if !gone || !taken {
+		t.Errorf("after the migration (done at %v) the truth lane missed the key's expiry (%v) or its new holder (%v): %+v",
+			heal.At, gone, taken, holderEvents(res, heal.At))
+	}
+	for _, e := range holderEvents(res, time.Second) {
+		if e.Holder == "" && e.At < 2*time.Second {
+			t.Errorf("the lease vanished at %v during the migration", e.At)
+		}
+	}
+}
+
+// A run cancelled in the middle of a lossy failover stops every node it
+// spawned and every goroutine.
+func TestCancelledFailoverLeavesNothing(t *testing.T) {
+	needTopology(t)
+	before := goleak.IgnoreCurrent()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var once bool
+	res, err := sim.Run(ctx, model.Scenario{Name: "cancelled-failover", Redis: model.RedisCluster, Instances: 3, Params: fast, Duration: time.Minute,
+		Faults: []model.Fault{{At: 500 * time.Millisecond, Kind: model.FaultRedisFailover, Lag: 30 * time.Second}}},
+		sim.Options{Observe: func(e model.Event) {
+			if e.Kind == model.FaultApplied && !once {
+				once = true
+				cancel() // in the middle of the lag
+			}
+		}})
+	if err == nil || res == nil || res.Complete {
+		t.Fatalf("want a partial result and an error after cancel; got %v, %+v", err, res)
+	}
+	if out, _ := exec.Command("pgrep", "-P", strconv.Itoa(os.Getpid()), "redis-server").Output(); len(out) > 0 {
+		t.Fatalf("redis-server still running: pids %s", out)
+	}
+	if err := goleak.Find(before); err != nil {
+		t.Fatal(err)
+	}
+}
