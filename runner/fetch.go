@@ -21,7 +21,6 @@ type delivery struct {
 
 	err       error     // not nil for a malformed entry (it is dead-lettered)
 	reclaimed bool      // taken over with XAUTOCLAIM
-	queued    bool      // waited in the read-ahead queue (set by the pool)
 	got       time.Time // when the read returned it, by the runner's clock
 
 	ctx handlerCtx // the handler's ctx under the real clock (run)

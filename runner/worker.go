@@ -33,7 +33,7 @@ func (r *Runner) runDelivery(d *delivery) {
 		return
 	}
 	t := r.cfg.Tasks[d.task]
-	if wait := r.clock.Since(d.got); d.queued && wait+t.Timeout > r.cfg.ClaimIdle {
+	if wait := r.clock.Since(d.got); wait+t.Timeout > r.cfg.ClaimIdle {
 		// It waited in the read-ahead queue so long that it could still be
 		// running when another instance may reclaim it: do not start it. It
 		// stays pending and is reclaimed after ClaimIdle, like an entry of a
