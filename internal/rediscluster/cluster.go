@@ -95,7 +95,8 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		n, err := spawnNode(ctx, bin, root, nil, args...)
 		if err != nil {
 			c.Stop()
-			if strings.Contains(err.Error(), "cluster") {
+			// A build without cluster support refuses the directive.
+			if strings.Contains(err.Error(), "Bad directive") || strings.Contains(err.Error(), "cluster support") {
 				return nil, fmt.Errorf("%w: %v", ErrNoCluster, err)
 			}
 			return nil, err

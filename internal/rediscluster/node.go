@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -138,8 +139,26 @@ func (n *Node) close() {
 }
 
 // spawnNode starts redis-server in dir/<port> with the common arguments,
-// then extra, and waits for its first reply.
+// then extra, and waits for its first reply. A cluster node also gets its
+// own free bus port (cluster-port): the default, port + 10000, may be taken
+// or beyond 65535. A port taken between the probe and the bind (many
+// topologies start at once) is retried on fresh ports.
 func spawnNode(ctx context.Context, bin, root string, conf []string, extra ...string) (*Node, error) {
+	cluster := slices.Contains(extra, "--cluster-enabled")
+	var err error
+	for range 5 {
+		var n *Node
+		if n, err = spawnNodeOnce(ctx, bin, root, conf, cluster, extra); err == nil {
+			return n, nil
+		}
+		if !strings.Contains(err.Error(), "Address already in use") {
+			return nil, err
+		}
+	}
+	return nil, err
+}
+
+func spawnNodeOnce(ctx context.Context, bin, root string, conf []string, cluster bool, extra []string) (*Node, error) {
 	port, err := redisserver.FreePort()
 	if err != nil {
 		return nil, err
@@ -159,8 +178,19 @@ func spawnNode(ctx context.Context, bin, root string, conf []string, extra ...st
 	}
 	n.args = append(n.args, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--dir", n.Dir,
 		"--daemonize", "no", "--protected-mode", "no", "--logfile", filepath.Join(n.Dir, "log"))
+	if cluster {
+		bus, err := redisserver.FreePort()
+		for err == nil && bus == port {
+			bus, err = redisserver.FreePort()
+		}
+		if err != nil {
+			return nil, err
+		}
+		n.args = append(n.args, "--cluster-port", strconv.Itoa(bus))
+	}
 	n.args = append(n.args, extra...)
 	if err := n.start(ctx); err != nil {
+		_ = os.RemoveAll(n.Dir)
 		return nil, err
 	}
 	return n, nil
