@@ -641,46 +641,57 @@ func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
 }
 
 // predictFailover covers a replica promoted in place of the node that
-// serves the lease, A after writes stopped reaching it: A is the lag (the
-// replica applied nothing for that long while the primary took writes) plus
-// the switch S (writes held or refused until the instances reach the new
-// primary). The replica's copy of the key carries the expiry of the last
-// renewal it applied, at most TTL/2 + jitter before writes stopped reaching
-// it, so it is alive at the promotion while A < TTL/2 - jitter: the lease
-// survives, and the renewal caught by the switch (held, then cut off or
-// redirected) is retried on the new primary in time. That needs retries:
-// without them the renewal errors, and the leader demotes as on a renewal
-// error. If A reaches TTL/2 - jitter the replica's copy may have expired
-// (it has, for A ≥ TTL): the key vanishes behind the leader's back at the
-// promotion, as in a Redis restart, with the switch S as its downtime (the
-// primary served every write during the lag).
+// serves the lease. A is the failover's span: the lag (the replica applied
+// nothing while the primary took writes) plus the switch S (until the
+// instances reach the new primary).
+//
+// Clean (lag 0): the replica has every write, so the key carries the expiry
+// of the last renewal, at most TTL/2 + jitter old at the start. A renewal
+// sent meanwhile is held, then cut off (or redirected) at the switch and
+// retried there after backoff(1): the lease survives while A + backoff(1)
+// < TTL/2 - jitter. That needs retries: without them the renewal errors
+// and the leader demotes, as on a renewal error.
+//
+// Lossy (lag > 0): a renewal that falls in the lag is lost, so the new
+// primary's key keeps the previous renewal's expiry, which comes due
+// 2 × jitter before the renewal after the lost one (two intervals of
+// TTL/2 + jitter exceed the TTL): the lease is lost however short the lag,
+// unless no renewal falls in it, and for A ≥ TTL/2 + jitter one always
+// does. The key vanishes behind the leader's back, as in a Redis restart
+// whose downtime is the switch S (the primary served every write during
+// the lag).
 func predictFailover(pr *Prediction, p Params, a, lag time.Duration) {
 	alive := p.TTL/2 - p.Jitter()
-	if a > 0 && a < alive {
+	retry := time.Duration(0)
+	if p.Client.MaxRetries >= 0 {
+		retry = retryBackoff(1)
+	}
+	if lag == 0 && a > 0 && a+retry < alive {
 		if p.Client.MaxRetries < 0 {
 			failingRenew(pr, p, 0, 0)
-			pr.Note = "The replica holds the lease (A = " + show(a) + " < TTL/2 - jitter = " + show(alive) + "), " +
-				"but the client has no retries: a renewal caught by the switch errors, the leader demotes, and its " +
-				"key lives until TTL after its last renewal, as on a renewal error."
+			pr.Note = "Clean failover (A = " + show(a) + "), but the client has no retries: a renewal caught by " +
+				"the switch errors, the leader demotes, and its key lives until TTL after its last renewal, as on a renewal error."
 			return
 		}
-		f := "0: A = " + show(a) + " < TTL/2 - jitter = " + show(p.TTL/2) + " - " + show(p.Jitter()) + " = " + show(alive) +
-			": the promoted replica holds a live lease, and the renewal the switch caught is retried there in time"
+		f := "0: clean, A + backoff(1) = " + show(a) + " + " + show(retry) + " < TTL/2 - jitter = " + show(alive) +
+			": the promoted replica has the lease, and the renewal the switch caught is retried there in time"
 		pr.GapFormula, pr.OverlapFormula = f, f
-		pr.Note = "A failover that completes within TTL/2 - jitter of the last write the replica missed keeps the " +
-			"lease: its copy of the key is still alive when it takes over."
+		pr.Note = "A clean failover (the replica has every write) that completes within TTL/2 - jitter of the " +
+			"last renewal keeps the lease."
 		return
 	}
 	predictLeaseLoss(pr, p, max(a-lag, 0))
 	pr.GapFormula = strings.Replace(pr.GapFormula, "D", "S", 1)
-	lost := "A = " + show(a) + " >= TTL/2 - jitter = " + show(alive)
-	if a <= 0 {
-		lost = "A not given"
+	why := "lossy (lag " + show(lag) + "): a renewal that falls in the lag is lost, and the key then expires 2 × jitter before the next one"
+	switch {
+	case a <= 0:
+		why = "the failover's span A is not given"
+	case lag == 0:
+		why = "clean, but A + backoff(1) = " + show(a+retry) + " >= TTL/2 - jitter = " + show(alive) + ": the held renewal comes too late"
 	}
-	pr.Note = "The failover took A = lag + switch S (" + lost + "): the replica's copy of the key may have expired " +
-		"before it took over, so the lease vanishes behind the leader's back. A follower may win at once; the leader " +
-		"learns it at its next renewal, at most TTL/2 + jitter after its last one (plus backoff(1) when the switch " +
-		"cut its connection); a follower attempt comes within S + Wait + backoffs."
+	pr.Note = "The lease may be lost (" + why + "): the key vanishes behind the leader's back. A follower may win at " +
+		"once; the leader learns it at its next renewal, at most TTL/2 + jitter after its last one (plus backoff(1) when the " +
+		"switch cut its connection); a follower attempt comes within S + Wait + backoffs of the switch."
 }
 
 // predictReplies covers a partition that drops only the replies: requests

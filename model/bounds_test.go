@@ -513,13 +513,26 @@ func TestPredictFailover(t *testing.T) {
 	const ms = time.Millisecond
 	p := Params{} // spec: TTL 5s, jitter 5ms, go-redis defaults
 	clean, _ := PredictMode(p, ModeFailover, FaultSize{Failover: 15 * ms})
-	if clean.MaxGap != 0 || clean.MaxOverlap != 0 || !strings.Contains(clean.GapFormula, "A = 15ms < TTL/2 - jitter") {
+	if clean.MaxGap != 0 || clean.MaxOverlap != 0 || !strings.Contains(clean.GapFormula, "A + backoff(1) = 15ms + 30ms < TTL/2 - jitter") {
 		t.Errorf("clean failover: gap %v overlap %v (%s); want 0, 0", clean.MaxGap, clean.MaxOverlap, clean.GapFormula)
 	}
 	noRetry, _ := PredictMode(Params{Client: ClientParams{MaxRetries: -1}}, ModeFailover, FaultSize{Failover: 15 * ms})
+	if noRetry.Note == "" || !strings.Contains(noRetry.Note, "no retries") {
+		t.Errorf("clean failover without retries: note %q", noRetry.Note)
+	}
 	renewErr, _ := PredictMode(Params{Client: ClientParams{MaxRetries: -1}}, ModeRenewError, FaultSize{})
 	if noRetry.MaxGap != renewErr.MaxGap || noRetry.MaxGap == 0 {
 		t.Errorf("clean failover without retries: gap %v, want the renewal error's %v", noRetry.MaxGap, renewErr.MaxGap)
+	}
+	// A lossy failover loses the lease however short its lag: a renewal in
+	// the lag is lost, and the key then expires 2 × jitter before the next.
+	short, _ := PredictMode(p, ModeFailover, FaultSize{Failover: 210 * ms, FailoverLag: 200 * ms})
+	if short.MaxOverlap == 0 {
+		t.Errorf("lossy failover with a 200ms lag: overlap %v, want the lease-loss bound", short.MaxOverlap)
+	}
+	slow, _ := PredictMode(p, ModeFailover, FaultSize{Failover: 2480 * ms})
+	if slow.MaxOverlap == 0 {
+		t.Errorf("clean failover of 2.48s (+ backoff(1) > TTL/2 - jitter): overlap %v, want the lease-loss bound", slow.MaxOverlap)
 	}
 	lossy, _ := PredictMode(p, ModeFailover, FaultSize{Failover: 5010 * ms, FailoverLag: 5 * time.Second})
 	restart, _ := PredictMode(p, ModeLeaseLoss, FaultSize{RedisDowntime: 10 * ms})

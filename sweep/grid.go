@@ -25,12 +25,13 @@ const (
 	ParamClockRate   = "clock_rate"   // Rate of every clock-drift fault
 	ParamPartition   = "partition"    // For of every partition fault
 	ParamFaultAt     = "fault_at"     // At of every fault (the fault's phase against the renewals)
+	ParamLag         = "lag"          // Lag of every redis-failover fault (0s: clean)
 )
 
 // Params lists the parameters an axis can vary, in the order documented.
 var Params = []string{
 	ParamTTL, ParamWait, ParamJitter, ParamOpTimeout, ParamReadTimeout, ParamMaxRetries, ParamSafe,
-	ParamPause, ParamLatency, ParamClockRate, ParamPartition, ParamFaultAt,
+	ParamPause, ParamLatency, ParamClockRate, ParamPartition, ParamFaultAt, ParamLag,
 }
 
 // NoLimit stands for a limit that is not set.
@@ -173,9 +174,6 @@ func (g Grid) Check() error {
 	if g.Base.Mode == model.ModeRunner {
 		bad("the base scenario is in runner mode, which the virtual backend does not model; use mode: elector")
 	}
-	if r := g.Base.WithDefaults().Redis; r != model.RedisSingle {
-		bad("the base scenario runs on redis: %s, which the virtual backend does not model; use redis: single", r)
-	}
 	seen := map[string]bool{}
 	for i, a := range g.Axes {
 		if !slices.Contains(Params, a.Param) {
@@ -233,6 +231,10 @@ func needsFault(sc model.Scenario, param string) string {
 		if len(sc.Faults) == 0 {
 			return "fault_at: the base scenario has no fault to move"
 		}
+	case ParamLag:
+		if !has(func(f model.Fault) bool { return f.Kind == model.FaultRedisFailover }) {
+			return "lag: the base scenario has no redis-failover fault to size"
+		}
 	}
 	return ""
 }
@@ -272,7 +274,7 @@ func parseValue(param, s string) (value, error) {
 		return value{}, fmt.Errorf("%q; want a duration such as 500ms or 5s", s)
 	}
 	switch param {
-	case ParamJitter, ParamOpTimeout, ParamFaultAt:
+	case ParamJitter, ParamOpTimeout, ParamFaultAt, ParamLag:
 		if d < 0 {
 			return value{}, fmt.Errorf("%v is negative", d)
 		}
@@ -346,6 +348,8 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 			faults(func(f model.Fault) bool { return f.Kind == model.FaultPartition }, func(f *model.Fault) { f.For = v.d })
 		case ParamFaultAt:
 			faults(func(model.Fault) bool { return true }, func(f *model.Fault) { f.At = v.d })
+		case ParamLag:
+			faults(func(f model.Fault) bool { return f.Kind == model.FaultRedisFailover }, func(f *model.Fault) { f.Lag = v.d })
 		}
 	}
 	if sized {
@@ -354,7 +358,7 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 			dur = 30 * time.Second
 		}
 		for _, f := range sc.Faults {
-			dur = max(dur, f.At+f.For)
+			dur = max(dur, f.At+f.For+f.Lag)
 		}
 		sc.Duration = dur
 	}

@@ -294,6 +294,12 @@ func faultSize(sc model.Scenario) model.FaultSize {
 			if f.Mode == model.PartitionBlackholeReplies {
 				s.ReplyPartition = max(s.ReplyPartition, for0)
 			}
+		case model.FaultRedisFailover:
+			// The span the virtual backend gives it: the lag, then the
+			// switch.
+			if a := f.Lag + virtual.DefaultFailoverSwitch; a > s.Failover {
+				s.Failover, s.FailoverLag = a, f.Lag
+			}
 		}
 	}
 	return s

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sweep"
 )
@@ -264,6 +265,30 @@ func Benchmark10x10x100(b *testing.B) {
 		b.ReportMetric(time.Since(start).Seconds(), "s/10k-runs")
 		if r.Runs != 10000 {
 			b.Fatalf("%d runs", r.Runs)
+		}
+	}
+}
+
+// A lag axis sizes every redis-failover fault: a clean failover (lag 0s)
+// keeps the lease (predicted and simulated: no stale leader); a lossy one
+// may lose it however short the lag (a renewal in the lag is lost), and a
+// lag past the TTL always does (a stale leader within the bound).
+func TestLagAxis(t *testing.T) {
+	base := model.Scenario{Name: "failover", Redis: model.RedisReplicated, Instances: 3,
+		Duration: 20 * time.Second, Recovery: 8 * time.Second,
+		Faults: []model.Fault{{At: 7500 * time.Millisecond, Kind: model.FaultRedisFailover}}}
+	g := sweep.Grid{Name: "lag", Base: base, Seeds: 3, Axes: []sweep.Axis{sweep.Durations(sweep.ParamLag, 0, 2*time.Second, 3*time.Second)}}
+	r, err := sweep.Run(context.Background(), g, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range r.Cells {
+		t.Logf("lag %v: predicted overlap %v, stale max %v", c.Values, c.Predicted.MaxOverlap, c.Stale.Max)
+		if clean := i == 0; clean != (c.Predicted.MaxOverlap == 0) {
+			t.Errorf("lag %v: predicted overlap %v", c.Values, c.Predicted.MaxOverlap)
+		}
+		if (i == 0 && c.Stale.Max > 0) || (i == 2 && c.Stale.Max == 0) || c.Stale.Max > c.Predicted.MaxOverlap {
+			t.Errorf("lag %v: stale leadership %v (predicted ≤ %v)", c.Values, c.Stale.Max, c.Predicted.MaxOverlap)
 		}
 	}
 }

@@ -459,6 +459,44 @@ type redisModel struct {
 	token    int64
 	scripts  uint8
 	down     bool
+	// replica is the lease as the replica last applied it, while a lossy
+	// redis-failover holds replication back (replicaHeld).
+	replica     replicaCopy
+	replicaHeld bool
+}
+
+// replicaCopy is what a replica holds of the lease: the key (holder and
+// expiry, as Redis's time) and the token counter.
+type replicaCopy struct {
+	holder   string
+	expireAt time.Duration
+	token    int64
+}
+
+// failover promotes the replica: with replication held (lossy) the key and
+// the token counter go back to the replica's copy, expired if its time is
+// up; a clean failover's replica has everything. Either way the new primary
+// has no script cached: replication carries the scripts' effects, not the
+// scripts.
+func (r *redisModel) failover(w *world) {
+	r.scripts = 0
+	if !r.replicaHeld {
+		return
+	}
+	r.replicaHeld = false
+	c := r.replica
+	r.token = c.token
+	r.keyGen++
+	r.expireAt = c.expireAt
+	if c.holder != "" && c.expireAt <= w.now {
+		c.holder = "" // the copy's time is up: the new primary has no key
+	}
+	if c.holder != "" {
+		w.at(r.expireAt, event{kind: evExpire, gen: r.keyGen})
+	}
+	if c.holder != r.holder {
+		r.truth(w, c.holder, "failover")
+	}
 }
 
 func scriptBit(op election.Op, safe bool) uint8 {

@@ -21,6 +21,8 @@ const (
 	evExpire                        // gen: key generation
 	evRedisUp                       // Redis is back after a restart; a: fault id
 	evProbe                         // the pool's tryDial after its dial breaker tripped; a: incarnation
+	evFailover                      // a replica takes over (redis-failover's switch); a: fault id
+	evMigrated                      // a slot migration is done; a: fault id
 )
 
 // event is one entry of the queue. Ties in at are broken by seq, the

@@ -9,13 +9,22 @@
 //     SCRIPT FLUSH or a restart, and go-redis's Script.Run then sends EVAL:
 //     one more round trip), a restart (key, token and script cache gone,
 //     every connection dropped, Redis unreachable for Options.RedisDowntime);
+//     a replicated pair or a cluster's lease slot (redis: replicated |
+//     cluster) as one primary whose replica, during a lossy redis-failover,
+//     keeps the lease as it was when replication was held back and replaces
+//     the primary's copy at the switch (Options.FailoverSwitch after the
+//     lag), with an empty script cache; a replicated pair's switch also cuts
+//     every connection (the proxy's upstream moves), a cluster's does not
+//     (its clients follow MOVED, one round trip the model leaves out); a
+//     slot migration takes Options.Migration and changes nothing the lease
+//     sees (MIGRATE keeps the TTL);
 //   - the network of each instance (its Toxiproxy proxy): a base one-way
 //     latency, latency faults with jitter drawn from the scenario's seed,
 //     partitions that blackhole both ways, the requests or the replies (the
 //     requests of a replies-dropped partition apply in Redis), refuse (proxy
 //     disabled: connections closed, dials refused) and reset (TCP reset on
 //     use);
-//   - the go-redis v9.23.0 client as measured (sim/bounds.go's CallBound and
+//   - the go-redis v9.23.0 client as measured (model/bounds.go's CallBound and
 //     callMin, NOTES.md): attempts, retries with go-redis's backoff (drawn
 //     from the seed), a pooled connection that is not health-checked, a new
 //     connection's HELLO + CLIENT SETINFO handshake, the dialer's retries,
@@ -31,8 +40,7 @@
 // (RedisHolder) is exact: it has no notification lateness, unlike the real
 // backend's keyspace notifications (≤ ~12 ms at hz 100).
 //
-// Runner mode and Redis topologies other than a single server are not
-// modelled: Run refuses them (Refuses says why).
+// Runner mode is not modelled: Run refuses it (Refuses says why).
 package virtual
 
 import (
@@ -68,6 +76,13 @@ type Options struct {
 	// Default 45ms (the real backend measured 41-94 ms from the fault to
 	// Redis answering again).
 	RedisDowntime time.Duration
+	// FailoverSwitch is how long a redis-failover's switch takes after its
+	// lag: the replica's promotion until the instances reach it. Default
+	// DefaultFailoverSwitch.
+	FailoverSwitch time.Duration
+	// Migration is how long a slot-migration takes. Default 15ms (measured
+	// 15 ms for the lease's slot).
+	Migration time.Duration
 	// SkipAnalysis leaves Analysis, Predictions and Evaluation empty (for
 	// benchmarks of the simulation alone).
 	SkipAnalysis bool
@@ -85,25 +100,24 @@ func (o Options) withDefaults() Options {
 	def(&o.StartAt, 5*time.Millisecond)
 	def(&o.StartStep, 200*time.Microsecond)
 	def(&o.RedisDowntime, 45*time.Millisecond)
+	def(&o.FailoverSwitch, DefaultFailoverSwitch)
+	def(&o.Migration, 15*time.Millisecond)
 	return o
 }
+
+// DefaultFailoverSwitch is Options.FailoverSwitch's default: the real
+// backend measured 3-16 ms from the end of the lag to the instances
+// reaching the promoted node, clean and lossy, replicated and cluster.
+const DefaultFailoverSwitch = 10 * time.Millisecond
 
 // ErrRunnerMode is returned for a runner-mode scenario.
 var ErrRunnerMode = errors.New("virtual: runner mode is not modelled (chores, tasks and the runner's shared pool); run it on the real backend, or set mode: elector")
 
-// ErrTopology is returned for a scenario on a replicated Redis or a Redis
-// Cluster.
-var ErrTopology = errors.New("virtual: redis: replicated and redis: cluster are not modelled (replication, failover, slot migration, the cluster client); run it on the real backend")
-
-// Refuses returns why Run refuses the scenario (ErrRunnerMode,
-// ErrTopology), or nil if it can run it.
+// Refuses returns why Run refuses the scenario (ErrRunnerMode), or nil if
+// it can run it.
 func Refuses(sc model.Scenario) error {
-	sc = sc.WithDefaults()
-	switch {
-	case sc.Mode == model.ModeRunner:
+	if sc.WithDefaults().Mode == model.ModeRunner {
 		return ErrRunnerMode
-	case sc.Redis != model.RedisSingle:
-		return ErrTopology
 	}
 	return nil
 }
@@ -111,7 +125,7 @@ func Refuses(sc model.Scenario) error {
 // IsRefusal reports whether err is one of Refuses's errors: the scenario
 // is out of the model, not wrong.
 func IsRefusal(err error) bool {
-	return errors.Is(err, ErrRunnerMode) || errors.Is(err, ErrTopology)
+	return errors.Is(err, ErrRunnerMode)
 }
 
 // Stats count what a simulation did.

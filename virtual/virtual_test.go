@@ -82,11 +82,31 @@ func TestRunnerModeRefused(t *testing.T) {
 	}
 }
 
-func TestTopologyRefused(t *testing.T) {
-	for _, r := range []model.Topology{model.RedisReplicated, model.RedisCluster} {
-		sc := model.Scenario{Name: "t", Redis: r, Faults: []model.Fault{{At: time.Second, Kind: model.FaultRedisFailover}}}
-		if _, err := virtual.Run(sc, virtual.Options{}); !errors.Is(err, virtual.ErrTopology) || !virtual.IsRefusal(err) {
-			t.Errorf("redis: %s: err %v, want ErrTopology", r, err)
+// The model of a failover, as the real backend measures it
+// (sim/topology_test.go): a clean one keeps the lease; a lossy one whose
+// replica missed more than a TTL of writes loses it at the switch, and the
+// old leader believes until its next renewal.
+func TestFailover(t *testing.T) {
+	fast := model.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecond, JitterMS: 5}
+	for _, topo := range []model.Topology{model.RedisReplicated, model.RedisCluster} {
+		for _, lag := range []time.Duration{0, 600 * time.Millisecond} {
+			sc := model.Scenario{Name: "failover", Redis: topo, Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
+				Faults: []model.Fault{{At: 1500 * time.Millisecond, Kind: model.FaultRedisFailover, Lag: lag}}}
+			res := run(t, sc, virtual.Options{})
+			s := res.Analysis.Summary
+			var lost bool
+			for _, e := range res.Timeline {
+				if e.Kind == model.RedisHolder && e.Holder == "" && e.Detail == "failover" {
+					lost = true
+				}
+			}
+			t.Logf("%s lag %v: gains %d, stale %v, overlap %v, lost %v", topo, lag, s.LeaderGains, s.MaxStale, s.MaxOverlap, lost)
+			if lag == 0 && (lost || s.LeaderGains != 1 || s.MaxStale != 0) {
+				t.Errorf("%s clean failover: lease lost %v, %d gains, stale %v; want kept, 1, 0", topo, lost, s.LeaderGains, s.MaxStale)
+			}
+			if lag > 0 && (!lost || s.LeaderGains < 2 || s.MaxStale == 0) {
+				t.Errorf("%s lossy failover: lease lost %v, %d gains, stale %v; want lost at the switch, a new leader, a stale leader", topo, lost, s.LeaderGains, s.MaxStale)
+			}
 		}
 	}
 }
@@ -124,6 +144,9 @@ var calibration = []real{
 	// the real backend's start-up (10-140 ms under a parallel suite) moves
 	// the overlap by up to 0.7 s.
 	{"clock-drift", "overlap", 820 * ms, 1180 * ms, "start-up phase × 5 (clock at 0.2×)"},
+	// Three real suite runs of 2026-11-30 (seeds 1, 2 and 1 again).
+	{"replica-failover-lossy", "overlap", 512 * ms, 524 * ms, ""},
+	{"replica-failover-lossy", "stale", 1282 * ms, 1289 * ms, ""},
 }
 
 const ms = time.Millisecond

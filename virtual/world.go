@@ -279,6 +279,20 @@ func (w *world) dispatch(e event) {
 	case evRedisUp:
 		w.redis.down = false
 		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultRedisRestart), FaultID: int(e.a)})
+	case evFailover:
+		// Recorded before the switch, as the real backend records its heal
+		// before its truth lane reads the new primary.
+		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultRedisFailover), FaultID: int(e.a), Detail: "promoted the replica"})
+		w.redis.failover(w)
+		if w.sc.Redis == model.RedisReplicated {
+			// The instances' address now points at the new primary: every
+			// connection is cut, as the proxy's switch does.
+			for _, s := range w.slots {
+				w.closeConns(s)
+			}
+		}
+	case evMigrated:
+		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultSlotMigration), FaultID: int(e.a)})
 	}
 }
 
@@ -513,7 +527,7 @@ func (w *world) resolveTargets(t model.Target) []int {
 func (w *world) apply(id int) {
 	f := w.sc.Faults[id]
 	a := &activeFault{id: id, f: f}
-	if f.Kind != model.FaultRedisRestart && f.Kind != model.FaultScriptFlush {
+	if !f.Kind.OnRedis() {
 		a.targets = w.resolveTargets(f.Target)
 		if len(a.targets) == 0 {
 			w.record(model.Event{Kind: model.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
@@ -583,6 +597,22 @@ func (w *world) apply(id int) {
 		return // healed when Redis is back
 	case model.FaultScriptFlush:
 		w.redis.scripts = 0
+	case model.FaultRedisFailover:
+		if f.Lag > 0 {
+			// The replica stops applying writes: what it has of the lease
+			// is what the primary has now.
+			r := &w.redis
+			r.get(w)
+			r.replica = replicaCopy{holder: r.holder, expireAt: r.expireAt, token: r.token}
+			r.replicaHeld = true
+		}
+		w.at(w.now+f.Lag+w.o.FailoverSwitch, event{kind: evFailover, a: int32(id)})
+		return // healed at the switch
+	case model.FaultSlotMigration:
+		// MIGRATE carries the key with its TTL; the clients follow ASK and
+		// MOVED. Nothing the lease sees but the time it takes.
+		w.at(w.now+w.o.Migration, event{kind: evMigrated, a: int32(id)})
+		return
 	}
 	if f.Instant() {
 		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})

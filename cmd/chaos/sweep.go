@@ -30,7 +30,7 @@ of the worst overlap and gap with the safe region drawn, and index.html.
 A grid is a sweep file (see sweep/testdata/blackhole.yaml) or --grid flags:
 PARAM=v1,v2,... or, for durations, PARAM=FROM..TO/STEPS. Params: ttl, wait,
 jitter, op_timeout, read_timeout, max_retries, safe, pause, latency,
-clock_rate, partition, fault_at.
+clock_rate, partition, fault_at, lag.
 
 --shard i/n runs one shard (e.g. --shard $JOB_COMPLETION_INDEX/8 in a
 Kubernetes Indexed Job); 'chaos sweep merge' combines the shards' result.json
