@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -86,6 +87,24 @@ func TestHandlerCtx(t *testing.T) {
 		<-fired
 		if err := c.Err(); !errors.Is(err, context.Canceled) {
 			t.Errorf("Err %v, want Canceled", err)
+		}
+	})
+
+	t.Run("deriving starts no goroutine", func(t *testing.T) {
+		c := newHandlerCtx(parent, time.Minute)
+		before := runtime.NumGoroutine()
+		var children []context.Context
+		for range 100 {
+			child, cancel := context.WithCancel(c)
+			defer cancel()
+			children = append(children, child)
+		}
+		if n := runtime.NumGoroutine(); n >= before+50 {
+			t.Errorf("%d goroutines after deriving 100 contexts, %d before", n, before)
+		}
+		c.end(time.Now())
+		for _, child := range children {
+			<-child.Done()
 		}
 	})
 
