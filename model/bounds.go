@@ -67,14 +67,19 @@ type FaultSize struct {
 	// again). 0: not given, and the gap bound then takes the restart as
 	// instant.
 	RedisDowntime time.Duration `json:"redis_downtime,omitempty"`
-	// Failover is how long the longest redis-failover took, measured from
-	// above: from the moment writes stopped reaching the replica (the
-	// fault's start) until the instances reached the promoted one. 0: not
-	// given, and the prediction assumes the lease was lost.
+	// Failover is how long the longest redis-failover took: from the
+	// moment writes stopped reaching the replica (the fault's start) until
+	// the switch (the promoted node serves; a cluster's clients then follow
+	// its MOVED). 0: not given, and the prediction assumes the lease was
+	// lost.
 	Failover time.Duration `json:"failover,omitempty"`
-	// FailoverLag is that failover's lag (model.Fault.Lag): Failover minus
-	// it is the switch, the stretch in which writes were held or refused.
+	// FailoverLag is the longest lag of the failovers (model.Fault.Lag): 0
+	// when every one was clean.
 	FailoverLag time.Duration `json:"failover_lag,omitempty"`
+	// FailoverSwitch is the longest switch of the failovers (its span minus
+	// its lag): the stretch in which writes were held or refused. 0: not
+	// given, and Failover - FailoverLag stands in.
+	FailoverSwitch time.Duration `json:"failover_switch,omitempty"`
 }
 
 // Prediction is the analytic worst case of one failure mode for one
@@ -219,6 +224,9 @@ func RetryBackoff(a int) (lo, hi time.Duration) {
 // callBound is CallBound with its derivation; p already has defaults.
 func callBound(p Params, mode string) (time.Duration, string) {
 	c := p.Client
+	if c.Cluster && failingCall(mode) {
+		return Unbounded, "ClusterClient: MaxRedirects + 1 node clients' attempts and dial retries are not modelled = unbounded"
+	}
 	retries := max(c.MaxRetries, 0) // -1 = none
 	var d time.Duration
 	var f string
@@ -320,6 +328,9 @@ func retryBackoffs(n int) time.Duration {
 // the backoff sleep before a retry sees it has expired.
 func callMin(p Params, mode string) (time.Duration, string) {
 	c := p.Client
+	if c.Cluster && failingCall(mode) {
+		return 0, "ClusterClient: not modelled, 0"
+	}
 	retries := max(c.MaxRetries, 0)
 	switch mode {
 	case ModePartitionBlackhole, ModePartitionReplies:
@@ -368,6 +379,16 @@ func callMin(p Params, mode string) (time.Duration, string) {
 		return capByContext(p, d, f)
 	}
 	return 0, ""
+}
+
+// failingCall reports whether the mode's timing rests on how long a failing
+// client call lasts.
+func failingCall(mode string) bool {
+	switch mode {
+	case ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset, ModeLatency:
+		return true
+	}
+	return false
 }
 
 // attemptTimeout is how long one attempt waits for a reply before giving up.
@@ -501,7 +522,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		predictLeaseLoss(&pr, p, s.RedisDowntime)
 
 	case ModeFailover:
-		predictFailover(&pr, p, s.Failover, s.FailoverLag)
+		predictFailover(&pr, p, s)
 
 	case ModeGracefulStop:
 		pr.MaxGap, pr.GapFormula = sum(retry)
@@ -604,6 +625,14 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
 	call, f := callBound(p, ModePartitionReset)
 	pr.Call, pr.CallFormula = call, "Redis down behind the proxy, which accepts then closes, as a reset: "+f
+	leaseLoss(pr, p, downtime)
+}
+
+// leaseLoss fills the prediction of a key lost behind the leader's back
+// (see predictLeaseLoss), given the call that the loss may catch (pr.Call:
+// 0 when none fails).
+func leaseLoss(pr *Prediction, p Params, downtime time.Duration) {
+	call := pr.Call
 	retries := max(p.Client.MaxRetries, 0)
 	half, jit := term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}
 	late := []term{half, jit}
@@ -660,7 +689,11 @@ func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
 // does. The key vanishes behind the leader's back, as in a Redis restart
 // whose downtime is the switch S (the primary served every write during
 // the lag).
-func predictFailover(pr *Prediction, p Params, a, lag time.Duration) {
+func predictFailover(pr *Prediction, p Params, s FaultSize) {
+	a, lag, sw := s.Failover, s.FailoverLag, s.FailoverSwitch
+	if sw <= 0 {
+		sw = max(a-lag, 0)
+	}
 	alive := p.TTL/2 - p.Jitter()
 	retry := time.Duration(0)
 	if p.Client.MaxRetries >= 0 {
@@ -680,7 +713,15 @@ func predictFailover(pr *Prediction, p Params, a, lag time.Duration) {
 			"last renewal keeps the lease."
 		return
 	}
-	predictLeaseLoss(pr, p, max(a-lag, 0))
+	if p.Client.Cluster {
+		// The old primary answers MOVED and the client follows it: no call
+		// fails at the switch.
+		pr.CallFormula = "ClusterClient: the old primary answers MOVED, the call is redirected: no call fails"
+		leaseLoss(pr, p, sw)
+	} else {
+		predictLeaseLoss(pr, p, sw)
+		pr.CallFormula = "the switch cuts the connections; a call caught by it retries as on a reset: " + strings.TrimPrefix(pr.CallFormula, "Redis down behind the proxy, which accepts then closes, as a reset: ")
+	}
 	pr.GapFormula = strings.Replace(pr.GapFormula, "D", "S", 1)
 	why := "lossy (lag " + show(lag) + "): a renewal that falls in the lag is lost, and the key then expires 2 × jitter before the next one"
 	switch {

@@ -551,3 +551,24 @@ func TestPredictFailover(t *testing.T) {
 		t.Errorf("safe mode under a lossy failover: overlap %v (want %v, the guard cannot see a lost key); note %q", safe.MaxOverlap, lossy.MaxOverlap, safe.Note)
 	}
 }
+
+// A ClusterClient's failing calls are not modelled: the modes that rest on
+// them are unbounded (a "predicted" limit is unknown, not wrong); the others
+// keep their bounds.
+func TestPredictClusterClient(t *testing.T) {
+	p := Params{Client: ClientParams{Cluster: true}}
+	for _, m := range []string{ModePartitionBlackhole, ModePartitionRefuse, ModePartitionReset, ModePartitionReplies} {
+		pr, _ := PredictMode(p, m, FaultSize{ReplyPartition: time.Second})
+		if pr.Call != Unbounded || pr.MaxOverlap != Unbounded || !strings.Contains(pr.CallFormula, "ClusterClient") {
+			t.Errorf("%s on a ClusterClient: call %v (%s), overlap %v; want unbounded", m, pr.Call, pr.CallFormula, pr.MaxOverlap)
+		}
+	}
+	crash, _ := PredictMode(p, ModeLeaderCrash, FaultSize{})
+	single, _ := PredictMode(Params{}, ModeLeaderCrash, FaultSize{})
+	if crash.MaxGap != single.MaxGap {
+		t.Errorf("leader crash on a ClusterClient: gap %v, want the single client's %v", crash.MaxGap, single.MaxGap)
+	}
+	if sc := (Scenario{Redis: RedisCluster}).WithDefaults(); !sc.Params.Client.Cluster {
+		t.Error("WithDefaults does not mark a cluster scenario's client")
+	}
+}

@@ -493,9 +493,10 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			// From the start (writes stop reaching the replica) to the
 			// switch: the time the replica's copy of the lease must
 			// outlive.
-			if a := f.Healed - f.Applied; a > s.Failover {
-				s.Failover, s.FailoverLag = a, min(sf.Lag, a)
-			}
+			a := f.Healed - f.Applied
+			s.Failover = max(s.Failover, a)
+			s.FailoverLag = max(s.FailoverLag, sf.Lag)
+			s.FailoverSwitch = max(s.FailoverSwitch, a-min(sf.Lag, a))
 		case FaultPartition:
 			if sf.Mode == PartitionBlackholeReplies {
 				d := f.Healed - f.Applied

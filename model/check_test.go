@@ -262,8 +262,23 @@ func TestAppliedFaultSize(t *testing.T) {
 	failover := Scenario{Redis: RedisCluster, Params: specTimings, Faults: []Fault{{At: 10 * time.Second, Kind: FaultRedisFailover, Lag: time.Second}}}
 	tl4 := new(analysisScript).gain(0, 0, "a").
 		add(Event{At: atSec(10), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "redis-failover", Instant: true}).heal(11.02, 0).end(30)
-	if got := AppliedFaultSize(failover, Analyze(tl4, specTimings)); got.Failover != 1020*time.Millisecond || got.FailoverLag != time.Second {
-		t.Errorf("failover %v lag %v, want 1.02s from the fault to the switch, lag 1s", got.Failover, got.FailoverLag)
+	if got := AppliedFaultSize(failover, Analyze(tl4, specTimings)); got.Failover != 1020*time.Millisecond || got.FailoverLag != time.Second || got.FailoverSwitch != 20*time.Millisecond {
+		t.Errorf("failover %v lag %v switch %v, want 1.02s from the fault to the switch, lag 1s, switch 20ms", got.Failover, got.FailoverLag, got.FailoverSwitch)
+	}
+	// A short lossy failover and a longer clean one: the lossy one decides
+	// (any lag may lose the lease), the clean one's switch is the longest.
+	two := Scenario{Redis: RedisCluster, Params: specTimings, Faults: []Fault{
+		{At: 10 * time.Second, Kind: FaultRedisFailover, Lag: 200 * time.Millisecond},
+		{At: 20 * time.Second, Kind: FaultRedisFailover}}}
+	tl5 := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(10), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "redis-failover", Instant: true}).heal(10.21, 0).
+		add(Event{At: atSec(20), Kind: FaultApplied, Instance: -1, FaultID: 1, Fault: "redis-failover", Instant: true}).heal(20.3, 1).end(40)
+	got = AppliedFaultSize(two, Analyze(tl5, specTimings))
+	if got.FailoverLag != 200*time.Millisecond || got.FailoverSwitch != 300*time.Millisecond {
+		t.Errorf("two failovers: lag %v switch %v, want 200ms (the lossy one's) and 300ms (the clean one's)", got.FailoverLag, got.FailoverSwitch)
+	}
+	if pr, _ := PredictMode(specTimings, ModeFailover, got); pr.MaxOverlap == 0 {
+		t.Errorf("a lossy failover beside a clean one predicted no overlap (%s)", pr.OverlapFormula)
 	}
 	tl2 := new(analysisScript).gain(0, 0, "a").
 		fault(40, 3, "pause", "", 2).heal(42, 3).fault(43, 4, "pause", "", 2).heal(45, 4).end(60)

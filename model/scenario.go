@@ -316,6 +316,7 @@ func (s Scenario) WithDefaults() Scenario {
 	if s.Redis == "" {
 		s.Redis = RedisSingle
 	}
+	s.Params.Client.Cluster = s.Redis == RedisCluster
 	if s.TimeScale == 0 {
 		s.TimeScale = 1
 	}
@@ -495,6 +496,33 @@ func (s Scenario) Validate() error {
 			}
 		default:
 			bad(where+".kind", "%q; want one of %v", f.Kind, FaultKinds)
+		}
+	}
+	// A failover holds the schedule for its lag (the replica is held back,
+	// then promoted): nothing else may be due meanwhile, or it would run
+	// late.
+	for i, f := range e.Faults {
+		if f.Kind != FaultRedisFailover || f.Lag <= 0 {
+			continue
+		}
+		for j, g := range e.Faults {
+			if j == i {
+				continue
+			}
+			due := []time.Duration{g.At}
+			if !g.Instant() {
+				heal := e.Duration
+				if g.For > 0 && g.At+g.For < heal {
+					heal = g.At + g.For
+				}
+				due = append(due, heal)
+			}
+			for _, t := range due {
+				if (t > f.At || (t == f.At && j > i)) && t <= f.At+f.Lag {
+					bad(fmt.Sprintf("faults[%d]", j), "is due at %v, within faults[%d]'s failover lag (%v to %v), which holds the schedule; move it out", t, i, f.At, f.At+f.Lag)
+					break
+				}
+			}
 		}
 	}
 	if len(errs.Problems) > 0 {

@@ -161,29 +161,37 @@ func (r *run) flushScripts(ctx context.Context) error {
 }
 
 // failover promotes a replica of the node that serves the lease. Its span
-// ends at the switch, when the instances can reach the new primary (the
-// FaultHealed is recorded then): that is the time the replica's copy of the
-// lease had to outlive (model.FaultSize.Failover), not the cluster's
-// convergence that follows.
+// ends at the switch, when the promoted node serves (the FaultHealed is
+// recorded then, with the bytes of writes a lossy promotion dropped): that
+// is the time the replica's copy of the lease had to outlive
+// (model.FaultSize.Failover), not the topology's settling that follows.
 func (r *run) failover(ctx context.Context, id int, f model.Fault) error {
 	t := r.env.Topology
 	key := election.LeaderKey(r.group)
 	switched := false
-	err := t.Failover(ctx, key, f.Lag, func(addr string) error {
+	err := t.Failover(ctx, key, f.Lag, func(addr string, lost int64) error {
 		if t.Kind == model.RedisReplicated {
 			// The instances' address follows the primary: the proxies
-			// cut their connections and dial the new one.
+			// cut their connections and dial the new one. (A proxy a
+			// refuse partition disabled stays disabled; its heal enables
+			// it on the new upstream.)
 			for i, ps := range r.proxies {
 				for _, p := range ps {
+					was := p.Upstream
 					p.Upstream = addr
 					if err := p.Save(); err != nil {
+						p.Upstream = was
 						return fmt.Errorf("pointing instance %d's proxy at %s: %w", i, addr, err)
 					}
 				}
 			}
 		}
 		switched = true
-		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Detail: "promoted " + addr})
+		detail := "promoted " + addr
+		if f.Lag > 0 {
+			detail += fmt.Sprintf(", %d bytes of writes dropped", lost)
+		}
+		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Detail: detail})
 		return r.truth.Follow(ctx, addr, "failover")
 	})
 	if err != nil && switched {

@@ -107,6 +107,24 @@ func newRunID() string {
 	return time.Now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 }
 
+// ErrOwnRedis is Refuses's answer for a scenario on redis: replicated or
+// cluster when the run was given a Redis of its own (an address, a URL,
+// containers, a compose stack): those topologies run only on servers the
+// harness spawns, since it must fail them over.
+var ErrOwnRedis = errors.New("sim: redis: replicated and redis: cluster run on servers the harness spawns (the embedded environment), not on a Redis given to the run")
+
+// Refuses returns why Run would refuse the scenario with this provider (nil
+// is the default embedded one), or nil if it can run it.
+func Refuses(sc model.Scenario, p env.Provider) error {
+	if sc.WithDefaults().Redis == model.RedisSingle || p == nil {
+		return nil
+	}
+	if emb, ok := p.(env.Embedded); ok && emb.RedisAddr == "" {
+		return nil
+	}
+	return ErrOwnRedis
+}
+
 // Run runs the scenario against real Redis and Toxiproxy and returns what it
 // measured. It returns an error only when the run could not start (invalid
 // scenario, environment); problems during the run land in Result.Errors.
@@ -127,14 +145,14 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 	sc = sc.WithDefaults()
 	eff := sc.Scaled()
 	eff.Params.Client.SharedPool = eff.Mode == model.ModeRunner
+	if err := Refuses(sc, o.Provider); err != nil {
+		return nil, err
+	}
 	if eff.Redis != model.RedisSingle {
 		// A replicated pair or a cluster is always spawned: the harness
 		// must own it to fail it over.
-		emb, ok := o.Provider.(env.Embedded)
-		if o.Provider != nil && (!ok || emb.RedisAddr != "") {
-			return nil, fmt.Errorf("%w: redis: %s runs on servers the harness spawns; this run was given its own Redis (%T)", env.ErrEnvironment, eff.Redis, o.Provider)
-		}
-		o.Provider = env.Spawned{Redis: eff.Redis, ToxiproxyAddr: emb.ToxiproxyAddr}
+		emb, _ := o.Provider.(env.Embedded)
+		o.Provider = env.Spawned{Redis: eff.Redis, RedisServer: emb.RedisServer, ToxiproxyAddr: emb.ToxiproxyAddr}
 	}
 	if o.Provider == nil {
 		o.Provider = env.Embedded{}

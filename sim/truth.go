@@ -28,8 +28,9 @@ type Truth struct {
 	rec  *Recorder
 	auth env.Auth
 
-	rdb   *redis.Client      // guarded by checkMu: Follow replaces it
-	lanes chan *redis.PubSub // Follow hands the watcher its new subscription
+	rdb    *redis.Client      // guarded by checkMu: Follow replaces it
+	closed bool               // guarded by checkMu: Close has run
+	lanes  chan *redis.PubSub // Follow hands the watcher its new subscription
 
 	checkMu  sync.Mutex // serializes check
 	mu       sync.Mutex
@@ -116,18 +117,25 @@ func (t *Truth) Follow(ctx context.Context, addr, why string) error {
 	if err != nil {
 		return fmt.Errorf("following the lease to %s: %w", addr, err)
 	}
-	select {
-	case t.lanes <- ps:
-	case <-t.done:
+	// Reads move first, so no poll reads the old node after this (a
+	// resyncing old primary would show the key gone for another reason).
+	t.checkMu.Lock()
+	if t.closed {
+		t.checkMu.Unlock()
 		_ = ps.Close()
 		_ = rdb.Close()
-		return errors.New("following the lease: the watcher has stopped")
+		return errors.New("following the lease: the watcher is closed")
 	}
-	t.checkMu.Lock()
 	old := t.rdb
 	t.rdb = rdb
 	t.checkMu.Unlock()
 	_ = old.Close()
+	select {
+	case t.lanes <- ps:
+	case <-t.done:
+		_ = ps.Close() // Close closes rdb
+		return errors.New("following the lease: the watcher has stopped")
+	}
 	t.check(ctx, why)
 	return nil
 }
@@ -196,5 +204,6 @@ func (t *Truth) Close() error {
 	<-t.done
 	t.checkMu.Lock()
 	defer t.checkMu.Unlock()
+	t.closed = true
 	return t.rdb.Close()
 }

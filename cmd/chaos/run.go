@@ -510,9 +510,10 @@ func checkLength(sc model.Scenario) error {
 const maxNameLen = 100
 
 // runOne runs one scenario and writes its report, also when the run was
-// interrupted (the report is then marked incomplete). On the virtual
-// backend a runner-mode scenario is refused: the outcome says why, and
-// nothing ran.
+// interrupted (the report is then marked incomplete). A scenario the
+// backend cannot run (runner mode on the virtual backend; a replicated or
+// cluster Redis on a Redis given to the run) is refused: the outcome says
+// why, and nothing ran.
 func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Provider, prog *progress) outcome {
 	sc = named(sc)
 	var (
@@ -527,6 +528,10 @@ func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Pro
 			return outcome{sc: sc, refused: err.Error()}
 		}
 	} else {
+		if rerr := sim.Refuses(sc, provider); rerr != nil {
+			track.refused(rerr)
+			return outcome{sc: sc, refused: rerr.Error()}
+		}
 		res, err = sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
 	}
 	o := outcome{sc: sc, res: res, err: err}
@@ -687,8 +692,10 @@ Writes each report and a suite summary: <out>/index.html, <out>/summary.md
 and <out>/junit.xml. The last lines give the counts and the findings: every
 spec claim a run measured not held, per scenario.
 
-Runner-mode scenarios are refused by --backend virtual: listed as REFUSED
-with the reason (a skipped JUnit testcase), not run, neither pass nor fail.
+Runner-mode scenarios are refused by --backend virtual, and redis:
+replicated | cluster scenarios when the run is given its own Redis
+(--redis-url, --redis-addr, --env container): listed as REFUSED with the
+reason (a skipped JUnit testcase), not run, neither pass nor fail.
 Interrupted (Ctrl-C), the scenarios not yet started are listed as NOT
 STARTED (a skipped JUnit testcase) and the exit code is 130.
 

@@ -3,6 +3,7 @@ package rediscluster
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -37,6 +38,9 @@ type Options struct {
 	Args []string
 	// Timeout bounds the whole start, creation included. Default 30s.
 	Timeout time.Duration
+	// Server is the redis-server binary. Default: found on PATH; redis-cli
+	// is looked for beside it, then on PATH.
+	Server string
 }
 
 // Cluster is a running Redis Cluster of local redis-server processes.
@@ -77,7 +81,7 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	bin, cli, err := binaries()
+	bin, cli, err := binaries(o.Server)
 	if err != nil {
 		return nil, err
 	}
@@ -126,25 +130,30 @@ func Start(ctx context.Context, o Options) (*Cluster, error) {
 		c.Stop()
 		return nil, err
 	}
-	// A replica that never synchronised cannot take over (its data is "too
-	// old"): wait until every replica's link is up.
-	err = poll(ctx, 20*time.Second, "every replica in sync", func(ctx context.Context) error {
+	if err := c.WaitReplicas(ctx); err != nil {
+		c.Stop()
+		return nil, err
+	}
+	return c, nil
+}
+
+// WaitReplicas waits until every primary has all its replicas linked (a
+// replica that never synchronised cannot take over: its data is "too
+// old"), as after a start or a failover, when the old primary resyncs
+// from the new one. Bounded by ctx and 20s.
+func (c *Cluster) WaitReplicas(ctx context.Context) error {
+	return poll(ctx, 20*time.Second, "every replica linked", func(ctx context.Context) error {
 		ps, err := c.Primaries(ctx)
 		if err != nil {
 			return err
 		}
 		for _, p := range ps {
-			if rs, err := c.ReplicasOf(ctx, p); err != nil || len(rs) != o.Replicas {
-				return fmt.Errorf("%s has %d replicas in sync (%v)", p.Addr, len(rs), err)
+			if rs, err := c.ReplicasOf(ctx, p); err != nil || len(rs) != c.opts.Replicas {
+				return fmt.Errorf("%s has %d replicas linked (%v)", p.Addr, len(rs), err)
 			}
 		}
 		return nil
 	})
-	if err != nil {
-		c.Stop()
-		return nil, err
-	}
-	return c, nil
 }
 
 // Stop kills every node, closes the clients it handed out and removes Dir.
@@ -346,6 +355,9 @@ func (c *Cluster) Slot(ctx context.Context, key string) (int, error) {
 		if err == nil {
 			return int(s), nil
 		}
+		if ctx.Err() != nil {
+			return 0, fmt.Errorf("rediscluster: CLUSTER KEYSLOT: %w", ctx.Err())
+		}
 	}
 	return 0, fmt.Errorf("rediscluster: no running node answered CLUSTER KEYSLOT")
 }
@@ -513,9 +525,10 @@ func (c *Cluster) Failover(ctx context.Context, replica *Node, mode FailoverMode
 // replica of a killed primary takes over on its own: WaitHealthy waits for it.
 func (c *Cluster) Kill(n *Node) { n.Kill() }
 
-// Hold holds back replication on a replica (HoldReplication).
+// Hold holds back the writes of a node: a replica's replication stream
+// (HoldReplication) or a primary's clients (HoldWrites).
 type Hold struct {
-	replica *Node
+	replica *Node // the node paused
 	once    sync.Once
 	err     error
 }
@@ -547,7 +560,8 @@ func HoldWrites(ctx context.Context, n *Node) (*Hold, error) {
 	return holdReplication(ctx, n)
 }
 
-// Release lets the replica (or the primary it became) apply writes again.
+// Release lets the node (the replica, or the primary it became) apply
+// writes again.
 // Calling it twice is harmless; a node that is gone is not an error.
 func (h *Hold) Release(ctx context.Context) error {
 	h.once.Do(func() {
@@ -687,5 +701,22 @@ func (c *Cluster) MigrateSlot(ctx context.Context, key string, to *Node) error {
 	if err != nil {
 		return err
 	}
-	return m.Finish(ctx)
+	if err := m.Finish(ctx); err != nil {
+		return errors.Join(err, m.Abort(context.WithoutCancel(ctx)))
+	}
+	return nil
+}
+
+// Abort ends an unfinished migration: the slot stays with the source
+// (CLUSTER SETSLOT STABLE on both nodes). Keys already moved stay on the
+// target, unreachable through the slot map until moved back: a test that
+// aborts says so. The cluster is usable again either way.
+func (m *Migration) Abort(ctx context.Context) error {
+	var errs []error
+	for _, n := range []*Node{m.To, m.From} {
+		if err := n.Client().Do(ctx, "CLUSTER", "SETSLOT", m.Slot, "STABLE").Err(); err != nil {
+			errs = append(errs, fmt.Errorf("rediscluster: SETSLOT STABLE on %s: %w", n.Addr, err))
+		}
+	}
+	return errors.Join(errs...)
 }

@@ -244,14 +244,25 @@ func lastLines(s string, k int) string {
 }
 
 // binaries finds redis-server and redis-cli.
-func binaries() (server, cli string, err error) {
-	if server, err = exec.LookPath("redis-server"); err != nil {
-		return "", "", ErrNotInstalled
+// binaries finds redis-server (path, else on PATH) and redis-cli (beside
+// it, else on PATH).
+func binaries(path string) (server, cli string, err error) {
+	if server = path; server == "" {
+		if server, err = exec.LookPath("redis-server"); err != nil {
+			return "", "", ErrNotInstalled
+		}
 	}
-	if cli, err = exec.LookPath("redis-cli"); err != nil {
-		return "", "", ErrNotInstalled
+	if cli = filepath.Join(filepath.Dir(server), "redis-cli"); !isExecutable(cli) {
+		if cli, err = exec.LookPath("redis-cli"); err != nil {
+			return "", "", ErrNotInstalled
+		}
 	}
 	return server, cli, nil
+}
+
+func isExecutable(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
 }
 
 // infoField reads "name:value" from an INFO reply (or CLUSTER INFO).

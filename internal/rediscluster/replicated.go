@@ -30,6 +30,8 @@ type ReplicatedOptions struct {
 	Args []string
 	// Timeout bounds the start. Default 30s.
 	Timeout time.Duration
+	// Server is the redis-server binary. Default: found on PATH.
+	Server string
 }
 
 // Replicated is a primary with replicas (REPLICAOF), optionally watched by
@@ -67,9 +69,12 @@ func StartReplicated(ctx context.Context, o ReplicatedOptions) (*Replicated, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		return nil, ErrNotInstalled
+	bin := o.Server
+	if bin == "" {
+		var err error
+		if bin, err = exec.LookPath("redis-server"); err != nil {
+			return nil, ErrNotInstalled
+		}
 	}
 	root, err := os.MkdirTemp("", "leaselab-replicated-")
 	if err != nil {

@@ -93,17 +93,10 @@ type Embedded struct {
 
 // Environment starts what e names and returns it.
 func (e Embedded) Environment(ctx context.Context) (env *Environment, err error) {
-	var closers []func() error
-	closeAll := func() error {
-		var errs []error
-		for i := len(closers) - 1; i >= 0; i-- {
-			errs = append(errs, closers[i]())
-		}
-		return errors.Join(errs...)
-	}
+	var cs closers
 	defer func() {
 		if err != nil {
-			_ = closeAll()
+			_ = cs.close()
 		}
 	}()
 	env = &Environment{}
@@ -130,7 +123,7 @@ func (e Embedded) Environment(ctx context.Context) (env *Environment, err error)
 			}
 			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
 		}
-		closers = append(closers, func() error { srv.Stop(); return nil })
+		cs.add(func() error { srv.Stop(); return nil })
 		addr, auth = srv.Addr, Auth{Password: pw}
 		env.RedisVersion = srv.Version
 		env.RestartRedis = srv.Restart
@@ -138,20 +131,43 @@ func (e Embedded) Environment(ctx context.Context) (env *Environment, err error)
 	env.Auth = auth
 	env.RedisAddr, env.ProxyUpstream = addr, addr
 
-	api := e.ToxiproxyAddr
+	if env.Toxiproxy, err = toxiproxyAt(e.ToxiproxyAddr, &cs); err != nil {
+		return nil, err
+	}
+	env.Close = cs.close
+	return env, nil
+}
+
+// closers is what an Environment must undo, in reverse order of setup.
+type closers []func() error
+
+func (cs *closers) add(f func() error) { *cs = append(*cs, f) }
+
+func (cs closers) close() error {
+	var errs []error
+	for i := len(cs) - 1; i >= 0; i-- {
+		errs = append(errs, cs[i]())
+	}
+	return errors.Join(errs...)
+}
+
+// toxiproxyAt returns a client of the Toxiproxy API at api (host:port), or
+// of one started in-process when api is "" (its stop added to cs), once it
+// answers.
+func toxiproxyAt(api string, cs *closers) (*toxiclient.Client, error) {
 	if api == "" {
 		var stop func() error
+		var err error
 		if api, stop, err = startToxiproxy(); err != nil {
 			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
 		}
-		closers = append(closers, stop)
+		cs.add(stop)
 	}
-	env.Toxiproxy = toxiclient.NewClient(api)
-	if _, err := env.Toxiproxy.Proxies(); err != nil {
+	c := toxiclient.NewClient(api)
+	if _, err := c.Proxies(); err != nil {
 		return nil, fmt.Errorf("%w: Toxiproxy API at %s: %v", ErrEnvironment, api, err)
 	}
-	env.Close = closeAll
-	return env, nil
+	return c, nil
 }
 
 // startToxiproxy runs the Toxiproxy v2.12.0 server in this process with its

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	toxiclient "github.com/Shopify/toxiproxy/v2/client"
-
 	"github.com/leaselab/leaselab/internal/rediscluster"
 	"github.com/leaselab/leaselab/model"
 )
@@ -28,13 +26,17 @@ type Topology struct {
 	Serving func(ctx context.Context, key string) (string, error)
 	// Failover promotes a replica of the node serving key (see
 	// model.FaultRedisFailover for lag). switchTo is called with the
-	// promoted node's address once it has taken over and before the old
-	// primary accepts writes again: the harness points the instances'
-	// proxies there (replicated; cluster clients follow MOVED themselves)
-	// and its truth lane.
-	Failover func(ctx context.Context, key string, lag time.Duration, switchTo func(addr string) error) error
+	// promoted node's address as soon as it serves, with how many bytes of
+	// its primary's stream it dropped (a lossy failover's lost writes; 0
+	// when clean): the harness points the instances' proxies there
+	// (replicated: before the held writes resume; cluster clients follow
+	// MOVED themselves) and its truth lane. Failover then waits until the
+	// topology has settled (one primary per slot, every replica linked
+	// again), so that the next failover finds a replica in sync.
+	Failover func(ctx context.Context, key string, lag time.Duration, switchTo func(addr string, lost int64) error) error
 	// Migrate moves key's hash slot to another primary and returns its
-	// address; nil outside a cluster.
+	// address; nil outside a cluster. A migration that fails is rolled back
+	// (the slot stays with its source).
 	Migrate func(ctx context.Context, key string) (string, error)
 }
 
@@ -43,9 +45,13 @@ type Topology struct {
 // redis-server (a primary and a replica; or 3 primaries and 3 replicas,
 // cluster-node-timeout 1s), with Toxiproxy in-process unless ToxiproxyAddr
 // is given. The nodes take no password: they listen on loopback only.
+// There is no Sentinel: a failover is the harness's own promotion.
 type Spawned struct {
 	// Redis is the topology: model.RedisReplicated or model.RedisCluster.
 	Redis model.Topology
+	// RedisServer is the redis-server binary. Default: found on PATH
+	// (redis-cli, which creates a cluster, beside it or on PATH).
+	RedisServer string
 	// ToxiproxyAddr is the API address of an external Toxiproxy (host:port).
 	// Default: an in-process server on a free loopback port.
 	ToxiproxyAddr string
@@ -55,56 +61,49 @@ type Spawned struct {
 // RedisAddr is the node serving keys at the start (the primary; any node of
 // a cluster), and its Topology says how to follow them.
 func (s Spawned) Environment(ctx context.Context) (env *Environment, err error) {
-	var closers []func() error
-	closeAll := func() error {
-		var errs []error
-		for i := len(closers) - 1; i >= 0; i-- {
-			errs = append(errs, closers[i]())
-		}
-		return errors.Join(errs...)
-	}
+	var cs closers
 	defer func() {
 		if err != nil {
-			_ = closeAll()
+			_ = cs.close()
 		}
 	}()
 	env = &Environment{}
 	var t *Topology
 	switch s.Redis {
 	case model.RedisReplicated:
-		r, err := rediscluster.StartReplicated(ctx, rediscluster.ReplicatedOptions{Sentinels: -1})
+		r, err := rediscluster.StartReplicated(ctx, rediscluster.ReplicatedOptions{Sentinels: -1, Server: s.RedisServer})
 		if err != nil {
 			return nil, fmt.Errorf("%w: starting a primary and a replica: %v", ErrEnvironment, err)
 		}
-		closers = append(closers, func() error { r.Stop(); return nil })
+		cs.add(func() error { r.Stop(); return nil })
 		t = replicatedTopology(r)
 	case model.RedisCluster:
-		c, err := rediscluster.Start(ctx, rediscluster.Options{})
+		c, err := rediscluster.Start(ctx, rediscluster.Options{Server: s.RedisServer})
 		if err != nil {
 			return nil, fmt.Errorf("%w: starting a Redis Cluster: %v", ErrEnvironment, err)
 		}
-		closers = append(closers, func() error { c.Stop(); return nil })
+		cs.add(func() error { c.Stop(); return nil })
 		t = clusterTopology(c)
 	default:
 		return nil, fmt.Errorf("%w: topology %q is not spawned by this provider", ErrEnvironment, s.Redis)
 	}
 	env.Topology = t
 	env.RedisAddr, env.ProxyUpstream = t.Nodes[0], t.Nodes[0]
-
-	api := s.ToxiproxyAddr
-	if api == "" {
-		var stop func() error
-		if api, stop, err = startToxiproxy(); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrEnvironment, err)
-		}
-		closers = append(closers, stop)
+	if env.Toxiproxy, err = toxiproxyAt(s.ToxiproxyAddr, &cs); err != nil {
+		return nil, err
 	}
-	env.Toxiproxy = toxiclient.NewClient(api)
-	if _, err := env.Toxiproxy.Proxies(); err != nil {
-		return nil, fmt.Errorf("%w: Toxiproxy API at %s: %v", ErrEnvironment, api, err)
-	}
-	env.Close = closeAll
+	env.Close = cs.close
 	return env, nil
+}
+
+// heldBack is how many bytes of its primary's stream replica has read and
+// not applied: the writes a lossy promotion drops.
+func heldBack(ctx context.Context, replica *rediscluster.Node) int64 {
+	n, err := rediscluster.Lag(ctx, replica)
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // replicatedTopology drives a primary and its replica.
@@ -120,7 +119,7 @@ func replicatedTopology(r *rediscluster.Replicated) *Topology {
 		}
 		return p.Addr, nil
 	}
-	t.Failover = func(ctx context.Context, _ string, lag time.Duration, switchTo func(string) error) error {
+	t.Failover = func(ctx context.Context, _ string, lag time.Duration, switchTo func(string, int64) error) error {
 		old, err := r.Primary(ctx)
 		if err != nil {
 			return err
@@ -161,9 +160,13 @@ func replicatedTopology(r *rediscluster.Replicated) *Topology {
 				return err
 			}
 		}
+		var lost int64
+		if lag > 0 {
+			lost = heldBack(ctx, replica)
+		}
 		err = r.Promote(ctx, replica)
 		if err == nil {
-			err = switchTo(replica.Addr)
+			err = switchTo(replica.Addr, lost)
 		}
 		// Writes resume only once the instances point at the new primary.
 		err = errors.Join(err, paused.Release(context.WithoutCancel(ctx)))
@@ -178,6 +181,14 @@ func replicatedTopology(r *rediscluster.Replicated) *Topology {
 // clusterTopology drives a Redis Cluster.
 func clusterTopology(c *rediscluster.Cluster) *Topology {
 	t := &Topology{Kind: model.RedisCluster, Nodes: c.Addrs()}
+	// settle waits for one primary per slot, then for the old primary's
+	// resync as the new one's replica.
+	settle := func(ctx context.Context) error {
+		if err := c.WaitHealthy(ctx); err != nil {
+			return err
+		}
+		return c.WaitReplicas(ctx)
+	}
 	t.Serving = func(ctx context.Context, key string) (string, error) {
 		p, err := c.PrimaryOf(ctx, key)
 		if err != nil {
@@ -185,7 +196,7 @@ func clusterTopology(c *rediscluster.Cluster) *Topology {
 		}
 		return p.Addr, nil
 	}
-	t.Failover = func(ctx context.Context, key string, lag time.Duration, switchTo func(string) error) error {
+	t.Failover = func(ctx context.Context, key string, lag time.Duration, switchTo func(string, int64) error) error {
 		primary, err := c.PrimaryOf(ctx, key)
 		if err != nil {
 			return err
@@ -205,10 +216,10 @@ func clusterTopology(c *rediscluster.Cluster) *Topology {
 			if err := c.Failover(ctx, replica, rediscluster.Coordinated); err != nil {
 				return err
 			}
-			if err := switchTo(replica.Addr); err != nil {
+			if err := switchTo(replica.Addr, 0); err != nil {
 				return err
 			}
-			return c.WaitHealthy(ctx)
+			return settle(ctx)
 		}
 		// Lossy: the replica buffers what its primary streams and applies
 		// nothing; lag later it takes over without a vote (TAKEOVER), which
@@ -218,17 +229,19 @@ func clusterTopology(c *rediscluster.Cluster) *Topology {
 		if err != nil {
 			return err
 		}
+		var lost int64
 		err = sleep(ctx, lag)
 		if err == nil {
+			lost = heldBack(ctx, replica)
 			err = c.Failover(ctx, replica, rediscluster.Takeover)
 		}
 		if err == nil {
-			err = switchTo(replica.Addr)
+			err = switchTo(replica.Addr, lost)
 		}
 		if err = errors.Join(err, hold.Release(context.WithoutCancel(ctx))); err != nil {
 			return err
 		}
-		return c.WaitHealthy(ctx)
+		return settle(ctx)
 	}
 	t.Migrate = func(ctx context.Context, key string) (string, error) {
 		from, err := c.PrimaryOf(ctx, key)
