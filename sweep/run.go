@@ -297,9 +297,9 @@ func faultSize(sc model.Scenario) model.FaultSize {
 		case model.FaultRedisFailover:
 			// The span the virtual backend gives it: the lag, then the
 			// switch.
-			if a := f.Lag + virtual.DefaultFailoverSwitch; a > s.Failover {
-				s.Failover, s.FailoverLag = a, f.Lag
-			}
+			s.Failover = max(s.Failover, f.Lag+virtual.DefaultFailoverSwitch)
+			s.FailoverLag = max(s.FailoverLag, f.Lag)
+			s.FailoverSwitch = virtual.DefaultFailoverSwitch
 		}
 	}
 	return s
