@@ -29,7 +29,8 @@ type SuiteRun struct {
 	// stopped part-way.
 	Err error
 	// Refused is why the backend refused the scenario, so that nothing ran
-	// (the virtual backend does not model runner mode). The index lists it
+	// (the virtual backend does not model runner mode; a replicated or
+	// cluster Redis needs servers the harness spawns). The index lists it
 	// as REFUSED with this reason, JUnit as a skipped testcase; it is
 	// neither a pass nor a failure.
 	Refused string

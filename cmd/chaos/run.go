@@ -833,7 +833,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintf(stdout, "suite: %d scenarios on the %s backend in %v", len(runs), f.backend, took)
 	if refused > 0 {
-		fmt.Fprintf(stdout, ", %d refused (not run: the virtual backend does not model runner mode)", refused)
+		fmt.Fprintf(stdout, ", %d refused (not run; each says why above)", refused)
 	}
 	fmt.Fprintf(stdout, "; summary: %s\n", filepath.Join(f.out, "index.html"))
 	printTotals(stdout, runs)

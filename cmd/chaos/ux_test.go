@@ -413,3 +413,24 @@ func TestErrorOutputCapped(t *testing.T) {
 		}
 	}
 }
+
+// A replicated or cluster scenario given a Redis of the user's is refused,
+// not failed: it needs servers the harness spawns to fail them over.
+func TestTopologyRefusedOnOwnRedis(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	junit := filepath.Join(dir, "junit.xml")
+	code, out, errOut := chaos(t, "suite", "replica-failover-lossy", "slot-migration", "--redis-addr", "127.0.0.1:1",
+		"--out", dir, "--junit", junit, "--quiet")
+	if code != exitFailed || !strings.Contains(errOut, "every scenario was refused") {
+		t.Fatalf("exit %d, want %d (nothing ran)\n%s\n%s", code, exitFailed, out, errOut)
+	}
+	for _, want := range []string{"replica-failover-lossy: REFUSED", "slot-migration: REFUSED", "servers the harness spawns", "2 refused"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if j, _ := os.ReadFile(junit); strings.Count(string(j), "<skipped") != 2 {
+		t.Errorf("JUnit: want 2 skipped testcases:\n%s", j)
+	}
+}
