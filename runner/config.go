@@ -68,9 +68,10 @@ type Options struct {
 	// AckBatch is the most successful tasks acknowledged in one script. A
 	// worker hands a completed task to the acker and moves on; the acker
 	// acknowledges what completed while its previous batch was on the wire.
-	// A crash repeats (after ClaimIdle) up to 2×AckBatch + Workers completed
-	// but unacknowledged tasks. Default 64; negative acknowledges each task
-	// before its worker moves on (the crash window of one task per worker).
+	// A crash repeats (after ClaimIdle) up to 2×AckBatch + one per worker
+	// alive (at most MaxWorkers) completed but unacknowledged tasks.
+	// Default 64; negative acknowledges each task before its worker moves
+	// on (the crash window of one task per worker).
 	AckBatch int
 	// Block is how long XREADGROUP waits for new entries. It is also how long
 	// a graceful Stop may wait for the fetcher, and the pause after a Redis

@@ -7,9 +7,9 @@
 // tasks on a bounded pool of long-lived worker goroutines, reading up to
 // Options.ReadAhead entries ahead of its free workers (fewer when its tasks
 // are slow). A task is acknowledged (XACK) only after its
-// handler returned nil (successes in batches of up to Options.AckBatch, so a
-// crash repeats up to 2×AckBatch + Workers completed tasks after ClaimIdle),
-// so delivery is at least once: a failed task is retried
+// handler returned nil (successes in batches of up to Options.AckBatch, so
+// a crash repeats up to 2×AckBatch + one per worker alive, at most
+// MaxWorkers, completed tasks after ClaimIdle), so delivery is at least once: a failed task is retried
 // with backoff up to its MaxRetries and then dead-lettered, and the pending
 // entries of an instance that crashed or stalled are taken over (XAUTOCLAIM)
 // by the live ones once they have been idle for ClaimIdle.

@@ -57,7 +57,7 @@ func (r *Runner) fetch(ctx context.Context) {
 	var ds []*delivery
 	var meter taskMeter
 	for {
-		n, err := r.pool.reserve(ctx, r.cfg.Batch, meter.average(r))
+		n, err := r.pool.reserve(ctx, r.cfg.Batch, func() time.Duration { return meter.average(r) })
 		if err != nil {
 			return
 		}

@@ -23,6 +23,12 @@ import (
 // A context derived from it (context.WithCancel and friends, AfterFunc)
 // finds the built context's own cancelCtx through Value, as with any
 // standard context, so deriving starts no goroutine.
+//
+// One difference from context.WithTimeout: a handler that first looks at
+// its ctx only after both its deadline passed and the runner's task
+// context was cancelled (Stop out of time, a kill) sees context.Canceled
+// where WithTimeout would say DeadlineExceeded, since the order of the two
+// is not recorded.
 type handlerCtx struct {
 	parent   context.Context // Runner.taskCtx
 	id       string

@@ -104,11 +104,12 @@ func (p *pool) window(avg time.Duration) int {
 // either no delivery waits in the queue (a worker may be idle) or at least
 // half the slots are free (so that reads come in batches, not one entry per
 // finished task). It fails once ctx is done, free slots or not.
-func (p *pool) reserve(ctx context.Context, n int, avg time.Duration) (int, error) {
+func (p *pool) reserve(ctx context.Context, n int, average func() time.Duration) (int, error) {
 	for {
 		if err := ctx.Err(); err != nil {
 			return 0, err
 		}
+		avg := average() // again after every wake: tasks finished meanwhile
 		p.mu.Lock()
 		limit := p.size + p.window(avg)
 		if free := limit - p.held; free > 0 && (len(p.queue) == 0 || 2*free >= limit) {
@@ -179,6 +180,9 @@ func (p *pool) take(done bool) *delivery {
 			p.queue[0] = nil
 			p.queue = p.queue[1:]
 			p.running++
+			if len(p.queue) == 0 {
+				p.notify() // reserve waits for an empty queue when few slots are free
+			}
 			return d
 		}
 		p.idle++

@@ -38,7 +38,7 @@ func TestPoolWorkers(t *testing.T) {
 		}
 	})
 	ctx := context.Background()
-	n, err := p.reserve(ctx, 100, 0)
+	n, err := p.reserve(ctx, 100, func() time.Duration { return 0 })
 	if err != nil || n != 10 {
 		t.Fatalf("reserve: %d, %v; want 10 (size 2 + ahead 8)", n, err)
 	}
@@ -116,7 +116,7 @@ func TestPoolReadAheadWindow(t *testing.T) {
 			t.Errorf("window(%v) = %d, want %d", c.avg, got, c.want)
 		}
 	}
-	if n, _ := p.reserve(context.Background(), 100, -1); n != 8 {
+	if n, _ := p.reserve(context.Background(), 100, func() time.Duration { return -1 }); n != 8 {
 		t.Errorf("first reserve: %d slots, want the 8 workers'", n)
 	}
 }

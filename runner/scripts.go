@@ -77,6 +77,8 @@ return due`)
 	// each id from the start of its node, is left for the others. A batch of
 	// fewer than 8 skips the XPENDING and XTRIM, which cost more than XDEL
 	// there (a live stream with one task at a time acknowledges batches of 1).
+	// This holds while the group is the stream's only reader and every new
+	// entry comes from XADD * (dispatch, hand-back, scheduler, retries).
 	completeScript = redis.NewScript(luaIDBefore + `
 local n = tonumber(ARGV[2])
 local out, acked = {}, {}
@@ -87,9 +89,12 @@ for i = 1, n do
 end
 local del = acked
 if #acked >= 8 then
-  local p = redis.call('XPENDING', KEYS[1], ARGV[1])
-  if p[1] > 0 then
-    local oldest, trim = p[2], false
+  -- The extended form with COUNT 1: the summary form walks every
+  -- consumer of the group, and a crashed instance's consumer is never
+  -- deleted (1.2 ms per call with 50,000 of them, 1 us this way).
+  local p = redis.call('XPENDING', KEYS[1], ARGV[1], '-', '+', 1)
+  if #p > 0 then
+    local oldest, trim = p[1][1], false
     del = {}
     for _, id in ipairs(acked) do
       if idBefore(id, oldest) then trim = true else del[#del + 1] = id end
