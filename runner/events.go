@@ -38,6 +38,14 @@ const (
 	// EventTaskReclaimed: this instance took over an entry that another (or
 	// an earlier) consumer left pending for ClaimIdle. TaskID, Task, Attempt.
 	EventTaskReclaimed EventKind = "task-reclaimed"
+	// EventTaskDeferred: a delivery waited in the read-ahead queue so long
+	// that it could still be running when another instance may reclaim it
+	// (wait + Timeout > ClaimIdle), so it was not started: it stays pending
+	// and runs after ClaimIdle, here or on another instance. A steady
+	// stream of these says the read-ahead holds tasks slower than its
+	// window assumed (lower ReadAhead, or raise ClaimIdle). TaskID, Task,
+	// Attempt, Duration (how long it waited).
+	EventTaskDeferred EventKind = "task-deferred"
 	// EventTaskStarted: a handler started. TaskID, Task, Attempt.
 	EventTaskStarted EventKind = "task-started"
 	// EventTaskCompleted: a handler returned nil and the entry was

@@ -22,6 +22,7 @@ type Stats struct {
 	Failed       uint64 // handlers that failed, settled (retry or dead letter)
 	DeadLettered uint64
 	Reclaimed    uint64 // entries taken over from idle consumers
+	Deferred     uint64 // read-ahead entries not started, left for reclaim (EventTaskDeferred)
 	HandedBack   uint64 // unfinished tasks returned to the stream by Stop
 	DelayedMoved uint64 // delayed tasks and retries this instance moved as leader
 	ChoreRuns    uint64 // leader chore runs (all three kinds)
@@ -36,7 +37,7 @@ type Stats struct {
 }
 
 type counters struct {
-	dispatched, started, completed, failed, deadLettered, reclaimed,
+	dispatched, started, completed, failed, deadLettered, reclaimed, deferred,
 	handedBack, delayedMoved, choreRuns, choresFenced, errors atomic.Uint64
 }
 
@@ -64,6 +65,7 @@ func (r *Runner) Stats() Stats {
 		Failed:          r.stats.failed.Load(),
 		DeadLettered:    r.stats.deadLettered.Load(),
 		Reclaimed:       r.stats.reclaimed.Load(),
+		Deferred:        r.stats.deferred.Load(),
 		HandedBack:      r.stats.handedBack.Load(),
 		DelayedMoved:    r.stats.delayedMoved.Load(),
 		ChoreRuns:       r.stats.choreRuns.Load(),

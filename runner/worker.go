@@ -39,6 +39,8 @@ func (r *Runner) runDelivery(d *delivery) {
 		// stays pending and is reclaimed after ClaimIdle, like an entry of a
 		// stalled instance, so read-ahead never makes a task run twice at once.
 		r.untrack(d.entry)
+		r.stats.deferred.Add(1)
+		r.emit(Event{Kind: EventTaskDeferred, TaskID: d.id, Task: d.task, Attempt: d.attempt, Duration: wait})
 		return
 	}
 	if d.reclaimed {

@@ -19,11 +19,13 @@ func TestWaitedPastClaimIdleIsNotStarted(t *testing.T) {
 	ran := false
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never called
 	defer rdb.Close()
+	var events []Event
 	r, err := New(rdb, Options{
 		Group:     "g",
 		Tasks:     map[string]Task{"t": {Timeout: time.Second, Handler: func(context.Context, []byte) error { ran = true; return nil }}},
 		ClaimIdle: 3 * time.Second,
 		Clock:     mock,
+		OnEvent:   func(e Event) { events = append(events, e) },
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -38,5 +40,8 @@ func TestWaitedPastClaimIdleIsNotStarted(t *testing.T) {
 	}
 	if r.tracked(d) {
 		t.Error("still registered as in flight")
+	}
+	if len(events) != 1 || events[0].Kind != EventTaskDeferred || events[0].TaskID != "task" || events[0].Duration != 2*time.Second+time.Millisecond || r.Stats().Deferred != 1 {
+		t.Errorf("events %+v, Stats().Deferred %d; want one task-deferred after 2.001s and the count", events, r.Stats().Deferred)
 	}
 }
