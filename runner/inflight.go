@@ -1,9 +1,12 @@
 package runner
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 )
 
 // The in-flight registry: which deliveries run here. It lets a graceful Stop
@@ -55,6 +58,9 @@ func (r *Runner) handBackAll(ctx context.Context) error {
 		delete(r.flights, entry)
 	}
 	r.mu.Unlock()
+	// In stream order, so the copies keep the order the tasks were
+	// dispatched in.
+	slices.SortFunc(ds, func(a, b *delivery) int { return compareEntryIDs(a.entry, b.entry) })
 	var errs []error
 	for _, d := range ds {
 		acked, err := handBackScript.Run(ctx, r.rdb, []string{r.keys.stream},
@@ -70,4 +76,21 @@ func (r *Runner) handBackAll(ctx context.Context) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// compareEntryIDs orders two stream entry IDs ("ms-seq") as Redis does:
+// by milliseconds, then by sequence, both as numbers.
+func compareEntryIDs(a, b string) int {
+	am, as, _ := strings.Cut(a, "-")
+	bm, bs, _ := strings.Cut(b, "-")
+	byNumber := func(x, y string) int {
+		if c := cmp.Compare(len(x), len(y)); c != 0 {
+			return c
+		}
+		return strings.Compare(x, y)
+	}
+	if c := byNumber(am, bm); c != 0 {
+		return c
+	}
+	return byNumber(as, bs)
 }
