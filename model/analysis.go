@@ -317,6 +317,7 @@ type Summary struct {
 	TasksDispatched int           `json:"tasks_dispatched"`
 	TasksLost       int           `json:"tasks_lost"`
 	TasksRepeated   int           `json:"tasks_repeated"`
+	TasksUnfinished int           `json:"tasks_unfinished,omitempty"`
 	DelayedLateness DurationStats `json:"delayed_lateness"`
 }
 
@@ -351,10 +352,13 @@ type Analysis struct {
 	StaleChores []ChoreRun `json:"stale_chores,omitempty"`
 	// FencedChores are chores whose script refused to write (safe mode).
 	FencedChores  []ChoreRun     `json:"fenced_chores,omitempty"`
-	LostTasks     []string       `json:"lost_tasks,omitempty"`     // dispatched, never completed, in dispatch order
+	LostTasks     []string       `json:"lost_tasks,omitempty"`     // dispatched, never completed, and gone from Redis at the end, in dispatch order
 	RepeatedTasks []RepeatedTask `json:"repeated_tasks,omitempty"` // completed more than once, in first-dispatch order
-	Claims        []Claim        `json:"claims"`
-	Summary       Summary        `json:"summary"`
+	// UnfinishedTasks were dispatched and not completed, but Redis still
+	// held them at the end of the run (TaskHeld): late, not lost.
+	UnfinishedTasks []string `json:"unfinished_tasks,omitempty"`
+	Claims          []Claim  `json:"claims"`
+	Summary         Summary  `json:"summary"`
 }
 
 // Analyze measures a timeline against the parameters it ran with. It is pure:
@@ -425,7 +429,7 @@ func Analyze(t Timeline, p Params) Analysis {
 	a.Redis = redisLane(ev, a.Beliefs, a.End)
 	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
-	a.LostTasks, a.RepeatedTasks = taskFates(ev)
+	a.LostTasks, a.UnfinishedTasks, a.RepeatedTasks = taskFates(ev)
 	a.Summary = summarize(a, ev)
 	a.Claims = claims(a, faults, p)
 	return a
@@ -1073,15 +1077,19 @@ func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
 	return stale, fenced
 }
 
-// taskFates lists tasks dispatched but never completed, and tasks completed
-// more than once, both in order of first dispatch (completions of tasks
+// taskFates lists tasks dispatched but never completed (lost when Redis no
+// longer held them at the end, unfinished when it did), and tasks completed
+// more than once, all in order of first dispatch (completions of tasks
 // never dispatched follow, in order of first completion).
-func taskFates(ev []Event) (lost []string, repeated []RepeatedTask) {
+func taskFates(ev []Event) (lost, unfinished []string, repeated []RepeatedTask) {
 	var order []string
 	dispatched := map[string]bool{}
 	done := map[string]int{}
+	held := map[string]bool{}
 	for _, e := range ev {
 		switch e.Kind {
+		case TaskHeld:
+			held[e.Task] = true
 		case TaskDispatched:
 			if !dispatched[e.Task] {
 				dispatched[e.Task] = true
@@ -1098,13 +1106,15 @@ func taskFates(ev []Event) (lost []string, repeated []RepeatedTask) {
 	}
 	for _, task := range order {
 		switch n := done[task]; {
+		case n == 0 && held[task]:
+			unfinished = append(unfinished, task)
 		case n == 0:
 			lost = append(lost, task)
 		case n > 1:
 			repeated = append(repeated, RepeatedTask{Task: task, Completions: n})
 		}
 	}
-	return lost, repeated
+	return lost, unfinished, repeated
 }
 
 func summarize(a Analysis, ev []Event) Summary {
@@ -1120,6 +1130,7 @@ func summarize(a Analysis, ev []Event) Summary {
 		FencedChores:    len(a.FencedChores),
 		TasksLost:       len(a.LostTasks),
 		TasksRepeated:   len(a.RepeatedTasks),
+		TasksUnfinished: len(a.UnfinishedTasks),
 	}
 	var delayed []time.Duration
 	tasks := map[string]bool{}

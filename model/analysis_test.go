@@ -731,3 +731,22 @@ func TestAnalysisDrawables(t *testing.T) {
 		t.Errorf("holders\n got %+v\nwant %+v", a.Redis.Holders, wantHolders)
 	}
 }
+
+// A task not completed by the end is lost only when Redis no longer holds
+// it; one still held (TaskHeld) is unfinished.
+func TestTaskHeldIsUnfinishedNotLost(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "done"}).
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "held"}).
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "gone"}).
+		add(Event{At: atSec(2), Kind: TaskCompleted, Task: "done"}).
+		add(Event{At: atSec(9), Kind: TaskHeld, Instance: -1, Task: "held", Detail: "stream"}).
+		end(10)
+	a := Analyze(tl, specTimings)
+	if !slices.Equal(a.LostTasks, []string{"gone"}) || !slices.Equal(a.UnfinishedTasks, []string{"held"}) {
+		t.Errorf("lost %v, unfinished %v; want [gone], [held]", a.LostTasks, a.UnfinishedTasks)
+	}
+	if a.Summary.TasksLost != 1 || a.Summary.TasksUnfinished != 1 {
+		t.Errorf("summary lost %d unfinished %d", a.Summary.TasksLost, a.Summary.TasksUnfinished)
+	}
+}

@@ -396,6 +396,8 @@ func measuredCount(metric string, a Analysis) int {
 		return s.ElectorErrors
 	case "lost_tasks":
 		return s.TasksLost
+	case "unfinished_tasks":
+		return s.TasksUnfinished
 	case "duplicate_tasks":
 		return s.TasksRepeated
 	case "duplicate_chores":

@@ -41,6 +41,9 @@ const (
 	TaskFailed     Kind = "task-failed"
 	TaskReclaimed  Kind = "task-reclaimed"
 	DelayedDue     Kind = "delayed-due" // a delayed task reached the stream; Lateness = how late after its due time
+	// TaskHeld: at the end of the run, the task is still in Redis, to run
+	// (Task; Detail = "stream" or "delayed"): not completed, yet not lost.
+	TaskHeld Kind = "task-held"
 
 	RunEnded Kind = "run-ended" // the last event of every timeline; Detail = "complete" or "incomplete: why"
 )

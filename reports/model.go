@@ -905,12 +905,16 @@ func (x *ctx) workSection() section {
 	}
 	tk.Rows = append(tk.Rows,
 		row(plain("Dispatched"), plain(strconv.Itoa(s.TasksDispatched))),
-		row(plain("Lost (dispatched, never completed)"), styled(strconv.Itoa(s.TasksLost), lostCls)),
+		row(plain("Lost (dispatched, never completed, gone from Redis)"), styled(strconv.Itoa(s.TasksLost), lostCls)),
+		row(plain("Unfinished (not completed, still in Redis at the end: late, not lost)"), plain(strconv.Itoa(s.TasksUnfinished))),
 		row(plain("Repeated (completed more than once)"), styled(strconv.Itoa(s.TasksRepeated), repCls)),
 		row(plain("Delayed-task lateness"), plain(stats(s.DelayedLateness))),
 	)
 	if len(a.LostTasks) > 0 {
 		tk.Rows = append(tk.Rows, row(plain("Lost task ids"), plain(capped(a.LostTasks))))
+	}
+	if len(a.UnfinishedTasks) > 0 {
+		tk.Rows = append(tk.Rows, row(plain("Unfinished task ids"), plain(capped(a.UnfinishedTasks))))
 	}
 	if len(a.RepeatedTasks) > 0 {
 		ids := make([]string, len(a.RepeatedTasks))

@@ -36,7 +36,7 @@ func TestRunnerFigures(t *testing.T) {
 	md := b.String()
 	for _, want := range []string{
 		"| scheduler | i0 (aaaaaa) at 19.000s | i1 (bbbbbb) at 19.400s | 400ms |",
-		"| Lost (dispatched, never completed) | **25** |",
+		"| Lost (dispatched, never completed, gone from Redis) | **25** |",
 		"task-19, … (5 more in result.json)",
 		"task-99 ×2",
 		"n=3, min 5ms, median 40ms, max 1.2s",

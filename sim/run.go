@@ -252,6 +252,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 		res.Incomplete = runErr.Error()
 		ended = "incomplete: " + runErr.Error()
 	}
+	r.recordHeld()
 	r.rec.Record(model.Event{Kind: model.RunEnded, Instance: -1, Detail: ended})
 	res.Elapsed = end
 	cpu := cpuTime() - cpuStart
@@ -417,6 +418,39 @@ func (r *run) workload() func() {
 		})
 	}
 	return func() { cancel(); wg.Wait() }
+}
+
+// recordHeld records, in runner mode, every task the group still holds in
+// Redis at the end (TaskHeld): a task not completed by then is late, not
+// lost, while Redis still has it to run.
+func (r *run) recordHeld() {
+	if r.sc.Mode != model.ModeRunner {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	var rdb redis.Scripter = r.admin
+	if t := r.env.Topology; t != nil {
+		addr, err := t.Serving(ctx, election.LeaderKey(r.group))
+		if err != nil {
+			r.fail(fmt.Errorf("listing the tasks left in Redis: %w", err))
+			return
+		}
+		c := redis.NewClient(r.env.Auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1}))
+		defer c.Close()
+		rdb = c
+	}
+	h, err := runner.Held(ctx, rdb, r.group)
+	if err != nil {
+		r.fail(fmt.Errorf("listing the tasks left in Redis: %w", err))
+		return
+	}
+	for _, id := range h.Stream {
+		r.rec.Record(model.Event{Kind: model.TaskHeld, Instance: -1, Task: id, Detail: "stream"})
+	}
+	for _, id := range h.Delayed {
+		r.rec.Record(model.Event{Kind: model.TaskHeld, Instance: -1, Task: id, Detail: "delayed"})
+	}
 }
 
 // stopAll ends every live instance at the end of the run. They are killed,

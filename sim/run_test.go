@@ -274,3 +274,21 @@ func TestSeedReproducesFaultSchedule(t *testing.T) {
 		t.Fatalf("same seed, different schedules: %v vs %v", a, b)
 	}
 }
+
+// Tasks still in Redis at the end of a run are unfinished, not lost: a
+// backlog (1,000 one-second tasks a second for 2 s) that the 2 s recovery
+// cannot drain.
+func TestBacklogIsUnfinishedNotLost(t *testing.T) {
+	t.Parallel()
+	res := runScenario(t, model.Scenario{Mode: model.ModeRunner, Instances: 3, Params: fast,
+		Duration: 2 * time.Second, Recovery: 2 * time.Second,
+		Workload: model.Workload{DispatchRate: 1000, TaskDuration: time.Second}})
+	s := res.Analysis.Summary
+	t.Logf("dispatched %d, lost %d, unfinished %d", s.TasksDispatched, s.TasksLost, s.TasksUnfinished)
+	if s.TasksUnfinished == 0 {
+		t.Fatalf("no unfinished task: the backlog should outlast the run (dispatched %d)", s.TasksDispatched)
+	}
+	if s.TasksLost != 0 {
+		t.Errorf("%d tasks lost: every task not completed is still in Redis", s.TasksLost)
+	}
+}
