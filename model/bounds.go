@@ -625,13 +625,24 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 func predictLeaseLoss(pr *Prediction, p Params, downtime time.Duration) {
 	call, f := callBound(p, ModePartitionReset)
 	pr.Call, pr.CallFormula = call, "Redis down behind the proxy, which accepts then closes, as a reset: "+f
-	leaseLoss(pr, p, downtime)
+	leaseLoss(pr, p, term{sym: "D", d: downtime})
+	pr.Note = "Redis is down for D, then back empty: the key vanishes behind the leader's back. A " +
+		"follower may win as soon as Redis is back, and the leader learns it at its next renewal, at " +
+		"most TTL/2 + jitter after its last one, plus the retry that replaces the connection the " +
+		"restart closed (backoff(1)); a renewal caught by the downtime retries like a reset and ends " +
+		"within C. Nobody can acquire while Redis is down, and a follower whose attempt failed tries " +
+		"again Wait after it, HELLO's retry backoffs after its last refused try: a gap of up to " +
+		"D + Wait + backoffs."
+	if downtime <= 0 {
+		pr.Note += " FaultSize.RedisDowntime is not given: the gap bound takes the restart as instant."
+	}
 }
 
-// leaseLoss fills the prediction of a key lost behind the leader's back
-// (see predictLeaseLoss), given the call that the loss may catch (pr.Call:
-// 0 when none fails).
-func leaseLoss(pr *Prediction, p Params, downtime time.Duration) {
+// leaseLoss fills the gap and overlap of a key lost behind the leader's
+// back (see predictLeaseLoss), given the call the loss may catch (pr.Call:
+// 0 when none fails) and down, the stretch in which nobody could acquire
+// (left out when 0).
+func leaseLoss(pr *Prediction, p Params, down term) {
 	call := pr.Call
 	retries := max(p.Client.MaxRetries, 0)
 	half, jit := term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}
@@ -649,24 +660,14 @@ func leaseLoss(pr *Prediction, p Params, downtime time.Duration) {
 		strings.Join(syms, " + "), strings.Join(nums, " + "), show(call), show(pr.MaxOverlap))
 
 	var gap []term
-	if downtime > 0 {
-		gap = append(gap, term{sym: "D", d: downtime})
+	if down.d > 0 {
+		gap = append(gap, down)
 	}
 	gap = append(gap, term{sym: "Wait", d: p.Wait})
 	if retries > 0 {
 		gap = append(gap, term{sym: "backoffs", d: retryBackoffs(retries)})
 	}
 	pr.MaxGap, pr.GapFormula = sum(gap...)
-	pr.Note = "Redis is down for D, then back empty: the key vanishes behind the leader's back. A " +
-		"follower may win as soon as Redis is back, and the leader learns it at its next renewal, at " +
-		"most TTL/2 + jitter after its last one, plus the retry that replaces the connection the " +
-		"restart closed (backoff(1)); a renewal caught by the downtime retries like a reset and ends " +
-		"within C. Nobody can acquire while Redis is down, and a follower whose attempt failed tries " +
-		"again Wait after it, HELLO's retry backoffs after its last refused try: a gap of up to " +
-		"D + Wait + backoffs."
-	if downtime <= 0 {
-		pr.Note += " FaultSize.RedisDowntime is not given: the gap bound takes the restart as instant."
-	}
 }
 
 // predictFailover covers a replica promoted in place of the node that
@@ -717,12 +718,11 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 		// The old primary answers MOVED and the client follows it: no call
 		// fails at the switch.
 		pr.CallFormula = "ClusterClient: the old primary answers MOVED, the call is redirected: no call fails"
-		leaseLoss(pr, p, sw)
 	} else {
-		predictLeaseLoss(pr, p, sw)
-		pr.CallFormula = "the switch cuts the connections; a call caught by it retries as on a reset: " + strings.TrimPrefix(pr.CallFormula, "Redis down behind the proxy, which accepts then closes, as a reset: ")
+		call, f := callBound(p, ModePartitionReset)
+		pr.Call, pr.CallFormula = call, "the switch cuts the connections; a call caught by it retries as on a reset: "+f
 	}
-	pr.GapFormula = strings.Replace(pr.GapFormula, "D", "S", 1)
+	leaseLoss(pr, p, term{sym: "S", d: sw})
 	why := "lossy (lag " + show(lag) + "): a renewal that falls in the lag is lost, and the key then expires 2 × jitter before the next one"
 	switch {
 	case a <= 0:

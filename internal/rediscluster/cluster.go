@@ -528,9 +528,9 @@ func (c *Cluster) Kill(n *Node) { n.Kill() }
 // Hold holds back the writes of a node: a replica's replication stream
 // (HoldReplication) or a primary's clients (HoldWrites).
 type Hold struct {
-	replica *Node // the node paused
-	once    sync.Once
-	err     error
+	node *Node // the node paused
+	once sync.Once
+	err  error
 }
 
 // HoldReplication stops replica from applying its primary's writes: `CLIENT
@@ -542,14 +542,16 @@ type Hold struct {
 // failover whose lag is the time since HoldReplication. (A Coordinated
 // failover cannot complete while replication is held.) Release unpauses.
 func (c *Cluster) HoldReplication(ctx context.Context, replica *Node) (*Hold, error) {
-	return holdReplication(ctx, replica)
+	return holdWrites(ctx, replica)
 }
 
-func holdReplication(ctx context.Context, replica *Node) (*Hold, error) {
-	if err := replica.Client().Do(ctx, "CLIENT", "PAUSE", int64(time.Hour/time.Millisecond), "WRITE").Err(); err != nil {
-		return nil, fmt.Errorf("rediscluster: CLIENT PAUSE WRITE on %s: %w", replica.Addr, err)
+// holdWrites postpones every command that may write on n, the writes its
+// primary streams to it (a replica) included.
+func holdWrites(ctx context.Context, n *Node) (*Hold, error) {
+	if err := n.Client().Do(ctx, "CLIENT", "PAUSE", int64(time.Hour/time.Millisecond), "WRITE").Err(); err != nil {
+		return nil, fmt.Errorf("rediscluster: CLIENT PAUSE WRITE on %s: %w", n.Addr, err)
 	}
-	return &Hold{replica: replica}, nil
+	return &Hold{node: n}, nil
 }
 
 // HoldWrites pauses the writes of n's clients (`CLIENT PAUSE <1h> WRITE`):
@@ -557,7 +559,7 @@ func holdReplication(ctx context.Context, replica *Node) (*Hold, error) {
 // clean failover of a replicated pair stops writes while the replica
 // catches up, as a coordinated CLUSTER FAILOVER does on its own.
 func HoldWrites(ctx context.Context, n *Node) (*Hold, error) {
-	return holdReplication(ctx, n)
+	return holdWrites(ctx, n)
 }
 
 // Release lets the node (the replica, or the primary it became) apply
@@ -565,8 +567,8 @@ func HoldWrites(ctx context.Context, n *Node) (*Hold, error) {
 // Calling it twice is harmless; a node that is gone is not an error.
 func (h *Hold) Release(ctx context.Context) error {
 	h.once.Do(func() {
-		if h.replica.Running() {
-			h.err = h.replica.Client().Do(ctx, "CLIENT", "UNPAUSE").Err()
+		if h.node.Running() {
+			h.err = h.node.Client().Do(ctx, "CLIENT", "UNPAUSE").Err()
 		}
 	})
 	return h.err

@@ -247,10 +247,8 @@ func lastLines(s string, k int) string {
 // binaries finds redis-server (path, else on PATH) and redis-cli (beside
 // it, else on PATH).
 func binaries(path string) (server, cli string, err error) {
-	if server = path; server == "" {
-		if server, err = exec.LookPath("redis-server"); err != nil {
-			return "", "", ErrNotInstalled
-		}
+	if server, err = serverBinary(path); err != nil {
+		return "", "", err
 	}
 	if cli = filepath.Join(filepath.Dir(server), "redis-cli"); !isExecutable(cli) {
 		if cli, err = exec.LookPath("redis-cli"); err != nil {
@@ -258,6 +256,18 @@ func binaries(path string) (server, cli string, err error) {
 		}
 	}
 	return server, cli, nil
+}
+
+// serverBinary is path, or redis-server found on PATH.
+func serverBinary(path string) (string, error) {
+	if path != "" {
+		return path, nil
+	}
+	server, err := exec.LookPath("redis-server")
+	if err != nil {
+		return "", ErrNotInstalled
+	}
+	return server, nil
 }
 
 func isExecutable(path string) bool {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"strconv"
 	"sync"
 	"time"
@@ -69,12 +68,9 @@ func StartReplicated(ctx context.Context, o ReplicatedOptions) (*Replicated, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()
-	bin := o.Server
-	if bin == "" {
-		var err error
-		if bin, err = exec.LookPath("redis-server"); err != nil {
-			return nil, ErrNotInstalled
-		}
+	bin, err := serverBinary(o.Server)
+	if err != nil {
+		return nil, err
 	}
 	root, err := os.MkdirTemp("", "leaselab-replicated-")
 	if err != nil {
@@ -359,5 +355,5 @@ func (r *Replicated) WaitInSync(ctx context.Context) error {
 
 // HoldReplication is Cluster.HoldReplication for a replica of the pair.
 func (r *Replicated) HoldReplication(ctx context.Context, replica *Node) (*Hold, error) {
-	return holdReplication(ctx, replica)
+	return holdWrites(ctx, replica)
 }
