@@ -1061,14 +1061,18 @@ func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
 			if !lane.Observed || e.ID == "" {
 				continue
 			}
-			i := sort.Search(len(lane.Holders), func(i int) bool { return lane.Holders[i].End > e.At })
-			if i == len(lane.Holders) || lane.Holders[i].Start > e.At || lane.Holders[i].Holder == e.ID {
-				continue
+			// Its writes landed somewhere in [At - Took, At] (a reply can
+			// come late: a paused process reads it on resume), give or take
+			// the lanes' observation skew: stale only if no holder interval
+			// in that window is its own, and the lane saw the key then.
+			from, to := e.At-e.Took-TruthResolution, e.At+TruthResolution
+			i := sort.Search(len(lane.Holders), func(i int) bool { return lane.Holders[i].End > from })
+			seen, own := false, false
+			for ; i < len(lane.Holders) && lane.Holders[i].Start <= to; i++ {
+				seen = true
+				own = own || lane.Holders[i].Holder == e.ID
 			}
-			h := lane.Holders[i]
-			// The key changed hands within the lanes' observation skew: the
-			// write may have landed on either side.
-			if e.At-h.Start < TruthResolution || (!h.Open && h.End-e.At < TruthResolution) {
+			if !seen || own {
 				continue
 			}
 			stale = append(stale, ChoreRun{Member: Member{e.Instance, e.ID}, At: e.At})

@@ -750,3 +750,22 @@ func TestTaskHeldIsUnfinishedNotLost(t *testing.T) {
 		t.Errorf("summary lost %d unfinished %d", a.Summary.TasksLost, a.Summary.TasksUnfinished)
 	}
 }
+
+// A chore's writes landed somewhere within its Redis calls, [At - Took, At]:
+// one whose reply came late (a paused process reads it on resume) while the
+// key held its id at the start of the call is not stale; one whose whole
+// call fell while another held the key is.
+func TestStaleChoreWindow(t *testing.T) {
+	late := new(analysisScript).gain(0, 0, "a").holder(0, "a", 0).holder(5, "b", 0).
+		add(Event{At: atSec(7), Kind: ChoreRan, Instance: 0, ID: "a", Chore: "scheduler", N: 1, Took: 3 * time.Second}).
+		end(10)
+	if a := Analyze(late, specTimings); len(a.StaleChores) != 0 {
+		t.Errorf("a chore sent at 4s (key held by a) and answered at 7s is judged stale: %+v", a.StaleChores)
+	}
+	stale := new(analysisScript).gain(0, 0, "a").holder(0, "a", 0).holder(5, "b", 0).
+		add(Event{At: atSec(7), Kind: ChoreRan, Instance: 0, ID: "a", Chore: "scheduler", N: 1, Took: time.Second}).
+		end(10)
+	if a := Analyze(stale, specTimings); len(a.StaleChores) != 1 {
+		t.Errorf("a chore run from 6s to 7s while b held the key: stale chores %+v, want 1", a.StaleChores)
+	}
+}

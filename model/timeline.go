@@ -65,6 +65,9 @@ type Event struct {
 	N        int           `json:"n,omitempty"`        // chore effect (moved N, published capacity N, ...)
 	Task     string        `json:"task,omitempty"`     // task id
 	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness
+	// Took is how long a ChoreRan's Redis calls took, in real time, ending
+	// at At: its writes landed within [At - Took, At].
+	Took time.Duration `json:"took,omitempty"`
 	// Instant marks a FaultApplied of a single action (redis-restart,
 	// script-flush, a clock jump): its FaultHealed comes when the action
 	// is done (for a restart, when Redis is back), and its reach ends at the

@@ -26,6 +26,7 @@ func (r *Runner) decideCapacity(rep MetricsReport, ok bool, lead election.Leader
 	if backlog == 0 || r.lastAvg > 0 {
 		c = capacityFor(backlog, r.lastAvg, rep.Instances, r.cfg.DrainTarget, r.cfg.MinWorkers, r.cfg.MaxWorkers)
 	}
+	start := time.Now()
 	v, err := r.chore(publishScript, lead, []string{r.keys.capacity}, c, r.id).Int64()
 	if r.refused(err, ChoreCapacity, lead) {
 		return
@@ -34,7 +35,7 @@ func (r *Runner) decideCapacity(rep MetricsReport, ok bool, lead election.Leader
 		r.fail(fmt.Errorf("runner: capacity: publishing %d: %w", c, err))
 		return
 	}
-	r.choreRan(Event{Chore: ChoreCapacity, N: c, Version: v, Term: lead.Term, Token: lead.Token})
+	r.choreRan(Event{Chore: ChoreCapacity, N: c, Version: v, Term: lead.Term, Token: lead.Token}, start)
 	r.apply(published{capacity: c, version: v, from: r.id})
 }
 

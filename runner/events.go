@@ -13,7 +13,7 @@ const (
 	// (safe mode) name the term a promotion began. IsLeader changed at At
 	// already: the event may come later (OnEvent runs on its own goroutine).
 	EventLeadership EventKind = "leadership"
-	// EventChore: a leader-only chore ran. Chore, N (scheduler: tasks moved;
+	// EventChore: a leader-only chore ran. Duration, Chore, N (scheduler: tasks moved;
 	// metrics: samples read and reset; capacity: the capacity published),
 	// Version (capacity), Metrics (metrics), Term and Token (safe mode: the
 	// fencing token it ran under, checked by Redis).
@@ -110,7 +110,10 @@ type Event struct {
 	Attempt int
 	// Due is when a delayed task is due, by the Redis clock.
 	Due time.Time
-	// Duration is how long the handler ran.
+	// Duration is how long the handler ran (task events), how long a
+	// delivery waited (EventTaskDeferred), or the real time from a chore's
+	// first Redis call to its last reply (EventChore): its writes landed
+	// within it.
 	Duration time.Duration
 	// Lateness is how long after its due time a delayed task reached the
 	// stream, by the Redis clock.

@@ -52,6 +52,7 @@ type MetricsReport struct {
 // and calls OnThreshold when a threshold is exceeded. ok is false when Redis
 // failed.
 func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
+	start := time.Now()
 	res, err := r.chore(metricsScript, lead,
 		[]string{r.keys.metricsN, r.keys.metricsUS, r.keys.stream, r.keys.instances}, r.cfg.Group).Slice()
 	if r.refused(err, ChoreMetrics, lead) {
@@ -97,7 +98,7 @@ func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
 	}
 	slices.Sort(rep.SlowTasks)
 	rep.WaitExceeded = r.cfg.WaitThreshold > 0 && rep.PredictedWait > r.cfg.WaitThreshold
-	r.choreRan(Event{Chore: ChoreMetrics, N: int(rep.Samples), Metrics: &rep, Term: lead.Term, Token: lead.Token})
+	r.choreRan(Event{Chore: ChoreMetrics, N: int(rep.Samples), Metrics: &rep, Term: lead.Term, Token: lead.Token}, start)
 	if (len(rep.SlowTasks) > 0 || rep.WaitExceeded) && r.cfg.OnThreshold != nil {
 		r.cfg.OnThreshold(rep)
 	}

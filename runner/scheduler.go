@@ -24,13 +24,14 @@ const scheduleBatch = 512
 //
 // It reports whether the tick may go on (false: the chore was fenced).
 func (r *Runner) schedule(lead election.Leadership) bool {
+	start := time.Now()
 	moved := 0
 	for {
 		res, err := r.chore(scheduleScript, lead, []string{r.keys.delayed, r.keys.stream}, scheduleBatch).Slice()
 		if r.refused(err, ChoreScheduler, lead) {
 			if moved > 0 {
 				r.stats.delayedMoved.Add(uint64(moved))
-				r.choreRan(Event{Chore: ChoreScheduler, N: moved, Term: lead.Term, Token: lead.Token})
+				r.choreRan(Event{Chore: ChoreScheduler, N: moved, Term: lead.Term, Token: lead.Token}, start)
 			}
 			return false
 		}
@@ -55,13 +56,16 @@ func (r *Runner) schedule(lead election.Leadership) bool {
 		}
 	}
 	r.stats.delayedMoved.Add(uint64(moved))
-	r.choreRan(Event{Chore: ChoreScheduler, N: moved, Term: lead.Term, Token: lead.Token})
+	r.choreRan(Event{Chore: ChoreScheduler, N: moved, Term: lead.Term, Token: lead.Token}, start)
 	return true
 }
 
-// choreRan counts and reports a chore run.
-func (r *Runner) choreRan(e Event) {
+// choreRan counts and reports a chore run whose first Redis call was sent
+// at start. Its Duration is real time, not the runner's clock: it bounds
+// when the chore's writes landed (an observer judging them against who held
+// the lease needs the whole window, a process pause included).
+func (r *Runner) choreRan(e Event, start time.Time) {
 	r.stats.choreRuns.Add(1)
-	e.Kind = EventChore
+	e.Kind, e.Duration = EventChore, time.Since(start)
 	r.emit(e)
 }

@@ -199,7 +199,7 @@ func (in *instance) runnerEvent(e runner.Event) {
 			ev.Kind = model.LeaderGained
 		}
 	case runner.EventChore:
-		ev.Kind, ev.Chore, ev.N = model.ChoreRan, string(e.Chore), e.N
+		ev.Kind, ev.Chore, ev.N, ev.Took = model.ChoreRan, string(e.Chore), e.N, e.Duration
 	case runner.EventChoreFenced:
 		ev.Kind, ev.Chore, ev.Err = model.ChoreFenced, string(e.Chore), errText(e.Err)
 	case runner.EventDelayedDue:

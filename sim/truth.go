@@ -117,8 +117,10 @@ func (t *Truth) Follow(ctx context.Context, addr, why string) error {
 	if err != nil {
 		return fmt.Errorf("following the lease to %s: %w", addr, err)
 	}
-	// Reads move first, so no poll reads the old node after this (a
-	// resyncing old primary would show the key gone for another reason).
+	// Reads move first, and the first read on the new node is this one, so
+	// a change the move reveals is recorded as why, at the move (a poll in
+	// between would record it as a poll; one on the old node would see a
+	// resyncing replica).
 	t.checkMu.Lock()
 	if t.closed {
 		t.checkMu.Unlock()
@@ -128,6 +130,7 @@ func (t *Truth) Follow(ctx context.Context, addr, why string) error {
 	}
 	old := t.rdb
 	t.rdb = rdb
+	t.checkLocked(ctx, why)
 	t.checkMu.Unlock()
 	_ = old.Close()
 	select {
@@ -136,7 +139,6 @@ func (t *Truth) Follow(ctx context.Context, addr, why string) error {
 		_ = ps.Close() // Close closes rdb
 		return errors.New("following the lease: the watcher has stopped")
 	}
-	t.check(ctx, why)
 	return nil
 }
 
@@ -147,6 +149,11 @@ func (t *Truth) check(ctx context.Context, note string) bool {
 	// and the watcher must not let an older read overwrite a newer holder.
 	t.checkMu.Lock()
 	defer t.checkMu.Unlock()
+	return t.checkLocked(ctx, note)
+}
+
+// checkLocked is check with checkMu held.
+func (t *Truth) checkLocked(ctx context.Context, note string) bool {
 	now := t.rec.Since()
 	var late time.Duration
 	t.mu.Lock()
