@@ -170,6 +170,12 @@ func (r *run) failover(ctx context.Context, id int, f model.Fault) error {
 	key := election.LeaderKey(r.group)
 	switched := false
 	err := t.Failover(ctx, key, f.Lag, func(addr string, lost int64) error {
+		// The truth lane moves first: from the promotion on, the old
+		// primary resyncs from the new one, and a poll there would see
+		// the key gone for that reason.
+		if err := r.truth.Follow(ctx, addr, "failover"); err != nil {
+			return err
+		}
 		if t.Kind == model.RedisReplicated {
 			// The instances' address follows the primary: the proxies
 			// cut their connections and dial the new one. (A proxy a
@@ -192,7 +198,7 @@ func (r *run) failover(ctx context.Context, id int, f model.Fault) error {
 			detail += fmt.Sprintf(", %d bytes of writes dropped", lost)
 		}
 		r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Detail: detail})
-		return r.truth.Follow(ctx, addr, "failover")
+		return nil
 	})
 	if err != nil && switched {
 		// Healed already recorded: report the error without a second heal.
