@@ -393,7 +393,7 @@ func (m *Machine) Expired() Step {
 // Stop is the input "stop now". A leader is demoted at once: the user must
 // stop acting as leader before the lease is released, never after. The lease
 // is released if it may be ours — held, or an acquire or renew in flight
-// whose write may land although its reply never comes (NOTES.md) — and only
+// whose write may land although its reply never comes — and only
 // after that operation finished, so the release cannot overtake it.
 func (m *Machine) Stop() Step {
 	if m.state == Stopped || m.stopping {

@@ -1007,7 +1007,7 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 // means (an instance's signal; a keyspace notification followed by a GET),
 // so at every acquire, release and expiry they disagree for the time one
 // observation takes: microseconds for set/del, up to ~12 ms for an expiry at
-// hz 100 (NOTES.md). Closed windows shorter than this are that measurement
+// hz 100 (measured on redis-server 7.0). Closed windows shorter than this are that measurement
 // error, not stale leadership; they are counted in BelowResolution.
 const TruthResolution = 20 * time.Millisecond
 

@@ -154,7 +154,7 @@ func ModeOf(kind FaultKind, partition string) string {
 // _process, initConn; error.go shouldRetry; internal/pool dialConn) for the
 // leader's renewal, which finds the connection of its last renewal in the
 // pool, checked against measurements through the harness's own client, Gate
-// and Toxiproxy in TestCallBoundMeasured (and NOTES.md):
+// and Toxiproxy in TestCallBoundMeasured (sim/callbound_test.go):
 //
 //   - partition-blackhole: the request vanishes, so each attempt lasts one
 //     ReadTimeout. A timed-out command on a pooled connection is retried

@@ -61,7 +61,7 @@ const (
 	DefaultJitterMS      = 5
 	DefaultChoreInterval = time.Second
 
-	DefaultReadTimeout = 5 * time.Second // measured for go-redis v9.23.0 (NOTES.md)
+	DefaultReadTimeout = 5 * time.Second // go-redis v9.23.0's default, as measured
 	DefaultDialTimeout = 5 * time.Second
 	DefaultMaxRetries  = 3
 )

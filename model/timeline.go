@@ -14,7 +14,8 @@ type Kind string
 
 // Event kinds. "Believed" leadership (LeaderGained/LeaderLost) is what the
 // instance acts on; RedisHolder is what Redis says, observed on an unproxied
-// connection. The two lanes are kept apart on purpose (DESIGN.md rule 4).
+// connection. The two lanes are kept apart on purpose: where they disagree
+// is what a run measures (stale leadership, phantom leases).
 const (
 	InstanceStarted Kind = "instance-started" // Instance (ID = the new incarnation's elector id) began running
 	InstanceCrashed Kind = "instance-crashed" // stopped dead: no release; its belief ends here
@@ -50,7 +51,7 @@ const (
 
 // Event is one entry of the timeline. At is the offset from the start of the
 // run on the harness's single monotonic clock, never an instance's clock
-// (DESIGN.md rule 2). Fields that do not apply to a Kind are left zero.
+// (a fault may bend an instance's clock). Fields that do not apply to a Kind are left zero.
 type Event struct {
 	At       time.Duration `json:"at"`
 	Kind     Kind          `json:"kind"`

@@ -9,8 +9,7 @@ import (
 
 // Recorder stamps and collects the events of one run. Every timestamp comes
 // from one monotonic clock, the harness's, read at the moment Record is
-// called — never from an instance's clock, which a fault may be bending
-// (DESIGN.md rule 2).
+// called — never from an instance's clock, which a fault may be bending.
 type Recorder struct {
 	start time.Time
 

@@ -385,7 +385,7 @@ func (w *world) send(c *call) {
 }
 
 // exec runs the command in Redis. It applies whether or not anyone still
-// waits for the reply (a timed-out write may have landed: NOTES.md).
+// waits for the reply (a write whose reply timed out may still have landed).
 func (w *world) exec(c *call, gen uint32) {
 	if c.killed {
 		return

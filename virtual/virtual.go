@@ -25,7 +25,7 @@
 //     disabled: connections closed, dials refused) and reset (TCP reset on
 //     use);
 //   - the go-redis v9.23.0 client as measured (model/bounds.go's CallBound and
-//     callMin, NOTES.md): attempts, retries with go-redis's backoff (drawn
+//     callMin, checked by sim's TestCallBoundMeasured): attempts, retries with go-redis's backoff (drawn
 //     from the seed), a pooled connection that is not health-checked, a new
 //     connection's HELLO + CLIENT SETINFO handshake, the dialer's retries,
 //     the read timeout, and a context deadline (OpTimeout) that cuts reads
@@ -59,7 +59,7 @@ import (
 type Options struct {
 	// OneWay is the one-way latency of a healthy hop between an instance and
 	// Redis through its proxy. Default 50µs (a PING through Toxiproxy takes
-	// ~100µs, NOTES.md).
+	// ~100µs here).
 	OneWay time.Duration
 	// DialCost is how long a TCP connect through the proxy takes. Default
 	// 200µs.
