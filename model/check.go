@@ -258,13 +258,17 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 			if slack == 0 {
 				slack = DefaultSlack
 			}
-			bound, how := predictedLimit(e.Metric, sc, a, preds)
+			bound, how, broken := predictedLimit(e.Metric, sc, a, preds)
 			c.Max = bound
 			if bound != Unbounded {
 				c.Max = bound + slack
 			}
 			details = append(details, fmt.Sprintf("%s + slack %v", how, slack))
-			if bound == Unbounded {
+			switch {
+			case broken != "":
+				c.Verdict = Unknown
+				details = append(details, "the bound's precondition does not hold: "+broken)
+			case bound == Unbounded:
 				c.Verdict = Unknown
 				details = append(details, "the predicted bound is unbounded, so the measurement cannot be checked against it")
 			}
@@ -416,15 +420,15 @@ func measuredCount(metric string, a Analysis) int {
 // times) or overlap (for overlaps and stale leadership). A failover also
 // always takes up to TTL + Wait + jitter (the followers must see the key
 // gone, then reach their next tick), so that is its floor.
-func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) (time.Duration, string) {
+//
+// broken, when not empty, names a precondition of the bounds that the run
+// broke (Preconditions): the check is then unknown, neither pass nor fail.
+func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) (bound time.Duration, how, broken string) {
 	modes := map[string]bool{}
-	for _, f := range a.Faults {
-		if f.Mode != "" {
-			modes[f.Mode] = true
-		}
+	for _, f := range boundFaults(a) {
+		modes[f.Mode] = true
 	}
 	overlap := metric == "max_overlap" || metric == "total_overlap" || metric == "stale_leadership"
-	var bound time.Duration
 	var names []string
 	for _, p := range preds {
 		if !modes[p.Mode] {
@@ -437,7 +441,7 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		}
 		bound = max(bound, v)
 	}
-	how := "predicted for " + strings.Join(names, ", ")
+	how = "predicted for " + strings.Join(names, ", ")
 	if len(names) == 0 {
 		how = "predicted without faults"
 	}
@@ -448,7 +452,112 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 			how = "TTL + Wait + jitter"
 		}
 	}
-	return bound, how
+	return bound, how, strings.Join(Preconditions(sc, a, !overlap), "; ")
+}
+
+// boundFaults are the applied faults a prediction is taken for: those with
+// a failure mode that acted on Redis or hit a leader. A fault that hit only
+// followers is no leader's failure, and the leader's bound says nothing
+// about it.
+func boundFaults(a Analysis) []FaultOutcome {
+	var out []FaultOutcome
+	for _, f := range a.Faults {
+		if f.Mode == "" || (!FaultKind(f.Kind).OnRedis() && !f.LeaderHit) {
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// Preconditions lists the assumptions of the predicted bounds that the run
+// broke, each with what broke it (none: the bounds apply). Every bound
+// assumes
+//
+//   - at least two instances, so that someone can take over;
+//   - a fault that happened: a scenario with faults, all of them skipped or
+//     none of them hitting a leader or Redis, exercised no failure mode, so
+//     its run measured nothing a bound is about (a PASS there would be
+//     hollow);
+//
+// and a gap bound (gap, failover, heal_to_stable: forGap) also assumes a
+// healthy follower: while a fault a bound is taken for lasts, some instance
+// other than the leaders it hit is live, not partitioned, paused or
+// slowed by any fault, with a clock not slower than real time. When every
+// instance is hit (a crash of all, a slow clock on all), nobody is left to
+// take over on the bound's schedule: a Wait stretched to Wait/k, a
+// restart's own start-up, are not modelled.
+func Preconditions(sc Scenario, a Analysis, forGap bool) []string {
+	var broken []string
+	if n := sc.WithDefaults().Instances; n < 2 {
+		broken = append(broken, fmt.Sprintf("%d instance: the bounds assume at least two, so that a follower can take over", n))
+	}
+	used := boundFaults(a)
+	if len(used) == 0 && (len(a.Faults) > 0 || len(a.Skipped) > 0) {
+		var why []string
+		for _, s := range a.Skipped {
+			why = append(why, fmt.Sprintf("fault %d (%s) was skipped", s.ID, s.Kind))
+		}
+		for _, f := range a.Faults {
+			switch {
+			case f.Mode == "":
+				why = append(why, fmt.Sprintf("fault %d (%s) has no failure mode", f.ID, f.Kind))
+			case !f.LeaderHit:
+				why = append(why, fmt.Sprintf("fault %d (%s) hit no leader", f.ID, f.Kind))
+			}
+		}
+		broken = append(broken, "no fault exercised a failure mode ("+strings.Join(why, ", ")+"): the bounds are about a leader's or Redis's fault")
+	}
+	if !forGap {
+		return broken
+	}
+	n := sc.WithDefaults().Instances
+	for _, f := range used {
+		hit := map[int]bool{}
+		for _, t := range f.Target {
+			hit[t] = true
+		}
+		for _, g := range a.Faults {
+			if FaultKind(g.Kind).OnRedis() || !overlapsInTime(sc, g, f, a.End) {
+				continue
+			}
+			if FaultKind(g.Kind) == FaultClock && clockRate(sc, g.ID) >= 1 {
+				continue // a jump or a fast clock: timers keep (or beat) real time
+			}
+			for _, t := range g.Target {
+				hit[t] = true
+			}
+		}
+		if n >= 2 && len(hit) >= n {
+			broken = append(broken, fmt.Sprintf("no healthy follower during fault %d (%s): every instance was hit by a fault then (crashed, cut off, paused or with a clock slower than real time), and the gap bounds assume one that takes over on schedule", f.ID, f.Kind))
+			break
+		}
+	}
+	return broken
+}
+
+// overlapsInTime reports whether fault g was in force while fault f's
+// bound is about (from f's injection to its reach). A crash or stop without
+// restart leaves its instance down to the end of the run.
+func overlapsInTime(sc Scenario, g, f FaultOutcome, runEnd time.Duration) bool {
+	end := g.Healed
+	switch k := FaultKind(g.Kind); {
+	case k == FaultCrash || k == FaultStop:
+		if g.ID < 0 || g.ID >= len(sc.Faults) || !sc.Faults[g.ID].Restart {
+			end = runEnd
+		}
+	case g.Instant:
+		return false // a clock jump: nothing stays broken
+	}
+	return g.Applied <= f.Reach && end >= f.Applied
+}
+
+// clockRate is the rate of clock fault id of sc (1 when none is given).
+func clockRate(sc Scenario, id int) float64 {
+	if id < 0 || id >= len(sc.Faults) || sc.Faults[id].Rate <= 0 {
+		return 1
+	}
+	return sc.Faults[id].Rate
 }
 
 func nonEmpty(s, otherwise string) string {

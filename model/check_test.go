@@ -304,3 +304,91 @@ func TestEvalDurationErrors(t *testing.T) {
 		t.Errorf("ttl/2 + 250ms = %v, %v", d, err)
 	}
 }
+
+// A predicted bound has preconditions (Preconditions): a run that broke one
+// is unknown with the reason, never a pass that measured nothing nor a
+// fail the bound never claimed. Each case passed or failed before.
+func TestPredictedPreconditionsUnknown(t *testing.T) {
+	gapOnly := []Expectation{{Metric: "max_gap", Max: "predicted"}}
+	both := []Expectation{{Metric: "max_gap", Max: "predicted"}, {Metric: "max_overlap", Max: "predicted"}}
+	cases := []struct {
+		name   string
+		sc     Scenario
+		tl     Timeline
+		want   map[string]Verdict
+		reason string
+	}{{
+		// A blackhole on a follower: the leader's bound was checked
+		// (and passed) though no leader's fault happened.
+		name: "follower only",
+		sc: Scenario{Params: specTimings, Expect: both,
+			Faults: []Fault{{At: 10 * time.Second, For: 5 * time.Second, Kind: FaultPartition, Mode: PartitionBlackhole, Target: Target{Role: RoleFollower}}}},
+		tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(1, 0, "a").
+			fault(10, 0, "partition", "blackhole", 1).heal(15, 0).end(30),
+		want:   map[string]Verdict{"max_gap": Unknown, "max_overlap": Unknown},
+		reason: "hit no leader",
+	}, {
+		// A skip the scenario accepts still exercised nothing.
+		name: "allowed skip",
+		sc: Scenario{Params: specTimings, Expect: both,
+			Faults: []Fault{{At: 10 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}, AllowSkipped: true}}},
+		tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(1, 0, "a").
+			add(Event{At: atSec(10), Kind: FaultSkipped, Instance: -1, Fault: "crash", FaultID: 0, Detail: "no leader"}).end(30),
+		want:   map[string]Verdict{"max_gap": Unknown, "max_overlap": Unknown},
+		reason: "was skipped",
+	}, {
+		// Every instance crashed and restarted: the gap (15 s measured)
+		// is not the leader-crash bound's case (11 s).
+		name: "all crashed",
+		sc: Scenario{Params: specTimings, Instances: 2, Expect: gapOnly,
+			Faults: []Fault{{At: 10 * time.Second, For: 4 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleAll}, Restart: true}}},
+		tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(1, 0, "a").
+			fault(10, 0, "crash", "", 0, 1).crash(10, 0, "a").crash(10, 1, "b").heal(14, 0).
+			start(14, 0, "c").start(14, 1, "d").gain(25, 1, "d").end(40),
+		want:   map[string]Verdict{"max_gap": Unknown},
+		reason: "no healthy follower",
+	}, {
+		// One instance: nobody can take over.
+		name: "one instance",
+		sc: Scenario{Params: specTimings, Instances: 1, Expect: gapOnly,
+			Faults: []Fault{{At: 10 * time.Second, For: 4 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}, Restart: true}}},
+		tl: new(analysisScript).start(0, 0, "a").gain(1, 0, "a").
+			fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(14, 0).start(14, 0, "c").gain(29, 0, "c").end(40),
+		want:   map[string]Verdict{"max_gap": Unknown},
+		reason: "1 instance",
+	}, {
+		// A slow clock on the follower stretches its Wait: the gap bound
+		// assumes a follower on schedule, the overlap bound does not.
+		name: "slow follower clock",
+		sc: Scenario{Params: specTimings, Instances: 2, Expect: both,
+			Faults: []Fault{
+				{At: 10 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}},
+				{At: 5 * time.Second, For: 20 * time.Second, Kind: FaultClock, Rate: 0.2, Target: Target{Indexes: []int{1}}}}},
+		tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(1, 0, "a").
+			fault(5, 1, "clock", "", 1).fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(25, 1).gain(30, 1, "b").end(45),
+		want:   map[string]Verdict{"max_gap": Unknown, "max_overlap": Pass},
+		reason: "no healthy follower",
+	}, {
+		// The same crash with a healthy follower: the bound applies.
+		name: "healthy follower",
+		sc: Scenario{Params: specTimings, Instances: 2, Expect: both,
+			Faults: []Fault{{At: 10 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}}}},
+		tl: new(analysisScript).start(0, 0, "a").start(0, 1, "b").gain(1, 0, "a").
+			fault(10, 0, "crash", "", 0).crash(10, 0, "a").gain(20, 1, "b").end(40),
+		want: map[string]Verdict{"max_gap": Pass, "max_overlap": Pass},
+	}}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, ev := evaluateOn(tc.sc, tc.tl)
+			for metric, want := range tc.want {
+				c := checkOf(t, ev, metric)
+				if c.Verdict != want {
+					t.Errorf("%s: %s, want %s", metric, c, want)
+				}
+				if want == Unknown && !strings.Contains(c.Detail, tc.reason) {
+					t.Errorf("%s: detail %q does not say %q", metric, c.Detail, tc.reason)
+				}
+			}
+		})
+	}
+}

@@ -24,7 +24,7 @@ const (
 	ParamLatency     = "latency"      // Latency of every latency fault
 	ParamClockRate   = "clock_rate"   // Rate of every clock-drift fault
 	ParamPartition   = "partition"    // For of every partition fault
-	ParamFaultAt     = "fault_at"     // At of every fault (the fault's phase against the renewals)
+	ParamFaultAt     = "fault_at"     // At of the first fault; the whole schedule moves with it (its phase against the renewals)
 	ParamLag         = "lag"          // Lag of every redis-failover fault (0s: clean)
 )
 
@@ -347,7 +347,15 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 		case ParamPartition:
 			faults(func(f model.Fault) bool { return f.Kind == model.FaultPartition }, func(f *model.Fault) { f.For = v.d })
 		case ParamFaultAt:
-			faults(func(model.Fault) bool { return true }, func(f *model.Fault) { f.At = v.d })
+			// The whole schedule moves: the first fault starts at the
+			// value, the others keep their distance from it (five flaps
+			// stay five flaps, a pause stays inside its latency).
+			first := sc.Faults[0].At
+			for _, f := range sc.Faults {
+				first = min(first, f.At)
+			}
+			shift := v.d - first
+			faults(func(model.Fault) bool { return true }, func(f *model.Fault) { f.At += shift })
 		case ParamLag:
 			faults(func(f model.Fault) bool { return f.Kind == model.FaultRedisFailover }, func(f *model.Fault) { f.Lag = v.d })
 		}

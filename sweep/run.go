@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,7 +124,13 @@ type Cell struct {
 	RunsWithOverlap int `json:"runs_with_overlap"`
 	// ExpectFailures counts failed expectations by metric.
 	ExpectFailures []MetricCount `json:"expect_failures,omitempty"`
-	Predicted      Prediction    `json:"predicted"`
+	// BoundFailures counts the runs in which a "predicted" limit failed:
+	// a measurement above the analytic worst case, a finding about the
+	// bound. A cell's verdicts are the scenario's own expectations at that
+	// cell: a phase-specific one ("overlap_windows: exactly 1") can fail at
+	// another phase with no bound broken.
+	BoundFailures int        `json:"bound_failures,omitempty"`
+	Predicted     Prediction `json:"predicted"`
 	// Safe: every run done and the worst one keeps the sweep's limits.
 	Safe bool `json:"safe"`
 }
@@ -152,6 +159,7 @@ type runRec struct {
 	gap, overlap, stale, fo time.Duration
 	hasFailover             bool
 	failed                  []string
+	boundFailed             bool
 }
 
 // Run runs the sweep (or one shard of it) on a worker pool. If ctx is
@@ -316,6 +324,9 @@ func record(r *model.Result) runRec {
 		if c.Verdict == model.Fail && !slices.Contains(rec.failed, c.Metric) {
 			rec.failed = append(rec.failed, c.Metric)
 		}
+		if c.Verdict == model.Fail && strings.HasSuffix(c.Limit, "predicted") {
+			rec.boundFailed = true
+		}
 	}
 	return rec
 }
@@ -350,6 +361,9 @@ func aggregate(c *Cell, recs []runRec, g Grid) {
 		}
 		for _, m := range r.failed {
 			fails[m]++
+		}
+		if r.boundFailed {
+			c.BoundFailures++
 		}
 	}
 	c.Gap, c.Overlap, c.Stale, c.Failover = stat(gap), stat(ov), stat(st), stat(fo)

@@ -292,3 +292,61 @@ func TestLagAxis(t *testing.T) {
 		}
 	}
 }
+
+// fault_at moves the whole schedule: flapping-network's five resets stay
+// five, 4.5 s apart, starting at the value (they collapsed into one fault
+// time before).
+func TestFaultAtShiftsSchedule(t *testing.T) {
+	e, ok := scenarios.Lookup("flapping-network")
+	if !ok {
+		t.Fatal("no flapping-network built-in")
+	}
+	base := e.Scenario
+	g := sweep.Grid{Name: "flaps", Base: base, Seeds: 1, Axes: []sweep.Axis{sweep.Durations(sweep.ParamFaultAt, 5*time.Second)}}
+	sc, err := g.Scenario(0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Faults) != len(base.Faults) {
+		t.Fatalf("%d faults, want %d", len(sc.Faults), len(base.Faults))
+	}
+	shift := 5*time.Second - base.Faults[0].At
+	for i, f := range sc.Faults {
+		if want := base.Faults[i].At + shift; f.At != want {
+			t.Errorf("fault %d at %v, want %v", i, f.At, want)
+		}
+	}
+	if last := sc.Faults[len(sc.Faults)-1]; sc.Duration < last.At+last.For {
+		t.Errorf("duration %v does not hold the last fault (%v + %v)", sc.Duration, last.At, last.For)
+	}
+}
+
+// A sweep cell's verdicts are the scenario's own expectations at that
+// phase; BoundFailures counts only runs that broke a "predicted" limit.
+// partition-blackhole's "overlap_windows: exactly 1" fails where the fault
+// lands in a phase with no overlap, and no bound breaks there.
+func TestBoundFailuresApart(t *testing.T) {
+	e, ok := scenarios.Lookup("partition-blackhole")
+	if !ok {
+		t.Fatal("no partition-blackhole built-in")
+	}
+	base := e.Scenario
+	g := sweep.Grid{Name: "phase", Base: base, Seeds: 1, Axes: []sweep.Axis{sweep.Durations(sweep.ParamFaultAt, 0, 1*time.Second, 2*time.Second, 3*time.Second, 4*time.Second, 5*time.Second)}}
+	r, err := sweep.Run(context.Background(), g, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	failing := 0
+	for _, c := range r.Cells {
+		t.Logf("fault_at %v: verdicts %+v, expect failures %v, bound failures %d", c.Values, c.Verdicts, c.ExpectFailures, c.BoundFailures)
+		if c.Verdicts.Fail > 0 {
+			failing++
+		}
+		if c.BoundFailures != 0 {
+			t.Errorf("fault_at %v: %d runs broke a predicted bound", c.Values, c.BoundFailures)
+		}
+	}
+	if failing == 0 {
+		t.Errorf("no cell failed its phase-specific expectation: the test proves nothing")
+	}
+}

@@ -404,7 +404,7 @@ func sweepDirName(g sweep.Grid, shard string) string {
 
 // sweepSummary is the sweep's closing line.
 func sweepSummary(r *sweep.Result) string {
-	safe, done := 0, 0
+	safe, done, failing, broken := 0, 0, 0, 0
 	for _, c := range r.Cells {
 		if c.Status == sweep.StatusDone {
 			done++
@@ -412,8 +412,15 @@ func sweepSummary(r *sweep.Result) string {
 		if c.Safe {
 			safe++
 		}
+		if c.Verdicts.Fail > 0 {
+			failing++
+		}
+		if c.BoundFailures > 0 {
+			broken++
+		}
 	}
-	s := fmt.Sprintf("%d cells (%d done), %d runs in %v; %d cells in the safe region", len(r.Cells), done, r.Runs, r.Elapsed.Round(time.Millisecond), safe)
+	s := fmt.Sprintf("%d cells (%d done), %d runs in %v; %d cells in the safe region; %d cells failing an expectation, %d of them a predicted bound",
+		len(r.Cells), done, r.Runs, r.Elapsed.Round(time.Millisecond), safe, failing, broken)
 	if !r.Complete {
 		s += "; INCOMPLETE: " + r.Incomplete
 	}
