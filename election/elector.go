@@ -144,6 +144,13 @@ type Opts struct {
 	// fenced writes are still refused: the fence is checked by Redis, not
 	// by a clock.
 	SafeMargin time.Duration
+
+	// OnTransition, if set, receives every promotion, demotion (with its
+	// reason) and error, called by the election loop itself as each is
+	// decided. It MUST NOT block or take long: the loop waits for it, so a
+	// slow hook delays renewals. Hand the transition off instead (a
+	// publish.Publisher only appends it to a bounded buffer). Default: none.
+	OnTransition func(Transition)
 }
 
 // Validate reports the first problem with o, or nil.
@@ -465,6 +472,7 @@ func (e *Elector) loop() {
 		}
 		e.publish(m, now, guardAt)
 		for _, s := range step.Signals {
+			e.observe(m, s, step.Err, now, stopCh == nil)
 			serial = e.emit(m, s, step.Err, now, serial)
 		}
 		if step.Run != OpNone {

@@ -1,0 +1,300 @@
+package publish
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/benbjohnson/clock"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxLen  = 10000
+	DefaultBuffer  = 1024
+	DefaultTimeout = time.Second
+	DefaultRetry   = 250 * time.Millisecond
+)
+
+// Options configure a Publisher. Every zero value means the documented
+// default.
+type Options struct {
+	// Redis stores the stream. Default: the elector's Opts.Redis. Any
+	// redis.Scripter works (a *redis.ClusterClient too: the stream is in the
+	// lease's slot).
+	Redis redis.Scripter
+	// MaxLen caps the stream, approximately (XADD MAXLEN ~). Default
+	// DefaultMaxLen entries.
+	MaxLen int64
+	// Buffer is how many transitions wait for Redis at most. When it is
+	// full the oldest is dropped and counted (Dropped). Default
+	// DefaultBuffer.
+	Buffer int
+	// Timeout bounds each write with a context deadline (go-redis honours
+	// it with ContextTimeoutEnabled; otherwise the client's ReadTimeout
+	// rules). Default DefaultTimeout.
+	Timeout time.Duration
+	// Retry is how long the writer waits after a failed write before the
+	// next try. Default DefaultRetry.
+	Retry time.Duration
+	// Clock stamps the transitions (wall and monotonic) and times the
+	// retries. Default: the elector's Opts.Clock, else the real clock.
+	Clock clock.Clock
+	// Logger receives debug logs of failed writes. Default: none.
+	Logger *slog.Logger
+}
+
+// Publisher writes an elector's transitions to StreamKey(group). Create it
+// with Attach; Close it after the elector has stopped.
+type Publisher struct {
+	rdb     redis.Scripter
+	key     string
+	max     int64
+	cap     int
+	timeout time.Duration
+	retry   time.Duration
+	clock   clock.Clock
+	start   time.Time
+	log     *slog.Logger
+	base    Entry // group and the elector's options, copied into every entry
+
+	mu      sync.Mutex
+	buf     []Entry // oldest first, at most cap
+	seq     uint64
+	dropped uint64
+	failing bool // the last write failed: what waits now is late
+	closed  bool
+
+	written atomic.Uint64
+	failed  atomic.Uint64
+
+	wake    chan struct{}
+	closing chan struct{}
+	ctx     context.Context // cancelled by Close when its ctx is done
+	cancel  context.CancelFunc
+	done    chan struct{}
+}
+
+// Attach creates a Publisher for the elector o configures and chains it
+// into o.OnTransition (after any hook already there). Call it before
+// election.NewElector (or runner.New, with &cfg.Election). Its writer
+// goroutine runs until Close.
+func Attach(o *election.Opts, po Options) (*Publisher, error) {
+	if o == nil {
+		return nil, errors.New("publish: no election options to attach to")
+	}
+	if o.Key == "" {
+		return nil, errors.New("publish: election.Opts.Key is empty: the stream is named after the group")
+	}
+	if po.Redis == nil {
+		po.Redis = o.Redis
+	}
+	if po.Redis == nil {
+		return nil, errors.New("publish: no Redis (Options.Redis and election.Opts.Redis are nil)")
+	}
+	if po.MaxLen < 0 || po.Buffer < 0 || po.Timeout < 0 || po.Retry < 0 {
+		return nil, fmt.Errorf("publish: negative option in %+v", po)
+	}
+	if po.Clock == nil {
+		po.Clock = o.Clock
+	}
+	p := newPublisher(o.Key, po)
+	p.base.TTL, p.base.Wait, p.base.Safe = o.TTL, o.Wait, o.Safe
+	prev := o.OnTransition
+	o.OnTransition = func(t election.Transition) {
+		if prev != nil {
+			prev(t)
+		}
+		p.Observe(t)
+	}
+	go p.run()
+	return p, nil
+}
+
+func newPublisher(group string, po Options) *Publisher {
+	if po.MaxLen == 0 {
+		po.MaxLen = DefaultMaxLen
+	}
+	if po.Buffer == 0 {
+		po.Buffer = DefaultBuffer
+	}
+	if po.Timeout == 0 {
+		po.Timeout = DefaultTimeout
+	}
+	if po.Retry == 0 {
+		po.Retry = DefaultRetry
+	}
+	if po.Clock == nil {
+		po.Clock = clock.New()
+	}
+	if po.Logger == nil {
+		po.Logger = slog.New(slog.DiscardHandler)
+	}
+	p := &Publisher{
+		rdb: po.Redis, key: StreamKey(group), max: po.MaxLen, cap: po.Buffer, timeout: po.Timeout,
+		retry: po.Retry, clock: po.Clock, log: po.Logger.With("stream", StreamKey(group)),
+		base: Entry{Group: group}, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{}),
+	}
+	p.start = p.clock.Now()
+	p.ctx, p.cancel = context.WithCancel(context.Background())
+	return p
+}
+
+// Observe takes one transition. It never blocks and never touches Redis:
+// it stamps the entry and appends it to the buffer (dropping the oldest if
+// the buffer is full). It is the hook Attach installs; call it yourself
+// only for an elector you wired without Attach.
+func (p *Publisher) Observe(t election.Transition) {
+	e := p.base
+	e.Kind, e.Instance, e.Term, e.Token, e.Reason = t.Kind, t.ID, t.Term, t.Token, t.Reason
+	if t.Err != nil {
+		e.Err = t.Err.Error()
+	}
+	e.Wall, e.Mono = t.At, p.clock.Since(p.start)
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.seq++
+	e.Seq, e.Late = p.seq, p.failing
+	if len(p.buf) == p.cap {
+		p.buf = append(p.buf[:0], p.buf[1:]...)
+		p.dropped++
+	}
+	p.buf = append(p.buf, e)
+	p.mu.Unlock()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Stats are a publisher's counters.
+type Stats struct {
+	Written uint64 // entries written to the stream
+	Failed  uint64 // writes that failed (each is retried)
+	Dropped uint64 // transitions dropped because the buffer was full
+	Pending int    // transitions waiting in the buffer now
+}
+
+// Stats returns the publisher's counters.
+func (p *Publisher) Stats() Stats {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return Stats{Written: p.written.Load(), Failed: p.failed.Load(), Dropped: p.dropped, Pending: len(p.buf)}
+}
+
+// Key returns the stream's Redis key.
+func (p *Publisher) Key() string { return p.key }
+
+// Close stops taking transitions, writes what waits while ctx allows, and
+// stops the writer. Close it after the elector's Stop, so the demotion of
+// Stop is written too. It returns an error naming how many transitions were
+// not written. Close is idempotent.
+func (p *Publisher) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if !p.closed {
+		p.closed = true
+		close(p.closing)
+	}
+	p.mu.Unlock()
+	stop := context.AfterFunc(ctx, p.cancel)
+	<-p.done
+	stop()
+	p.cancel()
+	if n := p.Stats().Pending; n > 0 {
+		return fmt.Errorf("publish: closing: %d transitions not written to %s", n, p.key)
+	}
+	return nil
+}
+
+// run is the writer goroutine: it writes the buffer oldest first, one XADD
+// per entry, and after a failure marks what waits as late and retries.
+func (p *Publisher) run() {
+	defer close(p.done)
+	var rtt time.Duration
+	closing := p.closing
+	for {
+		p.mu.Lock()
+		if len(p.buf) == 0 {
+			p.mu.Unlock()
+			if closing == nil {
+				return
+			}
+			select {
+			case <-p.wake:
+			case <-closing:
+				closing = nil
+			case <-p.ctx.Done():
+				return
+			}
+			continue
+		}
+		e := p.buf[0]
+		e.Dropped = p.dropped
+		p.mu.Unlock()
+
+		e.RTT = rtt
+		e.PubWall, e.PubMono = p.clock.Now(), p.clock.Since(p.start)
+		took, err := p.write(e)
+		if err == nil {
+			rtt = took
+			p.written.Add(1)
+			p.mu.Lock()
+			if len(p.buf) > 0 && p.buf[0].Seq == e.Seq { // not dropped meanwhile
+				p.buf = p.buf[1:]
+			}
+			p.failing = false
+			p.mu.Unlock()
+			continue
+		}
+		p.failed.Add(1)
+		p.log.Debug("publishing a transition failed", "seq", e.Seq, "err", err)
+		p.mu.Lock()
+		p.failing = true
+		for i := range p.buf {
+			p.buf[i].Late = true
+		}
+		p.mu.Unlock()
+		if p.ctx.Err() != nil {
+			return
+		}
+		t := p.clock.Timer(p.retry)
+		select {
+		case <-t.C:
+		case <-p.ctx.Done():
+			t.Stop()
+			return
+		}
+	}
+}
+
+// xaddScript writes one entry with Redis's TIME, in one round trip.
+// ARGV[1] is MAXLEN, the rest the entry's field/value pairs.
+var xaddScript = redis.NewScript(`
+local t = redis.call('TIME')
+local args = {'XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'rs', t[1], 'ru', t[2]}
+for i = 2, #ARGV do args[#args + 1] = ARGV[i] end
+return redis.call(unpack(args))
+`)
+
+// write runs the script for e and returns its round trip by the
+// publisher's clock.
+func (p *Publisher) write(e Entry) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
+	defer cancel()
+	sent := p.clock.Now()
+	args := append([]any{p.max}, e.fields()...)
+	if err := xaddScript.Run(ctx, p.rdb, []string{p.key}, args...).Err(); err != nil {
+		return 0, fmt.Errorf("publishing transition %d to %s: %w", e.Seq, p.key, err)
+	}
+	return p.clock.Since(sent), nil
+}
