@@ -81,6 +81,21 @@ func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, key, tokenKey, id
 	return n > 0, n, nil
 }
 
+// ScriptOp tells which operation the lease script with SHA1 sha runs, for
+// instrumentation that sees EVALSHA calls (a go-redis hook); OpNone for any
+// other script.
+func ScriptOp(sha string) Op {
+	switch sha {
+	case acquireScript.Hash(), safeAcquireScript.Hash():
+		return OpAcquire
+	case renewScript.Hash():
+		return OpRenew
+	case releaseScript.Hash():
+		return OpRelease
+	}
+	return OpNone
+}
+
 // RunOp runs the lease script for op on key with this instance's id (and ttl
 // for acquire and renew) and reports whether it returned 1. The Elector uses
 // it for every operation; a simulator may drive a Machine with it directly.

@@ -45,6 +45,11 @@ type Transition struct {
 	At time.Time
 	// ID is the elector's ID (the value it writes into the lease).
 	ID string
+	// Key, TTL, Wait and Safe are the elector's options (Opts.Key, the
+	// lease's name), so that a hook needs nothing else to describe it.
+	Key       string
+	TTL, Wait time.Duration
+	Safe      bool
 	// Term is the elector's promotion count: the term a promotion began or
 	// a demotion ended. Token is that term's fencing token (safe mode; 0
 	// in spec mode).
@@ -63,7 +68,8 @@ func (e *Elector) observe(m *Machine, s Signal, err error, now time.Time, stoppi
 	if e.opts.OnTransition == nil {
 		return
 	}
-	t := Transition{At: now, ID: e.id, Term: m.Term(), Token: m.Token()}
+	t := Transition{At: now, ID: e.id, Key: e.opts.Key, TTL: e.opts.TTL, Wait: e.opts.Wait, Safe: e.opts.Safe,
+		Term: m.Term(), Token: m.Token()}
 	switch s {
 	case SignalPromote:
 		t.Kind = Promoted

@@ -83,6 +83,9 @@ func TestTransitionsWithReasons(t *testing.T) {
 		if wantTerm := uint64(i/2 + 1); tr.Term != wantTerm {
 			t.Errorf("transition %d (%s): term %d, want %d", i, tr.Kind, tr.Term, wantTerm)
 		}
+		if tr.Key != key || tr.TTL != ttl || tr.Wait != 50*time.Millisecond || tr.Safe {
+			t.Errorf("transition %d: options %q %v %v %v, want the elector's", i, tr.Key, tr.TTL, tr.Wait, tr.Safe)
+		}
 		if tr.At.IsZero() {
 			t.Errorf("transition %d has no time", i)
 		}

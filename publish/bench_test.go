@@ -57,9 +57,10 @@ func BenchmarkRenewal(b *testing.B) {
 			var pub *publish.Publisher
 			if mode == "on" {
 				var err error
-				if pub, err = publish.Attach(&o, publish.Options{Redis: rdb}); err != nil {
+				if pub, err = publish.New(publish.Options{Redis: rdb}); err != nil {
 					b.Fatal(err)
 				}
+				o.OnTransition = pub.Observe
 			}
 			e, _, _, _ := election.NewElector(o)
 			stopFlap := make(chan struct{})
@@ -73,7 +74,7 @@ func BenchmarkRenewal(b *testing.B) {
 					for {
 						select {
 						case <-tick.C:
-							pub.Observe(election.Transition{Kind: election.Errored, At: time.Now(), ID: "load"})
+							pub.Observe(election.Transition{Kind: election.Errored, At: time.Now(), ID: "load", Key: o.Key})
 						case <-stopFlap:
 							return
 						}
@@ -133,15 +134,14 @@ func BenchmarkRenewal(b *testing.B) {
 // writer running against a real Redis.
 func BenchmarkObserve(b *testing.B) {
 	rdb := redistest.Client(b)
-	o := election.Opts{Redis: rdb, Key: b.Name(), TTL: time.Second, Wait: time.Second}
-	pub, err := publish.Attach(&o, publish.Options{Buffer: 1 << 16})
+	pub, err := publish.New(publish.Options{Redis: rdb, Buffer: 1 << 16})
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr := election.Transition{Kind: election.Demoted, At: time.Now(), ID: "x", Reason: election.ReasonLost}
+	tr := election.Transition{Kind: election.Demoted, At: time.Now(), ID: "x", Key: b.Name(), Reason: election.ReasonLost}
 	b.ReportAllocs()
 	for b.Loop() {
-		o.OnTransition(tr)
+		pub.Observe(tr)
 	}
 	b.StopTimer()
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)

@@ -44,10 +44,13 @@ type Entry struct {
 	// Late: an earlier write failed while this entry waited, so it was
 	// written after Redis became reachable again.
 	Late bool `json:"late,omitempty"`
-	// Seq numbers a publisher's transitions from 1; Dropped counts those it
-	// dropped (buffer full) before this one.
-	Seq     uint64 `json:"seq"`
-	Dropped uint64 `json:"dropped,omitempty"`
+	// Publisher identifies the publisher (random, per process); Seq numbers
+	// its transitions from 1, and Dropped counts those it dropped (buffer
+	// full) before this one. A write that timed out may still have landed:
+	// an observer drops repeats of (Publisher, Seq).
+	Publisher string `json:"publisher"`
+	Seq       uint64 `json:"seq"`
+	Dropped   uint64 `json:"dropped,omitempty"`
 	// Redis is Redis's TIME inside the script that wrote the entry.
 	Redis time.Time `json:"redis"`
 	// TTL, Wait and Safe are the elector's options, for the observer's
@@ -80,7 +83,7 @@ func (e Entry) fields() []any {
 		"term", e.Term, "token", e.Token, "reason", string(e.Reason), "err", errText,
 		"wall", e.Wall.UnixNano(), "mono", int64(e.Mono),
 		"pwall", e.PubWall.UnixNano(), "pmono", int64(e.PubMono),
-		"rtt", int64(e.RTT), "late", late, "seq", e.Seq, "dropped", e.Dropped,
+		"rtt", int64(e.RTT), "late", late, "pub", e.Publisher, "seq", e.Seq, "dropped", e.Dropped,
 		"ttl", int64(e.TTL), "wait", int64(e.Wait), "safe", safe,
 	}
 }
@@ -96,7 +99,7 @@ func ParseEntry(id string, values map[string]any) (Entry, error) {
 		return Entry{}, fmt.Errorf("entry %s: format version %q, want %q", id, v, FormatVersion)
 	}
 	e := Entry{StreamID: id, Kind: election.TransitionKind(str("kind")), Instance: str("id"), Group: str("group"),
-		Reason: election.DemoteReason(str("reason")), Err: str("err"), Late: str("late") == "1", Safe: str("safe") == "1"}
+		Reason: election.DemoteReason(str("reason")), Err: str("err"), Publisher: str("pub"), Late: str("late") == "1", Safe: str("safe") == "1"}
 	switch e.Kind {
 	case election.Promoted, election.Demoted, election.Errored:
 	default:

@@ -2,6 +2,8 @@ package publish
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,9 +28,9 @@ const (
 // Options configure a Publisher. Every zero value means the documented
 // default.
 type Options struct {
-	// Redis stores the stream. Default: the elector's Opts.Redis. Any
-	// redis.Scripter works (a *redis.ClusterClient too: the stream is in the
-	// lease's slot).
+	// Redis stores the streams (required): usually the elector's or the
+	// runner's client. Any redis.Scripter works (a *redis.ClusterClient
+	// too: each stream is in its lease's slot).
 	Redis redis.Scripter
 	// MaxLen caps the stream, approximately (XADD MAXLEN ~). Default
 	// DefaultMaxLen entries.
@@ -45,7 +47,8 @@ type Options struct {
 	// next try. Default DefaultRetry.
 	Retry time.Duration
 	// Clock stamps the transitions (wall and monotonic) and times the
-	// retries. Default: the elector's Opts.Clock, else the real clock.
+	// retries. Default: the real clock. (A simulator passes the instance's
+	// own, which may drift or jump, as a real host's may.)
 	Clock clock.Clock
 	// Logger receives debug logs of failed writes. Default: none.
 	Logger *slog.Logger
@@ -55,7 +58,8 @@ type Options struct {
 // with Attach; Close it after the elector has stopped.
 type Publisher struct {
 	rdb     redis.Scripter
-	key     string
+	id      string            // this publisher's, in every entry: its Seq is per publisher
+	keys    map[string]string // group -> stream key; writer goroutine only
 	max     int64
 	cap     int
 	timeout time.Duration
@@ -63,7 +67,6 @@ type Publisher struct {
 	clock   clock.Clock
 	start   time.Time
 	log     *slog.Logger
-	base    Entry // group and the elector's options, copied into every entry
 
 	mu      sync.Mutex
 	buf     []Entry // oldest first, at most cap
@@ -82,43 +85,29 @@ type Publisher struct {
 	done    chan struct{}
 }
 
-// Attach creates a Publisher for the elector o configures and chains it
-// into o.OnTransition (after any hook already there). Call it before
-// election.NewElector (or runner.New, with &cfg.Election). Its writer
-// goroutine runs until Close.
-func Attach(o *election.Opts, po Options) (*Publisher, error) {
-	if o == nil {
-		return nil, errors.New("publish: no election options to attach to")
-	}
-	if o.Key == "" {
-		return nil, errors.New("publish: election.Opts.Key is empty: the stream is named after the group")
-	}
+// New returns a Publisher writing to po.Redis; its writer goroutine runs
+// until Close. Install its Observe as the elector's hook:
+//
+//	pub, err := publish.New(publish.Options{Redis: rdb})
+//	opts.OnTransition = pub.Observe // election.Opts, or runner Options.Election
+//	...
+//	elector.Stop()                  // or runner.Stop
+//	pub.Close(ctx)                  // writes what waits, the demotion of Stop too
+//
+// One Publisher per elector: its sequence numbers let an observer see holes.
+func New(po Options) (*Publisher, error) {
 	if po.Redis == nil {
-		po.Redis = o.Redis
-	}
-	if po.Redis == nil {
-		return nil, errors.New("publish: no Redis (Options.Redis and election.Opts.Redis are nil)")
+		return nil, errors.New("publish: Options.Redis is nil")
 	}
 	if po.MaxLen < 0 || po.Buffer < 0 || po.Timeout < 0 || po.Retry < 0 {
 		return nil, fmt.Errorf("publish: negative option in %+v", po)
 	}
-	if po.Clock == nil {
-		po.Clock = o.Clock
-	}
-	p := newPublisher(o.Key, po)
-	p.base.TTL, p.base.Wait, p.base.Safe = o.TTL, o.Wait, o.Safe
-	prev := o.OnTransition
-	o.OnTransition = func(t election.Transition) {
-		if prev != nil {
-			prev(t)
-		}
-		p.Observe(t)
-	}
+	p := newPublisher(po)
 	go p.run()
 	return p, nil
 }
 
-func newPublisher(group string, po Options) *Publisher {
+func newPublisher(po Options) *Publisher {
 	if po.MaxLen == 0 {
 		po.MaxLen = DefaultMaxLen
 	}
@@ -138,10 +127,12 @@ func newPublisher(group string, po Options) *Publisher {
 		po.Logger = slog.New(slog.DiscardHandler)
 	}
 	p := &Publisher{
-		rdb: po.Redis, key: StreamKey(group), max: po.MaxLen, cap: po.Buffer, timeout: po.Timeout,
-		retry: po.Retry, clock: po.Clock, log: po.Logger.With("stream", StreamKey(group)),
-		base: Entry{Group: group}, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{}),
+		rdb: po.Redis, max: po.MaxLen, cap: po.Buffer, timeout: po.Timeout, retry: po.Retry, clock: po.Clock,
+		log: po.Logger, wake: make(chan struct{}, 1), closing: make(chan struct{}), done: make(chan struct{}), keys: map[string]string{},
 	}
+	var id [8]byte
+	_, _ = rand.Read(id[:]) // never fails (crypto/rand docs)
+	p.id = hex.EncodeToString(id[:])
 	p.start = p.clock.Now()
 	p.ctx, p.cancel = context.WithCancel(context.Background())
 	return p
@@ -152,8 +143,8 @@ func newPublisher(group string, po Options) *Publisher {
 // the buffer is full). It is the hook Attach installs; call it yourself
 // only for an elector you wired without Attach.
 func (p *Publisher) Observe(t election.Transition) {
-	e := p.base
-	e.Kind, e.Instance, e.Term, e.Token, e.Reason = t.Kind, t.ID, t.Term, t.Token, t.Reason
+	e := Entry{Kind: t.Kind, Instance: t.ID, Group: t.Key, Term: t.Term, Token: t.Token, Reason: t.Reason,
+		TTL: t.TTL, Wait: t.Wait, Safe: t.Safe, Publisher: p.id}
 	if t.Err != nil {
 		e.Err = t.Err.Error()
 	}
@@ -192,9 +183,6 @@ func (p *Publisher) Stats() Stats {
 	return Stats{Written: p.written.Load(), Failed: p.failed.Load(), Dropped: p.dropped, Pending: len(p.buf)}
 }
 
-// Key returns the stream's Redis key.
-func (p *Publisher) Key() string { return p.key }
-
 // Close stops taking transitions, writes what waits while ctx allows, and
 // stops the writer. Close it after the elector's Stop, so the demotion of
 // Stop is written too. It returns an error naming how many transitions were
@@ -211,7 +199,7 @@ func (p *Publisher) Close(ctx context.Context) error {
 	stop()
 	p.cancel()
 	if n := p.Stats().Pending; n > 0 {
-		return fmt.Errorf("publish: closing: %d transitions not written to %s", n, p.key)
+		return fmt.Errorf("publish: closing: %d transitions not written", n)
 	}
 	return nil
 }
@@ -292,9 +280,14 @@ func (p *Publisher) write(e Entry) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 	defer cancel()
 	sent := p.clock.Now()
+	key, ok := p.keys[e.Group]
+	if !ok {
+		key = StreamKey(e.Group)
+		p.keys[e.Group] = key
+	}
 	args := append([]any{p.max}, e.fields()...)
-	if err := xaddScript.Run(ctx, p.rdb, []string{p.key}, args...).Err(); err != nil {
-		return 0, fmt.Errorf("publishing transition %d to %s: %w", e.Seq, p.key, err)
+	if err := xaddScript.Run(ctx, p.rdb, []string{key}, args...).Err(); err != nil {
+		return 0, fmt.Errorf("publishing transition %d to %s: %w", e.Seq, key, err)
 	}
 	return p.clock.Since(sent), nil
 }

@@ -63,11 +63,11 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 func TestPublishesTransitions(t *testing.T) {
 	rdb := redistest.Client(t)
 	group := t.Name()
-	o := election.Opts{Redis: rdb, Key: group, TTL: time.Second, Wait: time.Second, Safe: true}
-	pub, err := publish.Attach(&o, publish.Options{})
+	pub, err := publish.New(publish.Options{Redis: rdb})
 	if err != nil {
 		t.Fatal(err)
 	}
+	o := election.Opts{Redis: rdb, Key: group, TTL: time.Second, Wait: time.Second, Safe: true, OnTransition: pub.Observe}
 	before := redisNow(t, rdb)
 	e, _, _, _ := election.NewElector(o)
 	e.Start()
@@ -79,15 +79,15 @@ func TestPublishesTransitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	after := redisNow(t, rdb)
-	if !strings.Contains(pub.Key(), election.HashTag(group)) {
-		t.Fatalf("stream %s lacks the lease's hash tag %s", pub.Key(), election.HashTag(group))
+	if k := publish.StreamKey(group); !strings.Contains(k, election.HashTag(group)) {
+		t.Fatalf("stream %s lacks the lease's hash tag %s", k, election.HashTag(group))
 	}
 	got := read(t, rdb, group)
 	if len(got) != 2 || got[0].Kind != election.Promoted || got[1].Kind != election.Demoted || got[1].Reason != election.ReasonStop {
 		t.Fatalf("entries %+v, want promoted then demoted/stop", got)
 	}
 	for i, en := range got {
-		if en.Instance != e.ID() || en.Group != group || en.Seq != uint64(i+1) || en.Late || en.Dropped != 0 {
+		if en.Instance != e.ID() || en.Group != group || en.Seq != uint64(i+1) || en.Late || en.Dropped != 0 || en.Publisher == "" {
 			t.Errorf("entry %d: %+v", i, en)
 		}
 		if en.Redis.Before(before) || en.Redis.After(after) {
@@ -128,16 +128,15 @@ func TestLateWhenUnreachable(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
 	group := t.Name()
-	o := election.Opts{Redis: admin, Key: group, TTL: time.Second, Wait: time.Second}
-	pub, err := publish.Attach(&o, publish.Options{Redis: gated(t, addr, &down), Retry: 10 * time.Millisecond})
+	pub, err := publish.New(publish.Options{Redis: gated(t, addr, &down), Retry: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close(context.Background())
-	o.OnTransition(election.Transition{Kind: election.Promoted, At: time.Now(), ID: "a", Term: 1})
+	pub.Observe(election.Transition{Kind: election.Promoted, At: time.Now(), ID: "a", Key: group, Term: 1})
 	waitFor(t, time.Second, "a failed write", func() bool { return pub.Stats().Failed >= 2 })
 	held := time.Now()
-	o.OnTransition(election.Transition{Kind: election.Demoted, At: time.Now(), ID: "a", Term: 1, Reason: election.ReasonError, Err: errors.New("i/o timeout")})
+	pub.Observe(election.Transition{Kind: election.Demoted, At: time.Now(), ID: "a", Key: group, Term: 1, Reason: election.ReasonError, Err: errors.New("i/o timeout")})
 	time.Sleep(50 * time.Millisecond) // the outage under test: what waits must say how long
 	down.Store(false)
 	waitFor(t, 2*time.Second, "written", func() bool { return pub.Stats().Written == 2 })
@@ -167,14 +166,13 @@ func TestBufferDropsOldest(t *testing.T) {
 	var down atomic.Bool
 	down.Store(true)
 	group := t.Name()
-	o := election.Opts{Redis: admin, Key: group, TTL: time.Second, Wait: time.Second}
-	pub, err := publish.Attach(&o, publish.Options{Redis: gated(t, addr, &down), Buffer: 3, Retry: 10 * time.Millisecond})
+	pub, err := publish.New(publish.Options{Redis: gated(t, addr, &down), Buffer: 3, Retry: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pub.Close(context.Background())
 	for i := range 5 {
-		o.OnTransition(election.Transition{Kind: election.Errored, At: time.Now(), ID: "a", Err: errors.New("x"), Term: uint64(i)})
+		pub.Observe(election.Transition{Kind: election.Errored, At: time.Now(), ID: "a", Key: group, Err: errors.New("x"), Term: uint64(i)})
 	}
 	if s := pub.Stats(); s.Dropped != 2 || s.Pending != 3 {
 		t.Fatalf("stats %+v, want 2 dropped, 3 pending", s)
@@ -194,18 +192,18 @@ func TestCloseWritesWhatWaits(t *testing.T) {
 	admin := redistest.ClientAt(t, addr)
 	var down atomic.Bool
 	down.Store(true)
-	o := election.Opts{Redis: admin, Key: t.Name(), TTL: time.Second, Wait: time.Second}
-	pub, err := publish.Attach(&o, publish.Options{Redis: gated(t, addr, &down), Retry: 10 * time.Millisecond})
+	_ = admin
+	pub, err := publish.New(publish.Options{Redis: gated(t, addr, &down), Retry: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.OnTransition(election.Transition{Kind: election.Promoted, At: time.Now(), ID: "a", Term: 1})
+	pub.Observe(election.Transition{Kind: election.Promoted, At: time.Now(), ID: "a", Key: t.Name(), Term: 1})
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	if err := pub.Close(ctx); err == nil || !strings.Contains(err.Error(), "1 transitions not written") {
 		t.Fatalf("Close with Redis down: %v, want 1 not written", err)
 	}
-	o.OnTransition(election.Transition{Kind: election.Demoted, At: time.Now(), ID: "a", Term: 1})
+	pub.Observe(election.Transition{Kind: election.Demoted, At: time.Now(), ID: "a", Key: t.Name(), Term: 1})
 	if s := pub.Stats(); s.Pending != 1 {
 		t.Fatalf("a transition after Close was taken: %+v", s)
 	}
