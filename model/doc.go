@@ -7,7 +7,7 @@
 // or unknown; Result: all of it, as stored in result.json).
 //
 // Like etcd's raft, it has no goroutines, no I/O and no clock: a backend
-// (package sim against real Redis and Toxiproxy, or a virtual-time one)
+// (sim/real against real Redis and Toxiproxy, or sim/virtual in virtual time)
 // produces a Timeline, and everything after that is a function of it. It
 // imports only the standard library and leaselab's timing rules, so it
 // builds on every OS and can be tested on hand-built timelines.

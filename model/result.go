@@ -18,7 +18,7 @@ type Result struct {
 	// RunID names this run (time and random suffix).
 	RunID string `json:"run_id"`
 	// Backend is what made the run: "real" (redis-server and Toxiproxy,
-	// package sim) or "virtual" (the discrete-event model).
+	// package sim/real) or "virtual" (the discrete-event model, sim/virtual).
 	Backend string `json:"backend,omitempty"`
 	// Scenario is the scenario as given (with defaults filled, unscaled).
 	Scenario Scenario `json:"scenario"`

@@ -1,7 +1,7 @@
 // Package scenarios reads chaos scenarios (model.Scenario) from YAML files,
 // checks them strictly, and carries the built-in suite.
 //
-// The model. A scenario is one run of a backend (sim.Run, the real one): N instances
+// The model. A scenario is one run of a backend (sim.Run; the real one, sim/real): N instances
 // (bare electors or full task runners) share one lease in a real Redis, each
 // reaching it through its own Toxiproxy proxy; a schedule of faults (crash,
 // stop, partition, latency, pause, clock drift, Redis restart, script flush)

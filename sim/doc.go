@@ -1,12 +1,16 @@
-// Package sim is leaselab's real-time backend: it runs a model.Scenario
-// against a real Redis through real Toxiproxy and records what happened as
-// one model.Timeline.
+// Package sim is leaselab's simulator: it runs a model.Scenario on a
+// Backend and turns what the backend recorded into a model.Result.
 //
-// Run starts N instances (bare electors or full task runners, each with its
-// own proxy, go-redis client, gate and faulty clock), injects the schedule's
-// faults on time (crashes, stops, partitions, latency, pauses, clock drift
-// and jumps, Redis restarts, SCRIPT FLUSH), watches who holds the lease in
-// Redis over an unproxied connection (the truth lane), and hands the
-// timeline to model.Analyze, model.Predict and model.Evaluate. Where Redis
-// and Toxiproxy come from is package sim/env's job.
+// The one pipeline, Run, is the same for every backend:
+//
+//	Validate → WithDefaults → Backend.Refuses → Scaled → Backend.Run
+//	  → model.Analyze → model.Predict (the applied fault size) → model.Evaluate
+//
+// A backend only runs a validated, scaled scenario and records one
+// model.Timeline by one clock; everything after the timeline is shared. sim
+// imports no backend: the caller picks one and hands it in. The backends
+// live beside this package: sim/real (goroutine instances against a real
+// redis-server through real Toxiproxy; where Redis and Toxiproxy come from is
+// sim/env's job) and sim/virtual (the production election.Machine against a
+// discrete-event model of Redis, the network and go-redis).
 package sim

@@ -28,8 +28,8 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/sim/real"
 )
 
 // RequireDockerEnv names the variable that turns "Docker is not available"
@@ -73,7 +73,7 @@ func Run(t testing.TB, sc model.Scenario, p env.Provider) *model.Result {
 	if sc.Name == "" {
 		sc.Name = strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
 	}
-	res, err := sim.Run(t.Context(), sc, sim.Options{Provider: p})
+	res, err := real.Run(t.Context(), sc, real.Options{Provider: p})
 	if errors.Is(err, env.ErrDockerUnavailable) || errors.Is(err, env.ErrImageUnavailable) {
 		unavailable(t, err)
 	}

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // Constraints are what the user must keep, in the worst case of the

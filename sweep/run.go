@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // FormatVersion is the version of result.json's layout.

@@ -16,7 +16,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // runDistributions runs each scenario f.runs times on the virtual backend

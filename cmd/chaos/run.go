@@ -24,7 +24,8 @@ import (
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/real"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // runFlags are the flags of run and suite.
@@ -340,12 +341,13 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 			parallel = min(len(scs), runtime.GOMAXPROCS(0))
 		}
 	}
-	var provider env.Provider
+	var backend sim.Backend = virtual.Backend{}
 	if f.backend == backendReal {
-		var err error
-		if provider, err = f.provider(ctx, stderr); err != nil {
+		provider, err := f.provider(ctx, stderr)
+		if err != nil {
 			return nil, err
 		}
+		backend = real.Backend{Provider: provider}
 	}
 	if err := f.override(scs); err != nil {
 		return nil, err
@@ -377,7 +379,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			out[i] = runOne(ctx, sc, f, provider, prog)
+			out[i] = runOne(ctx, sc, f, backend, prog)
 		}()
 		if f.backend == backendReal && i < len(scs)-1 && i < parallel-1 {
 			// Start the first wave one by one, so that environments do not
@@ -514,25 +516,13 @@ const maxNameLen = 100
 // backend cannot run (runner mode on the virtual backend; a replicated or
 // cluster Redis on a Redis given to the run) is refused: the outcome says
 // why, and nothing ran.
-func runOne(ctx context.Context, sc model.Scenario, f runFlags, provider env.Provider, prog *progress) outcome {
+func runOne(ctx context.Context, sc model.Scenario, f runFlags, backend sim.Backend, prog *progress) outcome {
 	sc = named(sc)
-	var (
-		res *model.Result
-		err error
-	)
 	track := prog.start(sc)
-	if f.backend == backendVirtual {
-		res, err = virtual.Run(sc, virtual.Options{})
-		if virtual.IsRefusal(err) {
-			track.refused(err)
-			return outcome{sc: sc, refused: err.Error()}
-		}
-	} else {
-		if rerr := sim.Refuses(sc, provider); rerr != nil {
-			track.refused(rerr)
-			return outcome{sc: sc, refused: rerr.Error()}
-		}
-		res, err = sim.Run(ctx, sc, sim.Options{Provider: provider, Observe: track.observe})
+	res, err := sim.Run(ctx, sc, backend, sim.Options{Observe: track.observe})
+	if sim.IsRefusal(err) {
+		track.refused(err)
+		return outcome{sc: sc, refused: err.Error()}
 	}
 	o := outcome{sc: sc, res: res, err: err}
 	if res == nil {

@@ -14,7 +14,7 @@ import (
 
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // --backend virtual runs a built-in in virtual time and writes the same

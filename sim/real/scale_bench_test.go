@@ -1,4 +1,4 @@
-package sim_test
+package real_test
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/real"
 )
 
 // BenchmarkScale runs N instances (elector mode) through their own proxies
@@ -19,9 +19,9 @@ func BenchmarkScale(b *testing.B) {
 	for _, n := range []int{10, 50, 100, 200, 500, 1000} {
 		b.Run(fmt.Sprintf("instances=%d", n), func(b *testing.B) {
 			for b.Loop() {
-				res, err := sim.Run(context.Background(), model.Scenario{Name: fmt.Sprintf("scale-%d", n), Instances: n, Params: fast,
+				res, err := real.Run(context.Background(), model.Scenario{Name: fmt.Sprintf("scale-%d", n), Instances: n, Params: fast,
 					Duration: 4 * time.Second, Recovery: 2 * time.Second,
-					Faults: []model.Fault{{At: 2 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}}}, sim.Options{})
+					Faults: []model.Fault{{At: 2 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}}}, real.Options{})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,5 +1,5 @@
-// Package virtual is the deterministic virtual-time backend: the scenarios of
-// package sim run on one goroutine, against a discrete-event queue, with N
+// Package virtual is the deterministic virtual-time backend (a sim.Backend):
+// the scenarios run on one goroutine, against a discrete-event queue, with N
 // instances each driving the production election.Machine (not a
 // re-implementation of its decisions), and models of everything around it:
 //
@@ -33,7 +33,7 @@
 //   - the process: crash, graceful stop (demote, then release, bounded by
 //     the elector's StopTimeout), pause (clock frozen, traffic held), clock
 //     rate and jump (a jump moves only wall time, which the elector's timers
-//     ignore, as in sim.FaultyClock), restart with a new id.
+//     ignore, as in sim/real.FaultyClock), restart with a new id.
 //
 // The output is the same model.Timeline the real backend records, so
 // model.Analyze, model.Predict and model.Evaluate apply unchanged. The Redis lane
@@ -44,6 +44,7 @@
 package virtual
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"runtime"
@@ -51,6 +52,7 @@ import (
 
 	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
 )
 
 // Options configure Run. Zero values mean the defaults named on each field;
@@ -122,12 +124,6 @@ func Refuses(sc model.Scenario) error {
 	return nil
 }
 
-// IsRefusal reports whether err is one of Refuses's errors: the scenario
-// is out of the model, not wrong.
-func IsRefusal(err error) bool {
-	return errors.Is(err, ErrRunnerMode)
-}
-
 // Stats count what a simulation did.
 type Stats struct {
 	// Events is the number of queue events processed.
@@ -139,52 +135,51 @@ type Stats struct {
 	Calls int
 }
 
+// Backend is the virtual backend, a sim.Backend, with its options.
+type Backend struct {
+	Options
+	// stats, if not nil, receives what the simulation did (RunStats).
+	stats *Stats
+}
+
+// Name is "virtual".
+func (Backend) Name() string { return "virtual" }
+
+// Refuses is the package's Refuses.
+func (Backend) Refuses(sc model.Scenario) error { return Refuses(sc) }
+
+// Run simulates eff (validated, defaults filled, scaled) in virtual time;
+// see sim.Backend. It never fails, takes no notice of ctx (a run takes
+// milliseconds) and does not call observe: the timeline is whole when Run
+// returns.
+func (b Backend) Run(_ context.Context, eff model.Scenario, _ func(model.Event)) (*sim.Recording, error) {
+	w := newWorld(eff, b.Options.withDefaults())
+	w.simulate()
+	if b.stats != nil {
+		*b.stats = w.stats
+	}
+	return &sim.Recording{
+		RunID:    fmt.Sprintf("virtual-%s-%d", eff.Name, eff.Seed),
+		Versions: model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: version.Leaselab()},
+		Elapsed:  w.now,
+		Timeline: w.tl,
+	}, nil
+}
+
 // Run runs the scenario in virtual time and returns the same Result the real
 // backend does: Params effective (scaled), the timeline in virtual time, its
-// Analysis, Predictions and Evaluation. Same scenario (seed included) and
-// options ⇒ the same Result, byte for byte once marshalled.
+// Analysis, Predictions and Evaluation (sim.Run with a Backend). Same
+// scenario (seed included) and options ⇒ the same Result, byte for byte
+// once marshalled. A runner-mode scenario is refused (sim.IsRefusal; the
+// error wraps ErrRunnerMode).
 func Run(sc model.Scenario, o Options) (*model.Result, error) {
-	res, _, err := run(sc, o)
+	res, _, err := RunStats(sc, o)
 	return res, err
 }
 
 // RunStats is Run that also reports what the simulation did.
 func RunStats(sc model.Scenario, o Options) (*model.Result, Stats, error) {
-	return run(sc, o)
-}
-
-func run(sc model.Scenario, o Options) (*model.Result, Stats, error) {
-	if err := sc.Validate(); err != nil {
-		return nil, Stats{}, err
-	}
-	// WithDefaults fills the faults in place: keep the caller's slice as it was.
-	sc.Faults = append([]model.Fault(nil), sc.Faults...)
-	sc = sc.WithDefaults()
-	if err := Refuses(sc); err != nil {
-		return nil, Stats{}, err
-	}
-	eff := sc.Scaled()
-	eff.Params.Client.SharedPool = false
-	o = o.withDefaults()
-	w := newWorld(eff, o)
-	w.simulate()
-	res := &model.Result{
-		Backend:   "virtual",
-		RunID:     fmt.Sprintf("virtual-%s-%d", sc.Name, sc.Seed),
-		Scenario:  sc,
-		Params:    eff.Params,
-		Seed:      sc.Seed,
-		TimeScale: sc.TimeScale,
-		Versions:  model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: version.Leaselab()},
-		Elapsed:   w.now,
-		Complete:  true,
-		Timeline:  w.tl,
-	}
-	if !o.SkipAnalysis {
-		res.Analysis = model.Analyze(res.Timeline, eff.Params)
-		res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
-		res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
-		res.Settle()
-	}
-	return res, w.stats, nil
+	var st Stats
+	res, err := sim.Run(context.Background(), sc, Backend{Options: o, stats: &st}, sim.Options{SkipAnalysis: o.SkipAnalysis})
+	return res, st, err
 }

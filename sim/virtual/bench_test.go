@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // BenchmarkEvents measures the simulation alone (no analysis) on one core:

@@ -1,4 +1,4 @@
-package sim
+package real
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/runner"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
 )
 
@@ -31,6 +32,22 @@ type Options struct {
 	// Observe, if not nil, sees every event as it is recorded, on the
 	// recording goroutine: it must be fast and must not block.
 	Observe func(model.Event)
+}
+
+// Backend is the real backend, a sim.Backend: instances as goroutines
+// against a real Redis through real Toxiproxy, in wall-clock time.
+type Backend struct {
+	// Provider sets up Redis and Toxiproxy. Default env.Embedded{}.
+	Provider env.Provider
+}
+
+// Name is "real".
+func (Backend) Name() string { return "real" }
+
+// Run runs the scenario on the real backend with o's provider: sim.Run with
+// a Backend. See Backend.Run for what it changes in the process.
+func Run(ctx context.Context, sc model.Scenario, o Options) (*model.Result, error) {
+	return sim.Run(ctx, sc, Backend{Provider: o.Provider}, sim.Options{Observe: o.Observe})
 }
 
 // quietRedis silences go-redis's global logger: the harness cuts instances
@@ -113,9 +130,10 @@ func newRunID() string {
 // harness spawns, since it must fail them over.
 var ErrOwnRedis = errors.New("sim: redis: replicated and redis: cluster run on servers the harness spawns (the embedded environment), not on a Redis given to the run")
 
-// Refuses returns why Run would refuse the scenario with this provider (nil
-// is the default embedded one), or nil if it can run it.
-func Refuses(sc model.Scenario, p env.Provider) error {
+// Refuses returns why the backend refuses the scenario with its provider
+// (ErrOwnRedis), or nil if it can run it.
+func (b Backend) Refuses(sc model.Scenario) error {
+	p := b.Provider
 	if sc.WithDefaults().Redis == model.RedisSingle || p == nil {
 		return nil
 	}
@@ -125,43 +143,31 @@ func Refuses(sc model.Scenario, p env.Provider) error {
 	return ErrOwnRedis
 }
 
-// Run runs the scenario against real Redis and Toxiproxy and returns what it
-// measured. It returns an error only when the run could not start (invalid
-// scenario, environment); problems during the run land in Result.Errors.
-// Cancelling ctx stops the run, cleans up, and returns the partial result
-// marked incomplete together with ctx's error. Nothing the run started is
-// left running when Run returns.
+// Run runs eff (validated, defaults filled, scaled) against real Redis and
+// Toxiproxy and returns what it recorded; see sim.Backend.
 //
 // Two process-wide settings change for good: go-redis's global logger is
 // silenced (every dial an injected fault fails would be logged to stderr),
 // and, with the in-process Toxiproxy, zerolog's global level is disabled
 // (Toxiproxy logs through it). A program that wants them restores them
 // after Run.
-func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, err error) {
+func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model.Event)) (res *sim.Recording, err error) {
 	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
-	if err := sc.Validate(); err != nil {
-		return nil, err
-	}
-	sc = sc.WithDefaults()
-	eff := sc.Scaled()
-	eff.Params.Client.SharedPool = eff.Mode == model.ModeRunner
-	if err := Refuses(sc, o.Provider); err != nil {
-		return nil, err
-	}
+	provider := b.Provider
 	if eff.Redis != model.RedisSingle {
 		// A replicated pair or a cluster is always spawned: the harness
 		// must own it to fail it over.
-		emb, _ := o.Provider.(env.Embedded)
-		o.Provider = env.Spawned{Redis: eff.Redis, RedisServer: emb.RedisServer, ToxiproxyAddr: emb.ToxiproxyAddr}
+		emb, _ := provider.(env.Embedded)
+		provider = env.Spawned{Redis: eff.Redis, RedisServer: emb.RedisServer, ToxiproxyAddr: emb.ToxiproxyAddr}
 	}
-	if o.Provider == nil {
-		o.Provider = env.Embedded{}
+	if provider == nil {
+		provider = env.Embedded{}
 	}
-	res = &model.Result{Backend: "real", RunID: newRunID(), Scenario: sc, Params: eff.Params, Seed: sc.Seed, TimeScale: sc.TimeScale, Started: time.Now()}
+	res = &sim.Recording{RunID: newRunID(), Started: time.Now()}
 	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: version.Leaselab()}
 
 	setupStart := time.Now()
-	environ, err := env.For(ctx, o.Provider, eff.Instances)
+	environ, err := env.For(ctx, provider, eff.Instances)
 	if err != nil {
 		return nil, err
 	}
@@ -169,9 +175,9 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 	r := &run{
 		sc:         eff,
 		env:        environ,
-		group:      "leaselab-" + sc.Name + "-" + res.RunID,
-		rng:        mrand.New(mrand.NewPCG(uint64(sc.Seed), 0)),
-		jitterSeed: uint64(sc.Seed),
+		group:      "leaselab-" + eff.Name + "-" + res.RunID,
+		rng:        mrand.New(mrand.NewPCG(uint64(eff.Seed), 0)),
+		jitterSeed: uint64(eff.Seed),
 	}
 	var cpuStart time.Duration
 	defer func() {
@@ -181,7 +187,6 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 		}
 		if res != nil {
 			res.Errors = append(res.Errors, r.errs...)
-			res.Settle()
 		}
 	}()
 	r.admin = redis.NewClient(environ.Auth.Apply(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1}))
@@ -192,7 +197,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 			return nil, fmt.Errorf("%w: Redis at %s: %v", env.ErrEnvironment, environ.RedisAddr, err)
 		}
 	}
-	if err := needsRestart(sc.Faults, environ); err != nil {
+	if err := needsRestart(eff.Faults, environ); err != nil {
 		return nil, err
 	}
 
@@ -230,7 +235,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 		r.instances = append(r.instances, in)
 	}
 
-	r.rec = NewRecorder(o.Observe)
+	r.rec = NewRecorder(observe)
 	key := election.LeaderKey(r.group)
 	truthAddr := environ.RedisAddr
 	if t := environ.Topology; t != nil {
@@ -246,10 +251,8 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 
 	runErr := r.execute(ctx)
 	end := r.rec.Since()
-	res.Complete = runErr == nil
 	ended := "complete"
 	if runErr != nil {
-		res.Incomplete = runErr.Error()
 		ended = "incomplete: " + runErr.Error()
 	}
 	r.recordHeld()
@@ -259,13 +262,7 @@ func Run(ctx context.Context, sc model.Scenario, o Options) (res *model.Result, 
 	res.Cost = model.Cost{CPU: cpu, CPUPerInstancePercent: 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances)}
 	r.stopAll()
 	res.Timeline = r.rec.Timeline()
-	res.Analysis = model.Analyze(res.Timeline, eff.Params)
-	res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
-	res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
-	if runErr != nil {
-		return res, runErr
-	}
-	return res, nil
+	return res, runErr
 }
 
 // execute starts the instances, runs the fault schedule and the recovery.

@@ -1,4 +1,4 @@
-package sim_test
+package real_test
 
 import (
 	"context"
@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/sim/real"
 	"github.com/leaselab/leaselab/simtest"
 )
 
@@ -79,7 +79,7 @@ func TestContainersInterrupted(t *testing.T) {
 	defer cancel()
 	var started sync.Once
 	observe := func(model.Event) { started.Do(func() { time.AfterFunc(time.Second, cancel) }) }
-	res, err := sim.Run(ctx, model.Scenario{Name: "interrupted", Instances: 3, Params: fast, Duration: time.Minute}, sim.Options{Provider: p, Observe: observe})
+	res, err := real.Run(ctx, model.Scenario{Name: "interrupted", Instances: 3, Params: fast, Duration: time.Minute}, real.Options{Provider: p, Observe: observe})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("Run after cancel: %v, want context.Canceled", err)
 	}
@@ -90,7 +90,7 @@ func TestContainersInterrupted(t *testing.T) {
 
 	ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
 	defer cancel()
-	if _, err := sim.Run(ctx, model.Scenario{Name: "interrupted-setup", Instances: 3, Params: fast}, sim.Options{Provider: p}); err == nil {
+	if _, err := real.Run(ctx, model.Scenario{Name: "interrupted-setup", Instances: 3, Params: fast}, real.Options{Provider: p}); err == nil {
 		t.Fatal("Run whose setup was cut short returned no error")
 	} else {
 		t.Logf("setup cut short: %v", err)

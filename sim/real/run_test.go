@@ -1,4 +1,4 @@
-package sim_test
+package real_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/real"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -31,7 +31,7 @@ func runScenario(t *testing.T, sc model.Scenario) *model.Result {
 	if sc.Name == "" {
 		sc.Name = strings.ReplaceAll(t.Name(), "/", "-")
 	}
-	res, err := sim.Run(context.Background(), sc, sim.Options{})
+	res, err := real.Run(context.Background(), sc, real.Options{})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -215,8 +215,8 @@ func TestCancelledRunLeavesNothing(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(1500 * time.Millisecond); cancel() }()
-	res, err := sim.Run(ctx, model.Scenario{Name: "cancelled", Instances: 5, Params: fast, Duration: time.Minute,
-		Faults: []model.Fault{{At: time.Second, Kind: model.FaultPartition, Target: model.Target{Role: model.RoleLeader}}}}, sim.Options{})
+	res, err := real.Run(ctx, model.Scenario{Name: "cancelled", Instances: 5, Params: fast, Duration: time.Minute,
+		Faults: []model.Fault{{At: time.Second, Kind: model.FaultPartition, Target: model.Target{Role: model.RoleLeader}}}}, real.Options{})
 	if err == nil {
 		t.Fatal("Run returned no error after cancel")
 	}
@@ -256,7 +256,7 @@ func TestSeedReproducesFaultSchedule(t *testing.T) {
 				{At: 700 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Role: model.RoleRandom}},
 				{At: 1100 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Role: model.RoleRandom}},
 			}}
-		res, err := sim.Run(context.Background(), sc, sim.Options{})
+		res, err := real.Run(context.Background(), sc, real.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

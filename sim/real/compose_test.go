@@ -1,4 +1,4 @@
-package sim_test
+package real_test
 
 import (
 	"context"
@@ -14,8 +14,8 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/sim/real"
 	"github.com/leaselab/leaselab/simtest"
 )
 
@@ -69,8 +69,8 @@ func TestComposeSmoke(t *testing.T) {
 	}
 
 	// Redis is the stack's, not the harness's.
-	_, err := sim.Run(t.Context(), model.Scenario{Name: "compose-restart", Instances: 2, Params: fast, Duration: time.Second,
-		Faults: []model.Fault{{At: 500 * time.Millisecond, Kind: model.FaultRedisRestart}}}, sim.Options{Provider: ext})
+	_, err := real.Run(t.Context(), model.Scenario{Name: "compose-restart", Instances: 2, Params: fast, Duration: time.Second,
+		Faults: []model.Fault{{At: 500 * time.Millisecond, Kind: model.FaultRedisRestart}}}, real.Options{Provider: ext})
 	if err == nil || !strings.Contains(err.Error(), "redis-restart") {
 		t.Errorf("redis-restart against the compose stack: %v; want it refused", err)
 	}

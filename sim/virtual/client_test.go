@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // renewCall runs one leader whose second renewal (due at gain + 5 s, no

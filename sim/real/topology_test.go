@@ -1,4 +1,4 @@
-package sim_test
+package real_test
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 
 	"github.com/leaselab/leaselab/internal/rediscluster"
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/real"
 )
 
 // needTopology skips t where no replicated pair or cluster can be spawned
@@ -160,9 +160,9 @@ func TestCancelledFailoverLeavesNothing(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var once sync.Once
-			res, err := sim.Run(ctx, model.Scenario{Name: "cancelled-failover-" + string(topo), Redis: topo, Instances: 3, Params: fast, Duration: time.Minute,
+			res, err := real.Run(ctx, model.Scenario{Name: "cancelled-failover-" + string(topo), Redis: topo, Instances: 3, Params: fast, Duration: time.Minute,
 				Faults: []model.Fault{{At: 500 * time.Millisecond, Kind: model.FaultRedisFailover, Lag: 30 * time.Second}}},
-				sim.Options{Observe: func(e model.Event) {
+				real.Options{Observe: func(e model.Event) {
 					if e.Kind == model.FaultApplied {
 						once.Do(func() { time.AfterFunc(300*time.Millisecond, cancel) }) // in the middle of the lag
 					}

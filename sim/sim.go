@@ -1,0 +1,133 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+)
+
+// Backend runs scenarios: it is what differs between the real, the virtual
+// and any further backend. Everything before (validation, defaults,
+// scaling) and after (analysis, bounds, verdicts) is Run's.
+type Backend interface {
+	// Name names the backend in results and reports ("real", "virtual").
+	Name() string
+	// Refuses returns why the backend cannot run sc (the scenario with its
+	// defaults filled, unscaled), or nil if it can. A refusal says the
+	// scenario is outside what the backend does, not that it is wrong.
+	Refuses(sc model.Scenario) error
+	// Run runs eff, a validated scenario with its defaults filled and
+	// scaled, and returns what it recorded. observe, if not nil, is called
+	// with each event as it is recorded, on the recording goroutine (it must
+	// be fast); a backend that does not run in real time may not call it.
+	//
+	// It returns a nil Recording and an error when the run could not start.
+	// Cancelling ctx stops the run: Run then returns the partial recording
+	// and ctx's error. Nothing the run started is left running when Run
+	// returns.
+	Run(ctx context.Context, eff model.Scenario, observe func(model.Event)) (*Recording, error)
+}
+
+// Recording is what a backend measured in one run: the timeline and the
+// facts about the run itself. Run turns it into a model.Result.
+type Recording struct {
+	// RunID names the run (model.Result.RunID).
+	RunID string
+	// Versions are the versions of what the run used.
+	Versions model.Versions
+	// Started is when the run started (zero for a run in virtual time).
+	Started time.Time
+	// Setup is how long the environment took to come up.
+	Setup time.Duration
+	// Elapsed is the run's length by the recording clock.
+	Elapsed time.Duration
+	// Cost is what the run cost the machine.
+	Cost model.Cost
+	// Errors are problems of the harness during the run (model.Result.Errors).
+	Errors []string
+	// Timeline is every event, by the recording clock.
+	Timeline model.Timeline
+}
+
+// Options configure Run. Zero values mean the defaults named on each field.
+type Options struct {
+	// Observe, if not nil, is handed to Backend.Run: it sees every event
+	// as it is recorded (see Backend.Run).
+	Observe func(model.Event)
+	// SkipAnalysis leaves Analysis, Predictions and Evaluation empty (for
+	// benchmarks of a backend alone).
+	SkipAnalysis bool
+}
+
+// RefusedError is Run's error when the backend refuses the scenario:
+// nothing ran. Its message is the backend's reason.
+type RefusedError struct {
+	// Backend is the refusing backend's Name.
+	Backend string
+	// Reason is Backend.Refuses's answer.
+	Reason error
+}
+
+func (e *RefusedError) Error() string { return e.Reason.Error() }
+
+// Unwrap returns the backend's reason, so errors.Is finds its sentinel.
+func (e *RefusedError) Unwrap() error { return e.Reason }
+
+// IsRefusal reports whether err says a backend refused the scenario (the
+// scenario is outside the backend, not wrong).
+func IsRefusal(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
+}
+
+// Run runs the scenario on the backend and returns what it measured. It
+// returns an error only when the run could not start (an invalid scenario,
+// a refusal — see IsRefusal —, the backend's environment); problems during
+// the run land in Result.Errors. Cancelling ctx stops the run and returns
+// the partial result, marked incomplete, with ctx's error.
+func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.Result, error) {
+	if err := sc.Validate(); err != nil {
+		return nil, err
+	}
+	// WithDefaults fills the faults in place: keep the caller's slice as it was.
+	sc.Faults = append([]model.Fault(nil), sc.Faults...)
+	sc = sc.WithDefaults()
+	if err := b.Refuses(sc); err != nil {
+		return nil, &RefusedError{Backend: b.Name(), Reason: err}
+	}
+	eff := sc.Scaled()
+	// The runner's instances share one pool per process, as in production.
+	eff.Params.Client.SharedPool = eff.Mode == model.ModeRunner
+	rec, runErr := b.Run(ctx, eff, o.Observe)
+	if rec == nil {
+		return nil, runErr
+	}
+	res := &model.Result{
+		Backend:   b.Name(),
+		RunID:     rec.RunID,
+		Scenario:  sc,
+		Params:    eff.Params,
+		Seed:      sc.Seed,
+		TimeScale: sc.TimeScale,
+		Versions:  rec.Versions,
+		Started:   rec.Started,
+		Elapsed:   rec.Elapsed,
+		Complete:  runErr == nil,
+		Errors:    rec.Errors,
+		Timeline:  rec.Timeline,
+		Setup:     rec.Setup,
+		Cost:      rec.Cost,
+	}
+	if runErr != nil {
+		res.Incomplete = runErr.Error()
+	}
+	if !o.SkipAnalysis {
+		res.Analysis = model.Analyze(res.Timeline, eff.Params)
+		res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
+		res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
+		res.Settle()
+	}
+	return res, runErr
+}
