@@ -110,26 +110,14 @@ Flags:
 func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bounds", flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	timing := newTimingFlags(fs)
 	var (
-		ttl, wait, opTimeout, readTimeout, latency, pause time.Duration
-		maxRetries                                        int
-		jitter                                            = -1
-		ctxTimeouts, safe                                 bool
-		rate                                              float64
-		safeMargin                                        time.Duration
+		latency, pause time.Duration
+		rate           float64
 	)
-	fs.DurationVar(&ttl, "ttl", 0, "lease TTL (default 5s)")
-	fs.DurationVar(&wait, "wait", 0, "follower retry interval (default 6s)")
-	fs.Var((*optInt)(&jitter), "jitter", "renewal jitter in `ms` (default 5)")
-	fs.DurationVar(&opTimeout, "op-timeout", 0, "per-call context deadline (default none)")
-	fs.DurationVar(&readTimeout, "read-timeout", 0, "go-redis ReadTimeout (default 5s)")
-	fs.IntVar(&maxRetries, "max-retries", 0, "go-redis MaxRetries (default 3; -1 none)")
-	fs.BoolVar(&ctxTimeouts, "context-timeouts", false, "go-redis ContextTimeoutEnabled (makes --op-timeout count)")
 	fs.DurationVar(&latency, "latency", 0, "one-way latency added for the latency mode")
 	fs.DurationVar(&pause, "pause", 0, "pause length for the pause mode")
 	fs.Float64Var(&rate, "clock-rate", 0, "leader clock rate for the clock-drift mode (e.g. 0.5)")
-	fs.BoolVar(&safe, "safe", false, "the elector's safe mode (lease guard and fenced chores)")
-	fs.DurationVar(&safeMargin, "safe-margin", 0, "safe mode's guard margin (default TTL/100 + 2ms)")
 	fs.Usage = func() { fmt.Fprint(stderr, boundsUsage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -145,39 +133,7 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	default:
 		return usageErr("bounds takes at most one scenario")
 	}
-	p := sc.Params
-	set := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["ttl"] {
-		p.TTL = ttl
-	}
-	if set["wait"] {
-		p.Wait = wait
-	}
-	if set["safe"] {
-		p.Safe = safe
-	}
-	if set["safe-margin"] {
-		p.SafeMargin = safeMargin
-	}
-	if set["jitter"] {
-		p.JitterMS = jitter
-		if jitter == 0 {
-			p.JitterMS = -1 // explicit: none
-		}
-	}
-	if set["op-timeout"] {
-		p.OpTimeout = opTimeout
-	}
-	if set["read-timeout"] {
-		p.Client.ReadTimeout = readTimeout
-	}
-	if set["max-retries"] {
-		p.Client.MaxRetries = maxRetries
-	}
-	if set["context-timeouts"] {
-		p.Client.ContextTimeoutEnabled = ctxTimeouts
-	}
+	p := timing.apply(sc.Params)
 	p = p.WithDefaults()
 	if p.TTL <= 0 || p.Wait <= 0 {
 		return usageErr("--ttl and --wait must be positive")

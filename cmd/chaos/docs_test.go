@@ -360,6 +360,13 @@ func TestDocsCommandsRun(t *testing.T) {
 			args = append(args, "--quiet")
 		case "advise":
 			args = append(args, "--seeds", "2")
+		case "init":
+			// Each page's reader starts afresh; init refuses to overwrite.
+			for _, d := range positionals(args[1:]) {
+				if err := os.RemoveAll(d); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 		key := strings.Join(args, " ")
 		if done[key] {
@@ -377,7 +384,7 @@ func TestDocsCommandsRun(t *testing.T) {
 	}
 }
 
-// positionals are the words of a run or suite command line that are not
+// positionals are the words of a run, suite or init command line that are not
 // flags or flag values: the scenarios and directories it names.
 func positionals(args []string) []string {
 	var pos []string
@@ -386,12 +393,12 @@ func positionals(args []string) []string {
 		switch {
 		case !strings.HasPrefix(a, "-"):
 			pos = append(pos, a)
-		case !strings.Contains(a, "=") && !boolFlags[strings.TrimLeft(a, "-")]:
+		case !strings.Contains(a, "=") && !boolFlags[strings.TrimLeft(a, "-")] && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-"):
 			i++ // its value
 		}
 	}
 	return pos
 }
 
-// boolFlags are the flags of run and suite that take no value.
-var boolFlags = map[string]bool{"quiet": true, "v": true, "strict-claims": true, "md-inline": true}
+// boolFlags are the flags of run, suite and init that take no value.
+var boolFlags = map[string]bool{"quiet": true, "v": true, "strict-claims": true, "md-inline": true, "force": true, "context-timeouts": true}

@@ -8,6 +8,9 @@
 //	chaos validate FILE...    check scenario files without running them
 //	chaos bounds [FILE]       predicted worst-case gap and overlap per failure mode
 //	chaos report RESULT.json  re-render the reports of a stored result
+//	chaos sweep, advise       parameter grids; the timings that meet your constraints
+//	chaos init DIR            write a starter suite for your timings
+//	chaos version             what this binary is and what it drives
 //
 // Exit codes: 0 every expectation held; 1 an expectation failed (or a run was
 // incomplete); 2 invalid input or usage; 3 environment error; 130
@@ -60,6 +63,9 @@ Usage:
   chaos sweep FILE|--grid ... [flags]  a parameter grid × seeds on the virtual backend: CSV,
                                    heatmaps, safe region (--shard i/n; 'sweep merge')
   chaos advise --max-gap D [flags] the timings that meet your constraints under your faults
+  chaos init DIR [flags]           write a starter suite for your timings (--ttl ... or
+                                   --from-advice advice.json): a CI gate on day one
+  chaos version                    leaselab's version, Go's, and the Redis and Toxiproxy it drives
 
 Run 'chaos COMMAND --help' for a command's flags and examples.
 
@@ -99,6 +105,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdSweep(ctx, args[1:], stdout, stderr)
 	case "advise":
 		err = cmdAdvise(ctx, args[1:], stdout, stderr)
+	case "init":
+		err = cmdInit(ctx, args[1:], stdout, stderr)
+	case "version":
+		err = cmdVersion(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK

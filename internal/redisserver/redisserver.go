@@ -67,24 +67,9 @@ type Server struct {
 // keyspace notifications for keys, generic commands and expirations enabled
 // ("Kgx$"), which the simulator's ground-truth lane subscribes to.
 func Start(ctx context.Context, o Options) (*Server, error) {
-	path := o.Path
-	if path == "" {
-		path = "redis-server"
-	}
-	bin, err := exec.LookPath(path)
+	bin, err := lookPath(o.Path)
 	if err != nil {
-		if o.Path == "" {
-			return nil, fmt.Errorf("%w on PATH (install it: `apt-get install redis-server` or `brew install redis`)", ErrNotInstalled)
-		}
-		var ee *exec.Error
-		var pe *fs.PathError
-		if errors.As(err, &ee) {
-			err = ee.Err
-		}
-		if errors.As(err, &pe) {
-			err = pe.Err
-		}
-		return nil, fmt.Errorf("%w at %s: %v", ErrNotInstalled, o.Path, err)
+		return nil, err
 	}
 	s := &Server{path: bin, dir: o.Dir, ready: o.ReadyTimeout, Password: o.Password}
 	if s.ready == 0 {
@@ -118,6 +103,50 @@ func Start(ctx context.Context, o Options) (*Server, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// lookPath finds the redis-server binary Options.Path names ("": on PATH).
+func lookPath(path string) (string, error) {
+	name := path
+	if name == "" {
+		name = "redis-server"
+	}
+	bin, err := exec.LookPath(name)
+	if err == nil {
+		return bin, nil
+	}
+	if path == "" {
+		return "", fmt.Errorf("%w on PATH (install it: `apt-get install redis-server` or `brew install redis`)", ErrNotInstalled)
+	}
+	var ee *exec.Error
+	var pe *fs.PathError
+	if errors.As(err, &ee) {
+		err = ee.Err
+	}
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return "", fmt.Errorf("%w at %s: %v", ErrNotInstalled, path, err)
+}
+
+// Version is the version of the redis-server Start would spawn for path
+// ("": the one on PATH), from its --version, and the binary's path; the
+// error wraps ErrNotInstalled when there is none.
+func Version(ctx context.Context, path string) (version, bin string, err error) {
+	if bin, err = lookPath(path); err != nil {
+		return "", "", err
+	}
+	out, err := exec.CommandContext(ctx, bin, "--version").Output()
+	if err != nil {
+		return "", bin, fmt.Errorf("running %s --version: %w", bin, err)
+	}
+	// "Redis server v=7.0.15 sha=00000000:0 malloc=jemalloc-5.3.0 bits=64 build=…"
+	for _, f := range strings.Fields(string(out)) {
+		if v, ok := strings.CutPrefix(f, "v="); ok {
+			return v, bin, nil
+		}
+	}
+	return "", bin, fmt.Errorf("%s --version: no version in %q", bin, strings.TrimSpace(string(out)))
 }
 
 func (s *Server) start(ctx context.Context) error {

@@ -1,0 +1,266 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"text/tabwriter"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sweep"
+)
+
+const initUsage = `Usage: chaos init DIR [--ttl D --wait D --read-timeout D ...] [--max-gap L ...]
+       chaos init DIR --from-advice advice.json
+
+Writes a starter suite for your timings into DIR, one scenario per failure
+mode an elector meets: a leader crash, a graceful stop, each partition mode
+(blackhole, refuse, reset, requests or replies only), latency, a pause and a
+Redis restart, on bare electors with the fault on the leader. Each expects
+your limits (--max-gap, --max-overlap, --max-stale: a duration or an
+expression such as 'ttl + wait') and, where you give none, the worst case
+the bound calculator predicts for the timings. 'chaos suite DIR' is then a
+CI gate: it fails when a change of timings, client options or elector breaks
+a limit. It prints the predicted worst cases, and warns where one exceeds
+your limit (that scenario will fail: run 'chaos advise').
+
+--from-advice takes the advice.json 'chaos advise --out DIR' writes: its
+recommended timings, its constraints as limits for the failure modes of its
+envelope (the others expect the prediction), and its latency and pause.
+
+Examples:
+  chaos init ./chaos-scenarios
+  chaos init ./chaos-scenarios --ttl 10s --wait 2s --read-timeout 1s --max-retries -1 --max-gap 15s
+  chaos advise --max-gap 12s --max-overlap 0s --out advice && chaos init ./chaos-scenarios --from-advice advice/advice.json
+
+Flags:
+`
+
+// timingFlags are the elector's timings and go-redis options as flags, for
+// the commands that take them (bounds, init). Only the flags given change a
+// scenario's parameters.
+type timingFlags struct {
+	fs                           *flag.FlagSet
+	ttl, wait, opTimeout, readTO time.Duration
+	safeMargin                   time.Duration
+	maxRetries                   int
+	jitter                       int
+	ctxTimeouts, safe            bool
+}
+
+func newTimingFlags(fs *flag.FlagSet) *timingFlags {
+	t := &timingFlags{fs: fs, jitter: -1}
+	fs.DurationVar(&t.ttl, "ttl", 0, "lease TTL (default 5s)")
+	fs.DurationVar(&t.wait, "wait", 0, "follower retry interval (default 6s)")
+	fs.Var((*optInt)(&t.jitter), "jitter", "renewal jitter in `ms` (default 5)")
+	fs.DurationVar(&t.opTimeout, "op-timeout", 0, "per-call context deadline (default none)")
+	fs.DurationVar(&t.readTO, "read-timeout", 0, "go-redis ReadTimeout (default 5s)")
+	fs.IntVar(&t.maxRetries, "max-retries", 0, "go-redis MaxRetries (default 3; -1 none)")
+	fs.BoolVar(&t.ctxTimeouts, "context-timeouts", false, "go-redis ContextTimeoutEnabled (makes --op-timeout count)")
+	fs.BoolVar(&t.safe, "safe", false, "the elector's safe mode (lease guard and fenced chores)")
+	fs.DurationVar(&t.safeMargin, "safe-margin", 0, "safe mode's guard margin (default TTL/100 + 2ms)")
+	return t
+}
+
+// given says whether any timing flag was set.
+func (t *timingFlags) given() bool {
+	any := false
+	t.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "ttl", "wait", "jitter", "op-timeout", "read-timeout", "max-retries", "context-timeouts", "safe", "safe-margin":
+			any = true
+		}
+	})
+	return any
+}
+
+// apply overrides p with the flags given.
+func (t *timingFlags) apply(p model.Params) model.Params {
+	t.fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "ttl":
+			p.TTL = t.ttl
+		case "wait":
+			p.Wait = t.wait
+		case "safe":
+			p.Safe = t.safe
+		case "safe-margin":
+			p.SafeMargin = t.safeMargin
+		case "jitter":
+			p.JitterMS = t.jitter
+			if t.jitter == 0 {
+				p.JitterMS = -1 // explicit: none
+			}
+		case "op-timeout":
+			p.OpTimeout = t.opTimeout
+		case "read-timeout":
+			p.Client.ReadTimeout = t.readTO
+		case "max-retries":
+			p.Client.MaxRetries = t.maxRetries
+		case "context-timeouts":
+			p.Client.ContextTimeoutEnabled = t.ctxTimeouts
+		}
+	})
+	return p
+}
+
+func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	timing := newTimingFlags(fs)
+	var (
+		fromAdvice, maxGap, maxOverlap, maxStale string
+		latency, pause                           time.Duration
+		instances                                int
+		force                                    bool
+	)
+	fs.StringVar(&fromAdvice, "from-advice", "", "the advice.json of 'chaos advise --out': its timings, limits and envelope")
+	fs.StringVar(&maxGap, "max-gap", "", "the longest leaderless interval allowed, a duration or an expression (default: the prediction)")
+	fs.StringVar(&maxOverlap, "max-overlap", "", "the longest believed split brain allowed (default: the prediction)")
+	fs.StringVar(&maxStale, "max-stale", "", "the longest stale leadership allowed (default: the prediction)")
+	fs.DurationVar(&latency, "latency", 0, "one-way latency of the latency scenario (default min(200ms, TTL/10))")
+	fs.DurationVar(&pause, "pause", 0, "how long the pause scenario freezes the leader (default 1s)")
+	fs.IntVar(&instances, "instances", 0, "electors per scenario (default 3)")
+	fs.BoolVar(&force, "force", false, "overwrite scenario files that exist")
+	fs.Usage = func() { fmt.Fprint(stderr, initUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return usageErr("init: name one directory to write the suite into")
+	}
+	dir := pos[0]
+
+	var o scenarios.StarterOptions
+	if fromAdvice != "" {
+		if timing.given() {
+			return usageErr("init: --from-advice sets the timings; drop the timing flags (or drop --from-advice)")
+		}
+		b, err := os.ReadFile(fromAdvice)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("init: reading the advice: %w", err)}
+		}
+		var adv sweep.Advice
+		if err := json.Unmarshal(b, &adv); err != nil {
+			return &exitError{exitUsage, fmt.Errorf("init: %s is not the advice.json of chaos advise: %w", fromAdvice, err)}
+		}
+		if adv.Constraints.MaxGap <= 0 {
+			return &exitError{exitUsage, fmt.Errorf("init: %s has no constraints: is it the advice.json of chaos advise?", fromAdvice)}
+		}
+		o = adv.Starter()
+		if !adv.Feasible {
+			fmt.Fprintln(stderr, "chaos init: the advice found no timings that meet its constraints; the suite uses its closest miss and will fail until the constraints or the envelope change (see its advice.md)")
+		}
+	} else {
+		o.Params = timing.apply(model.Params{})
+	}
+	limits := map[string]string{"max_gap": maxGap, "max_overlap": maxOverlap, "stale_leadership": maxStale}
+	for m, l := range limits {
+		if l == "" {
+			continue
+		}
+		if o.Limits == nil {
+			o.Limits = map[string]string{}
+		}
+		o.Limits[m] = l
+	}
+	if latency != 0 {
+		o.Latency = latency
+	}
+	if pause != 0 {
+		o.Pause = pause
+	}
+	if instances != 0 {
+		o.Instances = instances
+	}
+	suite, err := scenarios.Starter(o)
+	if err != nil {
+		return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
+	}
+
+	files := make(map[string][]byte, len(suite))
+	for _, sc := range suite {
+		b, err := scenarios.Marshal(sc)
+		if err != nil {
+			return fmt.Errorf("init: writing %s: %w", sc.Name, err)
+		}
+		path := filepath.Join(dir, sc.Name+".yaml")
+		// What is written must read back: a limit the parser refuses (a
+		// typo in an expression) is the user's error, with file:line.
+		if _, err := scenarios.Parse(path, b); err != nil {
+			return &exitError{exitUsage, fmt.Errorf("init: the suite would not be valid, nothing written: %w", err)}
+		}
+		if _, err := os.Stat(path); err == nil && !force {
+			return &exitError{exitUsage, fmt.Errorf("init: %s exists (--force overwrites it)", path)}
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return &exitError{exitEnv, fmt.Errorf("init: %w", err)}
+		}
+		files[path] = b
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &exitError{exitEnv, fmt.Errorf("init: %w", err)}
+	}
+	for _, sc := range suite {
+		path := filepath.Join(dir, sc.Name+".yaml")
+		if err := os.WriteFile(path, files[path], 0o644); err != nil {
+			return &exitError{exitEnv, fmt.Errorf("init: %w", err)}
+		}
+	}
+	return printStarter(stdout, dir, suite, o)
+}
+
+// printStarter lists the suite with the worst case predicted for each
+// scenario beside what it expects, and warns where a limit is below it.
+func printStarter(w io.Writer, dir string, suite []model.Scenario, o scenarios.StarterOptions) error {
+	p := o.Params.WithDefaults()
+	fmt.Fprintf(w, "wrote %d scenarios to %s (TTL %v, Wait %v, ReadTimeout %v, MaxRetries %d, %s mode)\n\n",
+		len(suite), dir, p.TTL, p.Wait, p.Client.ReadTimeout, p.Client.MaxRetries, map[bool]string{false: "spec", true: "safe"}[p.Safe])
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "SCENARIO\tPREDICTED GAP\tPREDICTED OVERLAP\tEXPECTS")
+	var warn []string
+	for _, sc := range suite {
+		f := sc.Faults[0]
+		size := model.FaultSize{Latency: f.Latency}
+		if f.Kind == model.FaultPause {
+			size.Pause = f.For
+		}
+		pr, ok := model.PredictMode(p, model.ModeOf(f.Kind, f.Mode), size)
+		gap, overlap := "—", "—"
+		if ok {
+			gap, overlap = pr.MaxGap.String(), pr.MaxOverlap.String()
+		}
+		expects := ""
+		for _, e := range sc.Expect {
+			expects += fmt.Sprintf("%s %s  ", e.Metric, e.Max)
+			limit, err := time.ParseDuration(e.Max)
+			if err != nil || !ok {
+				continue // predicted, or an expression of the run's timings
+			}
+			predicted := map[string]time.Duration{"max_gap": pr.MaxGap, "max_overlap": pr.MaxOverlap, "stale_leadership": pr.MaxOverlap}[e.Metric]
+			if predicted > limit {
+				warn = append(warn, fmt.Sprintf("  %s: predicted %s %v > your %v: it fails when the worst case happens", sc.Name, e.Metric, predicted, limit))
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Name, gap, overlap, expects)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if len(warn) > 0 {
+		fmt.Fprintln(w, "\nlimits below the predicted worst case ('chaos advise' finds timings that keep them):")
+		for _, l := range warn {
+			fmt.Fprintln(w, l)
+		}
+	}
+	fmt.Fprintf(w, "\nnext: chaos validate %s/*.yaml; chaos suite %s --junit junit.xml\n", dir, dir)
+	return nil
+}

@@ -1,0 +1,25 @@
+package sweep
+
+import "github.com/leaselab/leaselab/scenarios"
+
+// Starter is the starter suite that keeps checking an advice in CI: the
+// recommended timings, the constraints as limits for the failure modes of
+// the envelope (the others expect the bound calculator's worst case), and
+// the envelope's latency and pause as the faults' sizes.
+func (a Advice) Starter() scenarios.StarterOptions {
+	modes, size := envelopeModes(a.Envelope.withDefaults())
+	o := scenarios.StarterOptions{
+		Params:  a.Params,
+		Limits:  map[string]string{"max_gap": dur(a.Constraints.MaxGap)},
+		Within:  modes,
+		Latency: size.Latency,
+		Pause:   size.Pause,
+	}
+	if a.Constraints.MaxOverlap != NoLimit {
+		o.Limits["max_overlap"] = dur(a.Constraints.MaxOverlap)
+	}
+	if a.Constraints.MaxStale != NoLimit {
+		o.Limits["stale_leadership"] = dur(a.Constraints.MaxStale)
+	}
+	return o
+}
