@@ -402,3 +402,92 @@ func positionals(args []string) []string {
 
 // boolFlags are the flags of run, suite and init that take no value.
 var boolFlags = map[string]bool{"quiet": true, "v": true, "strict-claims": true, "md-inline": true, "force": true, "context-timeouts": true}
+
+// TestDocsPathsExist: the files and packages the pages name — the ./pkg/
+// of a go test, go run or go build command, and every path in code that
+// starts in one of the repository's top directories or names a Go file —
+// exist, so that a package moved without its page fails here.
+func TestDocsPathsExist(t *testing.T) {
+	top := map[string]bool{}
+	entries, err := os.ReadDir("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			top[e.Name()] = true
+		}
+	}
+	top[".ci"] = true
+	goCmd := regexp.MustCompile(`\bgo (?:test|run|build|install|vet)\b[^\n` + "`" + `]*`)
+	pathRE := regexp.MustCompile(`^\.?\.?/?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)*/?(?:\.\.\.)?$`)
+	checked := 0
+	for _, page := range docFiles(t) {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		md := string(b)
+		var words []string
+		for _, m := range goCmd.FindAllString(md, -1) {
+			m, _, _ = strings.Cut(m, " #")
+			m, _, _ = strings.Cut(m, ";")
+			m, _, _ = strings.Cut(m, "&&")
+			fields := strings.Fields(m)
+			for i, w := range fields {
+				if !strings.HasPrefix(w, "./") || fields[i-1] == "-o" {
+					continue // not a package, or the binary's output
+				}
+				words = append(words, w)
+				if fields[1] == "run" {
+					break // the rest are the program's arguments
+				}
+			}
+		}
+		for _, span := range inlineRE.FindAllString(fenceRE.ReplaceAllString(md, ""), -1) {
+			span = strings.Trim(span, "`")
+			first, _, nested := strings.Cut(strings.TrimPrefix(span, "./"), "/")
+			if (nested && top[first]) || strings.HasSuffix(span, ".go") {
+				words = append(words, span)
+			}
+		}
+		for _, w := range words {
+			w = strings.TrimRight(w, ",;:)")
+			if !pathRE.MatchString(w) || strings.Contains(w, "*") {
+				continue // a glob, an example, not a path of ours
+			}
+			p := strings.TrimSuffix(w, "...")
+			// A path from the page's directory, or from the repository's root
+			// (where the commands run).
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+				if _, err2 := os.Stat(filepath.Join(filepath.Dir(page), p)); err2 != nil {
+					if !strings.Contains(p, "/") && strings.HasSuffix(p, ".go") && goFileExists(t, p) {
+						continue // a file named by itself: it exists somewhere in the tree
+					}
+					t.Errorf("%s names %s, which does not exist", page, w)
+				}
+			}
+			checked++
+		}
+	}
+	if checked < 20 {
+		t.Errorf("only %d paths checked: is the pattern still right?", checked)
+	}
+}
+
+// goFileExists says whether a Go file of that name is in the tree.
+func goFileExists(t *testing.T, name string) bool {
+	t.Helper()
+	found := false
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && d.Name() == name {
+			found = true
+			return filepath.SkipAll
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return found
+}
