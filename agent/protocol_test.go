@@ -1,0 +1,126 @@
+package agent
+
+import (
+	"errors"
+	"io"
+	"strings"
+	"testing"
+)
+
+func TestParseHello(t *testing.T) {
+	good := `{"type":"hello","protocol":1,"id":"a1","key":"taskrunner:leader:X","capabilities":["stop","clock"],"agent":"py"}`
+	h, err := ParseHello([]byte(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h.ID != "a1" || h.Key != "taskrunner:leader:X" || !h.Has(CapClock) || h.Has(CapRunner) || h.Agent != "py" {
+		t.Fatalf("parsed %+v", h)
+	}
+	for _, c := range []struct{ line, want string }{
+		{`{"type":"promoted"}`, `must be a hello`},
+		{`{"type":"hello","protocol":1,"key":"k","capabilities":[]}`, `lacks id`},
+		{`{"type":"hello","protocol":1,"id":"a","capabilities":[]}`, `lacks key`},
+		{`{"type":"hello","id":"a","key":"k","capabilities":[]}`, `lacks protocol`},
+		{`{"type":"hello","protocol":1,"id":"a","key":"k"}`, `lacks capabilities`},
+		{`{"type":"hello","protocol":2,"id":"a","key":"k","capabilities":[]}`, `protocol 2; this side speaks 1`},
+		{`{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":["teleport"]}`, `unknown capability "teleport"`},
+		{`{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[],"colour":"red"}`, `unknown field "colour"`},
+		{`{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[]} {}`, `more than one JSON value`},
+		{`hello`, `not a hello`},
+	} {
+		if _, err := ParseHello([]byte(c.line)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseHello(%s) = %v, want an error containing %q", c.line, err, c.want)
+		}
+	}
+}
+
+func TestParseEvent(t *testing.T) {
+	for _, line := range []string{
+		`{"type":"promoted","term":2,"token":7,"t":1}`,
+		`{"type":"demoted","reason":"refused"}`,
+		`{"type":"error","err":"i/o timeout"}`,
+		`{"type":"chore","chore":"scheduler","n":3,"took_ns":1000}`,
+		`{"type":"chore-fenced","chore":"metrics","err":"fenced"}`,
+		`{"type":"task-completed","task":"1-0"}`,
+		`{"type":"delayed-due","task":"x","lateness_ns":5}`,
+		`{"type":"stopped"}`,
+		`{"type":"reply","seq":4,"task":"x"}`,
+	} {
+		if _, err := ParseEvent([]byte(line)); err != nil {
+			t.Errorf("ParseEvent(%s): %v", line, err)
+		}
+	}
+	for _, c := range []struct{ line, want string }{
+		{`{"type":"demoted"}`, `demoted event lacks reason`},
+		{`{"type":"error"}`, `error event lacks err`},
+		{`{"type":"chore"}`, `chore event lacks chore`},
+		{`{"type":"chore-fenced","chore":"x"}`, `lacks err`},
+		{`{"type":"task-started"}`, `lacks task`},
+		{`{"type":"reply"}`, `lacks seq`},
+		{`{"type":"promote"}`, `unknown event type "promote"`},
+		{`{"type":"hello","protocol":1}`, `unknown field`},
+		{`{}`, `no type`},
+		{`{"type":"promoted","term":"2"}`, `not an event`},
+	} {
+		if _, err := ParseEvent([]byte(c.line)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseEvent(%s) = %v, want an error containing %q", c.line, err, c.want)
+		}
+	}
+}
+
+func TestParseCommand(t *testing.T) {
+	for _, line := range []string{`{"cmd":"stop","seq":1}`, `{"cmd":"clock","seq":2,"rate":0.5}`, `{"cmd":"clock","seq":3,"jump_ns":-5}`, `{"cmd":"dispatch","seq":4,"task":"work","delay_ns":10}`} {
+		if _, err := ParseCommand([]byte(line)); err != nil {
+			t.Errorf("ParseCommand(%s): %v", line, err)
+		}
+	}
+	for _, c := range []struct{ line, want string }{
+		{`{"cmd":"stop"}`, `lacks seq`},
+		{`{"cmd":"clock","seq":1}`, `exactly one of rate and jump_ns`},
+		{`{"cmd":"clock","seq":1,"rate":2,"jump_ns":3}`, `exactly one`},
+		{`{"cmd":"clock","seq":1,"rate":-1}`, `must be positive`},
+		{`{"cmd":"dispatch","seq":1}`, `lacks task`},
+		{`{"cmd":"reboot","seq":1}`, `unknown command "reboot"`},
+	} {
+		if _, err := ParseCommand([]byte(c.line)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("ParseCommand(%s) = %v, want an error containing %q", c.line, err, c.want)
+		}
+	}
+}
+
+// TestDecoderNamesAgentAndLine: a refused line is reported with the agent's
+// name, the line's number and its text.
+func TestDecoderNamesAgentAndLine(t *testing.T) {
+	out := `{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[]}
+{"type":"promoted","term":1}
+{"type":"demoted"}
+`
+	d := NewDecoder(`instance 2 ("python3 agent.py")`, strings.NewReader(out))
+	if _, err := d.Hello(); err != nil {
+		t.Fatal(err)
+	}
+	if e, err := d.Next(); err != nil || e.Type != Promoted || e.Term != 1 {
+		t.Fatalf("second line: %+v, %v", e, err)
+	}
+	_, err := d.Next()
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 3 {
+		t.Fatalf("third line: %v, want a LineError at line 3", err)
+	}
+	want := `agent instance 2 ("python3 agent.py"), stdout line 3: demoted event lacks reason: "{\"type\":\"demoted\"}"`
+	if err.Error() != want {
+		t.Fatalf("error\n %s\nwant\n %s", err, want)
+	}
+	if _, err := d.Next(); err != io.EOF {
+		t.Fatalf("at the end: %v, want io.EOF", err)
+	}
+
+	_, err = NewDecoder("x", strings.NewReader("")).Hello()
+	if !errors.Is(err, io.EOF) || !strings.Contains(err.Error(), "agent x closed its stdout before its hello") {
+		t.Fatalf("empty output: %v", err)
+	}
+	_, err = NewDecoder("x", strings.NewReader(`{"type":"promoted"}`+"\n")).Hello()
+	if !errors.As(err, &le) || le.Line != 1 || !strings.Contains(err.Error(), "must be a hello") {
+		t.Fatalf("no hello: %v", err)
+	}
+}

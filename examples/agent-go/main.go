@@ -1,0 +1,106 @@
+// Command agent-go is a user's service — an elector-driven job that works
+// only while it leads — made a leaselab agent by the lines marked "agent".
+// Run it under the harness:
+//
+//	go build -o /tmp/agent-go ./examples/agent-go
+//	chaos run leader-crash --backend process --agent /tmp/agent-go
+//
+// The harness gives it its Redis address (its own proxy) and the lease name
+// in the environment; a service reads its own configuration as it does in
+// production and only needs to put these in.
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/agent"
+	"github.com/leaselab/leaselab/election"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "agent-go:", err)
+		os.Exit(1)
+	}
+}
+
+// ms reads a duration in (possibly fractional) milliseconds.
+func ms(name string, def time.Duration) time.Duration {
+	f, err := strconv.ParseFloat(os.Getenv(name), 64)
+	if err != nil {
+		return def
+	}
+	return time.Duration(f * float64(time.Millisecond))
+}
+
+func run() error {
+	log := slog.New(slog.NewTextHandler(os.Stderr, nil)) // stderr is the agent's log
+	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer cancel()
+
+	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("LEASELAB_REDIS_ADDR"), ReadTimeout: ms("LEASELAB_READ_TIMEOUT_MS", 0)})
+	defer rdb.Close()
+	jitter, _ := strconv.Atoi(os.Getenv("LEASELAB_JITTER_MS"))
+	e, promote, demote, errs := election.NewElector(election.Opts{
+		Redis:    rdb,
+		Key:      os.Getenv("LEASELAB_GROUP"),
+		TTL:      ms("LEASELAB_TTL_MS", 5*time.Second),
+		Wait:     ms("LEASELAB_WAIT_MS", 6*time.Second),
+		JitterMS: jitter,
+		Safe:     os.Getenv("LEASELAB_SAFE") == "1",
+	})
+
+	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel}) // agent
+	promote, demote, errs = ag.Elector(e, promote, demote, errs)     // agent
+	if err := ag.Hello(e.ID(), e.Key()); err != nil {                // agent
+		return err
+	}
+
+	e.Start()
+	work := time.NewTicker(100 * time.Millisecond)
+	defer work.Stop()
+	leading := false
+	for {
+		select {
+		case <-promote:
+			leading = true
+			log.Info("promoted: starting the leader's job")
+		case <-demote:
+			leading = false
+			log.Info("demoted: stopping the leader's job")
+		case err := <-errs:
+			log.Warn("election error", "err", err)
+		case <-work.C:
+			if leading {
+				log.Debug("leader's job tick")
+			}
+		case <-ag.Gone(): // agent: the harness is gone
+			return nil
+		case <-ctx.Done():
+			ag.Stopping() // agent
+			// Stop waits for the demotion to be received: keep reading.
+			stopped := make(chan error, 1)
+			go func() { stopped <- e.Stop() }()
+			for {
+				select {
+				case <-demote:
+					log.Info("demoted: shutting down")
+				case <-promote:
+				case <-errs:
+				case err := <-stopped:
+					ag.Stopped() // agent
+					return err
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,154 @@
+#!/usr/bin/python3
+"""A leaselab agent in Python: the spec's Redis-lease election with redis-py.
+
+The harness (chaos run --backend process --agent "python3 agent.py") starts
+this program once per instance. It speaks the agent protocol of
+docs/agents.md: a hello on stdout, then one JSON event per line; commands on
+stdin (stop); stderr is its log. It implements the spec's algorithm:
+
+  follower: every Wait, SET key id PX ttl NX; won -> leader
+  leader:   after TTL/2 + jitter, renew (GET == id -> PEXPIRE); 0 or an
+            error -> follower, next election after Wait
+  stop:     (SIGTERM or the stop command) step down, release (GET == id ->
+            DEL), say stopped, exit
+
+It needs redis-py (Debian: python3-redis). Clock commands are not declared:
+its timers run on the machine's monotonic clock, which the harness does not
+bend.
+"""
+
+import json
+import os
+import random
+import signal
+import sys
+import threading
+import time
+import uuid
+
+import redis
+
+RENEW = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+end
+return 0
+"""
+
+RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+  return redis.call('DEL', KEYS[1])
+end
+return 0
+"""
+
+
+def env_ms(name, default):
+    """A duration in (possibly fractional) milliseconds from the environment, in seconds."""
+    v = os.environ.get(name, "")
+    return float(v) / 1000.0 if v else default
+
+
+class Agent:
+    def __init__(self):
+        host, _, port = os.environ["LEASELAB_REDIS_ADDR"].rpartition(":")
+        self.key = os.environ["LEASELAB_KEY"]
+        self.ttl = env_ms("LEASELAB_TTL_MS", 5.0)
+        self.wait = env_ms("LEASELAB_WAIT_MS", 6.0)
+        self.jitter = env_ms("LEASELAB_JITTER_MS", 0.005)
+        timeout = env_ms("LEASELAB_READ_TIMEOUT_MS", 0) or 5.0
+        if os.environ.get("LEASELAB_SAFE") == "1":
+            sys.exit("agent.py: safe mode (lease guard, fencing tokens) is not implemented here")
+        self.id = uuid.uuid4().hex
+        self.rdb = redis.Redis(host=host, port=int(port), socket_timeout=timeout,
+                               socket_connect_timeout=timeout)
+        self.renew = self.rdb.register_script(RENEW)
+        self.release = self.rdb.register_script(RELEASE)
+        self.out = threading.Lock()
+        self.wake = threading.Event()
+        self.stopping = False
+        self.leader = False
+        self.term = 0
+
+    def emit(self, **event):
+        event["t"] = time.time_ns()
+        with self.out:
+            sys.stdout.write(json.dumps(event, separators=(",", ":")) + "\n")
+            sys.stdout.flush()
+
+    def log(self, msg):
+        sys.stderr.write("%.3f %s %s\n" % (time.monotonic(), self.id[:8], msg))
+        sys.stderr.flush()
+
+    def stop(self, *_):
+        self.stopping = True
+        self.wake.set()
+
+    def commands(self):
+        """Serve stdin: stop commands; its end means the harness is gone."""
+        for line in sys.stdin:
+            try:
+                cmd = json.loads(line)
+            except ValueError:
+                self.log("malformed command: %r" % line)
+                continue
+            if cmd.get("cmd") == "stop":
+                self.stop()
+            elif cmd.get("seq"):
+                self.emit(type="reply", seq=cmd["seq"],
+                          err="%s: this agent does not declare it" % cmd.get("cmd"))
+        os._exit(0)  # the harness is gone: nothing to report to
+
+    def step(self):
+        """One election or renewal; returns the delay until the next."""
+        if not self.leader:
+            try:
+                won = self.rdb.set(self.key, self.id, px=int(self.ttl * 1000), nx=True)
+            except redis.RedisError as e:
+                self.emit(type="error", err="acquire: %s" % e)
+                return self.wait
+            if not won:
+                return self.wait
+            self.leader, self.term = True, self.term + 1
+            self.emit(type="promoted", term=self.term)
+            self.log("promoted, term %d" % self.term)
+        else:
+            try:
+                ok = self.renew(keys=[self.key], args=[self.id, int(self.ttl * 1000)])
+            except redis.RedisError as e:
+                self.leader = False
+                self.emit(type="error", err="renew: %s" % e)
+                self.emit(type="demoted", reason="error")
+                self.log("demoted: renew failed: %s" % e)
+                return self.wait
+            if ok != 1:
+                self.leader = False
+                self.emit(type="demoted", reason="refused")
+                self.log("demoted: the lease is not ours")
+                return self.wait
+        return self.ttl / 2 + random.random() * self.jitter
+
+    def run(self):
+        signal.signal(signal.SIGTERM, self.stop)
+        self.emit(type="hello", protocol=1, id=self.id, key=self.key,
+                  capabilities=["stop"], agent="agent-python")
+        threading.Thread(target=self.commands, daemon=True).start()
+        next_at = time.monotonic()
+        while not self.stopping:
+            delay = next_at - time.monotonic()
+            if delay > 0 and self.wake.wait(delay):
+                continue
+            next_at = time.monotonic() + self.step()
+        if self.leader:
+            self.leader = False
+            self.emit(type="demoted", reason="stop")
+            try:
+                self.release(keys=[self.key], args=[self.id])
+            except redis.RedisError as e:
+                self.log("release failed: %s" % e)
+        self.emit(type="stopped")
+        self.log("stopped")
+
+
+if __name__ == "__main__":
+    Agent().run()
