@@ -58,6 +58,8 @@ type Agent struct {
 	werr    error
 
 	stopping atomic.Bool
+	reason   atomic.Pointer[string] // the last demotion's reason from Transition
+	tees     sync.WaitGroup         // Elector's goroutines
 }
 
 // New returns an agent that has said nothing yet: call Hello once the
@@ -164,23 +166,43 @@ func (a *Agent) Promoted(term uint64, token int64) {
 	a.Emit(Event{Type: Promoted, Term: term, Token: token})
 }
 
-// Demoted reports a demotion. An empty reason is ReasonStop during a
-// graceful stop (see Stopping), else ReasonLost.
+// Demoted reports a demotion. An empty reason is the one the elector gave
+// Transition for its last demotion, else ReasonStop during a graceful stop
+// (see Stopping), else ReasonUnknown.
 func (a *Agent) Demoted(reason string) {
 	if reason == "" {
-		reason = ReasonLost
-		if a.stopping.Load() {
+		if r := a.reason.Swap(nil); r != nil {
+			reason = *r
+		} else if a.stopping.Load() {
 			reason = ReasonStop
+		} else {
+			reason = ReasonUnknown
 		}
 	}
 	a.Emit(Event{Type: Demoted, Reason: reason})
 }
 
+// Transition notes the reason of an elector's demotion, for the Demoted
+// that reports it: set election.Opts.OnTransition to it (or call it from
+// the hook the service has). It only stores the reason: it never blocks the
+// election loop.
+func (a *Agent) Transition(t election.Transition) {
+	if t.Kind == election.Demoted && t.Reason != "" {
+		r := string(t.Reason)
+		a.reason.Store(&r)
+	}
+}
+
 // Error reports an election error.
 func (a *Agent) Error(err error) { a.Emit(Event{Type: Error, Err: errText(err)}) }
 
-// Stopped reports that a graceful stop is done; the service exits next.
-func (a *Agent) Stopped() { a.Emit(Event{Type: Stopped}) }
+// Stopped reports that a graceful stop is done; the service exits next. It
+// waits until the electors given to Elector are done and their last
+// demotion is reported, so stopped is the last line.
+func (a *Agent) Stopped() {
+	a.tees.Wait()
+	a.Emit(Event{Type: Stopped})
+}
 
 // RunnerEvent reports a runner's event: pass it as runner.Options.OnEvent.
 // Kinds the protocol has no event for are not reported.
@@ -228,7 +250,9 @@ func (a *Agent) RunnerEvent(e runner.Event) {
 // when the elector is done.
 func (a *Agent) Elector(e *election.Elector, promote, demote <-chan time.Time, errs <-chan error) (<-chan time.Time, <-chan time.Time, <-chan error) {
 	p, d, x := make(chan time.Time), make(chan time.Time), make(chan error)
+	a.tees.Add(1)
 	go func() {
+		defer a.tees.Done()
 		for {
 			select {
 			case t := <-promote:

@@ -9,6 +9,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/leaselab/leaselab/election"
 )
 
 // Version is the protocol version this package speaks. A hello naming
@@ -99,20 +101,21 @@ const (
 // EventTypes lists the event types of this protocol version.
 var EventTypes = []EventType{Promoted, Demoted, Error, RunnerError, Chore, ChoreFenced, TaskDispatched, TaskStarted, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue, Stopped, Reply}
 
-// Demotion reasons an agent may give (Reason is free text; these are the
-// ones this package and the example agents use).
+// Demotion reasons an agent may give. Reason is free text; these are the
+// elector's own (election.DemoteReason), which this package and the
+// example agents use.
 const (
-	// ReasonRefused: a renewal found the key gone or held by another id.
-	ReasonRefused = "refused"
+	// ReasonLost: a renewal found the key gone or holding another id.
+	ReasonLost = string(election.ReasonLost)
 	// ReasonError: a renewal failed with an error.
-	ReasonError = "error"
+	ReasonError = string(election.ReasonError)
 	// ReasonGuard: safe mode's lease guard ran out before a renewal answered.
-	ReasonGuard = "guard"
+	ReasonGuard = string(election.ReasonGuard)
 	// ReasonStop: a graceful stop.
-	ReasonStop = "stop"
-	// ReasonLost: the lease was lost and the agent cannot tell how (the Go
-	// elector's demotion signal carries no reason).
-	ReasonLost = "lost"
+	ReasonStop = string(election.ReasonStop)
+	// ReasonUnknown: the agent cannot tell why (the elector's demotion
+	// channel carries no reason; Agent.Transition supplies it).
+	ReasonUnknown = "unknown"
 )
 
 // Event is one line an agent writes after its hello. Fields that do not

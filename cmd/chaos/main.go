@@ -66,6 +66,8 @@ Usage:
   chaos init DIR [flags]           write a starter suite for your timings (--ttl ... or
                                    --from-advice advice.json): a CI gate on day one
   chaos version                    leaselab's version, Go's, and the Redis and Toxiproxy it drives
+  chaos agent                      leaselab's elector or runner as a process-backend agent
+                                   (started by the harness; docs/agents.md)
 
 Run 'chaos COMMAND --help' for a command's flags and examples.
 
@@ -109,6 +111,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdInit(ctx, args[1:], stdout, stderr)
 	case "version":
 		err = cmdVersion(ctx, args[1:], stdout, stderr)
+	case "agent":
+		err = cmdAgent(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK

@@ -138,10 +138,7 @@ func TestListValidateBounds(t *testing.T) {
 // SIGINT, and checks the exit code, the partial report and that no
 // redis-server is left behind.
 func TestInterruptCleansUp(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "chaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildChaos(t)
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", "testdata/long.yaml", "--out", out)
 	var stdout syncBuffer

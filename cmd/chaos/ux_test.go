@@ -285,10 +285,7 @@ func TestEnvironmentErrorOnce(t *testing.T) {
 // The README's way to keep the exit codes: a built binary (go run turns
 // every code into 1). Usage errors exit 2, environment errors 3.
 func TestExitCodesOfTheBuiltBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "chaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildChaos(t)
 	for _, tc := range []struct {
 		args []string
 		code int

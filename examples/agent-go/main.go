@@ -49,19 +49,19 @@ func run() error {
 
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("LEASELAB_REDIS_ADDR"), ReadTimeout: ms("LEASELAB_READ_TIMEOUT_MS", 0)})
 	defer rdb.Close()
-	jitter, _ := strconv.Atoi(os.Getenv("LEASELAB_JITTER_MS"))
+	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel}) // agent
 	e, promote, demote, errs := election.NewElector(election.Opts{
 		Redis:    rdb,
 		Key:      os.Getenv("LEASELAB_GROUP"),
 		TTL:      ms("LEASELAB_TTL_MS", 5*time.Second),
 		Wait:     ms("LEASELAB_WAIT_MS", 6*time.Second),
-		JitterMS: jitter,
+		JitterMS: int(ms("LEASELAB_JITTER_MS", 5*time.Millisecond) / time.Millisecond),
 		Safe:     os.Getenv("LEASELAB_SAFE") == "1",
+		// agent: the demotions' reasons
+		OnTransition: ag.Transition,
 	})
-
-	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel}) // agent
-	promote, demote, errs = ag.Elector(e, promote, demote, errs)     // agent
-	if err := ag.Hello(e.ID(), e.Key()); err != nil {                // agent
+	promote, demote, errs = ag.Elector(e, promote, demote, errs) // agent
+	if err := ag.Hello(e.ID(), e.Key()); err != nil {            // agent
 		return err
 	}
 

@@ -123,7 +123,7 @@ class Agent:
                 return self.wait
             if ok != 1:
                 self.leader = False
-                self.emit(type="demoted", reason="refused")
+                self.emit(type="demoted", reason="lost")
                 self.log("demoted: the lease is not ours")
                 return self.wait
         return self.ttl / 2 + random.random() * self.jitter

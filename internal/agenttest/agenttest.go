@@ -85,18 +85,25 @@ func Conform(t *testing.T, command []string, env ...string) {
 	if hello.Key != key {
 		fail("hello names key %q; the agent was given %q", hello.Key, key)
 	}
+	// next returns the next line about leadership or the agent's life:
+	// a runner's chore and task events may come between.
 	next := func(what string) agent.Event {
 		t.Helper()
-		select {
-		case l, ok := <-lines:
-			if !ok || l.err != nil {
-				fail("waiting for %s: %v", what, l.err)
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case l, ok := <-lines:
+				if !ok || l.err != nil {
+					fail("waiting for %s: %v", what, l.err)
+				}
+				switch l.e.Type {
+				case agent.Promoted, agent.Demoted, agent.Stopped:
+					return l.e
+				}
+			case <-deadline:
+				fail("no %s within 10 s", what)
 			}
-			return l.e
-		case <-time.After(10 * time.Second):
-			fail("no %s within 10 s", what)
 		}
-		return agent.Event{}
 	}
 	if e := next("the promotion"); e.Type != agent.Promoted || e.T == 0 {
 		fail("first event %+v, want promoted with its wall time t", e)

@@ -72,7 +72,7 @@ func (quietLogger) Printf(context.Context, string, ...any) {}
 // TestCallBoundMeasured measures one renewal (the renew script's EVALSHA,
 // as the elector sends it) under each partition mode, through the harness's
 // own pieces: a real redis-server and in-process Toxiproxy (Embedded), a
-// proxy per client, the client options and Gate of redisOptions, and the
+// proxy per client, the client options and Gate of RedisOptions, and the
 // partition applied by run.partition. Each duration must lie within
 // [callMin, CallBound + callSlack] of the mode ModeOf maps it to, a
 // renewal must apply in Redis exactly when its requests get through, and
@@ -165,7 +165,7 @@ func measureRenew(t *testing.T, environ *env.Environment, admin *redis.Client, p
 		t.Fatal(err)
 	}
 	defer func() { _ = proxy.Delete() }()
-	rdb := redis.NewClient(environ.Auth.Apply(redisOptions(p.Client, proxy.Listen, NewGate())))
+	rdb := redis.NewClient(environ.Auth.Apply(RedisOptions(p.Client, proxy.Listen, NewGate())))
 	defer func() { _ = rdb.Close() }()
 	lease := election.LeaderKey(key)
 	if err := admin.Del(ctx, lease).Err(); err != nil {
@@ -266,7 +266,7 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rdb := redis.NewClient(environ.Auth.Apply(redisOptions(p.Client, proxy.Listen, NewGate())))
+		rdb := redis.NewClient(environ.Auth.Apply(RedisOptions(p.Client, proxy.Listen, NewGate())))
 		lease := election.LeaderKey(key)
 		for _, op := range []election.Op{election.OpAcquire, election.OpRenew} {
 			if ok, err := election.RunOp(ctx, rdb, op, lease, "me", time.Minute); !ok || err != nil {

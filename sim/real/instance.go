@@ -47,12 +47,17 @@ type incarnation struct {
 	done   chan struct{} // closed when the signal reader (elector mode) or the runner exited
 }
 
-// redisOptions are the client options every instance uses, from the run's
-// parameters: zero values keep go-redis's defaults.
-func redisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
+// RedisOptions are the client options every instance uses, from the run's
+// parameters (zero values keep go-redis's defaults), dialing addr through g
+// (nil: directly, as an agent process does).
+func RedisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
+	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	if g != nil {
+		dial = g.Dialer(addr)
+	}
 	return &redis.Options{
 		Addr:                  addr,
-		Dialer:                g.Dialer(addr),
+		Dialer:                dial,
 		ReadTimeout:           p.ReadTimeout,
 		WriteTimeout:          p.WriteTimeout,
 		DialTimeout:           p.DialTimeout,
@@ -117,7 +122,7 @@ func (in *instance) start() error {
 	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
 	// The instance authenticates as the harness does: Toxiproxy forwards
 	// the bytes (AUTH and TLS included) untouched.
-	opts := in.run.env.Auth.Apply(redisOptions(p.Client, in.dial, inc.gate))
+	opts := in.run.env.Auth.Apply(RedisOptions(p.Client, in.dial, inc.gate))
 	if opts.TLSConfig != nil {
 		// go-redis negotiates TLS only in its own dialer: over the gate's
 		// connection, do it here (the TLS config names the real host).
@@ -128,7 +133,7 @@ func (in *instance) start() error {
 	} else {
 		inc.rdb = redis.NewClient(opts)
 	}
-	eo := electionOpts(p, nil)
+	eo := ElectionOpts(p, nil)
 	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
 	rec := in.run.rec
 	switch in.run.sc.Mode {
@@ -138,7 +143,7 @@ func (in *instance) start() error {
 		}
 		r, err := runner.New(inc.rdb, runner.Options{
 			Group:         in.run.group,
-			Tasks:         in.run.tasks(),
+			Tasks:         Tasks(in.run.sc),
 			ChoreInterval: p.ChoreInterval,
 			Election:      eo,
 			Clock:         inc.clock,
@@ -329,9 +334,9 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// electionOpts are the elector options an instance runs with, before its
-// clock, jitter source and key are set.
-func electionOpts(p model.Params, rdb redis.Scripter) election.Opts {
+// ElectionOpts are the elector options an instance (or `chaos agent`) runs
+// with, before its clock, jitter source and key are set.
+func ElectionOpts(p model.Params, rdb redis.Scripter) election.Opts {
 	return election.Opts{
 		Redis:      rdb,
 		TTL:        p.TTL,

@@ -100,12 +100,13 @@ func (r *run) jitterSource() func(n int) int {
 	}
 }
 
-// tasks is the task registry of runner-mode instances: one task that takes
-// the workload's TaskDuration. Its timeout (and so the runner's ClaimIdle,
-// twice the longest timeout) scales with the run, so a crashed instance's
-// tasks are reclaimed within the recovery at any time scale.
-func (r *run) tasks() map[string]runner.Task {
-	d := r.sc.Workload.TaskDuration
+// Tasks is the task registry of the runner-mode instances of eff (an
+// effective, scaled scenario): one task, "work", that takes the workload's
+// TaskDuration. Its timeout (and so the runner's ClaimIdle, twice the
+// longest timeout) scales with the run, so a crashed instance's tasks are
+// reclaimed within the recovery at any time scale.
+func Tasks(eff model.Scenario) map[string]runner.Task {
+	d := eff.Workload.TaskDuration
 	return map[string]runner.Task{
 		"work": {Handler: func(ctx context.Context, _ []byte) error {
 			select {
@@ -114,7 +115,7 @@ func (r *run) tasks() map[string]runner.Task {
 			case <-ctx.Done():
 				return ctx.Err()
 			}
-		}, Timeout: 10*d + r.sc.Params.TTL/5},
+		}, Timeout: 10*d + eff.Params.TTL/5},
 	}
 }
 

@@ -1,0 +1,184 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	mrand "math/rand/v2"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/agent"
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/runner"
+	"github.com/leaselab/leaselab/sim/real"
+)
+
+const agentUsage = `Usage: chaos agent
+
+Runs leaselab's own elector, or its task runner (mode: runner), as one
+instance of the process backend: the harness (chaos run|suite --backend
+process) starts it once per instance and talks to it by the agent protocol
+(docs/agents.md) on stdin and stdout. It takes everything from the
+environment the harness sets: LEASELAB_SCENARIO (the effective scenario as
+JSON: mode, timings, safe mode, client options, workload — every option),
+LEASELAB_REDIS_ADDR (its own proxy), LEASELAB_GROUP, LEASELAB_INSTANCE and
+LEASELAB_INCARNATION (which seed its jitter).
+
+It declares the stop and clock capabilities (its timers run on a clock the
+harness can slow, speed up or step), and runner in runner mode. SIGTERM or
+the stop command: step down, release, say stopped, exit 0. stdin ending: the
+harness is gone, exit at once. Its log is stderr.
+`
+
+// cmdAgent runs the elector or the runner as an agent.
+func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, agentUsage) }
+	if err := fs.Parse(args); err != nil {
+		return flagErr(err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("agent takes no arguments (it reads the environment the harness sets)")
+	}
+	var sc model.Scenario
+	raw := os.Getenv("LEASELAB_SCENARIO")
+	if raw == "" {
+		return usageErr("agent: LEASELAB_SCENARIO is not set: chaos agent is started by the process backend (chaos run --backend process), which sets it")
+	}
+	if err := json.Unmarshal([]byte(raw), &sc); err != nil {
+		return usageErr("agent: LEASELAB_SCENARIO: %v", err)
+	}
+	addr, group := os.Getenv("LEASELAB_REDIS_ADDR"), os.Getenv("LEASELAB_GROUP")
+	if addr == "" || group == "" {
+		return usageErr("agent: LEASELAB_REDIS_ADDR and LEASELAB_GROUP must be set")
+	}
+	index, _ := strconv.ParseUint(os.Getenv("LEASELAB_INSTANCE"), 10, 32)
+	life, _ := strconv.ParseUint(os.Getenv("LEASELAB_INCARNATION"), 10, 32)
+
+	log := slog.New(slog.NewTextHandler(stderr, nil))
+	redis.SetLogger(quietRedisLog{}) // the faults fail dials on purpose
+	p := sc.Params
+	rdb := redis.NewClient(real.RedisOptions(p.Client, addr, nil))
+	defer rdb.Close()
+	clk := real.NewFaultyClock()
+	eo := real.ElectionOpts(p, nil)
+	eo.Clock = clk
+	// Jitter from the scenario's seed, per instance and incarnation, so a
+	// run's draws repeat with its seed.
+	rng := mrand.New(mrand.NewPCG(uint64(sc.Seed), index<<32|life))
+	var rngMu sync.Mutex
+	eo.Jitter = func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
+
+	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
+	defer stop()
+	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop,
+		OnClock: func(rate float64, jump time.Duration) error {
+			if jump != 0 {
+				clk.Jump(jump)
+			}
+			if rate > 0 {
+				clk.SetRate(rate)
+			}
+			return nil
+		}}
+	if sc.Mode != model.ModeRunner {
+		ag := agent.New(o)
+		eo.Redis, eo.Key, eo.OnTransition = rdb, group, ag.Transition
+		return agentElector(stopCtx, ag, eo, log)
+	}
+	var rn *runner.Runner
+	o.OnDispatch = func(ctx context.Context, task string, delay time.Duration) (string, error) {
+		ctx, cancel := context.WithTimeout(ctx, time.Second)
+		defer cancel()
+		if delay > 0 {
+			return rn.DispatchDelayed(ctx, task, nil, delay)
+		}
+		return rn.Dispatch(ctx, task, nil)
+	}
+	ag := agent.New(o)
+	if eo.JitterMS == 0 {
+		eo.JitterMS = -1 // the runner reads 0 as the spec's 5; the scenario means none
+	}
+	eo.OnTransition = ag.Transition
+	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: real.Tasks(sc), ChoreInterval: p.ChoreInterval,
+		Election: eo, Clock: clk, OnEvent: ag.RunnerEvent, Logger: log})
+	if err != nil {
+		return fmt.Errorf("agent: %w", err)
+	}
+	if err := ag.Hello(rn.ElectorID(), rn.LeaseKey()); err != nil {
+		return err
+	}
+	runCtx, kill := context.WithCancel(context.Background())
+	defer kill()
+	if err := rn.Start(runCtx); err != nil {
+		return fmt.Errorf("agent: starting the runner: %w", err)
+	}
+	select {
+	case <-ag.Gone():
+		return nil // the harness is gone: nothing to stop gracefully for
+	case <-stopCtx.Done():
+	}
+	ag.Stopping()
+	sctx, cancel := context.WithTimeout(context.Background(), p.TTL+5*time.Second)
+	defer cancel()
+	err = rn.Stop(sctx)
+	ag.Stopped()
+	if err != nil {
+		log.Warn("graceful stop", "err", err)
+	}
+	return nil
+}
+
+// agentElector runs a bare elector as the agent until stopCtx ends (a
+// graceful stop) or the harness is gone.
+func agentElector(stopCtx context.Context, ag *agent.Agent, eo election.Opts, log *slog.Logger) error {
+	e, promote, demote, errs := election.NewElector(eo)
+	promote, demote, errs = ag.Elector(e, promote, demote, errs)
+	if err := ag.Hello(e.ID(), e.Key()); err != nil {
+		return err
+	}
+	e.Start()
+	for {
+		select {
+		case <-promote:
+		case <-demote:
+		case err := <-errs:
+			log.Info("election error", "err", err)
+		case <-ag.Gone():
+			return nil
+		case <-stopCtx.Done():
+			ag.Stopping()
+			stopped := make(chan error, 1)
+			go func() { stopped <- e.Stop() }()
+			for {
+				select {
+				case <-promote:
+				case <-demote:
+				case <-errs:
+				case err := <-stopped:
+					ag.Stopped()
+					if err != nil && !errors.Is(err, context.Canceled) {
+						log.Warn("graceful stop", "err", err)
+					}
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// quietRedisLog silences go-redis's global logger.
+type quietRedisLog struct{}
+
+func (quietRedisLog) Printf(context.Context, string, ...any) {}
