@@ -2,8 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	"github.com/leaselab/leaselab/internal/agenttest"
@@ -31,14 +29,4 @@ func TestAgentConforms(t *testing.T) {
 			agenttest.Conform(t, []string{bin, "agent"}, "LEASELAB_SCENARIO="+string(b))
 		})
 	}
-}
-
-// buildChaos builds the chaos binary into the test's temporary directory.
-func buildChaos(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "chaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
 }
