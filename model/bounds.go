@@ -49,9 +49,19 @@ const (
 // FaultSize is the size of the faults whose effect depends on it. A zero
 // field means that fault is absent, and its mode predicts nothing.
 type FaultSize struct {
-	// Latency is the one-way latency added to the leader's connection, in
-	// each direction, so a round trip costs 2 × Latency more.
+	// Latency is the largest one-way latency added to the leader's
+	// connection (with its jitter), in either direction.
 	Latency time.Duration `json:"latency,omitempty"`
+	// LatencyRTT and LatencyMinRTT are the largest and the smallest round
+	// trip the latency adds (requests plus replies, jitter included: 2 ×
+	// Latency both ways, Latency one way). 0: not given, and both are 2 ×
+	// Latency.
+	LatencyRTT    time.Duration `json:"latency_rtt,omitempty"`
+	LatencyMinRTT time.Duration `json:"latency_min_rtt,omitempty"`
+	// LatencyFor is how long the longest latency fault lasted (Unbounded if
+	// it never healed). It bounds the phantom leases of a latency whose
+	// round trips straddle the attempt timeout. 0: not given.
+	LatencyFor time.Duration `json:"latency_for,omitempty"`
 	// Pause is how long the leader is frozen (clock stopped, traffic held).
 	Pause time.Duration `json:"pause,omitempty"`
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
@@ -80,6 +90,18 @@ type FaultSize struct {
 	// its lag): the stretch in which writes were held or refused. 0: not
 	// given, and Failover - FailoverLag stands in.
 	FailoverSwitch time.Duration `json:"failover_switch,omitempty"`
+	// Partition is how long the shortest blackhole partition lasted. A
+	// partition that starts just after a renewal reached Redis and heals
+	// before the call's timeout ends that call at the heal (EOF): the
+	// shorter the partition, the longer its key outlives the leader's
+	// belief. 0: not given, and the bound assumes it outlasts the call.
+	Partition time.Duration `json:"partition,omitempty"`
+	// Refusals is how many refuse partitions were applied. After more than
+	// one, an instance's pool may keep failed dial rounds from the earlier
+	// one (go-redis resets its dial breaker only when PoolSize rounds have
+	// failed), so a refused call may dial a single round. 0 or 1: a fresh
+	// pool.
+	Refusals int `json:"refusals,omitempty"`
 }
 
 // Prediction is the analytic worst case of one failure mode for one
@@ -452,29 +474,49 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 
 	case ModePartitionBlackhole:
 		call, f := callBound(p, mode)
-		lo, _ := callMin(p, mode)
 		pr.Call, pr.CallFormula = call, f
-		failingRenew(&pr, p, lo, call)
+		failingRenew(&pr, p, 0, call)
+		heal, hf := healedMin(p, mode)
+		mid, mf := midCallMin(p, mode, s.Partition)
+		renewGap(&pr, p, term{sym: "Cheal", d: heal}, term{sym: "Cmid", d: mid})
 		pr.Note = "The leader's next renewal (TTL/2 + jitter after the last) hangs until the client " +
 			"gives up (C), so it believes for TTL/2 + jitter + C, while its key expired TTL after " +
-			"the last renewal and a follower may take it right then. The gap case is the shortest " +
-			"failing call, Cmin: the whole call without its backoffs (with retries, the pooled " +
-			"attempt's and the new connection's HELLO timeouts), against the latest follower attempt."
+			"the last renewal and a follower may take it right then. Gap: a renewal sent into the " +
+			"partition fails no sooner than Cheal (" + hf + "), and its key expires TTL/2 after " +
+			"that at most; but a partition that starts a hop after a renewal's send lets that " +
+			"renewal reach Redis and drops its reply: the key lives a whole TTL from then while the " +
+			"call fails after Cmid (" + mf + "). Either way the latest follower attempt comes Wait " +
+			"after the expiry."
+		if s.Partition <= 0 {
+			pr.Note += " FaultSize.Partition is not given: the bound assumes the partition outlasts the call."
+		}
 
-	case ModePartitionRefuse, ModePartitionReset:
+	case ModePartitionRefuse:
+		call, f := callBound(p, mode)
+		pr.Call, pr.CallFormula = call, f
+		failingRenew(&pr, p, 0, call)
+		mid, mf := refusedMin(p, s.Refusals)
+		renewGap(&pr, p, term{sym: "0", d: 0}, term{sym: "Cmid", d: mid})
+		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
+			"the TTL a follower can win before the leader demotes. Gap: a renewal sent into the " +
+			"partition fails at once once the pool's dial breaker is open; one whose request reached " +
+			"Redis a hop before the proxy closed its connection extended the key a whole TTL, and " +
+			"its retries dial a refused port for Cmid (" + mf + ") at the shortest."
+
+	case ModePartitionReset:
 		call, f := callBound(p, mode)
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
 		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
 			"the TTL a follower can win before the leader demotes. The gap case takes the failure as " +
-			"instant: a refused call's dial rounds vanish once the pool's dial breaker is open, and a " +
-			"reset's are only backoffs."
+			"instant: a reset's retries are only backoffs. A reset acts on a connection's next use, " +
+			"so a request already on its way is answered."
 
 	case ModePartitionReplies:
 		predictReplies(&pr, p, s.ReplyPartition)
 
 	case ModeLatency:
-		predictLatency(&pr, p, s.Latency)
+		predictLatency(&pr, p, s)
 
 	case ModePause:
 		if s.Pause <= 0 {
@@ -565,9 +607,23 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		why := "safe mode: the guard demotes up to the margin before the key expires, then a follower within Wait: "
 		if pr.Mode == ModeLatency && s.Latency > 0 {
 			// The slow instance's own next acquire may land first: it is
-			// believed only when its reply comes back, 2L after the send.
-			terms = append(terms, term{sym: "2L", d: 2 * s.Latency})
-			why = "safe mode: the guard demotes up to the margin before the key expires; the next winner, possibly the slow instance itself, is believed up to Wait + 2L later: "
+			// believed only when its reply comes back, a round trip after.
+			rtt := s.LatencyRTT
+			if rtt <= 0 {
+				rtt = 2 * s.Latency
+			}
+			terms = append(terms, term{sym: "min(R, T)", d: min(rtt, attemptTimeout(p))})
+			why = "safe mode: the guard demotes up to the margin before the key expires; the next winner, possibly the slow instance itself, is believed up to Wait + a round trip later: "
+			// A renewal the guard abandons still lands, up to L after its
+			// send, TTL/2 + jitter after the last successful one: its key
+			// outlives the guard by TTL/2 + jitter + margin + L.
+			left := p.TTL/2 - p.Jitter() - margin
+			if 2*min(rtt, attemptTimeout(p)) > left {
+				g, f := sum(term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "margin", d: margin}, term{sym: "L", d: s.Latency}, term{sym: "Wait", d: p.Wait})
+				if g > pr.MaxGap {
+					pr.MaxGap, pr.GapFormula = g, "safe mode: the guard abandons a renewal that still lands up to L later: "+f
+				}
+			}
 		}
 		terms = append(terms, term{sym: "Wait", d: p.Wait})
 		if g, f := sum(terms...); g > pr.MaxGap {
@@ -580,6 +636,93 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		}
 		pr.Note += " Safe mode does not shorten this overlap: the guard counts on the leader's own clock (frozen by a pause, slow under drift beyond 1 - margin/TTL), and a lost key is not the leader's doing. The fence still refuses the stale leader's chores: no stale write lands."
 	}
+}
+
+// healedMin is the shortest failing call under a partition that drops
+// replies (blackhole, blackhole-replies) and may heal while the call waits:
+// removing the timeout toxic closes the connections it held, so the read
+// in flight gets EOF at once, which go-redis retries like any network
+// error (the retry then finds a healthy link):
+//
+//   - MaxRetries none: the heal's EOF fails the call however soon after
+//     its send: 0;
+//   - MaxRetries 1: a failing call needs the pooled attempt to time out
+//     (T), and the heal's EOF on the retry's HELLO then ends it: T;
+//   - more retries: an EOF on HELLO is retried too, so only HELLO's own
+//     timeout fails the call: Cmin, the whole call without its backoffs.
+func healedMin(p Params, mode string) (time.Duration, string) {
+	lo, f := callMin(p, mode)
+	switch max(p.Client.MaxRetries, 0) {
+	case 0:
+		return 0, "MaxRetries none: the heal's EOF ends the call at once = 0s"
+	case 1:
+		t := min(attemptTimeout(p), lo)
+		return t, "MaxRetries 1: the pooled attempt times out, then the heal's EOF on the retry's HELLO ends it: T = " + show(t)
+	}
+	return lo, f
+}
+
+// midCallMin is the shortest failing call whose request reached Redis
+// just before a partition that drops the replies began. Without retries it
+// is one attempt, cut by the heal when the partition is shorter; with
+// retries, healedMin.
+func midCallMin(p Params, mode string, partition time.Duration) (time.Duration, string) {
+	if p.Client.MaxRetries > 0 {
+		return healedMin(p, mode)
+	}
+	t := attemptTimeout(p)
+	if partition > 0 && partition < t {
+		return partition, "MaxRetries none: the partition heals before the attempt's timeout, and its EOF ends the call: partition = " + show(partition)
+	}
+	return t, "MaxRetries none: one attempt's timeout T = " + show(t)
+}
+
+// refusedMin is the shortest failing renewal whose request reached Redis
+// just before a refuse partition closed its connection: the EOF is
+// retried, and every retry dials a refused port, DialerRetries tries
+// DialerRetryPeriod apart, until PoolSize failed rounds trip the pool's
+// dial breaker. A pool that kept failed rounds from an earlier refusal
+// (refusals > 1) may trip it after one round.
+func refusedMin(p Params, refusals int) (time.Duration, string) {
+	retries := max(p.Client.MaxRetries, 0)
+	if retries == 0 {
+		return 0, "MaxRetries none: the EOF fails it at once = 0s"
+	}
+	if refusals > 1 {
+		d := (redisDialerRetries - 1) * redisDialerRetryPeriod
+		d, f := capByContext(p, d, "one dial round, the breaker may keep failed rounds of an earlier refusal: (DialerRetries - 1) × DialerRetryPeriod = "+show(d))
+		return d, f
+	}
+	return callMin(p, ModePartitionRefuse)
+}
+
+// renewGap fills the gap of a failing renewal that may or may not have
+// reached Redis. Not applied: the key expires TTL after the previous
+// renewal, and the leader demotes no sooner than TTL/2 + lo after it.
+// Applied (its request reached Redis, its reply was lost): the key expires
+// TTL after this renewal, and the leader demotes no sooner than mid after
+// it; in safe mode no later than its guard, TTL - margin after the
+// previous send, i.e. TTL/2 - jitter - margin after this one at the
+// latest renewal. Either way a follower attempt comes within Wait of the
+// expiry.
+func renewGap(pr *Prediction, p Params, lo, mid term) {
+	half, wait := term{sym: "TTL/2", d: p.TTL - p.TTL/2}, term{sym: "Wait", d: p.Wait}
+	sent, sf := sum(half, wait, lo.minus())
+	if lo.d == 0 {
+		sent, sf = sum(half, wait)
+	}
+	if p.Safe {
+		left := p.TTL/2 - p.Jitter() - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+		if left < mid.d {
+			mid = term{sym: "(TTL/2 - jitter - margin)", d: max(left, 0)}
+		}
+	}
+	applied, af := sum(term{sym: "TTL", d: p.TTL}, wait, mid.minus())
+	if mid.d == 0 {
+		applied, af = sum(term{sym: "TTL", d: p.TTL}, wait)
+	}
+	pr.MaxGap = max(sent, applied)
+	pr.GapFormula = "max(sent into the fault: " + sf + "; reached Redis, reply lost: " + af + ") = " + show(pr.MaxGap)
 }
 
 // failingRenew fills the prediction for a renewal that fails after between
@@ -738,11 +881,21 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 // predictReplies covers a partition that drops only the replies: requests
 // reach Redis and apply, the caller sees timeouts. The renewal sent at t0
 // (TTL/2 + jitter after the last) extends the key to t0 + TTL, yet the
-// leader demotes at t0 + C: it believes past the key's expiry only if the
-// call outlasts a whole TTL (overlap C - TTL), and the key outlives its
-// belief by TTL - C, then a follower attempt comes within Wait (gap
-// TTL + Wait - Cmin). The retry's new connection stops at HELLO, so only
-// the first attempt's renewal applies.
+// leader demotes at t0 + C at the latest: it believes past that key's
+// expiry only if the call outlasts a whole TTL, and the key outlives its
+// belief by TTL minus the call, then a follower attempt comes within Wait.
+// The call is shortest when the partition heals while it waits (the read
+// gets EOF, Cheal: healedMin), so the gap is TTL + Wait - Cheal. The
+// retry's new connection stops at HELLO, so only the first attempt's
+// renewal applies.
+//
+// Unless the script cache is cold: the first renewal of a run, and the
+// first after a SCRIPT FLUSH, a restart or a failover, is an EVALSHA that
+// Redis answers NOSCRIPT, which never comes back, so go-redis never sends
+// the EVAL and nothing is extended: the key expires TTL after the previous
+// renewal, as in a blackhole, and the overlap is TTL/2 + jitter + C - TTL.
+// Any schedule can put the partition there (one that starts before the
+// first renewal), so the overlap bound takes it.
 //
 // The demoted leader is a follower behind the same partition, and Wait
 // after its renewal failed (no sooner than Cmin + Wait into the partition)
@@ -761,29 +914,36 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 // With a shared pool the renewal's retries also run on other pooled
 // connections and apply again, each extending the key further; that only
 // shrinks the overlap, and the call still ends at least one attempt
-// timeout T after the last renewal that applied, so the gap uses T, not
-// Cmin.
+// timeout T after the last renewal that applied (or at the heal's EOF
+// without retries), so the gap uses min(T, Cheal), not Cmin.
 func predictReplies(pr *Prediction, p Params, partition time.Duration) {
 	call, f := callBound(p, ModePartitionReplies)
 	lo, lf := callMin(p, ModePartitionReplies)
+	heal, hf := healedMin(p, ModePartitionReplies)
 	pr.Call, pr.CallFormula = call, f
 	lease, retry := term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}
-	pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "C", d: call}, lease.minus())
+	pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "C", d: call}, lease.minus())
+	pr.OverlapFormula = "cold script cache (EVALSHA's NOSCRIPT is lost, nothing extended): " + pr.OverlapFormula
 	shared := p.Client.SharedPool
-	cmin := term{sym: "Cmin", d: lo}
+	cmin := term{sym: "Cheal", d: heal}
 	if shared {
-		cmin = term{sym: "T", d: attemptTimeout(p)}
+		cmin = term{sym: "min(T, Cheal)", d: min(attemptTimeout(p), heal)}
 	}
+	renewGap(pr, p, cmin, cmin)
 	phantom := shared && partition > 0 && lo < Unbounded-p.Wait && (partition == Unbounded || partition > lo+p.Wait)
 	if phantom {
-		pr.MaxGap, pr.GapFormula = sum(term{sym: "partition", d: partition}, lease, retry, cmin.minus())
-	} else {
-		pr.MaxGap, pr.GapFormula = sum(lease, retry, cmin.minus())
+		g, gf := sum(term{sym: "partition", d: partition}, lease, retry, term{sym: "T", d: -attemptTimeout(p)})
+		if g > pr.MaxGap {
+			pr.MaxGap, pr.GapFormula = g, "phantom leases: "+gf
+		}
 	}
 	pr.Note = "Requests reach Redis and apply; replies are lost. The leader's renewal, sent TTL/2 + " +
 		"jitter after the last, extends its key TTL from then, while the call times out after C " +
-		"(Cmin at the shortest: " + lf + ") and the leader demotes: overlap only if C outlasts a TTL; " +
-		"the key outlives the leader's belief, then a follower attempt comes within Wait. "
+		"(Cmin at the shortest: " + lf + "; Cheal if the partition heals while it waits: " + hf + ") and the leader demotes: " +
+		"the key outlives the leader's belief, then a follower attempt comes within Wait. With a cold " +
+		"script cache (the run's first renewal, the first after a flush, restart or failover) the " +
+		"EVALSHA's NOSCRIPT is lost instead: nothing is extended, and the leader believes TTL/2 + " +
+		"jitter + C after its key's last extension. "
 	switch {
 	case !shared:
 		pr.Note += "The demoted leader's own acquires through the partition cannot apply: its client " +
@@ -807,45 +967,124 @@ func predictReplies(pr *Prediction, p Params, partition time.Duration) {
 	}
 }
 
-// predictLatency covers a leader whose Redis round trips take 2L longer.
-// The next renewal is assumed to be scheduled when the previous one returns
-// (the spec's state diagram goes renew → Leader → renew), so renewals reach
-// Redis every TTL/2 + jitter + 2L.
-func predictLatency(pr *Prediction, p Params, l time.Duration) {
-	ttl, wait := p.TTL, p.Wait
-	jitter := p.Jitter()
-	half, jit, lease, retry := term{sym: "TTL/2", d: ttl / 2}, term{sym: "jitter", d: jitter}, term{sym: "TTL", d: ttl}, term{sym: "Wait", d: wait}
+// predictLatency covers a leader whose Redis messages are delayed: up to L
+// each way, adding a round trip of R (RTT, at most 2L) and at least Rmin
+// (LatencyMinRTT), against the attempt timeout T. The next renewal is
+// scheduled when the previous one returns (the spec's state diagram goes
+// renew → Leader → renew), so the key, set when a renewal lands, has TTL/2
+// + jitter + that renewal's reply delay (up to L, and up to L even for a
+// renewal sent before the latency began: its reply left Redis after) until
+// the next renewal is sent.
+//
+// Overlap. While round trips come back within T (Rmin < T), the next
+// renewal's 0 comes back up to two round trips after its send: a cold
+// script cache (the run's first renewal, the first after a flush, restart
+// or failover) costs EVALSHA → NOSCRIPT → EVAL, each min(R, T): TTL/2 +
+// jitter + L + 2 × min(R, T) - TTL. When they time out (R ≥ T), the call
+// lasts C as in a blackhole: TTL/2 + jitter + L + C - TTL.
+//
+// Gap. If some round trips come back, the next winner may be the slow
+// instance itself, believed a round trip after its SET NX landed: Wait +
+// min(R, T) after the expiry. If some time out, the last timed-out request
+// still lands up to L after its send, L - T after the leader gave up,
+// extending the key it no longer acts on: TTL + Wait + L - T. If both can
+// happen (jitter, or one direction only), a new connection's handshake can
+// get through while a SET NX's reply then times out: the demoted slow
+// instance's acquire applies unseen, a phantom lease nobody believes, again
+// at each of its attempts while the latency lasts (D): D + L + TTL + Wait.
+func predictLatency(pr *Prediction, p Params, s FaultSize) {
+	l := s.Latency
 	if l <= 0 {
 		pr.GapFormula, pr.OverlapFormula = "0: no latency given", "0: no latency given"
 		pr.Note = "FaultSize.Latency is 0."
 		return
 	}
-	t := attemptTimeout(p)
-	if 2*l < t {
-		cadence := ttl/2 + jitter + 2*l
-		_, f := sum(half, jit, term{sym: "2L", d: 2 * l})
-		if cadence <= ttl {
-			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", every renewal lands before expiry"
-			pr.OverlapFormula = pr.GapFormula
-			pr.Note = "Replies are late but within the read timeout, and renewals still beat the TTL."
-			return
-		}
-		pr.MaxOverlap, pr.OverlapFormula = sum(half, jit, term{sym: "3L", d: 3 * l}, lease.minus())
-		pr.MaxGap, pr.GapFormula = sum(retry)
-		pr.Note = "Replies arrive (2L < the attempt timeout T = " + show(t) + ") but renewals reach " +
-			"Redis every TTL/2 + jitter + 2L > TTL, so the key expires between them. The late renewal " +
-			"lands L after it was sent, after expiry, and its 0 comes back L later still. A gap " +
-			"ends at the next follower attempt, within Wait of expiry."
-		return
+	rtt, minRTT := s.LatencyRTT, s.LatencyMinRTT
+	if rtt <= 0 {
+		rtt, minRTT = 2*l, 2*l
 	}
-	call, f := callBound(p, ModeLatency)
-	pr.Call, pr.CallFormula = call, f
-	pr.MaxOverlap, pr.OverlapFormula = sum(half, jit, term{sym: "C", d: call}, lease.minus())
-	pr.MaxGap, pr.GapFormula = sum(lease, retry, term{sym: "L", d: l}, term{sym: "T", d: -t})
-	pr.Note = "Replies take 2L >= the attempt timeout T = " + show(t) + ": every attempt times " +
-		"out like a blackhole (C), yet the requests still reach Redis L after they were sent. The " +
-		"last one can extend the key up to L - T after the leader gave up, leaving a phantom lease " +
-		"that nobody acts on for up to TTL + L - T, then a follower attempt within Wait."
+	minRTT = min(minRTT, rtt)
+	t := attemptTimeout(p)
+	half, jit, lease, retry := term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}
+	late := term{sym: "L", d: min(l, t)}
+	if l > t {
+		late.sym = "T"
+	}
+	answered, timedOut := minRTT < t, rtt >= t
+	var overlaps, gaps []string
+	if answered {
+		rt := term{sym: "2 × R", d: 2 * min(rtt, t)}
+		if rtt >= t {
+			rt.sym = "2 × T"
+		}
+		o, f := sum(half, jit, late, rt, lease.minus())
+		pr.MaxOverlap = max(pr.MaxOverlap, o)
+		overlaps = append(overlaps, "answered, cold script cache: "+f)
+		if o > 0 { // the key can expire between renewals
+			g, gf := sum(retry, term{sym: "min(R, T)", d: min(rtt, t)})
+			pr.MaxGap = max(pr.MaxGap, g)
+			gaps = append(gaps, "answered, the slow instance wins: "+gf)
+		} else {
+			gaps = append(gaps, "0: answered, and every renewal lands before the expiry")
+		}
+	}
+	if timedOut {
+		call, f := callBound(p, ModeLatency)
+		pr.Call, pr.CallFormula = call, f
+		o, of := sum(half, jit, late, term{sym: "C", d: call}, lease.minus())
+		pr.MaxOverlap = max(pr.MaxOverlap, o)
+		overlaps = append(overlaps, "timed out: "+of)
+		cut := term{sym: "T", d: t}
+		if p.Safe {
+			// The guard abandons the renewal TTL/2 - jitter - margin after
+			// its send at the latest.
+			left := p.TTL/2 - p.Jitter() - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+			if left < t {
+				cut = term{sym: "(TTL/2 - jitter - margin)", d: max(left, 0)}
+			}
+		}
+		g, gf := sum(lease, retry, term{sym: "L", d: l}, cut.minus())
+		pr.MaxGap = max(pr.MaxGap, g)
+		gaps = append(gaps, "timed out, the last request lands late: "+gf)
+	}
+	if answered && timedOut {
+		d := term{sym: "D", d: s.LatencyFor}
+		if s.LatencyFor <= 0 {
+			d.d = Unbounded
+		}
+		g, gf := sum(d, term{sym: "L", d: l}, lease, retry)
+		pr.MaxGap = max(pr.MaxGap, g)
+		gaps = append(gaps, "phantom leases while the latency lasts: "+gf)
+	}
+	pr.OverlapFormula = "max(" + strings.Join(overlaps, "; ") + ") = " + show(pr.MaxOverlap)
+	pr.GapFormula = "max(" + strings.Join(gaps, "; ") + ") = " + show(pr.MaxGap)
+	if len(overlaps) == 1 {
+		pr.OverlapFormula = overlaps[0]
+	}
+	if len(gaps) == 1 {
+		pr.GapFormula = gaps[0]
+	}
+	pr.Note = fmt.Sprintf("Round trips take %v to %v longer against the attempt timeout T = %v. ", minRTT, rtt, t) +
+		"The key was last set when a renewal landed; the leader learned it up to L later and renews TTL/2 + " +
+		"jitter after that. "
+	switch {
+	case answered && timedOut:
+		pr.Note += "Some round trips come back in time and some do not, so both cases apply, and a handshake " +
+			"that gets through before a SET NX that times out leaves phantom leases (the SET NX applies " +
+			"unseen) while the latency lasts (D)."
+		if s.LatencyFor <= 0 {
+			pr.Note += " FaultSize.LatencyFor is not given: unbounded."
+		}
+	case answered:
+		pr.Note += "Replies come back within T: a renewal that lands after the expiry returns 0 up to two " +
+			"round trips after its send (a cold script cache: EVALSHA, NOSCRIPT, EVAL). The next winner may " +
+			"be the slow instance, believed a round trip after its SET NX."
+	default:
+		pr.Note += "Every attempt times out like a blackhole (C), yet the requests still reach Redis up to " +
+			"L after they were sent: the last can extend the key L - T after the leader gave up, a phantom " +
+			"lease that nobody acts on, then a follower attempt within Wait. A new connection's handshake " +
+			"never completes, so the demoted instance's own acquires never apply."
+	}
 }
 
 // term is one symbol of a formula with its value; num overrides how the

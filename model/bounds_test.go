@@ -123,17 +123,22 @@ func TestPredictBlackholeDefaultsBreaksTheSpecClaim(t *testing.T) {
 	if pr.Call != 10*time.Second+60*ms || !strings.Contains(pr.CallFormula, "ReadTimeout") || !strings.Contains(pr.CallFormula, "10.06s") {
 		t.Errorf("call %v %q", pr.Call, pr.CallFormula)
 	}
-	// The gap case: the shortest failing call is the whole call, two 5s
-	// timeouts, longer than TTL/2 + Wait - TTL/2: the leader still believes
-	// when the latest follower attempt comes, so there is no gap.
-	if pr.MaxGap != 0 || pr.GapFormula != "max(0, TTL/2 + Wait - Cmin) = max(0, 2.5s + 6s - 10s) = 0s" {
-		t.Errorf("gap %v %q, want max(0, TTL/2 + Wait - 2 × ReadTimeout) = 0", pr.MaxGap, pr.GapFormula)
+	// The gap case: a renewal sent into the partition fails after the
+	// whole call, two 5s timeouts, longer than TTL/2 + Wait - TTL/2: the
+	// leader still believes when the latest follower attempt comes. But a
+	// partition a hop after the send lets the renewal apply: its key lives
+	// TTL from then, and the call ends 10s later: a gap of up to 1s.
+	if pr.MaxGap != time.Second || !strings.Contains(pr.GapFormula, "max(0, TTL + Wait - Cmid) = max(0, 5s + 6s - 10s) = 1s") {
+		t.Errorf("gap %v %q, want max(0, TTL + Wait - 2 × ReadTimeout) = 1s", pr.MaxGap, pr.GapFormula)
 	}
 }
 
 // TestPredictBlackholeGapUsesWholeCall: the shortest failing call (Cmin) is
 // the whole call without its backoffs, not one attempt timeout, and an
-// OpTimeout shortens it only as go-redis lets it.
+// OpTimeout shortens it only as go-redis lets it. The gap is that of a
+// renewal that reached Redis a hop before the partition (TTL + Wait -
+// Cmid), where a heal's EOF ends the call at once without retries, and on
+// the retry's HELLO with one retry (Cmid = one attempt, T).
 func TestPredictBlackholeGapUsesWholeCall(t *testing.T) {
 	const ms = time.Millisecond
 	rt := func(c ClientParams) ClientParams { c.ReadTimeout = 300 * ms; return c }
@@ -141,29 +146,30 @@ func TestPredictBlackholeGapUsesWholeCall(t *testing.T) {
 		name string
 		p    Params
 		cmin time.Duration
+		cmid time.Duration
 	}{
 		// pooled attempt + the retry's HELLO: measured 629-658ms in the harness
-		{"ReadTimeout 300ms, default retries", Params{Client: rt(ClientParams{})}, 600 * ms},
-		{"no retries: one attempt", Params{Client: rt(ClientParams{MaxRetries: -1})}, 300 * ms},
-		{"MaxRetries 1 still times out twice", Params{Client: rt(ClientParams{MaxRetries: 1})}, 600 * ms},
+		{"ReadTimeout 300ms, default retries", Params{Client: rt(ClientParams{})}, 600 * ms, 600 * ms},
+		{"no retries: one attempt", Params{Client: rt(ClientParams{MaxRetries: -1})}, 300 * ms, 300 * ms},
+		{"MaxRetries 1 still times out twice", Params{Client: rt(ClientParams{MaxRetries: 1})}, 600 * ms, 300 * ms},
 		// with ContextTimeoutEnabled the deadline ends the call
-		{"context deadline", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{ContextTimeoutEnabled: true})}, 450 * ms},
+		{"context deadline", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{ContextTimeoutEnabled: true})}, 450 * ms, 450 * ms},
 		// without it the first read still waits out ReadTimeout, then the
 		// backoff sleep sees the expired context
-		{"OpTimeout without ContextTimeoutEnabled, shorter than ReadTimeout", Params{OpTimeout: 100 * ms, Client: rt(ClientParams{})}, 300 * ms},
-		{"OpTimeout without ContextTimeoutEnabled, between", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{})}, 450 * ms},
-		{"OpTimeout without ContextTimeoutEnabled, longer than the call", Params{OpTimeout: time.Second, Client: rt(ClientParams{})}, 600 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, shorter than ReadTimeout", Params{OpTimeout: 100 * ms, Client: rt(ClientParams{})}, 300 * ms, 300 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, between", Params{OpTimeout: 450 * ms, Client: rt(ClientParams{})}, 450 * ms, 450 * ms},
+		{"OpTimeout without ContextTimeoutEnabled, longer than the call", Params{OpTimeout: time.Second, Client: rt(ClientParams{})}, 600 * ms, 600 * ms},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.p
 			p.TTL, p.Wait, p.JitterMS = 5*time.Second, 6*time.Second, -1
 			pr := mustPredict(t, p, ModePartitionBlackhole, FaultSize{})
-			if want := 8500*ms - tt.cmin; pr.MaxGap != want {
-				t.Errorf("gap %v (%s), want TTL/2 + Wait - Cmin = 8.5s - %v = %v", pr.MaxGap, pr.GapFormula, tt.cmin, want)
+			if want := 11*time.Second - tt.cmid; pr.MaxGap != want {
+				t.Errorf("gap %v (%s), want TTL + Wait - Cmid = 11s - %v = %v", pr.MaxGap, pr.GapFormula, tt.cmid, want)
 			}
-			if !strings.Contains(pr.GapFormula, "Cmin") || !strings.Contains(pr.GapFormula, show(tt.cmin)) {
-				t.Errorf("gap formula %q lacks Cmin = %v", pr.GapFormula, tt.cmin)
+			if !strings.Contains(pr.GapFormula, "Cmid") || !strings.Contains(pr.GapFormula, show(tt.cmid)) {
+				t.Errorf("gap formula %q lacks Cmid = %v", pr.GapFormula, tt.cmid)
 			}
 			if lo, f := callMin(p.WithDefaults(), ModePartitionBlackhole); lo != tt.cmin || lo > CallBound(p, ModePartitionBlackhole) {
 				t.Errorf("callMin %v (%s), want %v, at most CallBound %v", lo, f, tt.cmin, CallBound(p, ModePartitionBlackhole))
@@ -218,19 +224,29 @@ func TestPredictModes(t *testing.T) {
 		gap, overlap time.Duration
 	}{
 		{ModeRenewError, Params{}, s, 8500 * ms, 0},
-		{ModePartitionRefuse, Params{}, s, 8500 * ms, 0},
+		// a renewal that reached Redis before the proxy closed its
+		// connection: its key lives TTL, its retries dial for 1.23s at least
+		{ModePartitionRefuse, Params{}, s, 9770 * ms, 0},
 		{ModePartitionReset, Params{}, s, 8500 * ms, 0},
-		// no retries: the pooled connection's EOF fails the renewal at once
-		{ModePartitionRefuse, tunedTimings, s, 1250 * ms, 0},
+		// no retries: the pooled connection's EOF fails the renewal at once,
+		// maybe after it reached Redis: TTL + Wait
+		{ModePartitionRefuse, tunedTimings, s, 1500 * ms, 0},
+		// an earlier refusal may have left the dial breaker one round from
+		// tripping: 1 round of 400ms
+		{ModePartitionRefuse, Params{}, FaultSize{Refusals: 2}, 10600 * ms, 0},
 		// retries: 1.37s of dialing a refused port outlasts a 1s TTL
 		{ModePartitionRefuse, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 870 * ms},
 		// reset: 680ms of backoffs
 		{ModePartitionReset, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 180 * ms},
 		{ModeLatency, Params{}, FaultSize{Latency: 200 * ms}, 0, 0},
-		// 2L = 3s < 5s read timeout, but renewals now land every 5.505s > TTL
-		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 6 * time.Second, 2505*ms + 4500*ms - 5*time.Second},
-		// 2L >= read timeout: every attempt times out like a blackhole, and late writes extend the key
-		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 7565 * ms},
+		// 2L = 3s < 5s read timeout, but a cold renewal (two round trips)
+		// after a reply late by L lands 2.505s + 1.5s + 4.5s after the key
+		// was set, past the TTL; the slow instance may win next, believed a
+		// round trip later
+		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 9 * time.Second, 2505*ms + 1500*ms + 6*time.Second - 5*time.Second},
+		// 2L >= read timeout: every attempt times out like a blackhole (after
+		// a reply late by L), and late writes extend the key
+		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 10565 * ms},
 		{ModeLatency, Params{}, FaultSize{}, 0, 0},
 		{ModePause, Params{}, s, 6 * time.Second, 7505 * ms},
 		{ModePause, Params{}, FaultSize{Pause: 2 * time.Second}, 0, 0},
@@ -366,31 +382,32 @@ func TestPredictPartitionReplies(t *testing.T) {
 		gap, overlap time.Duration
 		gapFormula   string
 	}{
-		// defaults: C = 10.06s, Cmin = 10s
-		{"defaults", Params{}, FaultSize{}, 1 * s, 5060 * ms,
-			"max(0, TTL + Wait - Cmin) = max(0, 5s + 6s - 10s) = 1s"},
-		// no retries: the leader gives up after 300ms, its key lives 5s more
-		{"ReadTimeout 300ms, no retries", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{}, 10700 * ms, 0,
-			"max(0, TTL + Wait - Cmin) = max(0, 5s + 6s - 300ms) = 10.7s"},
+		// defaults: C = 10.06s, Cmin = 10s; the overlap is a cold script
+		// cache's, whose NOSCRIPT is lost: nothing extended
+		{"defaults", Params{}, FaultSize{}, 1 * s, 7565 * ms,
+			"max(sent into the fault: max(0, TTL/2 + Wait - Cheal) = max(0, 2.5s + 6s - 10s) = 0s; reached Redis, reply lost: max(0, TTL + Wait - Cheal) = max(0, 5s + 6s - 10s) = 1s) = 1s"},
+		// no retries: the heal's EOF may end the call at once, the key lives 5s more
+		{"ReadTimeout 300ms, no retries", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{}, 11 * s, 0,
+			"max(sent into the fault: TTL/2 + Wait = 2.5s + 6s = 8.5s; reached Redis, reply lost: TTL + Wait = 5s + 6s = 11s) = 11s"},
 		{"ReadTimeout 300ms, retries", spec(rt300(ClientParams{})), FaultSize{}, 10400 * ms, 0, ""},
 		// A bare elector's demoted leader has no initialized connection
 		// left: its acquire's HELLO times out before SET NX is written, so
 		// a long partition leaves no phantom lease (TestCallBoundMeasured).
-		{"long partition, bare elector: no phantom", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{ReplyPartition: 20 * s}, 10700 * ms, 0, ""},
+		{"long partition, bare elector: no phantom", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{ReplyPartition: 20 * s}, 11 * s, 0, ""},
 		// A shared pool retries on other pooled connections, each renewal
 		// applying again; the call still ends T after the last one applied.
 		{"shared pool", spec(rt300(ClientParams{SharedPool: true})), FaultSize{}, 10700 * ms, 0,
-			"max(0, TTL + Wait - T) = max(0, 5s + 6s - 300ms) = 10.7s"},
+			"max(sent into the fault: max(0, TTL/2 + Wait - min(T, Cheal)) = max(0, 2.5s + 6s - 300ms) = 8.2s; reached Redis, reply lost: max(0, TTL + Wait - min(T, Cheal)) = max(0, 5s + 6s - 300ms) = 10.7s) = 10.7s"},
 		// A partition that ends before the demoted leader's next acquire
 		// (Cmin + Wait after it began) leaves no phantom lease.
-		{"shared pool, short partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 6 * s}, 10700 * ms, 0, ""},
+		{"shared pool, short partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 6 * s}, 11 * s, 0, ""},
 		// A longer one lets that acquire's SET NX apply unseen over an idle
 		// pooled connection: a phantom lease, again while the partition lasts.
 		{"shared pool, long partition: phantom leases", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 20 * s}, 30700 * ms, 0,
-			"max(0, partition + TTL + Wait - T) = max(0, 20s + 5s + 6s - 300ms) = 30.7s"},
+			"phantom leases: max(0, partition + TTL + Wait - T) = max(0, 20s + 5s + 6s - 300ms) = 30.7s"},
 		{"shared pool, endless partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: Unbounded}, Unbounded, 0, ""},
 		// the extension leaves an overlap only if the call outlasts a TTL
-		{"short TTL", Params{TTL: 500 * ms, Wait: s, JitterMS: -1, Client: rt300(ClientParams{})}, FaultSize{}, 900 * ms, 160 * ms, ""},
+		{"short TTL", Params{TTL: 500 * ms, Wait: s, JitterMS: -1, Client: rt300(ClientParams{})}, FaultSize{}, 900 * ms, 410 * ms, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -401,7 +418,7 @@ func TestPredictPartitionReplies(t *testing.T) {
 			if tt.gapFormula != "" && pr.GapFormula != tt.gapFormula {
 				t.Errorf("gap formula %q, want %q", pr.GapFormula, tt.gapFormula)
 			}
-			if !strings.HasPrefix(pr.OverlapFormula, "max(0, C - TTL) = ") {
+			if !strings.HasPrefix(pr.OverlapFormula, "cold script cache (EVALSHA's NOSCRIPT is lost, nothing extended): max(0, TTL/2 + jitter + C - TTL) = ") {
 				t.Errorf("overlap formula %q", pr.OverlapFormula)
 			}
 			if pr.Call != CallBound(tt.p, ModePartitionBlackhole) || pr.Call != CallBound(tt.p, ModePartitionReplies) {
@@ -412,11 +429,14 @@ func TestPredictPartitionReplies(t *testing.T) {
 			}
 		})
 	}
-	// Against the blackhole model, which ModeOf used to pick: off by TTL/2.
+	// Against the blackhole, whose renewal applies only when the partition
+	// starts a hop after its send, there for a whole attempt (T): the
+	// replies' renewal always applies, and the heal may end its call at
+	// once.
 	p := spec(rt300(ClientParams{MaxRetries: -1}))
 	bh, rp := mustPredict(t, p, ModePartitionBlackhole, FaultSize{}), mustPredict(t, p, ModePartitionReplies, FaultSize{})
-	if rp.MaxGap-bh.MaxGap != 2500*ms {
-		t.Errorf("replies gap %v vs blackhole gap %v: want TTL/2 apart", rp.MaxGap, bh.MaxGap)
+	if rp.MaxGap-bh.MaxGap != 300*ms {
+		t.Errorf("replies gap %v vs blackhole gap %v: want T = 300ms apart", rp.MaxGap, bh.MaxGap)
 	}
 	if !slices.Contains(Modes, ModePartitionReplies) {
 		t.Errorf("Modes lacks %s", ModePartitionReplies)

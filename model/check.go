@@ -572,8 +572,8 @@ func nonEmpty(s, otherwise string) string {
 // the longest pause as it lasted (pauses of one instance less than a
 // renewal interval apart add up: the frozen clock counts neither, so one
 // renewal is late by both), the slowest clock rate, Redis's downtime in a
-// restart, and the longest replies-dropped partition (Unbounded if it never
-// healed). sc is the effective
+// restart, the longest replies-dropped partition (Unbounded if it never
+// healed), the shortest blackhole and the number of refusals. sc is the effective
 // scenario the fault IDs index.
 func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 	var s FaultSize
@@ -587,7 +587,24 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 		sf := sc.Faults[f.ID]
 		switch FaultKind(f.Kind) {
 		case FaultLatency:
-			s.Latency = max(s.Latency, sf.Latency+sf.Jitter)
+			// Toxiproxy carries Latency - Jitter and the seeded part adds
+			// 0 to 2 × Jitter: one way ranges over Latency ± Jitter.
+			hi, lo := sf.Latency+sf.Jitter, sf.Latency-sf.Jitter
+			rtt, minRTT := 2*hi, 2*lo
+			if sf.Direction == DirectionRequests || sf.Direction == DirectionReplies {
+				rtt, minRTT = hi, lo
+			}
+			if s.Latency == 0 {
+				s.LatencyMinRTT = minRTT
+			}
+			s.Latency = max(s.Latency, hi)
+			s.LatencyRTT = max(s.LatencyRTT, rtt)
+			s.LatencyMinRTT = min(s.LatencyMinRTT, minRTT)
+			d := f.Healed - f.Applied
+			if f.Open {
+				d = Unbounded
+			}
+			s.LatencyFor = max(s.LatencyFor, d)
 		case FaultPause:
 			for _, i := range f.Target {
 				paused[i] = append(paused[i], pause{f.Applied, f.Healed})
@@ -609,12 +626,19 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			s.FailoverLag = max(s.FailoverLag, sf.Lag)
 			s.FailoverSwitch = max(s.FailoverSwitch, a-min(sf.Lag, a))
 		case FaultPartition:
-			if sf.Mode == PartitionBlackholeReplies {
-				d := f.Healed - f.Applied
-				if f.Open {
-					d = Unbounded
-				}
+			d := f.Healed - f.Applied
+			if f.Open {
+				d = Unbounded
+			}
+			switch sf.Mode {
+			case PartitionBlackholeReplies:
 				s.ReplyPartition = max(s.ReplyPartition, d)
+			case PartitionRefuse:
+				s.Refusals++
+			case PartitionBlackhole, "":
+				if s.Partition == 0 || d < s.Partition {
+					s.Partition = d
+				}
 			}
 		}
 	}

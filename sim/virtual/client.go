@@ -30,7 +30,8 @@ type call struct {
 	id       int32
 	in       *inc
 	op       election.Op
-	eval     bool // EVAL (after NOSCRIPT) rather than EVALSHA
+	sent     time.Duration // when the elector started it (a schedule search aligns faults to it)
+	eval     bool          // EVAL (after NOSCRIPT) rather than EVALSHA
 	attempt  int
 	gen      uint32
 	ctxAt    time.Duration // the context's deadline (real time); never if none
@@ -101,7 +102,7 @@ func (w *world) releaseHeld(in *inc) {
 }
 
 func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
-	c := &call{id: int32(len(w.calls)), in: in, op: op, ctxAt: never}
+	c := &call{id: int32(len(w.calls)), in: in, op: op, ctxAt: never, sent: w.now}
 	w.calls = append(w.calls, c)
 	w.stats.Calls++
 	timeout := w.p.OpTimeout
