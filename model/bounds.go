@@ -866,6 +866,16 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 		pr.Call, pr.CallFormula = call, "the switch cuts the connections; a call caught by it retries as on a reset: "+f
 	}
 	leaseLoss(pr, p, term{sym: "S", d: sw})
+	if !p.Client.Cluster && p.Client.MaxRetries < 0 {
+		// The lease may survive the switch (no renewal fell in the lag),
+		// but the switch cut the connections: the next renewal's EOF is not
+		// retried, so the leader demotes TTL/2 after its last renewal while
+		// its key lives on, as on a renewal error.
+		g, f := sum(term{sym: "TTL/2", d: p.TTL - p.TTL/2}, term{sym: "Wait", d: p.Wait})
+		if g > pr.MaxGap {
+			pr.MaxGap, pr.GapFormula = g, "lease kept, but the switch cut the connections and the next renewal's EOF is not retried (MaxRetries none), as on a renewal error: "+f+"; lease lost: "+pr.GapFormula
+		}
+	}
 	why := "lossy (lag " + show(lag) + "): a renewal that falls in the lag is lost, and the key then expires 2 × jitter before the next one"
 	switch {
 	case a <= 0:

@@ -70,6 +70,28 @@ client: {read_timeout: 200ms, write_timeout: 200ms, max_retries: 1}
 faults:
   - {at: 1.602914789s, for: 10.006s, kind: latency, latency: 201ms, jitter: 72ms, direction: replies, target: leader}
 `}, {
+	// A lossy failover with no renewal in its lag keeps the lease, but the
+	// switch cuts the connections, and without retries the next renewal
+	// errors: the renewal-error gap.
+	name: "lossy failover, lease kept, no retries", metric: "max_gap", atLeast: 3100 * time.Millisecond,
+	yaml: `redis: replicated
+duration: 20s
+elector: {wait: 1.6s}
+client: {max_retries: 0}
+faults:
+  - {at: 0.5s, kind: redis-failover, lag: 1s}
+`}, {
+	// A wall-clock step does not move time.Since: production's safe-mode
+	// guard counts monotonic time, and so does the model now (it counted
+	// the jumped wall time, and the guard let the leader believe 6 s too
+	// long).
+	name: "safe mode, clock jump", metric: "max_gap", atLeast: 0,
+	yaml: `duration: 24s
+elector: {safe: true}
+faults:
+  - {at: 2s, for: 20s, kind: latency, latency: 500ms, target: leader}
+  - {at: 6s, kind: clock, jump: -6s, target: leader}
+`}, {
 	// A refusal a hop after the send: the renewal applied, then its retries
 	// dial a refused port.
 	name: "mid-call refusal", metric: "max_gap", atLeast: 9200 * time.Millisecond,

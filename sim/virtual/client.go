@@ -108,8 +108,8 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 	timeout := w.p.OpTimeout
 	if w.p.Safe && op != election.OpRelease {
 		d := deadline
-		if op == election.OpRenew && in.guardWall != 0 {
-			d = in.guardWall - in.wall(w.now)
+		if op == election.OpRenew && in.guardTT != 0 {
+			d = in.guardTT - in.tt(w.now)
 		}
 		if d > 0 && (timeout == 0 || d < timeout) {
 			timeout = d
@@ -126,7 +126,7 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 	if op == election.OpRelease && in.stopping {
 		c.ctxAt = min(c.ctxAt, in.stopAt)
 	}
-	in.sentWall = in.wall(w.now)
+	in.sentTT = in.tt(w.now)
 	in.call = c
 	in.calls = append(in.calls, c)
 	// Always asynchronous, as the shell's goroutine is: the Step that
@@ -446,7 +446,7 @@ func (w *world) finish(c *call, ok bool, token int64, err error) {
 		return
 	}
 	in.call = nil
-	w.feed(in, in.m.Finish(election.Outcome{Op: c.op, OK: ok, Err: err, Token: token, Elapsed: in.wall(w.now) - in.sentWall}))
+	w.feed(in, in.m.Finish(election.Outcome{Op: c.op, OK: ok, Err: err, Token: token, Elapsed: in.tt(w.now) - in.sentTT}))
 }
 
 // ---- Redis ----

@@ -32,8 +32,10 @@
 //     only with ContextTimeoutEnabled but always stops sleeps;
 //   - the process: crash, graceful stop (demote, then release, bounded by
 //     the elector's StopTimeout), pause (clock frozen, traffic held), clock
-//     rate and jump (a jump moves only wall time, which the elector's timers
-//     ignore, as in sim/real.FaultyClock), restart with a new id.
+//     rate and jump (a jump moves only wall time, which the elector never
+//     reads: its timers, its Elapsed and its guard deadline are monotonic,
+//     as time.Since and time.Time.Sub of time.Now readings are in
+//     production), restart with a new id.
 //
 // The output is the same model.Timeline the real backend records, so
 // model.Analyze, model.Predict and model.Evaluate apply unchanged. The Redis lane

@@ -94,19 +94,20 @@ type inc struct {
 
 	leading bool
 	// Clock: timer time runs at rate from baseTT (at real baseReal), or
-	// stands still while frozen; wall time is timer time + offset.
+	// stands still while frozen. A jump moves only the wall reading, which
+	// nothing of the elector reads: its timers, its Elapsed (time.Since)
+	// and its guard deadline (now.Add, then Sub) are monotonic.
 	rate             float64
 	frozen           bool
 	baseReal, baseTT time.Duration
-	offset           time.Duration
 
 	wakeTT, dlTT       time.Duration
 	wakeArmed, dlArmed bool
 	wakeGen, dlGen     uint32
 
 	call      *call // the call the shell waits for
-	sentWall  time.Duration
-	guardWall time.Duration // safe mode: the leader's guard deadline (wall); 0 none
+	sentTT    time.Duration
+	guardTT   time.Duration // safe mode: the leader's guard deadline (timer time); 0 none
 	idle      []uint32      // epochs of idle pooled connections
 	warm      bool          // first dial done
 	dialErrs  int           // failed dial rounds (the pool's dial breaker)
@@ -331,7 +332,6 @@ func (in *inc) tt(now time.Duration) time.Duration {
 	return in.baseTT + time.Duration(float64(now-in.baseReal)*in.rate)
 }
 
-func (in *inc) wall(now time.Duration) time.Duration { return in.tt(now) + in.offset }
 
 // realAt is the real time at which timer time reaches t (never while frozen).
 func (in *inc) realAt(t time.Duration) time.Duration {
@@ -389,11 +389,11 @@ func (w *world) step(in *inc, s election.Step) {
 	if s.Deadline > 0 {
 		w.armDeadline(in, tt+s.Deadline)
 		if in.m.State() == election.Leader {
-			in.guardWall = tt + in.offset + s.Deadline
+			in.guardTT = tt + s.Deadline
 		}
 	}
 	if in.m.State() != election.Leader {
-		in.guardWall = 0
+		in.guardTT = 0
 	}
 	in.leading = in.m.State() == election.Leader
 	for _, sig := range s.Signals {
@@ -580,9 +580,6 @@ func (w *world) apply(id int) {
 		for _, i := range a.targets {
 			if in := w.slots[i].cur; in != nil {
 				a.clocks = append(a.clocks, in)
-				if f.Jump != 0 {
-					in.offset += f.Jump
-				}
 				if f.Rate > 0 {
 					w.rebase(in, f.Rate, in.frozen)
 				}
