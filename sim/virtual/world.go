@@ -105,18 +105,18 @@ type inc struct {
 	wakeArmed, dlArmed bool
 	wakeGen, dlGen     uint32
 
-	call      *call // the call the shell waits for
-	sentTT    time.Duration
-	guardTT   time.Duration // safe mode: the leader's guard deadline (timer time); 0 none
-	idle      []uint32      // epochs of idle pooled connections
-	warm      bool          // first dial done
-	dialErrs  int           // failed dial rounds (the pool's dial breaker)
-	paused    bool
-	parked    []event
-	calls     []*call // every call of this incarnation still running
-	stopping  bool
-	stopAt    time.Duration // real time Stop's bound ends
-	backoff   *rand.Rand
+	call     *call // the call the shell waits for
+	sentTT   time.Duration
+	guardTT  time.Duration // safe mode: the leader's guard deadline (timer time); 0 none
+	idle     []uint32      // epochs of idle pooled connections
+	warm     bool          // first dial done
+	dialErrs int           // failed dial rounds (the pool's dial breaker)
+	paused   bool
+	parked   []event
+	calls    []*call // every call of this incarnation still running
+	stopping bool
+	stopAt   time.Duration // real time Stop's bound ends
+	backoff  *rand.Rand
 }
 
 type activeFault struct {
@@ -331,7 +331,6 @@ func (in *inc) tt(now time.Duration) time.Duration {
 	}
 	return in.baseTT + time.Duration(float64(now-in.baseReal)*in.rate)
 }
-
 
 // realAt is the real time at which timer time reaches t (never while frozen).
 func (in *inc) realAt(t time.Duration) time.Duration {
