@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +45,9 @@ const (
 	redisMaxRetryBackoff   = time.Second
 	redisDialerRetries     = 5
 	redisDialerRetryPeriod = 100 * time.Millisecond
+	// redisInitRoundTrips is a new connection's handshake: HELLO and CLIENT
+	// SETINFO LIB-NAME and LIB-VER.
+	redisInitRoundTrips = 3
 )
 
 // FaultSize is the size of the faults whose effect depends on it. A zero
@@ -67,6 +71,10 @@ type FaultSize struct {
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
 	// at half speed. 0 means 1 (no drift).
 	ClockRate float64 `json:"clock_rate,omitempty"`
+	// ClockRateMax is the fastest clock rate above 1 (0: none). A fast clock
+	// fires the safe-mode guard early, (TTL - margin)/k after the send, so
+	// the key outlives it longer.
+	ClockRateMax float64 `json:"clock_rate_max,omitempty"`
 	// ReplyPartition is how long the longest blackhole-replies partition
 	// lasts (Unbounded if it never heals). It matters only with a shared
 	// pool (runner mode), where the demoted leader's acquires can leave
@@ -90,7 +98,8 @@ type FaultSize struct {
 	// its lag): the stretch in which writes were held or refused. 0: not
 	// given, and Failover - FailoverLag stands in.
 	FailoverSwitch time.Duration `json:"failover_switch,omitempty"`
-	// Partition is how long the shortest blackhole partition lasted. A
+	// Partition is how long the shortest partition that drops replies
+	// (blackhole, blackhole-replies) lasted. A
 	// partition that starts just after a renewal reached Redis and heals
 	// before the call's timeout ends that call at the heal (EOF): the
 	// shorter the partition, the longer its key outlives the leader's
@@ -476,9 +485,12 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		call, f := callBound(p, mode)
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
-		heal, hf := healedMin(p, mode)
+		heal, hf := healedMin(p, mode, s.Partition)
 		mid, mf := midCallMin(p, mode, s.Partition)
-		renewGap(&pr, p, term{sym: "Cheal", d: heal}, term{sym: "Cmid", d: mid})
+		renewGap(&pr, p, s, term{sym: "Cheal", d: heal}, term{sym: "Cmid", d: mid})
+		if healPossible(p, s.Partition, call) {
+			healedAfterExpiry(&pr, p)
+		}
 		pr.Note = "The leader's next renewal (TTL/2 + jitter after the last) hangs until the client " +
 			"gives up (C), so it believes for TTL/2 + jitter + C, while its key expired TTL after " +
 			"the last renewal and a follower may take it right then. Gap: a renewal sent into the " +
@@ -496,7 +508,8 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
 		mid, mf := refusedMin(p, s.Refusals)
-		renewGap(&pr, p, term{sym: "0", d: 0}, term{sym: "Cmid", d: mid})
+		renewGap(&pr, p, s, term{sym: "0", d: 0}, term{sym: "Cmid", d: mid})
+		healedAfterExpiry(&pr, p) // the heal lets a dial retry through
 		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
 			"the TTL a follower can win before the leader demotes. Gap: a renewal sent into the " +
 			"partition fails at once once the pool's dial breaker is open; one whose request reached " +
@@ -507,13 +520,14 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		call, f := callBound(p, mode)
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
+		healedAfterExpiry(&pr, p) // the heal lets a retry after a backoff through
 		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
 			"the TTL a follower can win before the leader demotes. The gap case takes the failure as " +
 			"instant: a reset's retries are only backoffs. A reset acts on a connection's next use, " +
 			"so a request already on its way is answered."
 
 	case ModePartitionReplies:
-		predictReplies(&pr, p, s.ReplyPartition)
+		predictReplies(&pr, p, s)
 
 	case ModeLatency:
 		predictLatency(&pr, p, s)
@@ -617,9 +631,8 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 			// A renewal the guard abandons still lands, up to L after its
 			// send, TTL/2 + jitter after the last successful one: its key
 			// outlives the guard by TTL/2 + jitter + margin + L.
-			left := p.TTL/2 - p.Jitter() - margin
-			if 2*min(rtt, attemptTimeout(p)) > left {
-				g, f := sum(term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "margin", d: margin}, term{sym: "L", d: s.Latency}, term{sym: "Wait", d: p.Wait})
+			if left := guardLeft(p, s); 2*min(rtt, attemptTimeout(p)) > left {
+				g, f := sum(term{sym: "TTL", d: p.TTL}, term{sym: "L", d: s.Latency}, term{sym: "Wait", d: p.Wait}, term{sym: "(TTL/2 - jitter - margin)/k", d: -left})
 				if g > pr.MaxGap {
 					pr.MaxGap, pr.GapFormula = g, "safe mode: the guard abandons a renewal that still lands up to L later: "+f
 				}
@@ -631,6 +644,14 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
 	case ModePause, ModeClockDrift, ModeLeaseLoss, ModeFailover:
+		if pr.Mode == ModeClockDrift && s.ClockRateMax > 1 {
+			// A fast clock fires the guard (TTL - margin)/k after the send,
+			// while the key lives TTL after it.
+			g, f := sum(term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}, term{sym: "(TTL - margin)/k", d: -time.Duration(float64(p.TTL-margin) / s.ClockRateMax)})
+			if g > pr.MaxGap {
+				pr.MaxGap, pr.GapFormula = g, "safe mode, a fast clock fires the guard early: "+f
+			}
+		}
 		if pr.MaxOverlap == 0 {
 			break
 		}
@@ -650,8 +671,11 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 //     (T), and the heal's EOF on the retry's HELLO then ends it: T;
 //   - more retries: an EOF on HELLO is retried too, so only HELLO's own
 //     timeout fails the call: Cmin, the whole call without its backoffs.
-func healedMin(p Params, mode string) (time.Duration, string) {
+func healedMin(p Params, mode string, partition time.Duration) (time.Duration, string) {
 	lo, f := callMin(p, mode)
+	if call, _ := callBound(p, mode); !healPossible(p, partition, call) {
+		return lo, f + " (the partition outlasts the call: no heal ends it)"
+	}
 	switch max(p.Client.MaxRetries, 0) {
 	case 0:
 		return 0, "MaxRetries none: the heal's EOF ends the call at once = 0s"
@@ -668,7 +692,7 @@ func healedMin(p Params, mode string) (time.Duration, string) {
 // retries, healedMin.
 func midCallMin(p Params, mode string, partition time.Duration) (time.Duration, string) {
 	if p.Client.MaxRetries > 0 {
-		return healedMin(p, mode)
+		return healedMin(p, mode, partition)
 	}
 	t := attemptTimeout(p)
 	if partition > 0 && partition < t {
@@ -696,6 +720,38 @@ func refusedMin(p Params, refusals int) (time.Duration, string) {
 	return callMin(p, ModePartitionRefuse)
 }
 
+// guardLeft is how long after a renewal's send the safe-mode guard may
+// abandon it at the latest renewal: TTL/2 - jitter - margin by the
+// leader's clock, less in real time when that clock runs fast (k > 1).
+func guardLeft(p Params, s FaultSize) time.Duration {
+	left := p.TTL/2 - p.Jitter() - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	if s.ClockRateMax > 1 {
+		left = time.Duration(float64(left) / s.ClockRateMax)
+	}
+	return max(left, 0)
+}
+
+// healPossible reports whether a partition of length partition can heal
+// while a call it caught still waits: the first renewal it catches is sent
+// within TTL/2 + jitter of its start and waits up to call. 0: not given,
+// and the partition is taken to outlast the call.
+func healPossible(p Params, partition, call time.Duration) bool {
+	return partition > 0 && (call == Unbounded || partition < p.TTL/2+p.Jitter()+call)
+}
+
+// healedAfterExpiry raises the gap to Wait where a heal can end a call that
+// outlasted the key (the overlap case): its retry then reaches Redis and
+// returns 0, so the leader demotes just after the expiry, and the next
+// follower attempt comes within Wait of it. Safe mode's guard demotes
+// before the expiry instead.
+func healedAfterExpiry(pr *Prediction, p Params) {
+	if p.Safe || pr.MaxOverlap <= 0 || pr.MaxGap >= p.Wait {
+		return
+	}
+	pr.MaxGap = p.Wait
+	pr.GapFormula = "Wait = " + show(p.Wait) + ": a heal can end a call that outlasted the key, whose retry then returns 0 just after the expiry; a follower attempt comes within Wait of it (else " + pr.GapFormula + ")"
+}
+
 // renewGap fills the gap of a failing renewal that may or may not have
 // reached Redis. Not applied: the key expires TTL after the previous
 // renewal, and the leader demotes no sooner than TTL/2 + lo after it.
@@ -705,16 +761,15 @@ func refusedMin(p Params, refusals int) (time.Duration, string) {
 // previous send, i.e. TTL/2 - jitter - margin after this one at the
 // latest renewal. Either way a follower attempt comes within Wait of the
 // expiry.
-func renewGap(pr *Prediction, p Params, lo, mid term) {
+func renewGap(pr *Prediction, p Params, s FaultSize, lo, mid term) {
 	half, wait := term{sym: "TTL/2", d: p.TTL - p.TTL/2}, term{sym: "Wait", d: p.Wait}
 	sent, sf := sum(half, wait, lo.minus())
 	if lo.d == 0 {
 		sent, sf = sum(half, wait)
 	}
 	if p.Safe {
-		left := p.TTL/2 - p.Jitter() - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
-		if left < mid.d {
-			mid = term{sym: "(TTL/2 - jitter - margin)", d: max(left, 0)}
+		if left := guardLeft(p, s); left < mid.d {
+			mid = term{sym: "(TTL/2 - jitter - margin)/k", d: left}
 		}
 	}
 	applied, af := sum(term{sym: "TTL", d: p.TTL}, wait, mid.minus())
@@ -926,10 +981,11 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 // shrinks the overlap, and the call still ends at least one attempt
 // timeout T after the last renewal that applied (or at the heal's EOF
 // without retries), so the gap uses min(T, Cheal), not Cmin.
-func predictReplies(pr *Prediction, p Params, partition time.Duration) {
+func predictReplies(pr *Prediction, p Params, s FaultSize) {
+	partition := s.ReplyPartition
 	call, f := callBound(p, ModePartitionReplies)
 	lo, lf := callMin(p, ModePartitionReplies)
-	heal, hf := healedMin(p, ModePartitionReplies)
+	heal, hf := healedMin(p, ModePartitionReplies, s.Partition)
 	pr.Call, pr.CallFormula = call, f
 	lease, retry := term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}
 	pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "C", d: call}, lease.minus())
@@ -939,7 +995,10 @@ func predictReplies(pr *Prediction, p Params, partition time.Duration) {
 	if shared {
 		cmin = term{sym: "min(T, Cheal)", d: min(attemptTimeout(p), heal)}
 	}
-	renewGap(pr, p, cmin, cmin)
+	renewGap(pr, p, s, cmin, cmin)
+	if healPossible(p, s.Partition, call) {
+		healedAfterExpiry(pr, p)
+	}
 	phantom := shared && partition > 0 && lo < Unbounded-p.Wait && (partition == Unbounded || partition > lo+p.Wait)
 	if phantom {
 		g, gf := sum(term{sym: "partition", d: partition}, lease, retry, term{sym: "T", d: -attemptTimeout(p)})
@@ -975,6 +1034,30 @@ func predictReplies(pr *Prediction, p Params, partition time.Duration) {
 			"FaultSize.ReplyPartition. Retries on pooled connections apply the renewal again; the call " +
 			"still ends T after the last one applied."
 	}
+}
+
+// latencyCall is the longest failing call under latency whose round trips
+// take minRTT to rtt longer. When every one times out it is a blackhole's
+// (callBound). When some come back in time, a retry's new connection can
+// complete its handshake (HELLO and two CLIENT SETINFO, each a round trip
+// under T) before its command times out, so each retry costs up to three
+// round trips of T plus one attempt timeout: T + MaxRetries × (4 × T) +
+// backoffs.
+func latencyCall(p Params, rtt, minRTT time.Duration) (time.Duration, string) {
+	t := attemptTimeout(p)
+	retries := max(p.Client.MaxRetries, 0)
+	if minRTT >= t || retries == 0 || t == Unbounded {
+		return callBound(p, ModeLatency)
+	}
+	per := time.Duration(redisInitRoundTrips)*min(rtt, t) + t
+	d := t + time.Duration(retries)*per + retryBackoffs(retries)
+	f := fmt.Sprintf("some round trips come back: each retry's handshake completes, then its command times out: T + MaxRetries × (%d × min(R, T) + T) + backoffs = %v + %d × %v + %v = %v",
+		redisInitRoundTrips, t, retries, per, retryBackoffs(retries), d)
+	if p.Client.ContextTimeoutEnabled && p.OpTimeout > 0 && p.OpTimeout < d {
+		d = p.OpTimeout
+		f += fmt.Sprintf(", capped by OpTimeout (ContextTimeoutEnabled) = %v", d)
+	}
+	return d, f
 }
 
 // predictLatency covers a leader whose Redis messages are delayed: up to L
@@ -1039,7 +1122,7 @@ func predictLatency(pr *Prediction, p Params, s FaultSize) {
 		}
 	}
 	if timedOut {
-		call, f := callBound(p, ModeLatency)
+		call, f := latencyCall(p, rtt, minRTT)
 		pr.Call, pr.CallFormula = call, f
 		o, of := sum(half, jit, late, term{sym: "C", d: call}, lease.minus())
 		pr.MaxOverlap = max(pr.MaxOverlap, o)
@@ -1048,9 +1131,8 @@ func predictLatency(pr *Prediction, p Params, s FaultSize) {
 		if p.Safe {
 			// The guard abandons the renewal TTL/2 - jitter - margin after
 			// its send at the latest.
-			left := p.TTL/2 - p.Jitter() - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
-			if left < t {
-				cut = term{sym: "(TTL/2 - jitter - margin)", d: max(left, 0)}
+			if left := guardLeft(p, s); left < t {
+				cut = term{sym: "(TTL/2 - jitter - margin)/k", d: left}
 			}
 		}
 		g, gf := sum(lease, retry, term{sym: "L", d: l}, cut.minus())
@@ -1157,4 +1239,161 @@ func show(d time.Duration) string {
 		return "unbounded"
 	}
 	return d.String()
+}
+
+// leaderDelays is how much a failure mode delays the moment a leader learns
+// that its key is gone, beyond the TTL/2 + jitter between renewals: timer
+// (its renewal fires late: a pause's P, a slow clock's stretch), reply (the
+// reply that set the key came back late: latency's L) and call (the
+// renewal that finds the key gone takes this long to return or fail).
+// ok is false for modes that do not delay the leader.
+func leaderDelays(p Params, mode string, s FaultSize) (timer, reply, call time.Duration, ok bool) {
+	p = p.WithDefaults()
+	renew := p.TTL/2 + p.Jitter()
+	switch mode {
+	case ModePause:
+		return s.Pause, 0, 0, s.Pause > 0
+	case ModeClockDrift:
+		if s.ClockRate <= 0 || s.ClockRate >= 1 {
+			return 0, 0, 0, false
+		}
+		return time.Duration(float64(renew)/s.ClockRate) - renew, 0, 0, true
+	case ModeLatency:
+		if s.Latency <= 0 {
+			return 0, 0, 0, false
+		}
+		rtt, minRTT := s.LatencyRTT, s.LatencyMinRTT
+		if rtt <= 0 {
+			rtt, minRTT = 2*s.Latency, 2*s.Latency
+		}
+		t := attemptTimeout(p)
+		if minRTT < t {
+			call = 2 * min(rtt, t)
+		}
+		if rtt >= t {
+			call = max(call, CallBound(p, ModeLatency))
+		}
+		return 0, min(s.Latency, t), call, true
+	case ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset:
+		return 0, 0, CallBound(p, mode), true
+	case ModeRenewError:
+		return 0, 0, 0, true
+	}
+	return 0, 0, 0, false
+}
+
+// stackedCall is the longest call caught by partitions that drop replies
+// and overlap in time: the heal of one while another holds closes the
+// connections it touched, and the read's EOF is retried, so every attempt
+// can time out: (MaxRetries + 1) × T + the backoffs, and HELLO's own
+// backoff(1) on the last.
+func stackedCall(p Params) time.Duration {
+	t := attemptTimeout(p)
+	if t == Unbounded {
+		return Unbounded
+	}
+	retries := max(p.Client.MaxRetries, 0)
+	d := time.Duration(retries+1)*t + retryBackoffs(retries)
+	if retries > 0 {
+		d += retryBackoff(1)
+	}
+	return d
+}
+
+// ComposeOverlap is the overlap of faults that are in force together: the
+// modes that delay the leader (leaderDelays) add up, their timer and reply
+// delays summed and the longest of their failing calls taken (one call
+// fails once), since a renewal fired P late by a pause, after a reply L
+// late, can then hang C in a partition. With a key lost behind the
+// leader's back (a Redis restart, a lossy failover) among them, the key
+// may vanish right after the last renewal, so the overlap is the whole
+// delayed belief, TTL/2 + jitter + delays, instead of that minus the TTL.
+// Partitions that drop replies and overlap stack (stackedCall). modes has
+// one entry per fault; ok is false when fewer than two faults compose (the
+// per-mode prediction stands).
+func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, formula string, ok bool) {
+	p = p.WithDefaults()
+	terms := []term{{sym: "TTL/2", d: p.TTL / 2}, {sym: "jitter", d: p.Jitter()}}
+	var calls []string
+	var call time.Duration
+	lost, n, dropping := false, 0, 0
+	for _, m := range modes {
+		if m == ModePartitionBlackhole || m == ModePartitionReplies {
+			dropping++
+		}
+	}
+	if dropping > 1 {
+		calls = append(calls, "stacked partitions")
+		call = stackedCall(p)
+	}
+	seen := map[string]bool{}
+	for _, m := range modes {
+		if seen[m] {
+			n++
+			continue
+		}
+		seen[m] = true
+		if m == ModeLeaseLoss || m == ModeFailover {
+			lost = true
+			n++
+			continue
+		}
+		timer, reply, c, ok := leaderDelays(p, m, s)
+		if !ok {
+			continue
+		}
+		n++
+		if timer > 0 {
+			terms = append(terms, term{sym: m + " timer", d: timer})
+		}
+		if reply > 0 {
+			terms = append(terms, term{sym: m + " reply", d: reply})
+		}
+		if c > 0 {
+			calls = append(calls, m)
+			call = max(call, c)
+		}
+	}
+	if n < 2 {
+		return 0, "", false
+	}
+	if lost {
+		call = max(call, retryBackoff(1))
+		calls = append(calls, "backoff(1)")
+	}
+	if call > 0 {
+		terms = append(terms, term{sym: "max call (" + strings.Join(calls, ", ") + ")", d: call})
+	}
+	if !lost {
+		terms = append(terms, term{sym: "TTL", d: -p.TTL})
+	}
+	d, formula = sum(terms...)
+	how := "composed, in force together: "
+	if lost {
+		how = "composed with a key lost behind the leader's back (it may vanish right after the last renewal): "
+	}
+	formula = how + formula
+	if p.Safe {
+		// The guard ends belief TTL - margin after the last successful send
+		// by the leader's own clock: a pause stops that clock, a slow one
+		// stretches it; hung, failed or slow calls do not delay it. The
+		// key lives at least TTL after that send.
+		margin := (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+		guard := p.TTL - margin
+		if s.ClockRate > 0 && s.ClockRate < 1 && slices.Contains(modes, ModeClockDrift) {
+			guard = time.Duration(float64(guard) / s.ClockRate)
+		}
+		if slices.Contains(modes, ModePause) {
+			guard += s.Pause
+		}
+		g := guard
+		if !lost {
+			g = max(guard-p.TTL, 0)
+		}
+		if g < d {
+			d = g
+			formula = "safe mode, the guard by the leader's own clock ((TTL - margin)/k + P" + map[bool]string{true: "", false: " - TTL"}[lost] + ") = " + show(g) + "; spec mode " + formula
+		}
+	}
+	return d, formula, true
 }

@@ -164,7 +164,8 @@ func TestPredictBlackholeGapUsesWholeCall(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.p
 			p.TTL, p.Wait, p.JitterMS = 5*time.Second, 6*time.Second, -1
-			pr := mustPredict(t, p, ModePartitionBlackhole, FaultSize{})
+			// A 2s partition can heal while a call it caught waits.
+			pr := mustPredict(t, p, ModePartitionBlackhole, FaultSize{Partition: 2 * time.Second})
 			if want := 11*time.Second - tt.cmid; pr.MaxGap != want {
 				t.Errorf("gap %v (%s), want TTL + Wait - Cmid = 11s - %v = %v", pr.MaxGap, pr.GapFormula, tt.cmid, want)
 			}
@@ -386,21 +387,24 @@ func TestPredictPartitionReplies(t *testing.T) {
 		// cache's, whose NOSCRIPT is lost: nothing extended
 		{"defaults", Params{}, FaultSize{}, 1 * s, 7565 * ms,
 			"max(sent into the fault: max(0, TTL/2 + Wait - Cheal) = max(0, 2.5s + 6s - 10s) = 0s; reached Redis, reply lost: max(0, TTL + Wait - Cheal) = max(0, 5s + 6s - 10s) = 1s) = 1s"},
-		// no retries: the heal's EOF may end the call at once, the key lives 5s more
-		{"ReadTimeout 300ms, no retries", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{}, 11 * s, 0,
+		// no retries: the leader gives up after 300ms, its key lives 5s more
+		{"ReadTimeout 300ms, no retries", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{}, 10700 * ms, 0,
+			"max(sent into the fault: max(0, TTL/2 + Wait - Cheal) = max(0, 2.5s + 6s - 300ms) = 8.2s; reached Redis, reply lost: max(0, TTL + Wait - Cheal) = max(0, 5s + 6s - 300ms) = 10.7s) = 10.7s"},
+		// a 2s partition may heal while the call waits: its EOF ends it at once
+		{"ReadTimeout 300ms, no retries, short partition", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{Partition: 2 * s}, 11 * s, 0,
 			"max(sent into the fault: TTL/2 + Wait = 2.5s + 6s = 8.5s; reached Redis, reply lost: TTL + Wait = 5s + 6s = 11s) = 11s"},
 		{"ReadTimeout 300ms, retries", spec(rt300(ClientParams{})), FaultSize{}, 10400 * ms, 0, ""},
 		// A bare elector's demoted leader has no initialized connection
 		// left: its acquire's HELLO times out before SET NX is written, so
 		// a long partition leaves no phantom lease (TestCallBoundMeasured).
-		{"long partition, bare elector: no phantom", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{ReplyPartition: 20 * s}, 11 * s, 0, ""},
+		{"long partition, bare elector: no phantom", spec(rt300(ClientParams{MaxRetries: -1})), FaultSize{ReplyPartition: 20 * s}, 10700 * ms, 0, ""},
 		// A shared pool retries on other pooled connections, each renewal
 		// applying again; the call still ends T after the last one applied.
 		{"shared pool", spec(rt300(ClientParams{SharedPool: true})), FaultSize{}, 10700 * ms, 0,
 			"max(sent into the fault: max(0, TTL/2 + Wait - min(T, Cheal)) = max(0, 2.5s + 6s - 300ms) = 8.2s; reached Redis, reply lost: max(0, TTL + Wait - min(T, Cheal)) = max(0, 5s + 6s - 300ms) = 10.7s) = 10.7s"},
 		// A partition that ends before the demoted leader's next acquire
 		// (Cmin + Wait after it began) leaves no phantom lease.
-		{"shared pool, short partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 6 * s}, 11 * s, 0, ""},
+		{"shared pool, short partition", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 6 * s}, 10700 * ms, 0, ""},
 		// A longer one lets that acquire's SET NX apply unseen over an idle
 		// pooled connection: a phantom lease, again while the partition lasts.
 		{"shared pool, long partition: phantom leases", spec(rt300(ClientParams{MaxRetries: -1, SharedPool: true})), FaultSize{ReplyPartition: 20 * s}, 30700 * ms, 0,
@@ -429,14 +433,13 @@ func TestPredictPartitionReplies(t *testing.T) {
 			}
 		})
 	}
-	// Against the blackhole, whose renewal applies only when the partition
-	// starts a hop after its send, there for a whole attempt (T): the
-	// replies' renewal always applies, and the heal may end its call at
-	// once.
+	// Against the blackhole: its renewal applies only when the partition
+	// starts a hop after its send, the replies' always does; the worst
+	// case is the same renewal, applied, with its reply lost.
 	p := spec(rt300(ClientParams{MaxRetries: -1}))
 	bh, rp := mustPredict(t, p, ModePartitionBlackhole, FaultSize{}), mustPredict(t, p, ModePartitionReplies, FaultSize{})
-	if rp.MaxGap-bh.MaxGap != 300*ms {
-		t.Errorf("replies gap %v vs blackhole gap %v: want T = 300ms apart", rp.MaxGap, bh.MaxGap)
+	if rp.MaxGap != bh.MaxGap || rp.MaxGap != 10700*ms {
+		t.Errorf("replies gap %v vs blackhole gap %v: want both TTL + Wait - T = 10.7s", rp.MaxGap, bh.MaxGap)
 	}
 	if !slices.Contains(Modes, ModePartitionReplies) {
 		t.Errorf("Modes lacks %s", ModePartitionReplies)

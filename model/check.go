@@ -445,6 +445,13 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 	if len(names) == 0 {
 		how = "predicted without faults"
 	}
+	if overlap {
+		for _, modes := range together(sc, boundFaults(a)) {
+			if d, f, ok := ComposeOverlap(sc.Params, modes, AppliedFaultSize(sc, a)); ok && d > bound {
+				bound, how = d, "predicted for "+strings.Join(slices.Compact(slices.Clone(modes)), " + ")+", "+f
+			}
+		}
+	}
 	if metric == "failover" || metric == "heal_to_stable" {
 		floor := sc.Params.TTL + sc.Params.Wait + sc.Params.Jitter()
 		if floor > bound {
@@ -453,6 +460,52 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		}
 	}
 	return bound, how, strings.Join(Preconditions(sc, a, !overlap), "; ")
+}
+
+// together groups the faults that are in force together, each group's
+// failure modes in schedule order, once per fault: faults that hit a common
+// instance (a fault on Redis hits every one) and whose spans come within a
+// renewal interval of each other (a renewal a pause delayed can fire into
+// a partition that starts as the pause ends). Only groups of two or more
+// faults are returned.
+func together(sc Scenario, fs []FaultOutcome) [][]string {
+	renew := sc.Params.TTL/2 + sc.Params.Jitter()
+	group := make([]int, len(fs))
+	for i := range group {
+		group[i] = i
+	}
+	var root func(int) int
+	root = func(i int) int {
+		for group[i] != i {
+			i = group[i]
+		}
+		return i
+	}
+	for i, f := range fs {
+		for j := i + 1; j < len(fs); j++ {
+			g := fs[j]
+			if sharesTarget(f, g) && g.Applied <= f.Healed+renew && f.Applied <= g.Healed+renew {
+				group[root(j)] = root(i)
+			}
+		}
+	}
+	var out [][]string
+	members := map[int][]int{}
+	for i := range fs {
+		members[root(i)] = append(members[root(i)], i)
+	}
+	for i := range fs {
+		m := members[i]
+		if len(m) < 2 {
+			continue
+		}
+		var modes []string
+		for _, k := range m {
+			modes = append(modes, fs[k].Mode)
+		}
+		out = append(out, modes)
+	}
+	return out
 }
 
 // boundFaults are the applied faults a prediction is taken for: those with
@@ -552,6 +605,31 @@ func overlapsInTime(sc Scenario, g, f FaultOutcome, runEnd time.Duration) bool {
 	return g.Applied <= f.Reach && end >= f.Applied
 }
 
+// sharesTarget reports whether two faults hit a common instance (a fault on
+// Redis hits every one).
+func sharesTarget(f, g FaultOutcome) bool {
+	if len(f.Target) == 0 || len(g.Target) == 0 {
+		return true
+	}
+	for _, t := range f.Target {
+		if slices.Contains(g.Target, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// longestCall is the longest failing call of any partition mode.
+func longestCall(p Params) time.Duration {
+	var d time.Duration
+	for _, m := range []string{ModePartitionBlackhole, ModePartitionRefuse, ModePartitionReset} {
+		if c := CallBound(p, m); c != Unbounded {
+			d = max(d, c)
+		}
+	}
+	return d
+}
+
 // clockRate is the rate of clock fault id of sc (1 when none is given).
 func clockRate(sc Scenario, id int) float64 {
 	if id < 0 || id >= len(sc.Faults) || sc.Faults[id].Rate <= 0 {
@@ -577,7 +655,11 @@ func nonEmpty(s, otherwise string) string {
 // scenario the fault IDs index.
 func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 	var s FaultSize
-	renew := a.Params.TTL/2 + a.Params.Jitter()
+	// Pauses of one instance add up while no renewal succeeds between them:
+	// within a renewal interval, or a safe-mode guard period, plus the
+	// longest failing call, since a call that hangs between two pauses
+	// keeps the belief (and the guard's count) going.
+	window := max(a.Params.TTL, a.Params.TTL/2+a.Params.Jitter()) + longestCall(a.Params)
 	type pause struct{ from, to time.Duration }
 	paused := map[int][]pause{}
 	for _, f := range a.Faults {
@@ -589,16 +671,31 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 		case FaultLatency:
 			// Toxiproxy carries Latency - Jitter and the seeded part adds
 			// 0 to 2 × Jitter: one way ranges over Latency ± Jitter.
-			hi, lo := sf.Latency+sf.Jitter, sf.Latency-sf.Jitter
-			rtt, minRTT := 2*hi, 2*lo
+			// Latency faults in force together on one instance add up.
+			var req, rep time.Duration
+			for _, g := range a.Faults {
+				if FaultKind(g.Kind) != FaultLatency || g.ID < 0 || g.ID >= len(sc.Faults) ||
+					g.Applied > f.Healed || f.Applied > g.Healed || !sharesTarget(f, g) {
+					continue
+				}
+				gf := sc.Faults[g.ID]
+				if gf.Direction != DirectionReplies {
+					req += gf.Latency + gf.Jitter
+				}
+				if gf.Direction != DirectionRequests {
+					rep += gf.Latency + gf.Jitter
+				}
+			}
+			lo := sf.Latency - sf.Jitter
+			minRTT := 2 * lo
 			if sf.Direction == DirectionRequests || sf.Direction == DirectionReplies {
-				rtt, minRTT = hi, lo
+				minRTT = lo
 			}
 			if s.Latency == 0 {
 				s.LatencyMinRTT = minRTT
 			}
-			s.Latency = max(s.Latency, hi)
-			s.LatencyRTT = max(s.LatencyRTT, rtt)
+			s.Latency = max(s.Latency, req, rep)
+			s.LatencyRTT = max(s.LatencyRTT, req+rep)
 			s.LatencyMinRTT = min(s.LatencyMinRTT, minRTT)
 			d := f.Healed - f.Applied
 			if f.Open {
@@ -612,6 +709,9 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 		case FaultClock:
 			if sf.Rate > 0 && (s.ClockRate == 0 || sf.Rate < s.ClockRate) {
 				s.ClockRate = sf.Rate
+			}
+			if sf.Rate > 1 {
+				s.ClockRateMax = max(s.ClockRateMax, sf.Rate)
 			}
 		case FaultRedisRestart:
 			// From before the restart began to after Redis answered again:
@@ -631,11 +731,12 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 				d = Unbounded
 			}
 			switch sf.Mode {
-			case PartitionBlackholeReplies:
-				s.ReplyPartition = max(s.ReplyPartition, d)
 			case PartitionRefuse:
 				s.Refusals++
-			case PartitionBlackhole, "":
+			case PartitionBlackholeReplies, PartitionBlackhole, "":
+				if sf.Mode == PartitionBlackholeReplies {
+					s.ReplyPartition = max(s.ReplyPartition, d)
+				}
 				if s.Partition == 0 || d < s.Partition {
 					s.Partition = d
 				}
@@ -646,7 +747,7 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 		slices.SortFunc(ps, func(x, y pause) int { return int(x.from - y.from) })
 		var run time.Duration
 		for i, p := range ps {
-			if i > 0 && p.from-ps[i-1].to >= renew {
+			if i > 0 && p.from-ps[i-1].to >= window {
 				run = 0
 			}
 			run += p.to - p.from

@@ -92,6 +92,15 @@ faults:
   - {at: 2s, for: 20s, kind: latency, latency: 500ms, target: leader}
   - {at: 6s, kind: clock, jump: -6s, target: leader}
 `}, {
+	// Latency and a pause on the leader at once: the pause delays the
+	// renewal, the latency delays the reply before it and the renewal's own
+	// 0; the bound took the larger of the two instead of their sum.
+	name: "combined latency and pause", metric: "stale_leadership", atLeast: 7700 * time.Millisecond,
+	yaml: `duration: 24s
+faults:
+  - {at: 3s, for: 18s, kind: latency, latency: 1s, target: leader}
+  - {at: 6.25s, for: 8s, kind: pause, target: leader}
+`}, {
 	// A refusal a hop after the send: the renewal applied, then its retries
 	// dial a refused port.
 	name: "mid-call refusal", metric: "max_gap", atLeast: 9200 * time.Millisecond,
