@@ -34,6 +34,12 @@ var Modes = []string{
 	ModeGracefulStop, ModeFailover,
 }
 
+// hop is what the bounds allow for a healthy round trip where a renewal
+// must land before its key expires: a renewal due exactly at the expiry
+// lands a hop late and finds the key gone (measured ~0.1 ms through
+// Toxiproxy; the virtual backend models 50 µs each way).
+const hop = time.Millisecond
+
 // Unbounded stands for a bound that does not exist: a call that never times
 // out, a fault of unlimited size. Within treats it as infinity.
 const Unbounded = time.Duration(math.MaxInt64)
@@ -539,7 +545,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 			break
 		}
 		paused := term{sym: "P", d: s.Pause}
-		if renew+s.Pause <= ttl {
+		if renew+s.Pause+hop <= ttl {
 			_, f := sum(half, jit, paused)
 			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", the late renewal still lands in time"
 			pr.OverlapFormula = pr.GapFormula
@@ -560,7 +566,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		}
 		slow := term{sym: "(TTL/2 + jitter)/k", d: time.Duration(float64(renew) / k)}
 		slow.num = fmt.Sprintf("(%v + %v)/%g", ttl/2, jitter, k)
-		if slow.d <= ttl {
+		if slow.d+hop <= ttl {
 			_, f := sum(slow)
 			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", renewals keep the key alive"
 			pr.OverlapFormula = pr.GapFormula
@@ -1282,6 +1288,30 @@ func leaderDelays(p Params, mode string, s FaultSize) (timer, reply, call time.D
 	return 0, 0, 0, false
 }
 
+// cutsConnections reports whether the mode closes the leader's pooled
+// connections, so that its next call dials and shakes hands anew.
+func cutsConnections(mode string) bool {
+	switch mode {
+	case ModePartitionRefuse, ModePartitionReset, ModePartitionBlackhole, ModePartitionReplies, ModeLeaseLoss, ModeFailover:
+		return true
+	}
+	return false
+}
+
+// answeredRTT is the longest round trip under latency that still comes
+// back within the attempt timeout, 0 when none does.
+func answeredRTT(p Params, s FaultSize) time.Duration {
+	rtt, minRTT := s.LatencyRTT, s.LatencyMinRTT
+	if rtt <= 0 {
+		rtt, minRTT = 2*s.Latency, 2*s.Latency
+	}
+	t := attemptTimeout(p)
+	if s.Latency <= 0 || minRTT >= t {
+		return 0
+	}
+	return min(rtt, t)
+}
+
 // stackedCall is the longest call caught by partitions that drop replies
 // and overlap in time: the heal of one while another holds closes the
 // connections it touched, and the read's EOF is retried, so every attempt
@@ -1301,10 +1331,10 @@ func stackedCall(p Params) time.Duration {
 }
 
 // ComposeOverlap is the overlap of faults that are in force together: the
-// modes that delay the leader (leaderDelays) add up, their timer and reply
-// delays summed and the longest of their failing calls taken (one call
-// fails once), since a renewal fired P late by a pause, after a reply L
-// late, can then hang C in a partition. With a key lost behind the
+// modes that delay the leader (leaderDelays) add up, since a renewal fired
+// P late by a pause, after a reply L late, can then hang C in a partition,
+// and one call can pass through each fault in turn (slow, then cut, then
+// refused), so their call bounds add too. With a key lost behind the
 // leader's back (a Redis restart, a lossy failover) among them, the key
 // may vanish right after the last renewal, so the overlap is the whole
 // delayed belief, TTL/2 + jitter + delays, instead of that minus the TTL.
@@ -1325,6 +1355,14 @@ func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, for
 	if dropping > 1 {
 		calls = append(calls, "stacked partitions")
 		call = stackedCall(p)
+	}
+	if slices.Contains(modes, ModeLatency) && slices.ContainsFunc(modes, cutsConnections) {
+		// A connection the other fault cut is replaced under the latency:
+		// its handshake's round trips come before the command's.
+		if rt := answeredRTT(p, s); rt > 0 {
+			calls = append(calls, "a new connection's handshake under latency")
+			call += time.Duration(redisInitRoundTrips) * rt
+		}
 	}
 	seen := map[string]bool{}
 	for _, m := range modes {
@@ -1350,19 +1388,25 @@ func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, for
 			terms = append(terms, term{sym: m + " reply", d: reply})
 		}
 		if c > 0 {
+			// One renewal's call can pass through each fault in turn
+			// (slow, then cut, then refused): their call bounds add.
 			calls = append(calls, m)
-			call = max(call, c)
+			if call != Unbounded && c != Unbounded {
+				call += c
+			} else {
+				call = Unbounded
+			}
 		}
 	}
 	if n < 2 {
 		return 0, "", false
 	}
-	if lost {
-		call = max(call, retryBackoff(1))
+	if lost && call == 0 {
+		call = retryBackoff(1)
 		calls = append(calls, "backoff(1)")
 	}
 	if call > 0 {
-		terms = append(terms, term{sym: "max call (" + strings.Join(calls, ", ") + ")", d: call})
+		terms = append(terms, term{sym: "calls (" + strings.Join(calls, " + ") + ")", d: call})
 	}
 	if !lost {
 		terms = append(terms, term{sym: "TTL", d: -p.TTL})
@@ -1396,4 +1440,28 @@ func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, for
 		}
 	}
 	return d, formula, true
+}
+
+// ComposeGap is the gap of different failure modes in force together (one
+// entry per fault; ok is false unless at least two distinct modes): each
+// mode's gap bound assumes its own timing of the demotion, which another
+// fault can move (a slow clock or a pause delays a renewal a reset then
+// fails at once, a latency delays the landing of the last renewal a
+// refusal then cuts). What holds for any of them: the leader demotes no
+// sooner than the send of the last renewal that reached Redis, which
+// landed at most L later (the requests' latency), so its key outlives the
+// belief by at most TTL + L, and with a healthy follower the next attempt
+// comes within Wait of the expiry: TTL + Wait + L, the crash bound plus a
+// late landing.
+func ComposeGap(p Params, modes []string, s FaultSize) (time.Duration, string, bool) {
+	p = p.WithDefaults()
+	if len(slices.Compact(slices.Sorted(slices.Values(modes)))) < 2 {
+		return 0, "", false
+	}
+	terms := []term{{sym: "TTL", d: p.TTL}, {sym: "Wait", d: p.Wait}}
+	if slices.Contains(modes, ModeLatency) && s.Latency > 0 {
+		terms = append(terms, term{sym: "L", d: s.Latency})
+	}
+	d, f := sum(terms...)
+	return d, "composed, in force together: the key outlives the belief by at most TTL (+ L of a late landing): " + f, true
 }

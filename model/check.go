@@ -445,11 +445,14 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 	if len(names) == 0 {
 		how = "predicted without faults"
 	}
-	if overlap {
-		for _, modes := range together(sc, boundFaults(a)) {
+	for _, modes := range together(sc, boundFaults(a)) {
+		names := strings.Join(slices.Compact(slices.Clone(modes)), " + ")
+		if overlap {
 			if d, f, ok := ComposeOverlap(sc.Params, modes, AppliedFaultSize(sc, a)); ok && d > bound {
-				bound, how = d, "predicted for "+strings.Join(slices.Compact(slices.Clone(modes)), " + ")+", "+f
+				bound, how = d, "predicted for "+names+", "+f
 			}
+		} else if d, f, ok := ComposeGap(sc.Params, modes, AppliedFaultSize(sc, a)); ok && d > bound {
+			bound, how = d, "predicted for "+names+", "+f
 		}
 	}
 	if metric == "failover" || metric == "heal_to_stable" {
@@ -469,7 +472,9 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 // a partition that starts as the pause ends). Only groups of two or more
 // faults are returned.
 func together(sc Scenario, fs []FaultOutcome) [][]string {
-	renew := sc.Params.TTL/2 + sc.Params.Jitter()
+	// A renewal a fault delayed, or a call it slowed, can still be going
+	// a renewal interval plus the longest call after its heal.
+	renew := max(sc.Params.TTL, sc.Params.TTL/2+sc.Params.Jitter()) + longestCall(sc.Params) + longestLatencyCall(sc)
 	group := make([]int, len(fs))
 	for i := range group {
 		group[i] = i
@@ -617,6 +622,19 @@ func sharesTarget(f, g FaultOutcome) bool {
 		}
 	}
 	return false
+}
+
+// longestLatencyCall is the longest call any latency fault of sc can
+// make, every round trip just inside the attempt timeout.
+func longestLatencyCall(sc Scenario) time.Duration {
+	if !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == FaultLatency }) {
+		return 0
+	}
+	d, _ := latencyCall(sc.Params, Unbounded, 0)
+	if d == Unbounded {
+		return 0
+	}
+	return d
 }
 
 // longestCall is the longest failing call of any partition mode.

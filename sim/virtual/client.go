@@ -55,8 +55,9 @@ type call struct {
 	// request reaching Redis, or its reply reaching the client), and
 	// transitAt when; 0 when nothing is in flight. A latency toxic holding
 	// the message can release it early (releaseHeld).
-	transit   int32
-	transitAt time.Duration
+	transit    int32
+	transitAt  time.Duration
+	transitGen uint32 // the call's generation when the message left
 	// dropped are request arrivals superseded by an early release: their
 	// events still fire (an arrival at Redis runs whatever the caller's
 	// generation), and must then do nothing.
@@ -71,7 +72,7 @@ type held struct {
 
 // transitTo schedules the arrival of a message in flight.
 func (w *world) transitTo(c *call, t time.Duration, st int32) {
-	c.transit, c.transitAt = st, t
+	c.transit, c.transitAt, c.transitGen = st, t, c.gen
 	w.callAt(c, t, st)
 }
 
@@ -91,11 +92,25 @@ func (w *world) releaseHeld(in *inc) {
 		}
 		st := c.transit
 		if st == stExec {
-			c.dropped = append(c.dropped, held{c.gen, c.transitAt})
+			c.dropped = append(c.dropped, held{c.transitGen, c.transitAt})
+		}
+		if !c.reading || c.transitGen != c.gen {
+			// Nobody waits for it any more (its read timed out; the call
+			// sleeps, dials or moved on): a held command still reaches
+			// Redis, early, and applies with no reply; anything else is
+			// dropped. The call's own generation must not move: a sleep or
+			// a timeout it armed still counts. (Moving it left a call whose
+			// HELLO had timed out waiting forever: found by the random
+			// bound search, a leader that believed 39 s.)
+			if st == stExec {
+				w.at(w.now+w.o.OneWay, event{kind: evCall, a: c.id, b: stExec, gen: c.transitGen})
+			}
+			c.transit = 0
+			continue
 		}
 		c.gen++ // the held arrival (and the read deadline, re-armed below) no longer count
 		w.transitTo(c, w.now+w.o.OneWay, st)
-		if c.reading && c.deadline != never {
+		if c.deadline != never {
 			w.callAt(c, c.deadline, stTimeout)
 		}
 	}

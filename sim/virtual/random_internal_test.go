@@ -11,7 +11,10 @@ import (
 	"github.com/leaselab/leaselab/model"
 )
 
-var randomRuns = flag.Int("bounds.random", 3000, "random schedules TestRandomSchedulesKeepBounds tries")
+var (
+	randomRuns = flag.Int("bounds.random", 3000, "random schedules TestRandomSchedulesKeepBounds tries")
+	randomSeed = flag.Uint64("bounds.seed", 21, "the seed of TestRandomSchedulesKeepBounds's draws")
+)
 
 // randomScenario draws timings, client options and one to three faults on
 // the leader (some overlapping in time) from r: the adversarial search of
@@ -67,7 +70,7 @@ func randomScenario(r *rand.Rand, seed int64) model.Scenario {
 // Random timings and schedules (with faults in force together) never
 // measure more than a "predicted" limit, where its preconditions hold.
 func TestRandomSchedulesKeepBounds(t *testing.T) {
-	r := rand.New(rand.NewPCG(21, 21))
+	r := rand.New(rand.NewPCG(*randomSeed, 21))
 	ran, invalid, violations := 0, 0, 0
 	for i := range *randomRuns {
 		sc := randomScenario(r, int64(i+1))
