@@ -68,6 +68,14 @@ type FaultSize struct {
 	// Latency.
 	LatencyRTT    time.Duration `json:"latency_rtt,omitempty"`
 	LatencyMinRTT time.Duration `json:"latency_min_rtt,omitempty"`
+	// ColdRenewal: a renewal under the latency may be the first after an
+	// empty script cache (the run's first renewal, or the first after a
+	// SCRIPT FLUSH, restart or failover): EVALSHA, NOSCRIPT, EVAL, two round
+	// trips. ColdAfterLateReply: and the reply before it came back late too
+	// (the latency was in force when that key was set). Both false: every
+	// renewal under latency finds its script cached.
+	ColdRenewal        bool `json:"cold_renewal,omitempty"`
+	ColdAfterLateReply bool `json:"cold_after_late_reply,omitempty"`
 	// LatencyFor is how long the longest latency fault lasted (Unbounded if
 	// it never healed). It bounds the phantom leases of a latency whose
 	// round trips straddle the attempt timeout. 0: not given.
@@ -1076,15 +1084,16 @@ func latencyCall(p Params, rtt, minRTT time.Duration) (time.Duration, string) {
 // the next renewal is sent.
 //
 // Overlap. While round trips come back within T (Rmin < T), the next
-// renewal's 0 comes back up to two round trips after its send: a cold
-// script cache (the run's first renewal, the first after a flush, restart
-// or failover) costs EVALSHA → NOSCRIPT → EVAL, each min(R, T): TTL/2 +
-// jitter + L + 2 × min(R, T) - TTL. When they time out (R ≥ T), the call
+// renewal's 0 comes back a round trip after its send: TTL/2 + jitter + L +
+// R - TTL (3L both ways). A cold script cache (the run's first renewal, the
+// first after a flush, restart or failover: FaultSize.ColdRenewal) costs
+// EVALSHA → NOSCRIPT → EVAL, two round trips: TTL/2 + jitter + 2R - TTL,
+// plus L if the reply before was late too (ColdAfterLateReply). When they time out (R ≥ T), the call
 // lasts C as in a blackhole: TTL/2 + jitter + L + C - TTL.
 //
 // Gap. If some round trips come back, the next winner may be the slow
-// instance itself, believed a round trip after its SET NX landed: Wait +
-// min(R, T) after the expiry. If some time out, the last timed-out request
+// instance itself, whose SET NX landed before a healthy follower's attempt
+// (within Wait of the expiry), believed when its reply arrives: Wait + L. If some time out, the last timed-out request
 // still lands up to L after its send, L - T after the leader gave up,
 // extending the key it no longer acts on: TTL + Wait + L - T. If both can
 // happen (jitter, or one direction only), a new connection's handshake can
@@ -1112,17 +1121,32 @@ func predictLatency(pr *Prediction, p Params, s FaultSize) {
 	answered, timedOut := minRTT < t, rtt >= t
 	var overlaps, gaps []string
 	if answered {
-		rt := term{sym: "2 × R", d: 2 * min(rtt, t)}
+		r := min(rtt, t)
+		rsym := "R"
 		if rtt >= t {
-			rt.sym = "2 × T"
+			rsym = "T"
 		}
-		o, f := sum(half, jit, late, rt, lease.minus())
+		// Warm: the reply before was up to L late, the renewal's 0 one
+		// round trip after its send. Cold: two round trips (EVALSHA,
+		// NOSCRIPT, EVAL), after a late reply only if the latency was in
+		// force when that key was set.
+		terms, why := []term{half, jit, late, {sym: rsym, d: r}}, "answered: "
+		switch {
+		case s.ColdAfterLateReply:
+			terms, why = []term{half, jit, late, {sym: "2 × " + rsym, d: 2 * r}}, "answered, cold script cache after a late reply: "
+		case s.ColdRenewal && r > late.d:
+			terms, why = []term{half, jit, {sym: "2 × " + rsym, d: 2 * r}}, "answered, cold script cache: "
+		}
+		o, f := sum(append(terms, lease.minus())...)
 		pr.MaxOverlap = max(pr.MaxOverlap, o)
-		overlaps = append(overlaps, "answered, cold script cache: "+f)
+		overlaps = append(overlaps, why+f)
 		if o > 0 { // the key can expire between renewals
-			g, gf := sum(retry, term{sym: "min(R, T)", d: min(rtt, t)})
+			// The winner, possibly the slow instance whose SET NX landed
+			// before a healthy follower's attempt, within Wait of the
+			// expiry, is believed when its reply arrives, up to L later.
+			g, gf := sum(retry, late)
 			pr.MaxGap = max(pr.MaxGap, g)
-			gaps = append(gaps, "answered, the slow instance wins: "+gf)
+			gaps = append(gaps, "answered, the slow instance may win, believed a late reply after: "+gf)
 		} else {
 			gaps = append(gaps, "0: answered, and every renewal lands before the expiry")
 		}
@@ -1274,10 +1298,14 @@ func leaderDelays(p Params, mode string, s FaultSize) (timer, reply, call time.D
 		}
 		t := attemptTimeout(p)
 		if minRTT < t {
-			call = 2 * min(rtt, t)
+			call = min(rtt, t)
+			if s.ColdRenewal || s.ColdAfterLateReply {
+				call *= 2
+			}
 		}
 		if rtt >= t {
-			call = max(call, CallBound(p, ModeLatency))
+			c, _ := latencyCall(p, rtt, minRTT)
+			call = max(call, c)
 		}
 		return 0, min(s.Latency, t), call, true
 	case ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset:

@@ -240,11 +240,14 @@ func TestPredictModes(t *testing.T) {
 		// reset: 680ms of backoffs
 		{ModePartitionReset, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 180 * ms},
 		{ModeLatency, Params{}, FaultSize{Latency: 200 * ms}, 0, 0},
-		// 2L = 3s < 5s read timeout, but a cold renewal (two round trips)
-		// after a reply late by L lands 2.505s + 1.5s + 4.5s after the key
-		// was set, past the TTL; the slow instance may win next, believed a
-		// round trip later
-		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 9 * time.Second, 2505*ms + 1500*ms + 6*time.Second - 5*time.Second},
+		// 2L = 3s < 5s read timeout, but renewals now land every 5.505s >
+		// TTL after a reply late by L; the slow instance may win next,
+		// believed a late reply after
+		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms}, 7500 * ms, 2505*ms + 4500*ms - 5*time.Second},
+		// a cold renewal: two round trips (EVALSHA, NOSCRIPT, EVAL)
+		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms, ColdRenewal: true}, 7500 * ms, 2505*ms + 6*time.Second - 5*time.Second},
+		// ... after a late reply
+		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms, ColdAfterLateReply: true}, 7500 * ms, 2505*ms + 7500*ms - 5*time.Second},
 		// 2L >= read timeout: every attempt times out like a blackhole (after
 		// a reply late by L), and late writes extend the key
 		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 10565 * ms},

@@ -610,6 +610,42 @@ func overlapsInTime(sc Scenario, g, f FaultOutcome, runEnd time.Duration) bool {
 	return g.Applied <= f.Reach && end >= f.Applied
 }
 
+// coldRenewals says whether a renewal under latency may have been the first
+// after an empty script cache: the run's first renewal (TTL/2 + jitter
+// after the first leader's promotion) or the first after a script-flush,
+// redis-restart or redis-failover, with a latency fault in force then; and
+// whether the reply before it was late too (the latency already in force
+// at that promotion, or at the flush).
+func coldRenewals(sc Scenario, a Analysis) (cold, afterLate bool) {
+	renew := a.Params.TTL/2 + a.Params.Jitter()
+	var empties []time.Duration // when the renew script was not cached
+	if len(a.Beliefs) > 0 {
+		empties = append(empties, a.Beliefs[0].Start)
+	}
+	for _, f := range a.Faults {
+		switch FaultKind(f.Kind) {
+		case FaultScriptFlush, FaultRedisRestart, FaultRedisFailover:
+			empties = append(empties, f.Applied)
+		}
+	}
+	for _, f := range a.Faults {
+		if FaultKind(f.Kind) != FaultLatency {
+			continue
+		}
+		for _, e := range empties {
+			// The first renewal after e is sent within a renewal interval;
+			// the latency must be in force by then.
+			if f.Applied <= e+renew+hop && f.Healed >= e {
+				cold = true
+				if f.Applied <= e {
+					afterLate = true
+				}
+			}
+		}
+	}
+	return cold, afterLate
+}
+
 // sharesTarget reports whether two faults hit a common instance (a fault on
 // Redis hits every one).
 func sharesTarget(f, g FaultOutcome) bool {
@@ -761,6 +797,7 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			}
 		}
 	}
+	s.ColdRenewal, s.ColdAfterLateReply = coldRenewals(sc, a)
 	for _, ps := range paused {
 		slices.SortFunc(ps, func(x, y pause) int { return int(x.from - y.from) })
 		var run time.Duration

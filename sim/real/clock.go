@@ -23,10 +23,15 @@ import (
 // is timer time plus Offset(). Jump moves only the offset, because a Go
 // process's timers run on the monotonic clock: a step of the wall clock changes
 // what time.Now reports but not when a pending timer fires. So Jump changes
-// Now, Since and Until (Since is Now().Sub(t), so unlike time.Since it does see
-// a jump) and never when a timer, ticker or context fires. Code that schedules
-// with timers, as the elector does, is therefore immune to clock jumps: that is
-// a finding of the simulation, not a gap in it.
+// Now (its wall reading) and never when a timer, ticker or context fires. Since
+// and Until of a reading this clock's Now returned are monotonic, as
+// time.Since and time.Until of a time.Now reading are (time.Time.Sub of two
+// readings with monotonic clock readings ignores the wall clock): the clock
+// remembers the timer time of its recent readings. Code that schedules with
+// timers and measures with Since, as the elector does, is therefore immune to
+// clock jumps: that is a finding of the simulation, not a gap in it. (A
+// t.Sub(u) of two readings taken across a jump does see it: Now's values carry
+// no monotonic reading.)
 //
 // # Mechanism
 //
@@ -78,6 +83,10 @@ type FaultyClock struct {
 	realBase time.Time // time.Now(), monotonic, when virtBase was taken
 	virtBase time.Time // timer time at realBase; no monotonic reading
 	timers   map[*timerEntry]struct{}
+	// readings are Now's most recent values with the offset each carried
+	// (a ring), so that Since and Until of one of them are monotonic.
+	readings [64]reading
+	nextRead int
 	tickers  []*tickerEntry
 	held     []*timerEntry // fired while frozen, delivered by Unfreeze
 
@@ -231,14 +240,41 @@ func (c *FaultyClock) Frozen() bool {
 func (c *FaultyClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.timerTime(time.Now()).Add(c.offset)
+	t := c.timerTime(time.Now()).Add(c.offset)
+	c.readings[c.nextRead] = reading{wall: t, offset: c.offset}
+	c.nextRead = (c.nextRead + 1) % len(c.readings)
+	return t
 }
 
-// Since returns Now().Sub(t).
-func (c *FaultyClock) Since(t time.Time) time.Duration { return c.Now().Sub(t) }
+// reading is a value Now returned and the offset it carried.
+type reading struct {
+	wall   time.Time
+	offset time.Duration
+}
 
-// Until returns t.Sub(Now()).
-func (c *FaultyClock) Until(t time.Time) time.Duration { return t.Sub(c.Now()) }
+// Since returns how much timer time passed since t, a value Now returned:
+// monotonic, like time.Since, so a Jump in between does not count. For any
+// other t (or one too old to be remembered) it is Now().Sub(t).
+func (c *FaultyClock) Since(t time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.timerTime(time.Now()).Add(c.offset).Sub(t) - c.jumpedSince(t)
+}
+
+// Until returns how much timer time remains until t, the opposite of Since.
+func (c *FaultyClock) Until(t time.Time) time.Duration { return -c.Since(t) }
+
+// jumpedSince is how far the offset moved since Now returned t (0 if t is
+// not a remembered reading). The newest matching reading wins. c.mu held.
+func (c *FaultyClock) jumpedSince(t time.Time) time.Duration {
+	for i := range len(c.readings) {
+		r := c.readings[(c.nextRead-1-i+2*len(c.readings))%len(c.readings)]
+		if !r.wall.IsZero() && r.wall.Equal(t) {
+			return c.offset - r.offset
+		}
+	}
+	return 0
+}
 
 // Timer returns a timer that sends the clock's Now on its C once d of virtual
 // time has passed. See the type's doc for what its Reset does.
