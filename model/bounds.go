@@ -968,13 +968,12 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 // retry's new connection stops at HELLO, so only the first attempt's
 // renewal applies.
 //
-// Unless the script cache is cold: the first renewal of a run, and the
-// first after a SCRIPT FLUSH, a restart or a failover, is an EVALSHA that
-// Redis answers NOSCRIPT, which never comes back, so go-redis never sends
-// the EVAL and nothing is extended: the key expires TTL after the previous
-// renewal, as in a blackhole, and the overlap is TTL/2 + jitter + C - TTL.
-// Any schedule can put the partition there (one that starts before the
-// first renewal), so the overlap bound takes it.
+// Unless the script cache is cold (FaultSize.ColdRenewal): the first
+// renewal of a run, and the first after a SCRIPT FLUSH, a restart or a
+// failover, is an EVALSHA that Redis answers NOSCRIPT, which never comes
+// back, so go-redis never sends the EVAL and nothing is extended: the key
+// expires TTL after the previous renewal, as in a blackhole, and the
+// overlap is TTL/2 + jitter + C - TTL.
 //
 // The demoted leader is a follower behind the same partition, and Wait
 // after its renewal failed (no sooner than Cmin + Wait into the partition)
@@ -1002,8 +1001,13 @@ func predictReplies(pr *Prediction, p Params, s FaultSize) {
 	heal, hf := healedMin(p, ModePartitionReplies, s.Partition)
 	pr.Call, pr.CallFormula = call, f
 	lease, retry := term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}
-	pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "C", d: call}, lease.minus())
-	pr.OverlapFormula = "cold script cache (EVALSHA's NOSCRIPT is lost, nothing extended): " + pr.OverlapFormula
+	if s.ColdRenewal || s.ColdAfterLateReply {
+		pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "TTL/2", d: p.TTL / 2}, term{sym: "jitter", d: p.Jitter()}, term{sym: "C", d: call}, lease.minus())
+		pr.OverlapFormula = "cold script cache (EVALSHA's NOSCRIPT is lost, nothing extended): " + pr.OverlapFormula
+	} else {
+		pr.MaxOverlap, pr.OverlapFormula = sum(term{sym: "C", d: call}, lease.minus())
+		pr.OverlapFormula = "the renewal applies, extending the key TTL from its send: " + pr.OverlapFormula
+	}
 	shared := p.Client.SharedPool
 	cmin := term{sym: "Cheal", d: heal}
 	if shared {

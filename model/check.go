@@ -445,7 +445,7 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 	if len(names) == 0 {
 		how = "predicted without faults"
 	}
-	for _, modes := range together(sc, boundFaults(a)) {
+	for _, modes := range together(sc, boundFaults(a), overlap) {
 		names := strings.Join(slices.Compact(slices.Clone(modes)), " + ")
 		if overlap {
 			if d, f, ok := ComposeOverlap(sc.Params, modes, AppliedFaultSize(sc, a)); ok && d > bound {
@@ -466,12 +466,14 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 }
 
 // together groups the faults that are in force together, each group's
-// failure modes in schedule order, once per fault: faults that hit a common
-// instance (a fault on Redis hits every one) and whose spans come within a
-// renewal interval of each other (a renewal a pause delayed can fire into
+// failure modes in schedule order, once per fault: faults whose spans come
+// within a renewal interval (and the longest call) of each other and, with
+// sameInstance (the leader's delays, for overlaps), that hit a common
+// instance (a fault on Redis hits every one); a gap also grows by a fault on
+// another instance (a slow follower may win, believed late) (a renewal a pause delayed can fire into
 // a partition that starts as the pause ends). Only groups of two or more
 // faults are returned.
-func together(sc Scenario, fs []FaultOutcome) [][]string {
+func together(sc Scenario, fs []FaultOutcome, sameInstance bool) [][]string {
 	// A renewal a fault delayed, or a call it slowed, can still be going
 	// a renewal interval plus the longest call after its heal.
 	renew := max(sc.Params.TTL, sc.Params.TTL/2+sc.Params.Jitter()) + longestCall(sc.Params) + longestLatencyCall(sc)
@@ -489,7 +491,7 @@ func together(sc Scenario, fs []FaultOutcome) [][]string {
 	for i, f := range fs {
 		for j := i + 1; j < len(fs); j++ {
 			g := fs[j]
-			if sharesTarget(f, g) && g.Applied <= f.Healed+renew && f.Applied <= g.Healed+renew {
+			if (!sameInstance || sharesTarget(f, g)) && g.Applied <= f.Healed+renew && f.Applied <= g.Healed+renew {
 				group[root(j)] = root(i)
 			}
 		}
@@ -610,7 +612,8 @@ func overlapsInTime(sc Scenario, g, f FaultOutcome, runEnd time.Duration) bool {
 	return g.Applied <= f.Reach && end >= f.Applied
 }
 
-// coldRenewals says whether a renewal under latency may have been the first
+// coldRenewals says whether a renewal under latency (or a replies-dropped
+// partition) may have been the first
 // after an empty script cache: the run's first renewal (TTL/2 + jitter
 // after the first leader's promotion) or the first after a script-flush,
 // redis-restart or redis-failover, with a latency fault in force then; and
@@ -629,7 +632,10 @@ func coldRenewals(sc Scenario, a Analysis) (cold, afterLate bool) {
 		}
 	}
 	for _, f := range a.Faults {
-		if FaultKind(f.Kind) != FaultLatency {
+		// A renewal's NOSCRIPT is late under latency, lost under a
+		// replies-dropped partition (which then extends nothing).
+		replies := FaultKind(f.Kind) == FaultPartition && f.ID >= 0 && f.ID < len(sc.Faults) && sc.Faults[f.ID].Mode == PartitionBlackholeReplies
+		if FaultKind(f.Kind) != FaultLatency && !replies {
 			continue
 		}
 		for _, e := range empties {
