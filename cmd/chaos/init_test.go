@@ -47,7 +47,9 @@ func TestInitIsACIGate(t *testing.T) {
 }
 
 // TestInitFromAdvice: the suite of an advice keeps its constraints for the
-// failure modes of its envelope, and passes on the virtual backend.
+// failure modes of its envelope, and passes on the virtual backend. (Its
+// safe-mode partition-blackhole-replies failed here, measured 3.07 s against
+// a predicted 1.81 s on both backends, until the bound was fixed.)
 func TestInitFromAdvice(t *testing.T) {
 	adv := t.TempDir()
 	if code, _, errOut := chaos(t, "advise", "--max-gap", "12s", "--max-overlap", "0s", "--latency-p99", "2ms", "--latency-max", "50ms",
@@ -81,6 +83,10 @@ func TestInitFromAdvice(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if code, out, errOut := chaos(t, append([]string{"validate"}, files...)...); code != exitOK || len(files) != 10 {
 		t.Fatalf("validate %d files: exit %d\n%s%s", len(files), code, out, errOut)
+	}
+	code, out, errOut := chaos(t, "suite", dir, "--backend", "virtual", "--out", t.TempDir(), "--quiet")
+	if code != exitOK {
+		t.Fatalf("the advice's suite on the virtual backend: exit %d\n%s\n%s", code, out, errOut)
 	}
 }
 
