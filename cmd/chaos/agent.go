@@ -69,7 +69,10 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	redis.SetLogger(quietRedisLog{}) // the faults fail dials on purpose
 	p := sc.Params
-	rdb := redis.NewClient(real.RedisOptions(p.Client, addr, nil))
+	ro := real.RedisOptions(p.Client, addr, nil)
+	ro.Username, ro.Password = os.Getenv("LEASELAB_REDIS_USERNAME"), os.Getenv("LEASELAB_REDIS_PASSWORD")
+	ro.DB, _ = strconv.Atoi(os.Getenv("LEASELAB_REDIS_DB"))
+	rdb := redis.NewClient(ro)
 	defer rdb.Close()
 	clk := real.NewFaultyClock()
 	eo := real.ElectionOpts(p, nil)

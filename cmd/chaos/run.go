@@ -24,6 +24,7 @@ import (
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/sim/process"
 	"github.com/leaselab/leaselab/sim/real"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
@@ -49,6 +50,7 @@ type runFlags struct {
 	mdInline      bool
 	mdImageBase   string
 	backend       string
+	agent         string
 	runs          int
 	// set are the flags given on the command line.
 	set map[string]bool
@@ -58,10 +60,12 @@ type runFlags struct {
 const (
 	backendReal    = "real"
 	backendVirtual = "virtual"
+	backendProcess = "process"
 )
 
 func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
-	fs.StringVar(&f.backend, "backend", backendReal, "what runs the scenarios, `B`: real (redis-server through Toxiproxy, wall-clock time) or virtual (the deterministic discrete-event model around the production election.Machine: a run takes milliseconds; elector mode only)")
+	fs.StringVar(&f.backend, "backend", backendReal, "what runs the scenarios, `B`: real (redis-server through Toxiproxy, wall-clock time) or virtual (the deterministic discrete-event model around the production election.Machine: a run takes milliseconds; elector mode only), or process (every instance an agent process: real SIGKILL, SIGTERM, SIGSTOP; see --agent)")
+	fs.StringVar(&f.agent, "agent", "", "with --backend process: the agent every instance runs, `\"CMD ARGS\"` split at spaces (default: this program's 'chaos agent', leaselab's own elector or runner; docs/agents.md)")
 	if withRuns {
 		fs.IntVar(&f.runs, "runs", 0, "with --backend virtual: run each scenario `N` times with seeds seed, seed+1, …, seed+N-1 and write their distribution (min/p50/p90/p99/max, worst seeds, histograms) instead of one report")
 	}
@@ -227,8 +231,11 @@ func (f *runFlags) check() error {
 	if f.mdInline && f.mdImageBase != "" {
 		return usageErr("give --md-inline or --md-image-base, not both")
 	}
+	if f.set["agent"] && f.backend != backendProcess {
+		return usageErr("--agent is for --backend process")
+	}
 	switch f.backend {
-	case backendReal:
+	case backendReal, backendProcess:
 		if f.set["runs"] {
 			return usageErr("--runs is for --backend virtual: a real run takes the scenario's whole length in wall time (~30 s for a built-in), so a seed sweep would take hours; replay chosen seeds with --seed, or add --backend virtual")
 		}
@@ -242,7 +249,7 @@ func (f *runFlags) check() error {
 			return usageErr("--runs must be at least 1")
 		}
 	default:
-		return usageErr("--backend: %q is neither real nor virtual", f.backend)
+		return usageErr("--backend: %q is none of real, virtual, process", f.backend)
 	}
 	return nil
 }
@@ -342,12 +349,19 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 		}
 	}
 	var backend sim.Backend = virtual.Backend{}
-	if f.backend == backendReal {
+	if f.backend != backendVirtual {
 		provider, err := f.provider(ctx, stderr)
 		if err != nil {
 			return nil, err
 		}
 		backend = real.Backend{Provider: provider}
+		if f.backend == backendProcess {
+			argv, err := f.agentCommand()
+			if err != nil {
+				return nil, err
+			}
+			backend = process.Backend{Provider: provider, Agent: argv, LogDir: filepath.Join(f.out, "agent-logs")}
+		}
 	}
 	if err := f.override(scs); err != nil {
 		return nil, err
@@ -381,7 +395,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 			defer func() { <-sem }()
 			out[i] = runOne(ctx, sc, f, backend, prog)
 		}()
-		if f.backend == backendReal && i < len(scs)-1 && i < parallel-1 {
+		if f.backend != backendVirtual && i < len(scs)-1 && i < parallel-1 {
 			// Start the first wave one by one, so that environments do not
 			// all come up at once (see startStagger).
 			select {
@@ -585,10 +599,22 @@ func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend strin
 	if safe {
 		cmd += " --safe " + map[bool]string{true: "on", false: "off"}[sc.Params.Safe]
 	}
-	if backend == backendVirtual {
-		cmd += " --backend virtual"
+	if backend == backendVirtual || backend == backendProcess {
+		cmd += " --backend " + backend
 	}
 	return cmd
+}
+
+// agentCommand is --agent split at spaces, or this program's `chaos agent`.
+func (f *runFlags) agentCommand() ([]string, error) {
+	if argv := strings.Fields(f.agent); len(argv) > 0 {
+		return argv, nil
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("finding this program for its 'chaos agent' (or give --agent): %w", err)
+	}
+	return []string{self, "agent"}, nil
 }
 
 // shellQuote quotes s for a POSIX shell unless it is made only of

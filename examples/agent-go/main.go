@@ -47,7 +47,14 @@ func run() error {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
 
-	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv("LEASELAB_REDIS_ADDR"), ReadTimeout: ms("LEASELAB_READ_TIMEOUT_MS", 0)})
+	db, _ := strconv.Atoi(os.Getenv("LEASELAB_REDIS_DB"))
+	rdb := redis.NewClient(&redis.Options{
+		Addr:        os.Getenv("LEASELAB_REDIS_ADDR"),
+		Username:    os.Getenv("LEASELAB_REDIS_USERNAME"),
+		Password:    os.Getenv("LEASELAB_REDIS_PASSWORD"),
+		DB:          db,
+		ReadTimeout: ms("LEASELAB_READ_TIMEOUT_MS", 0),
+	})
 	defer rdb.Close()
 	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel}) // agent
 	e, promote, demote, errs := election.NewElector(election.Opts{

@@ -61,7 +61,10 @@ class Agent:
             sys.exit("agent.py: safe mode (lease guard, fencing tokens) is not implemented here")
         self.id = uuid.uuid4().hex
         self.rdb = redis.Redis(host=host, port=int(port), socket_timeout=timeout,
-                               socket_connect_timeout=timeout)
+                               socket_connect_timeout=timeout,
+                               username=os.environ.get("LEASELAB_REDIS_USERNAME") or None,
+                               password=os.environ.get("LEASELAB_REDIS_PASSWORD") or None,
+                               db=int(os.environ.get("LEASELAB_REDIS_DB") or 0))
         self.renew = self.rdb.register_script(RENEW)
         self.release = self.rdb.register_script(RELEASE)
         self.out = threading.Lock()

@@ -2,6 +2,7 @@ package real
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -26,10 +27,10 @@ type activeFault struct {
 func (r *run) resolveTargets(t model.Target) []int {
 	var live []int
 	leading := map[int]bool{}
-	for _, in := range r.instances {
-		if in.current() != nil {
-			live = append(live, in.index)
-			leading[in.index] = in.leading()
+	for i, in := range r.instances {
+		if in.Live() {
+			live = append(live, i)
+			leading[i] = in.Leading()
 		}
 	}
 	return t.Resolve(live, leading, r.rng.IntN)
@@ -56,9 +57,9 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 	case model.FaultCrash, model.FaultStop:
 		for _, i := range a.targets {
 			if f.Kind == model.FaultCrash {
-				r.instances[i].crash()
+				r.instances[i].Crash()
 			} else {
-				r.instances[i].stop()
+				r.instances[i].Stop()
 			}
 		}
 		if f.Restart {
@@ -66,8 +67,8 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 			a.heal = func() {
 				for _, i := range targets {
 					in := r.instances[i]
-					in.stopped.Wait() // the old incarnation is fully down
-					if err := in.start(); err != nil {
+					in.Wait() // the old incarnation is fully down
+					if err := in.Start(); err != nil {
 						r.fail(err)
 					}
 				}
@@ -80,32 +81,34 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 	case model.FaultPause:
 		var paused []int
 		for _, i := range a.targets {
-			if r.instances[i].pause() {
+			if r.instances[i].Pause() {
 				paused = append(paused, i)
 			}
 		}
 		a.heal = func() {
 			for _, i := range paused {
-				r.instances[i].resume()
+				r.instances[i].Resume()
 			}
 		}
 	case model.FaultClock:
-		var clocks []*FaultyClock
+		var bent []Shell
 		for _, i := range a.targets {
-			if inc := r.instances[i].current(); inc != nil {
-				clocks = append(clocks, inc.clock)
-				if f.Jump != 0 {
-					inc.clock.Jump(f.Jump)
-				}
-				if f.Rate > 0 {
-					inc.clock.SetRate(f.Rate)
-				}
+			in := r.instances[i]
+			if !in.Live() {
+				continue
 			}
+			if cerr := in.Clock(f.Rate, f.Jump); cerr != nil {
+				err = errors.Join(err, fmt.Errorf("instance %d: %w", i, cerr))
+				continue
+			}
+			bent = append(bent, in)
 		}
 		if f.Rate > 0 {
 			a.heal = func() {
-				for _, c := range clocks {
-					c.SetRate(1)
+				for _, in := range bent {
+					if err := in.Clock(1, 0); err != nil {
+						r.fail(fmt.Errorf("healing a clock fault: %w", err))
+					}
 				}
 			}
 		}
@@ -277,10 +280,10 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 		name string
 	}
 	var toxics []toxic
-	var gates []*Gate
+	var jittered []Shell
 	remove := func() {
-		for _, g := range gates {
-			g.SetJitter(0, 0, nil)
+		for _, in := range jittered {
+			_ = in.Jitter(0, 0, nil)
 		}
 		for _, t := range toxics {
 			if err := t.p.RemoveToxic(t.name); err != nil {
@@ -300,7 +303,7 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 				toxics = append(toxics, toxic{p, name})
 			}
 		}
-		if inc := r.instances[i].current(); inc != nil && f.Jitter > 0 {
+		if in := r.instances[i]; in.Live() && f.Jitter > 0 {
 			var req, rep time.Duration
 			if f.Direction != model.DirectionReplies {
 				req = f.Jitter
@@ -308,8 +311,11 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 			if f.Direction != model.DirectionRequests {
 				rep = f.Jitter
 			}
-			inc.gate.SetJitter(req, rep, rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)<<16|uint64(i))))
-			gates = append(gates, inc.gate)
+			if err := in.Jitter(req, rep, rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)<<16|uint64(i)))); err != nil {
+				remove()
+				return nil, fmt.Errorf("instance %d: %w", i, err)
+			}
+			jittered = append(jittered, in)
 		}
 	}
 	return remove, nil

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"sort"
 	"sync"
@@ -116,8 +117,8 @@ func tlsOver(dial func(ctx context.Context, network, addr string) (net.Conn, err
 	}
 }
 
-// start begins a new incarnation.
-func (in *instance) start() error {
+// Start begins a new incarnation.
+func (in *instance) Start() error {
 	p := in.run.sc.Params
 	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
 	// The instance authenticates as the harness does: Toxiproxy forwards
@@ -226,6 +227,69 @@ func (in *instance) runnerEvent(e runner.Event) {
 		return
 	}
 	in.run.rec.Record(ev)
+}
+
+// Live reports whether an incarnation is up.
+func (in *instance) Live() bool { return in.current() != nil }
+
+// Leading reports whether the live incarnation believes it leads.
+func (in *instance) Leading() bool { return in.leading() }
+
+// Crash, Stop, Pause and Resume: see Shell.
+func (in *instance) Crash()      { in.crash() }
+func (in *instance) Stop()       { in.stop() }
+func (in *instance) Pause() bool { return in.pause() }
+func (in *instance) Resume()     { in.resume() }
+
+// Wait waits until every incarnation is down.
+func (in *instance) Wait() { in.stopped.Wait() }
+
+// Clock bends the live incarnation's FaultyClock.
+func (in *instance) Clock(rate float64, jump time.Duration) error {
+	inc := in.current()
+	if inc == nil {
+		return errors.New("not running")
+	}
+	if jump != 0 {
+		inc.clock.Jump(jump)
+	}
+	if rate > 0 {
+		inc.clock.SetRate(rate)
+	}
+	return nil
+}
+
+// Jitter sets the latency jitter of the live incarnation's Gate.
+func (in *instance) Jitter(requests, replies time.Duration, rng *rand.Rand) error {
+	if inc := in.current(); inc != nil {
+		inc.gate.SetJitter(requests, replies, rng)
+	}
+	return nil
+}
+
+// Dispatch dispatches one "work" task through the live runner.
+func (in *instance) Dispatch(ctx context.Context, delay time.Duration) error {
+	inc := in.current()
+	if inc == nil || inc.r == nil {
+		return errors.New("no live runner")
+	}
+	var err error
+	if delay > 0 {
+		_, err = inc.r.DispatchDelayed(ctx, "work", nil, delay)
+	} else {
+		_, err = inc.r.Dispatch(ctx, "work", nil)
+	}
+	return err
+}
+
+// Kill ends the live incarnation at the end of the run: its traffic is cut
+// and its shell wound down, recording nothing.
+func (in *instance) Kill() {
+	if inc := in.take(); inc != nil {
+		inc.gate.Kill()
+		inc.clock.Unfreeze()
+		in.stopped.Go(func() { in.wind(inc, false) })
+	}
 }
 
 // current returns the live incarnation, or nil.

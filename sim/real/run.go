@@ -39,6 +39,9 @@ type Options struct {
 type Backend struct {
 	// Provider sets up Redis and Toxiproxy. Default env.Embedded{}.
 	Provider env.Provider
+	// Shells makes each instance's shell. Default: this package's
+	// in-process elector or runner (sim/process gives agent processes).
+	Shells Spawner
 }
 
 // Name is "real".
@@ -67,7 +70,7 @@ type run struct {
 	admin     *redis.Client
 	group     string
 	proxies   [][]*toxiclient.Proxy // per instance: its proxy, or one per cluster node
-	instances []*instance
+	instances []Shell
 	rng       *mrand.Rand // target choices
 
 	jitterSeed uint64
@@ -202,6 +205,7 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 		return nil, err
 	}
 
+	var slots []Slot
 	for i := range eff.Instances {
 		proxy := func(name, upstream string) (string, error) {
 			listen := "127.0.0.1:0"
@@ -222,21 +226,31 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 			}
 			return dial, nil
 		}
-		in := &instance{index: i, run: r}
+		slot := Slot{Index: i, Scenario: eff, Group: r.group, Env: environ, Fail: r.fail}
 		if t := environ.Topology; t != nil && t.Kind == model.RedisCluster {
-			in.nodes = map[string]string{}
+			slot.Nodes = map[string]string{}
 			for k, node := range t.Nodes {
-				if in.nodes[node], err = proxy(fmt.Sprintf("%s-%d-node%d", r.group, i, k), node); err != nil {
+				if slot.Nodes[node], err = proxy(fmt.Sprintf("%s-%d-node%d", r.group, i, k), node); err != nil {
 					return nil, err
 				}
 			}
-		} else if in.dial, err = proxy(fmt.Sprintf("%s-%d", r.group, i), environ.ProxyUpstream); err != nil {
+		} else if slot.Dial, err = proxy(fmt.Sprintf("%s-%d", r.group, i), environ.ProxyUpstream); err != nil {
 			return nil, err
 		}
-		r.instances = append(r.instances, in)
+		slots = append(slots, slot)
 	}
 
 	r.rec = NewRecorder(observe)
+	for _, slot := range slots {
+		slot.Recorder = r.rec
+		var sh Shell = &instance{index: slot.Index, dial: slot.Dial, nodes: slot.Nodes, run: r}
+		if b.Shells != nil {
+			if sh, err = b.Shells(slot); err != nil {
+				return nil, err
+			}
+		}
+		r.instances = append(r.instances, sh)
+	}
 	key := election.LeaderKey(r.group)
 	truthAddr := environ.RedisAddr
 	if t := environ.Topology; t != nil {
@@ -269,7 +283,7 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 // execute starts the instances, runs the fault schedule and the recovery.
 func (r *run) execute(ctx context.Context) error {
 	for _, in := range r.instances {
-		if err := in.start(); err != nil {
+		if err := in.Start(); err != nil {
 			return err
 		}
 	}
@@ -369,18 +383,18 @@ func (r *run) workload() func() {
 	var wg sync.WaitGroup
 	rng := mrand.New(mrand.NewPCG(uint64(r.sc.Seed), 1<<32))
 	var rngMu sync.Mutex
-	via := func() *runner.Runner {
+	via := func() Shell {
 		rngMu.Lock()
 		defer rngMu.Unlock()
 		start := rng.IntN(len(r.instances))
 		for k := range r.instances {
-			if inc := r.instances[(start+k)%len(r.instances)].current(); inc != nil {
-				return inc.r
+			if in := r.instances[(start+k)%len(r.instances)]; in.Live() {
+				return in
 			}
 		}
 		return nil
 	}
-	loop := func(rate float64, dispatch func(rn *runner.Runner) error) {
+	loop := func(rate float64, delay time.Duration) {
 		defer wg.Done()
 		t := time.NewTicker(time.Duration(float64(time.Second) / rate))
 		defer t.Stop()
@@ -389,31 +403,23 @@ func (r *run) workload() func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				if rn := via(); rn != nil {
+				if in := via(); in != nil {
 					// A partitioned instance fails to dispatch: the task
 					// was never dispatched, and is not counted.
-					_ = dispatch(rn)
+					dctx, cancel := context.WithTimeout(ctx, time.Second)
+					_ = in.Dispatch(dctx, delay)
+					cancel()
 				}
 			}
 		}
 	}
 	if w.DispatchRate > 0 {
 		wg.Add(1)
-		go loop(w.DispatchRate, func(rn *runner.Runner) error {
-			dctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			_, err := rn.Dispatch(dctx, "work", nil)
-			return err
-		})
+		go loop(w.DispatchRate, 0)
 	}
 	if w.DelayedRate > 0 {
 		wg.Add(1)
-		go loop(w.DelayedRate, func(rn *runner.Runner) error {
-			dctx, cancel := context.WithTimeout(ctx, time.Second)
-			defer cancel()
-			_, err := rn.DispatchDelayed(dctx, "work", nil, w.Delay)
-			return err
-		})
+		go loop(w.DelayedRate, w.Delay)
 	}
 	return func() { cancel(); wg.Wait() }
 }
@@ -456,14 +462,10 @@ func (r *run) recordHeld() {
 // would only add a release the analysis does not look at.
 func (r *run) stopAll() {
 	for _, in := range r.instances {
-		if inc := in.take(); inc != nil {
-			inc.gate.Kill()
-			inc.clock.Unfreeze()
-			in.stopped.Go(func() { in.wind(inc, false) })
-		}
+		in.Kill()
 	}
 	for _, in := range r.instances {
-		in.stopped.Wait()
+		in.Wait()
 	}
 }
 

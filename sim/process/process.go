@@ -1,0 +1,79 @@
+// Package process is the process backend: every instance is a real OS
+// process — an agent, in any language, speaking the protocol of package
+// agent on its stdin and stdout — against a real Redis through its own
+// Toxiproxy listener.
+//
+// It is the real backend (sim/real) with agent processes for shells: the
+// same environment, proxies, fault schedule, Redis faults and truth lane;
+// only what a fault does to an instance differs, and it is done for real:
+// crash is SIGKILL of the agent's process group (restart starts a new
+// process, with a new id), stop is SIGTERM (the agent steps down, releases
+// and exits), pause is SIGSTOP … SIGCONT (monotonic time runs on; overdue
+// timers fire at once on resume), clock is the protocol's clock command for
+// agents that declare it. The harness stamps every line an agent writes with
+// the run's one monotonic clock as it reads it; the agent's own wall time on
+// the line only measures how late that stamp was (Lateness on the event).
+//
+// Agents run in their own process group and die with the harness
+// (Pdeathsig on Linux; everywhere, their stdin ends); every agent a run
+// started is killed, with its group, before Run returns.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/sim/real"
+)
+
+// Backend is the process backend, a sim.Backend.
+type Backend struct {
+	// Provider sets up Redis and Toxiproxy. Default env.Embedded{}.
+	Provider env.Provider
+	// Agent is the command (program and arguments) every instance runs.
+	// Required.
+	Agent []string
+	// Env is added to each agent's environment, after the LEASELAB_
+	// variables (docs/agents.md).
+	Env map[string]string
+	// LogDir, if set, keeps each agent's stderr there, one file per
+	// incarnation (<run's group>/instance-I.N.log). Default: discarded.
+	LogDir string
+}
+
+// Name is "process".
+func (Backend) Name() string { return "process" }
+
+// ErrNoAgent is Run's error for a Backend without an Agent command.
+var ErrNoAgent = errors.New("process: no agent command (--agent \"CMD ARGS\", or agent: {command: [...]} in the scenario)")
+
+// Refuses says what a process cannot do that the scenario asks for, or what
+// the real backend refuses.
+func (b Backend) Refuses(sc model.Scenario) error {
+	if sc.Redis == model.RedisCluster {
+		return errors.New("process: redis: cluster needs a proxy per node for each instance, and an agent is given one address (LEASELAB_REDIS_ADDR)")
+	}
+	for i, f := range sc.Faults {
+		if f.Kind == model.FaultLatency && f.Jitter > 0 {
+			return fmt.Errorf("process: faults[%d]: latency jitter is drawn per chunk from the seed in the in-process instance's connection gate; an agent's connection has none (use jitter: 0)", i)
+		}
+	}
+	return b.real().Refuses(sc)
+}
+
+func (b Backend) real() real.Backend {
+	return real.Backend{Provider: b.Provider, Shells: b.spawn}
+}
+
+// Run runs eff with every instance an agent process.
+func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model.Event)) (*sim.Recording, error) {
+	if len(b.Agent) == 0 || strings.TrimSpace(b.Agent[0]) == "" {
+		return nil, ErrNoAgent
+	}
+	return b.real().Run(ctx, eff, observe)
+}

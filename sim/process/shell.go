@@ -1,0 +1,469 @@
+package process
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/leaselab/leaselab/agent"
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/proc"
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/real"
+)
+
+// helloTimeout is how long an agent may take to say its hello.
+const helloTimeout = 15 * time.Second
+
+// shell is one instance as agent processes: a real.Shell.
+type shell struct {
+	b    *Backend
+	slot real.Slot
+	rec  *real.Recorder
+
+	mu    sync.Mutex
+	cur   *incarnation // nil when down
+	lives int
+	down  sync.WaitGroup // incarnations winding down
+}
+
+// incarnation is one agent process.
+type incarnation struct {
+	name    string // how errors name it
+	cmd     *exec.Cmd
+	stdin   io.WriteCloser
+	hello   agent.Hello
+	log     *os.File
+	leading atomic.Bool
+	paused  bool
+	exited  chan struct{} // closed once the process is reaped
+	tail    tailBuffer    // the end of its stderr, for errors
+	seq     atomic.Uint64
+
+	wmu     sync.Mutex // one command line at a time
+	rmu     sync.Mutex
+	replies map[uint64]chan agent.Event
+}
+
+func (b *Backend) spawn(slot real.Slot) (real.Shell, error) {
+	if slot.Env.Auth.TLS != nil {
+		return nil, errors.New("process: TLS to Redis is not handed to agents (the environment gives them an address, user, password and db)")
+	}
+	return &shell{b: b, slot: slot, rec: slot.Recorder}, nil
+}
+
+// ms formats a duration in milliseconds, as the environment carries them.
+func ms(d time.Duration) string {
+	return strconv.FormatFloat(float64(d)/float64(time.Millisecond), 'f', -1, 64)
+}
+
+// environ is the environment of one incarnation (docs/agents.md).
+func (s *shell) environ(life int) ([]string, error) {
+	sc := s.slot.Scenario
+	raw, err := json.Marshal(sc)
+	if err != nil {
+		return nil, fmt.Errorf("encoding the scenario for the agent: %w", err)
+	}
+	safe := "0"
+	if sc.Params.Safe {
+		safe = "1"
+	}
+	e := append(os.Environ(),
+		"LEASELAB_PROTOCOL="+strconv.Itoa(agent.Version),
+		"LEASELAB_INSTANCE="+strconv.Itoa(s.slot.Index),
+		"LEASELAB_INCARNATION="+strconv.Itoa(life),
+		"LEASELAB_REDIS_ADDR="+s.slot.Dial,
+		"LEASELAB_REDIS_USERNAME="+s.slot.Env.Auth.Username,
+		"LEASELAB_REDIS_PASSWORD="+s.slot.Env.Auth.Password,
+		"LEASELAB_REDIS_DB="+strconv.Itoa(s.slot.Env.Auth.DB),
+		"LEASELAB_GROUP="+s.slot.Group,
+		"LEASELAB_KEY="+election.LeaderKey(s.slot.Group),
+		"LEASELAB_TTL_MS="+ms(sc.Params.TTL),
+		"LEASELAB_WAIT_MS="+ms(sc.Params.Wait),
+		"LEASELAB_JITTER_MS="+strconv.Itoa(max(sc.Params.JitterMS, 0)),
+		"LEASELAB_READ_TIMEOUT_MS="+ms(max(sc.Params.Client.ReadTimeout, 0)),
+		"LEASELAB_SAFE="+safe,
+		"LEASELAB_MODE="+string(sc.Mode),
+		"LEASELAB_SCENARIO="+string(raw),
+	)
+	for k, v := range s.b.Env {
+		e = append(e, k+"="+v)
+	}
+	return e, nil
+}
+
+// Start starts a new agent process and reads its hello.
+func (s *shell) Start() error {
+	s.mu.Lock()
+	s.lives++
+	life := s.lives
+	s.mu.Unlock()
+	argv := s.b.Agent
+	inc := &incarnation{
+		name:    fmt.Sprintf("instance %d (%q)", s.slot.Index, strings.Join(argv, " ")),
+		exited:  make(chan struct{}),
+		replies: map[uint64]chan agent.Event{},
+	}
+	env, err := s.environ(life)
+	if err != nil {
+		return err
+	}
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = env
+	cmd.SysProcAttr = proc.Attr()
+	if s.b.LogDir != "" {
+		dir := filepath.Join(s.b.LogDir, s.slot.Group)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("%s: keeping its log: %w", inc.name, err)
+		}
+		if inc.log, err = os.Create(filepath.Join(dir, fmt.Sprintf("instance-%d.%d.log", s.slot.Index, life))); err != nil {
+			return fmt.Errorf("%s: keeping its log: %w", inc.name, err)
+		}
+		cmd.Stderr = inc.log
+	}
+	tail := &inc.tail
+	if cmd.Stderr == nil {
+		cmd.Stderr = tail
+	} else {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
+	}
+	if inc.stdin, err = cmd.StdinPipe(); err != nil {
+		return err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	inc.cmd = cmd
+	if err := cmd.Start(); err != nil {
+		inc.closeLog()
+		return fmt.Errorf("%s: starting: %w", inc.name, err)
+	}
+	dec := agent.NewDecoder(inc.name, stdout)
+	hello := make(chan error, 1)
+	go func() {
+		h, err := dec.Hello()
+		inc.hello = h
+		hello <- err
+	}()
+	fail := func(err error) error {
+		proc.KillGroup(cmd.Process)
+		_ = cmd.Wait()
+		inc.closeLog()
+		if t := tail.String(); t != "" {
+			err = fmt.Errorf("%w; its stderr ends:\n%s", err, t)
+		}
+		return err
+	}
+	select {
+	case err := <-hello:
+		if err != nil {
+			return fail(err)
+		}
+	case <-time.After(helloTimeout):
+		return fail(fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout))
+	}
+	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
+		return fail(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
+	}
+	if s.slot.Scenario.Mode == model.ModeRunner && !inc.hello.Has(agent.CapRunner) {
+		return fail(fmt.Errorf("%s: a runner-mode scenario needs an agent that declares %q (task events and dispatch)", inc.name, agent.CapRunner))
+	}
+	s.rec.Record(model.Event{Kind: model.InstanceStarted, Instance: s.slot.Index, ID: inc.hello.ID, Detail: inc.hello.Agent})
+	go s.read(inc, dec)
+	s.mu.Lock()
+	s.cur = inc
+	s.mu.Unlock()
+	return nil
+}
+
+// read records the agent's events until its stdout ends, then reaps it.
+func (s *shell) read(inc *incarnation, dec *agent.Decoder) {
+	defer func() {
+		err := inc.cmd.Wait()
+		inc.closeLog()
+		close(inc.exited)
+		s.mu.Lock()
+		own := s.cur == inc // not crashed, stopped or killed by the harness
+		if own {
+			s.cur = nil
+		}
+		s.mu.Unlock()
+		if own {
+			// It died by itself: for the analysis, a crash.
+			s.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: s.slot.Index, ID: inc.hello.ID, Detail: fmt.Sprintf("exited by itself: %v", err)})
+			s.slot.Fail(fmt.Errorf("%s exited by itself (%v); its stderr ends:\n%s", inc.name, err, inc.tail.String()))
+		}
+	}()
+	for {
+		e, err := dec.Next()
+		if err == io.EOF {
+			return
+		}
+		if err != nil {
+			// A line the protocol refuses: the agent cannot be believed
+			// any more. Say so and end it.
+			s.slot.Fail(err)
+			proc.KillGroup(inc.cmd.Process)
+			return
+		}
+		s.event(inc, e)
+	}
+}
+
+// event records one agent event, stamped now by the run's clock.
+func (s *shell) event(inc *incarnation, e agent.Event) {
+	ev := model.Event{Instance: s.slot.Index, ID: inc.hello.ID, Term: e.Term, Token: e.Token, Task: e.Task}
+	if e.T != 0 {
+		// How late this stamp is: the agent wrote the line at its wall
+		// time T; the same machine's wall clock reads it now.
+		ev.Lateness = max(time.Duration(time.Now().UnixNano()-e.T), 0)
+	}
+	switch e.Type {
+	case agent.Promoted:
+		inc.leading.Store(true)
+		ev.Kind = model.LeaderGained
+	case agent.Demoted:
+		inc.leading.Store(false)
+		ev.Kind, ev.Detail = model.LeaderLost, e.Reason
+	case agent.Error:
+		ev.Kind, ev.Err = model.ElectorError, e.Err
+	case agent.RunnerError:
+		ev.Kind, ev.Err = model.RunnerError, e.Err
+	case agent.Chore:
+		ev.Kind, ev.Chore, ev.N, ev.Took = model.ChoreRan, e.Chore, e.N, time.Duration(e.TookNS)
+	case agent.ChoreFenced:
+		ev.Kind, ev.Chore, ev.Err = model.ChoreFenced, e.Chore, e.Err
+	case agent.TaskDispatched:
+		ev.Kind = model.TaskDispatched
+	case agent.TaskCompleted:
+		ev.Kind = model.TaskCompleted
+	case agent.TaskFailed:
+		ev.Kind, ev.Err = model.TaskFailed, e.Err
+	case agent.TaskReclaimed:
+		ev.Kind = model.TaskReclaimed
+	case agent.DelayedDue:
+		// Lateness here is the task's, by the Redis clock, as in-process.
+		ev.Kind, ev.Lateness = model.DelayedDue, time.Duration(e.LatenessNS)
+	case agent.Reply:
+		inc.rmu.Lock()
+		ch := inc.replies[e.Seq]
+		delete(inc.replies, e.Seq)
+		inc.rmu.Unlock()
+		if ch != nil {
+			ch <- e
+		}
+		return
+	default: // task-started, stopped: nothing the analysis reads
+		return
+	}
+	s.rec.Record(ev)
+}
+
+// command sends c and waits for its reply.
+func (inc *incarnation) command(ctx context.Context, c agent.Command) error {
+	c.Seq = inc.seq.Add(1)
+	ch := make(chan agent.Event, 1)
+	inc.rmu.Lock()
+	inc.replies[c.Seq] = ch
+	inc.rmu.Unlock()
+	defer func() {
+		inc.rmu.Lock()
+		delete(inc.replies, c.Seq)
+		inc.rmu.Unlock()
+	}()
+	line, err := json.Marshal(c)
+	if err != nil {
+		return err
+	}
+	inc.wmu.Lock()
+	_, err = inc.stdin.Write(append(line, '\n'))
+	inc.wmu.Unlock()
+	if err != nil {
+		return fmt.Errorf("%s: sending %s: %w", inc.name, c.Cmd, err)
+	}
+	select {
+	case r := <-ch:
+		if r.Err != "" {
+			return fmt.Errorf("%s: %s refused: %s", inc.name, c.Cmd, r.Err)
+		}
+		return nil
+	case <-inc.exited:
+		return fmt.Errorf("%s: exited before answering %s", inc.name, c.Cmd)
+	case <-ctx.Done():
+		return fmt.Errorf("%s: no answer to %s: %w", inc.name, c.Cmd, ctx.Err())
+	}
+}
+
+func (s *shell) current() *incarnation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cur
+}
+
+func (s *shell) take() *incarnation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	inc := s.cur
+	s.cur = nil
+	return inc
+}
+
+// Live reports whether an agent process is up.
+func (s *shell) Live() bool { return s.current() != nil }
+
+// Leading reports whether the live agent last said it leads.
+func (s *shell) Leading() bool {
+	inc := s.current()
+	return inc != nil && inc.leading.Load()
+}
+
+// signal sends sig to the agent's process group.
+func (inc *incarnation) signal(sig syscall.Signal) error {
+	return syscall.Kill(-inc.cmd.Process.Pid, sig)
+}
+
+// Crash SIGKILLs the agent's group; the crash is recorded first, so
+// nothing it wrote after counts.
+func (s *shell) Crash() {
+	inc := s.take()
+	if inc == nil {
+		return
+	}
+	s.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: s.slot.Index, ID: inc.hello.ID})
+	proc.KillGroup(inc.cmd.Process)
+	s.down.Go(func() { <-inc.exited })
+}
+
+// Stop sends SIGTERM (continuing a paused agent first) and records the stop
+// once the agent has exited; one that outlives TTL + 5 s is killed.
+func (s *shell) Stop() {
+	inc := s.take()
+	if inc == nil {
+		return
+	}
+	_ = inc.signal(syscall.SIGTERM)
+	_ = inc.signal(syscall.SIGCONT)
+	s.down.Go(func() {
+		select {
+		case <-inc.exited:
+		case <-time.After(s.slot.Scenario.Params.TTL + 5*time.Second):
+			s.slot.Fail(fmt.Errorf("%s: still running %v after SIGTERM: killed", inc.name, s.slot.Scenario.Params.TTL+5*time.Second))
+			proc.KillGroup(inc.cmd.Process)
+			<-inc.exited
+		}
+		s.rec.Record(model.Event{Kind: model.InstanceStopped, Instance: s.slot.Index, ID: inc.hello.ID})
+	})
+}
+
+// Pause SIGSTOPs the agent's group.
+func (s *shell) Pause() bool {
+	inc := s.current()
+	if inc == nil || inc.signal(syscall.SIGSTOP) != nil {
+		return false
+	}
+	s.rec.Record(model.Event{Kind: model.InstancePaused, Instance: s.slot.Index, ID: inc.hello.ID})
+	return true
+}
+
+// Resume SIGCONTs it.
+func (s *shell) Resume() {
+	inc := s.current()
+	if inc == nil {
+		return
+	}
+	_ = inc.signal(syscall.SIGCONT)
+	s.rec.Record(model.Event{Kind: model.InstanceResumed, Instance: s.slot.Index, ID: inc.hello.ID})
+}
+
+// Clock sends the clock command, to an agent that declares it.
+func (s *shell) Clock(rate float64, jump time.Duration) error {
+	inc := s.current()
+	if inc == nil {
+		return errors.New("not running")
+	}
+	if !inc.hello.Has(agent.CapClock) {
+		return fmt.Errorf("%s does not declare the %q capability: its clock cannot be bent", inc.name, agent.CapClock)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if jump != 0 {
+		if err := inc.command(ctx, agent.Command{Cmd: agent.CmdClock, JumpNS: int64(jump)}); err != nil {
+			return err
+		}
+	}
+	if rate > 0 {
+		return inc.command(ctx, agent.Command{Cmd: agent.CmdClock, Rate: rate})
+	}
+	return nil
+}
+
+// Jitter: an agent's connection has no gate to draw jitter in (Refuses
+// turns such scenarios away); clearing it is a no-op.
+func (s *shell) Jitter(requests, replies time.Duration, _ *rand.Rand) error {
+	if requests == 0 && replies == 0 {
+		return nil
+	}
+	return errors.New("an agent's connection has no gate for seeded latency jitter")
+}
+
+// Dispatch sends the dispatch command.
+func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
+	inc := s.current()
+	if inc == nil {
+		return errors.New("not running")
+	}
+	return inc.command(ctx, agent.Command{Cmd: agent.CmdDispatch, Task: "work", DelayNS: int64(delay)})
+}
+
+// Kill ends the live agent at the end of the run, recording nothing.
+func (s *shell) Kill() {
+	if inc := s.take(); inc != nil {
+		proc.KillGroup(inc.cmd.Process)
+		s.down.Go(func() { <-inc.exited })
+	}
+}
+
+// Wait waits until every agent process of this instance is reaped.
+func (s *shell) Wait() { s.down.Wait() }
+
+func (inc *incarnation) closeLog() {
+	_ = inc.stdin.Close()
+	if inc.log != nil {
+		_ = inc.log.Close()
+	}
+}
+
+// tailBuffer keeps the last 2 KB written, for error messages.
+type tailBuffer struct {
+	mu sync.Mutex
+	b  []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if len(t.b) > 2048 {
+		t.b = t.b[len(t.b)-2048:]
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return strings.TrimSpace(string(t.b))
+}

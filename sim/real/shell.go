@@ -1,0 +1,69 @@
+package real
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/env"
+)
+
+// Shell is one instance as a run drives it: by default the in-process
+// elector or runner of this package; a Backend with a Spawner (sim/process)
+// drives agent processes through the same fault schedule, proxies and truth
+// lane. A crash or stop ends an incarnation; Start begins a new one (new
+// id) at the same index, on the same proxy.
+type Shell interface {
+	// Start begins a new incarnation and records InstanceStarted.
+	Start() error
+	// Live reports whether an incarnation is up.
+	Live() bool
+	// Leading reports whether the live incarnation believes it leads.
+	Leading() bool
+	// Crash stops the live incarnation dead (InstanceCrashed first).
+	Crash()
+	// Stop stops it gracefully (it releases), recording InstanceStopped
+	// when done.
+	Stop()
+	// Pause stops the live incarnation until Resume (InstancePaused,
+	// InstanceResumed); false if none is live.
+	Pause() bool
+	Resume()
+	// Clock bends the live incarnation's clock: rate (0: unchanged) and
+	// jump (0: none). An error says why it cannot.
+	Clock(rate float64, jump time.Duration) error
+	// Jitter sets the latency jitter added per chunk of requests and
+	// replies, drawn from rng (0, 0, nil: none).
+	Jitter(requests, replies time.Duration, rng *rand.Rand) error
+	// Dispatch dispatches one task of the workload through the live
+	// incarnation (runner mode), due delay from now.
+	Dispatch(ctx context.Context, delay time.Duration) error
+	// Kill ends the live incarnation at the end of the run, without
+	// recording a crash; Wait waits until every incarnation is down.
+	Kill()
+	Wait()
+}
+
+// Slot is what a Spawner is given for one instance.
+type Slot struct {
+	// Index is the instance's index.
+	Index int
+	// Dial is the address of the instance's own proxy to Redis; Nodes, with
+	// redis: cluster, maps each node to the instance's proxy for it.
+	Dial  string
+	Nodes map[string]string
+	// Scenario is the effective (scaled) scenario; Group the lease's name
+	// (election.LeaderKey(Group) is its key).
+	Scenario model.Scenario
+	Group    string
+	// Env is the run's environment (Redis's auth among it).
+	Env *env.Environment
+	// Recorder stamps the instance's events with the run's clock.
+	Recorder *Recorder
+	// Fail notes a harness error of the run.
+	Fail func(error)
+}
+
+// Spawner makes the Shell of one instance.
+type Spawner func(Slot) (Shell, error)
