@@ -86,7 +86,7 @@ func TestClockRefusedWithoutCapability(t *testing.T) {
 		t.Fatal("no /usr/bin/python3 with redis-py (Debian: apt-get install python3-redis)")
 	}
 	b := process.Backend{Agent: []string{python, "../../examples/agent-python/agent.py"}}
-	sc := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Role: "leader"}})
+	sc := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
 	res, err := sim.Run(context.Background(), sc, b, sim.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -33,10 +33,13 @@ type shell struct {
 	slot real.Slot
 	rec  *real.Recorder
 
-	mu    sync.Mutex
-	cur   *incarnation // nil when down
-	lives int
-	down  sync.WaitGroup // incarnations winding down
+	mu  sync.Mutex
+	cur *incarnation // nil when down
+	// pre is the incarnation Prestart launched, for Start to take.
+	pre    *incarnation
+	preDec *agent.Decoder
+	lives  int
+	down   sync.WaitGroup // incarnations winding down
 }
 
 // incarnation is one agent process.
@@ -104,8 +107,44 @@ func (s *shell) environ(life int) ([]string, error) {
 	return e, nil
 }
 
-// Start starts a new agent process and reads its hello.
+// Prestart starts the first agent process and reads its hello; Start
+// then records it and begins reading its events (lines it writes in
+// between wait in the pipe, and are stamped late, by as much as their
+// Lateness says).
+func (s *shell) Prestart() error {
+	inc, dec, err := s.launch()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.pre, s.preDec = inc, dec
+	s.mu.Unlock()
+	return nil
+}
+
+// Start starts a new agent process (or takes the prestarted one), records
+// it and reads its events.
 func (s *shell) Start() error {
+	s.mu.Lock()
+	inc, dec := s.pre, s.preDec
+	s.pre, s.preDec = nil, nil
+	s.mu.Unlock()
+	if inc == nil {
+		var err error
+		if inc, dec, err = s.launch(); err != nil {
+			return err
+		}
+	}
+	s.rec.Record(model.Event{Kind: model.InstanceStarted, Instance: s.slot.Index, ID: inc.hello.ID, Detail: inc.hello.Agent})
+	s.mu.Lock()
+	s.cur = inc
+	s.mu.Unlock()
+	go s.read(inc, dec)
+	return nil
+}
+
+// launch starts an agent process and reads its hello.
+func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	s.mu.Lock()
 	s.lives++
 	life := s.lives
@@ -118,7 +157,7 @@ func (s *shell) Start() error {
 	}
 	env, err := s.environ(life)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
@@ -126,10 +165,10 @@ func (s *shell) Start() error {
 	if s.b.LogDir != "" {
 		dir := filepath.Join(s.b.LogDir, s.slot.Group)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("%s: keeping its log: %w", inc.name, err)
+			return nil, nil, fmt.Errorf("%s: keeping its log: %w", inc.name, err)
 		}
 		if inc.log, err = os.Create(filepath.Join(dir, fmt.Sprintf("instance-%d.%d.log", s.slot.Index, life))); err != nil {
-			return fmt.Errorf("%s: keeping its log: %w", inc.name, err)
+			return nil, nil, fmt.Errorf("%s: keeping its log: %w", inc.name, err)
 		}
 		cmd.Stderr = inc.log
 	}
@@ -140,16 +179,16 @@ func (s *shell) Start() error {
 		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
 	}
 	if inc.stdin, err = cmd.StdinPipe(); err != nil {
-		return err
+		return nil, nil, err
 	}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	inc.cmd = cmd
 	if err := cmd.Start(); err != nil {
 		inc.closeLog()
-		return fmt.Errorf("%s: starting: %w", inc.name, err)
+		return nil, nil, fmt.Errorf("%s: starting: %w", inc.name, err)
 	}
 	dec := agent.NewDecoder(inc.name, stdout)
 	hello := make(chan error, 1)
@@ -170,23 +209,18 @@ func (s *shell) Start() error {
 	select {
 	case err := <-hello:
 		if err != nil {
-			return fail(err)
+			return nil, nil, fail(err)
 		}
 	case <-time.After(helloTimeout):
-		return fail(fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout))
+		return nil, nil, fail(fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout))
 	}
 	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
-		return fail(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
+		return nil, nil, fail(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
 	}
 	if s.slot.Scenario.Mode == model.ModeRunner && !inc.hello.Has(agent.CapRunner) {
-		return fail(fmt.Errorf("%s: a runner-mode scenario needs an agent that declares %q (task events and dispatch)", inc.name, agent.CapRunner))
+		return nil, nil, fail(fmt.Errorf("%s: a runner-mode scenario needs an agent that declares %q (task events and dispatch)", inc.name, agent.CapRunner))
 	}
-	s.rec.Record(model.Event{Kind: model.InstanceStarted, Instance: s.slot.Index, ID: inc.hello.ID, Detail: inc.hello.Agent})
-	go s.read(inc, dec)
-	s.mu.Lock()
-	s.cur = inc
-	s.mu.Unlock()
-	return nil
+	return inc, dec, nil
 }
 
 // read records the agent's events until its stdout ends, then reaps it.
@@ -430,6 +464,12 @@ func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
 
 // Kill ends the live agent at the end of the run, recording nothing.
 func (s *shell) Kill() {
+	s.mu.Lock()
+	if s.pre != nil {
+		// Launched, never started (the run ended first).
+		s.cur, s.pre, s.preDec = s.pre, nil, nil
+	}
+	s.mu.Unlock()
 	if inc := s.take(); inc != nil {
 		proc.KillGroup(inc.cmd.Process)
 		s.down.Go(func() { <-inc.exited })

@@ -282,6 +282,26 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 
 // execute starts the instances, runs the fault schedule and the recovery.
 func (r *run) execute(ctx context.Context) error {
+	var (
+		pre    sync.WaitGroup
+		preMu  sync.Mutex
+		preErr error
+	)
+	for _, in := range r.instances {
+		if p, ok := in.(Prestarter); ok {
+			pre.Go(func() {
+				if err := p.Prestart(); err != nil {
+					preMu.Lock()
+					preErr = errors.Join(preErr, err)
+					preMu.Unlock()
+				}
+			})
+		}
+	}
+	pre.Wait()
+	if preErr != nil {
+		return preErr
+	}
 	for _, in := range r.instances {
 		if err := in.Start(); err != nil {
 			return err

@@ -45,6 +45,14 @@ type Shell interface {
 	Wait()
 }
 
+// Prestarter is a Shell whose first Start is slow (an agent process
+// loading its runtime): the run calls Prestart on every such shell at once
+// before it starts the instances in index order, so that the schedule is not
+// late by the sum of their start-up times.
+type Prestarter interface {
+	Prestart() error
+}
+
 // Slot is what a Spawner is given for one instance.
 type Slot struct {
 	// Index is the instance's index.
