@@ -497,7 +497,8 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 
 	case ModePartitionBlackhole:
 		call, f := callBound(p, mode)
-		pr.Call, pr.CallFormula = call, f
+		call, hf := healedCall(p, s.Partition, call)
+		pr.Call, pr.CallFormula = call, f+hf
 		failingRenew(&pr, p, 0, call)
 		heal, hf := healedMin(p, mode, s.Partition)
 		mid, mf := midCallMin(p, mode, s.Partition)
@@ -753,6 +754,19 @@ func healPossible(p Params, partition, call time.Duration) bool {
 	return partition > 0 && (call == Unbounded || partition < p.TTL/2+p.Jitter()+call)
 }
 
+// healedCall is the longest call under a partition that drops replies when
+// the partition may heal while it waits: with two or more retries, the
+// heal's EOF on the retry's HELLO is retried after backoff(2), where
+// HELLO's own timeout would have slept backoff(1), and the next attempt
+// finds a healthy link (a round trip the bounds leave out).
+func healedCall(p Params, partition, call time.Duration) (time.Duration, string) {
+	if call == Unbounded || max(p.Client.MaxRetries, 0) < 2 || !healPossible(p, partition, call) {
+		return call, ""
+	}
+	extra := retryBackoff(2) - retryBackoff(1)
+	return call + extra, fmt.Sprintf("; a heal's EOF on the retry's HELLO is retried after backoff(2): + %v = %v", extra, call+extra)
+}
+
 // healedAfterExpiry raises the gap to Wait where a heal can end a call that
 // outlasted the key (the overlap case): its retry then reaches Redis and
 // returns 0, so the leader demotes just after the expiry, and the next
@@ -997,6 +1011,8 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 func predictReplies(pr *Prediction, p Params, s FaultSize) {
 	partition := s.ReplyPartition
 	call, f := callBound(p, ModePartitionReplies)
+	call, hcf := healedCall(p, s.Partition, call)
+	f += hcf
 	lo, lf := callMin(p, ModePartitionReplies)
 	heal, hf := healedMin(p, ModePartitionReplies, s.Partition)
 	pr.Call, pr.CallFormula = call, f
