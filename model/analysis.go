@@ -333,6 +333,11 @@ type Analysis struct {
 	// its first renewal is not taken for the end of a failover. There is no
 	// floor: sub-second TTLs are what short test runs use.
 	StabilityWindow time.Duration `json:"stability_window"`
+	// StampLateness is how late the harness stamped the lines of agent
+	// processes (the process backend): receipt time minus the time the
+	// agent wrote each line, on the machine's wall clock. The measurement
+	// error of the belief lane there; empty on the other backends.
+	StampLateness DurationStats `json:"stamp_lateness,omitzero"`
 
 	Beliefs []Belief `json:"beliefs,omitempty"`
 	// LeaderCount is how many incarnations believed they led, as a step
@@ -427,6 +432,7 @@ func Analyze(t Timeline, p Params) Analysis {
 	}
 
 	a.Redis = redisLane(ev, a.Beliefs, a.End)
+	a.StampLateness = stampLateness(ev)
 	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
 	a.LostTasks, a.UnfinishedTasks, a.RepeatedTasks = taskFates(ev)
@@ -898,6 +904,18 @@ func stableFrom(sole []stretch, t, w time.Duration) (time.Duration, Member, bool
 		}
 	}
 	return 0, Member{}, false
+}
+
+// stampLateness collects the stamping lateness agents' events carry (a
+// DelayedDue's Lateness is the task's, not the stamp's).
+func stampLateness(ev []Event) DurationStats {
+	var late []time.Duration
+	for _, e := range ev {
+		if e.Instance >= 0 && e.Lateness > 0 && e.Kind != DelayedDue && e.Kind != RedisHolder {
+			late = append(late, e.Lateness)
+		}
+	}
+	return durationStats(late)
 }
 
 // redisLane compares beliefs with the key's holder as Redis reported it.

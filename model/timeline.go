@@ -65,7 +65,7 @@ type Event struct {
 	Chore    string        `json:"chore,omitempty"`    // chore kind: "scheduler", "metrics", "capacity"
 	N        int           `json:"n,omitempty"`        // chore effect (moved N, published capacity N, ...)
 	Task     string        `json:"task,omitempty"`     // task id
-	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness
+	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness; an agent's event: how late the harness stamped it
 	// Took is how long a ChoreRan's Redis calls took, in real time, ending
 	// at At: its writes landed within [At - Took, At].
 	Took time.Duration `json:"took,omitempty"`

@@ -939,6 +939,9 @@ func (x *ctx) measurementSection() section {
 		texts("Keyspace notification lateness", stats(a.Redis.NotificationLateness)),
 		texts("Stale/phantom windows below resolution ("+dur(model.TruthResolution)+")", strconv.Itoa(a.Redis.BelowResolution)),
 	)
+	if a.StampLateness.Count > 0 {
+		nl.Rows = append(nl.Rows, texts("Agent line stamping lateness (process backend)", stats(a.StampLateness)))
+	}
 	sm := table{Caption: "Summary figures", Head: []string{"Figure", "Value"}}
 	sm.Rows = append(sm.Rows,
 		texts("Leader gains (flaps)", strconv.Itoa(s.LeaderGains)),

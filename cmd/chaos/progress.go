@@ -454,7 +454,11 @@ func measurementNote(res *model.Result) string {
 	if res.Analysis.Redis.NotificationLateness.Count > 0 {
 		n = fmt.Sprintf("≤ %v late", ms(late))
 	}
-	return fmt.Sprintf("; measurement error: notifications %s, faults ≤ %v late", n, ms(fault))
+	stamps := ""
+	if sl := res.Analysis.StampLateness; sl.Count > 0 {
+		stamps = fmt.Sprintf(", agent lines stamped ≤ %v late (median %v)", ms(sl.Max), ms(sl.Median))
+	}
+	return fmt.Sprintf("; measurement error: notifications %s, faults ≤ %v late%s", n, ms(fault), stamps)
 }
 
 // measurementError is the worst keyspace-notification lateness and the

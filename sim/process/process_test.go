@@ -16,7 +16,9 @@ import (
 )
 
 // chaosAgent builds cmd/chaos and returns its `chaos agent` command.
-func chaosAgent(t *testing.T) []string {
+func chaosAgent(t *testing.T) []string { return chaosAgentB(t) }
+
+func chaosAgentB(t testing.TB) []string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "chaos")
 	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/chaos").CombinedOutput(); err != nil {
@@ -70,6 +72,9 @@ func TestFaultsOnProcesses(t *testing.T) {
 	}
 	if count[model.LeaderGained] < 3 {
 		t.Errorf("%d promotions: the crash, pause and stop of leaders should each bring a new one", count[model.LeaderGained])
+	}
+	if sl := res.Analysis.StampLateness; sl.Count == 0 {
+		t.Error("no stamping lateness measured: chaos agent writes t on every line")
 	}
 	files, _ := filepath.Glob(filepath.Join(logs, "*", "instance-*.log"))
 	if len(files) != 4 {
