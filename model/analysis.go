@@ -43,6 +43,10 @@ type Window struct {
 	// Open means the window was still going when the run ended: End is the
 	// run's end and Duration only a lower bound.
 	Open bool `json:"open,omitempty"`
+	// Uncertainty is how far Duration may be off either way: the sum of the
+	// uncertainties of the events at its two ends (Event.Uncertainty; only
+	// the start's for an open window). 0 for the harness's own timelines.
+	Uncertainty time.Duration `json:"uncertainty,omitempty"`
 }
 
 func window(start, end time.Duration, open bool) Window {
@@ -319,6 +323,12 @@ type Summary struct {
 	TasksRepeated   int           `json:"tasks_repeated"`
 	TasksUnfinished int           `json:"tasks_unfinished,omitempty"`
 	DelayedLateness DurationStats `json:"delayed_lateness"`
+
+	// MaxOverlapUncertainty, MaxGapUncertainty and MaxStaleUncertainty are
+	// the uncertainties of the longest windows (Window.Uncertainty).
+	MaxOverlapUncertainty time.Duration `json:"max_overlap_uncertainty,omitempty"`
+	MaxGapUncertainty     time.Duration `json:"max_gap_uncertainty,omitempty"`
+	MaxStaleUncertainty   time.Duration `json:"max_stale_uncertainty,omitempty"`
 }
 
 // Analysis is everything Analyze measures in one timeline.
@@ -437,6 +447,7 @@ func Analyze(t Timeline, p Params) Analysis {
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
 	a.LostTasks, a.UnfinishedTasks, a.RepeatedTasks = taskFates(ev)
 	a.Summary = summarize(a, ev)
+	attachUncertainty(&a, ev)
 	a.Claims = claims(a, faults, p)
 	return a
 }

@@ -49,6 +49,9 @@ type Result struct {
 	Setup time.Duration `json:"setup"`
 	// Cost is what the run cost the machine.
 	Cost Cost `json:"cost"`
+	// Observed is set when the timeline was observed from outside a live
+	// fleet (Backend "observe") instead of recorded by the harness.
+	Observed *Observed `json:"observed,omitempty"`
 }
 
 // Settle folds the run's own state into the verdict: harness errors make

@@ -81,6 +81,12 @@ type Event struct {
 	Token  int64  `json:"token,omitempty"`
 	Err    string `json:"err,omitempty"`
 	Detail string `json:"detail,omitempty"`
+	// Uncertainty is how far At may be from when the event really happened,
+	// either way. It is 0 for the harness's own recordings (one clock
+	// measures them); a timeline built from outside a fleet (chaos observe)
+	// places events by the clocks of instances and of Redis, each known
+	// only so well.
+	Uncertainty time.Duration `json:"uncertainty,omitempty"`
 }
 
 // Timeline is the ordered list of events of one run. Events are appended in

@@ -76,12 +76,54 @@ func windowEnd(w model.Window) string {
 	return at(w.End)
 }
 
-// windowDur prints a window's length, "≥" when it was still open.
+// windowDur prints a window's length, "≥" when it was still open, with its
+// uncertainty when it has one.
 func windowDur(w model.Window) string {
 	if w.Open {
-		return "≥ " + dur(w.Duration)
+		return "≥ " + Uncertain(w.Duration, w.Uncertainty)
 	}
-	return dur(w.Duration)
+	return Uncertain(w.Duration, w.Uncertainty)
+}
+
+// Uncertain prints d known within ± u: "1.20s ± 15ms". d keeps only the
+// digits u leaves meaningful (down to the power of ten below u) and u two
+// significant digits, so a report never shows precision the data lacks.
+// With u = 0 it is dur(d).
+func Uncertain(d, u time.Duration) string {
+	if u <= 0 || d == model.Unbounded {
+		return dur(d)
+	}
+	step := time.Duration(math.Pow(10, math.Floor(math.Log10(float64(u)))))
+	return fixed(d.Round(step), step) + " ± " + dur(round2(u))
+}
+
+// fixed prints d with exactly the decimals step resolves: 1.2s at 100ms,
+// 1.20s at 10ms, 120ms at 10ms below a second.
+func fixed(d, step time.Duration) string {
+	if d < 0 {
+		return "-" + fixed(-d, step)
+	}
+	unit, name := time.Second, "s"
+	if d < time.Second && step < time.Second {
+		unit, name = time.Millisecond, "ms"
+		if d < time.Millisecond && step < time.Millisecond {
+			unit, name = time.Microsecond, "µs"
+		}
+	}
+	decimals := 0
+	for s := unit; s > step && decimals < 9; s /= 10 {
+		decimals++
+	}
+	return strconv.FormatFloat(float64(d)/float64(unit), 'f', decimals, 64) + name
+}
+
+// round2 rounds u to two significant digits.
+func round2(u time.Duration) time.Duration {
+	step := time.Duration(math.Pow(10, math.Floor(math.Log10(float64(u))))) / 10
+	if step < 1 {
+		return u
+	}
+	return u.Round(step)
 }
 
 // shortID shortens an elector id (32 hex digits) to something a reader can

@@ -58,3 +58,23 @@ func TestMarkdownEscaping(t *testing.T) {
 		t.Errorf("mdCell = %q", got)
 	}
 }
+
+func TestUncertain(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		d, u time.Duration
+		want string
+	}{
+		{1203 * ms, 15 * ms, "1.20s ± 15ms"},
+		{1203 * ms, 150 * ms, "1.2s ± 150ms"},
+		{1203 * ms, 1500 * ms, "1s ± 1.5s"},
+		{123456 * time.Microsecond, 1234 * time.Microsecond, "123ms ± 1.2ms"},
+		{123456 * time.Microsecond, 150 * time.Microsecond, "123.5ms ± 150µs"},
+		{750 * time.Microsecond, 20 * time.Microsecond, "750µs ± 20µs"},
+		{5 * ms, 0, "5ms"},
+	} {
+		if got := Uncertain(c.d, c.u); got != c.want {
+			t.Errorf("Uncertain(%v, %v) = %q, want %q", c.d, c.u, got, c.want)
+		}
+	}
+}

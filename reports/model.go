@@ -178,13 +178,18 @@ func build(res *model.Result, o Options) *document {
 		x.leadershipSection(),
 		x.workSection(),
 		x.measurementSection(),
+	}
+	if res.Observed != nil {
+		d.Sections = append(d.Sections, observedSection(res.Observed))
+	}
+	d.Sections = append(d.Sections, []section{
 		{
 			ID: "reproduce", Title: "How to reproduce",
 			Intro: []string{"Every random choice of the run (fault targets, jitter, latency jitter) comes from the seed, so this command replays the same fault schedule:"},
 			Code:  x.cmd,
 		},
 		{ID: "how-to-read", Title: "How to read this report", Intro: howToRead},
-	}
+	}...)
 	return d
 }
 
@@ -297,6 +302,7 @@ func (x *ctx) facts() [][2]string {
 const (
 	BackendReal    = "real"
 	BackendVirtual = "virtual"
+	BackendObserve = "observe"
 )
 
 // backendName is the backend that made the run; a result written before
@@ -309,6 +315,8 @@ func backendFact(b string) string {
 	switch b {
 	case BackendReal, "":
 		return "real (redis-server through Toxiproxy, wall-clock time)"
+	case BackendObserve:
+		return "observe (a live fleet, watched from outside: its published transitions and the lease key; every time is an estimate on Redis's clock, shown with its uncertainty)"
 	case BackendVirtual:
 		return "virtual (discrete-event model of Redis, the network and go-redis around the production election.Machine, virtual time; replay the seed on the real backend to confirm a finding)"
 	}
@@ -685,6 +693,9 @@ func faultParams(f model.Fault, k float64) string {
 
 func (x *ctx) paramsSection() section {
 	res := x.res
+	if res.Observed != nil {
+		return observedParams(res)
+	}
 	eff, raw := x.p, res.Scenario.Params.WithDefaults()
 	scaled := x.scale != 1
 	head := []string{"Parameter", "Value", "Meaning"}
@@ -948,11 +959,11 @@ func (x *ctx) measurementSection() section {
 		texts("Handovers", strconv.Itoa(s.Handovers)),
 		texts("Elector errors", strconv.Itoa(s.ElectorErrors)),
 		texts("Runner errors (other than the elector's)", strconv.Itoa(s.RunnerErrors)),
-		texts("Overlaps", fmt.Sprintf("%d (longest %s, total %s)", s.Overlaps, dur(s.MaxOverlap), dur(s.TotalOverlap))),
-		texts("Gaps", fmt.Sprintf("%d (longest %s)", s.Gaps, dur(s.MaxGap))),
+		texts("Overlaps", fmt.Sprintf("%d (longest %s, total %s)", s.Overlaps, Uncertain(s.MaxOverlap, s.MaxOverlapUncertainty), dur(s.TotalOverlap))),
+		texts("Gaps", fmt.Sprintf("%d (longest %s)", s.Gaps, Uncertain(s.MaxGap, s.MaxGapUncertainty))),
 		texts("Failover", stats(s.Failover)),
 		texts("Faults", strconv.Itoa(s.Faults)),
-		texts("Stale windows", fmt.Sprintf("%d (longest %s)", s.StaleWindows, dur(s.MaxStale))),
+		texts("Stale windows", fmt.Sprintf("%d (longest %s)", s.StaleWindows, Uncertain(s.MaxStale, s.MaxStaleUncertainty))),
 		texts("Phantom windows", fmt.Sprintf("%d (longest %s)", s.PhantomWindows, dur(s.MaxPhantom))),
 		texts("Duplicate chores", strconv.Itoa(s.DuplicateChores)),
 		texts("Tasks dispatched / lost / repeated", fmt.Sprintf("%d / %d / %d", s.TasksDispatched, s.TasksLost, s.TasksRepeated)),

@@ -68,6 +68,8 @@ Usage:
   chaos version                    leaselab's version, Go's, and the Redis and Toxiproxy it drives
   chaos agent                      leaselab's elector or runner as a process-backend agent
                                    (started by the harness; docs/agents.md)
+  chaos observe --group G [flags]  watch a live fleet's published transitions and its lease
+                                   key; the same failover report (--from FILE: offline)
 
 Run 'chaos COMMAND --help' for a command's flags and examples.
 
@@ -113,6 +115,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdVersion(ctx, args[1:], stdout, stderr)
 	case "agent":
 		err = cmdAgent(ctx, args[1:], os.Stdin, stdout, stderr)
+	case "observe":
+		err = cmdObserve(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK

@@ -1,0 +1,289 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/term"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/observe"
+	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/sim/env"
+)
+
+// recordingFile is the recording chaos observe writes beside its report.
+const recordingFile = "observed.jsonl"
+
+const observeUsage = `Usage: chaos observe (--redis-addr ADDR | --redis-url URL) (--group G | --key KEY) [flags]
+       chaos observe --from observed.jsonl [flags]
+
+Watches a live fleet whose instances publish their leadership transitions
+(package publish: election.Opts.OnTransition = publisher.Observe) and the
+lease key itself, for --for D or until Ctrl-C, and writes the same failover
+report as chaos run (report.html with the timeline plot, report.md,
+result.json, junit.xml) plus the recording (observed.jsonl), from which
+--from rebuilds the same report offline.
+
+The lease key is followed by keyspace notifications where the server allows
+CONFIG SET (the flags already set are kept and restored at the end), else by
+polling GET and PTTL every --interval; the lane and its resolution are
+printed and reported. Every time is an estimate on Redis's clock and every
+window is reported with its uncertainty.
+
+--max-overlap, --max-gap and --max-stale make it a check: exit 1 when a
+window is longer than its limit, or when the limit lies within the window's
+uncertainty (unknown).
+
+Examples:
+  chaos observe --redis-addr 127.0.0.1:6379 --group my-app --for 10m --out gameday
+  chaos observe --redis-url rediss://default@redis.internal:6380/0 --group my-app --max-overlap 0s
+  chaos observe --from gameday/observed.jsonl --out gameday-again
+
+Flags:
+`
+
+func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("observe", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	redisAddr := fs.String("redis-addr", "", "the Redis that serves the lease, `ADDR` (default $LEASELAB_REDIS_ADDR; password from $LEASELAB_REDIS_PASSWORD)")
+	redisURL := fs.String("redis-url", "", "the Redis as a `URL`: redis://[user:password@]host:port[/db], rediss:// for TLS (default $LEASELAB_REDIS_URL)")
+	group := fs.String("group", "", "the lease's `NAME` (election.Opts.Key, the runner's Group)")
+	key := fs.String("key", "", "the lease's Redis `KEY` itself (taskrunner:leader:...), instead of --group")
+	runFor := fs.Duration("for", 0, "watch for `D` (default: until Ctrl-C)")
+	out := fs.String("out", "", "write the report and the recording to `DIR` (default chaos-reports/observe-<group>/<time>)")
+	interval := fs.Duration("interval", observe.DefaultInterval, "poll the key every `D` (the poll lane; a backstop on the notification lane)")
+	poll := fs.Bool("poll", false, "poll even where keyspace notifications could be turned on")
+	from := fs.String("from", "", "rebuild the report from a recording `FILE` (observed.jsonl) instead of watching")
+	var maxOverlap, maxGap, maxStale time.Duration
+	fs.DurationVar(&maxOverlap, "max-overlap", 0, "fail when two instances led at once for longer than `D` (0s: any overlap fails)")
+	fs.DurationVar(&maxGap, "max-gap", 0, "fail when no instance led for longer than `D`")
+	fs.DurationVar(&maxStale, "max-stale", 0, "fail when an instance believed it led while Redis held another value for longer than `D`")
+	fs.Usage = func() { fmt.Fprint(stderr, observeUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return usageErr("%v", err)
+	}
+	if fs.NArg() > 0 {
+		return usageErr("observe: unexpected argument %q", fs.Arg(0))
+	}
+	// A limit given, even 0s, is a check; one not given is none.
+	var lim observe.Limits
+	var limitFlags []string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "max-overlap":
+			lim.MaxOverlap = &maxOverlap
+		case "max-gap":
+			lim.MaxGap = &maxGap
+		case "max-stale":
+			lim.MaxStale = &maxStale
+		default:
+			return
+		}
+		limitFlags = append(limitFlags, "--"+f.Name+" "+f.Value.String())
+	})
+
+	var rec *observe.Recording
+	var dir string
+	if *from != "" {
+		if *redisAddr != "" || *redisURL != "" || *group != "" || *key != "" || *runFor != 0 {
+			return usageErr("observe: --from rebuilds from a recording: drop --redis-addr/--redis-url/--group/--key/--for")
+		}
+		f, err := os.Open(*from)
+		if err != nil {
+			return usageErr("observe: %v", err)
+		}
+		rec, err = observe.ReadRecording(f, *from)
+		_ = f.Close()
+		if err != nil {
+			return usageErr("observe: %v", err)
+		}
+		dir = *out
+		if dir == "" {
+			dir = filepath.Dir(*from)
+		}
+	} else {
+		if (*group == "") == (*key == "") {
+			return usageErr("observe: give --group or --key (one of them)")
+		}
+		addr, auth, err := observeRedis(*redisAddr, *redisURL)
+		if err != nil {
+			return err
+		}
+		name := *group
+		if name == "" {
+			name = strings.TrimPrefix(*key, "taskrunner:leader:")
+		}
+		dir = *out
+		if dir == "" {
+			dir = filepath.Join("chaos-reports", "observe-"+safeName(name), time.Now().UTC().Format("20060102-150405"))
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
+		}
+		rec, err = watch(ctx, stdout, stderr, observe.Options{
+			Redis: redis.NewClient(auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})),
+			DB:    auth.DB,
+			Group: *group, Key: *key, Interval: *interval, Poll: *poll, Source: "redis " + addr,
+		}, filepath.Join(dir, recordingFile), *runFor)
+		if err != nil {
+			return err
+		}
+	}
+	res, err := observe.Build(rec, lim)
+	if err != nil {
+		return usageErr("observe: %v", err)
+	}
+	cmd := "chaos observe --from " + filepath.Join(dir, recordingFile)
+	if *from != "" {
+		cmd = "chaos observe --from " + *from
+	}
+	for _, f := range limitFlags {
+		cmd += " " + f
+	}
+	if _, err := reports.WriteRun(dir, res, reports.Options{Command: cmd}); err != nil {
+		return fmt.Errorf("observe: writing the reports: %w", err)
+	}
+	printObserved(stdout, res)
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.FileHTML))
+	switch res.Verdict {
+	case model.Fail, model.Unknown:
+		if len(res.Evaluation.Checks) > 0 || !res.Complete {
+			return &exitError{exitFailed, fmt.Errorf("observe: %s: %s", res.Verdict, strings.Join(res.Reasons, "; "))}
+		}
+	}
+	if ctx.Err() != nil && *runFor == 0 && *from == "" {
+		return nil // Ctrl-C is how an open-ended watch ends
+	}
+	return nil
+}
+
+// observeRedis is the Redis given by flags or their variables.
+func observeRedis(addr, url string) (string, env.Auth, error) {
+	if addr != "" && url != "" {
+		return "", env.Auth{}, usageErr("observe: give --redis-url or --redis-addr, not both")
+	}
+	if url == "" && addr == "" {
+		url = os.Getenv("LEASELAB_REDIS_URL")
+	}
+	if url != "" {
+		a, auth, err := env.ParseRedisURL(url)
+		if err != nil {
+			return "", env.Auth{}, usageErr("observe: %v", err)
+		}
+		return a, auth, nil
+	}
+	if addr == "" {
+		addr = os.Getenv("LEASELAB_REDIS_ADDR")
+	}
+	if addr == "" {
+		return "", env.Auth{}, usageErr("observe: give --redis-addr or --redis-url (the Redis that serves the lease)")
+	}
+	return addr, env.Auth{Password: os.Getenv("LEASELAB_REDIS_PASSWORD")}, nil
+}
+
+// watch runs the watch with a live line on stderr, recording to path.
+func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, path string, runFor time.Duration) (*observe.Recording, error) {
+	defer o.Redis.Close()
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
+	}
+	defer f.Close()
+	o.Record = observe.NewWriter(f)
+	live := false
+	if file, ok := stderr.(*os.File); ok {
+		live = term.IsTerminal(int(file.Fd()))
+	}
+	var lastPlain time.Time
+	o.Progress = func(p observe.Progress) {
+		leaders := "none"
+		if len(p.Leaders) > 0 {
+			short := make([]string, len(p.Leaders))
+			for i, l := range p.Leaders {
+				short[i] = shortID(l)
+			}
+			leaders = strings.Join(short, ",")
+		}
+		holder := "none"
+		if p.Holder != "" {
+			holder = shortID(p.Holder)
+		}
+		line := fmt.Sprintf("observe %s  leaders %s  key held by %s  instances %d  entries %d (late %d)  lane %s",
+			p.Elapsed.Round(time.Second), leaders, holder, p.Instances, p.Entries, p.Late, p.Lane)
+		switch {
+		case live:
+			fmt.Fprintf(stderr, "\r\033[K%s", line)
+		case time.Since(lastPlain) >= 5*time.Second:
+			lastPlain = time.Now()
+			fmt.Fprintln(stderr, line)
+		}
+	}
+	wctx := ctx
+	if runFor > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, runFor)
+		defer cancel()
+	}
+	o.OnStart = func(h observe.Header) {
+		fmt.Fprintf(stdout, "observing %s (key %s, stream %s) on %s: lane %s, resolution %s\n",
+			nonEmptyStr(h.Group, h.Key), h.Key, h.Stream, h.Source, h.Lane, h.Resolution)
+		if h.LaneNote != "" {
+			fmt.Fprintln(stdout, "  "+h.LaneNote)
+		}
+	}
+	rec, err := observe.Watch(wctx, o)
+	if live {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return nil, &exitError{exitEnv, err}
+	}
+	return rec, nil
+}
+
+// printObserved prints the headline of an observed result.
+func printObserved(w io.Writer, res *model.Result) {
+	s := res.Analysis.Summary
+	fmt.Fprintf(w, "%s: %s  overlaps %d (longest %s), gaps %d (longest %s), stale %d (longest %s), instances %d\n",
+		res.Scenario.Name, strings.ToUpper(string(res.Verdict)), s.Overlaps, reports.Uncertain(s.MaxOverlap, s.MaxOverlapUncertainty),
+		s.Gaps, reports.Uncertain(s.MaxGap, s.MaxGapUncertainty), s.StaleWindows, reports.Uncertain(s.MaxStale, s.MaxStaleUncertainty), len(res.Observed.Instances))
+	for _, r := range res.Reasons {
+		fmt.Fprintln(w, "  "+r)
+	}
+}
+
+func shortID(id string) string {
+	if len(id) > 6 {
+		return id[:6]
+	}
+	return id
+}
+
+func nonEmptyStr(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+// safeName keeps a name usable as a directory.
+func safeName(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, s)
+}

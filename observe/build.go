@@ -1,0 +1,375 @@
+package observe
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/publish"
+	"github.com/leaselab/leaselab/reports"
+)
+
+// AssumedRateError is how far an instance's monotonic clock may run off
+// Redis's when its entries give no baseline to measure it (fewer than two
+// on-time entries a second apart): 500 ppm, five times a common crystal's
+// tolerance. It matters only for late entries, over their delay.
+const AssumedRateError = 500e-6
+
+// minBaseline is the shortest span of on-time entries from which an
+// instance's clock rate is estimated.
+const minBaseline = time.Second
+
+// Limits turn a watch into a check: a window longer than a limit fails it.
+// nil means no limit; a limit of 0 allows no window at all.
+type Limits struct {
+	MaxOverlap, MaxGap, MaxStale *time.Duration
+}
+
+// placed is an entry placed on Redis's clock.
+type placed struct {
+	publish.Entry
+	at  time.Time
+	u   time.Duration
+	rtt time.Duration // the round trip taken for its write
+}
+
+// Build turns a recording into a Result, the same a harness run produces,
+// with the observation's description in Result.Observed and the limits as
+// expectations. It is pure: the same recording gives the same result.
+func Build(rec *Recording, lim Limits) (*model.Result, error) {
+	h := rec.Header
+	if h.Start.IsZero() {
+		return nil, fmt.Errorf("observe: the recording's header has no start time")
+	}
+	end := rec.End
+	if end.IsZero() {
+		end = h.Start
+		for _, hc := range rec.Holders {
+			end = maxTime(end, hc.At)
+		}
+		for _, e := range rec.Entries {
+			end = maxTime(end, e.Redis)
+		}
+	}
+	obs := &model.Observed{Group: h.Group, Key: h.Key, Stream: h.Stream, Source: h.Source, Lane: h.Lane,
+		Resolution: h.Resolution, Start: h.Start, RTT: h.RTT}
+	if h.LaneNote != "" {
+		obs.Notes = append(obs.Notes, h.LaneNote)
+	}
+	_, perPub := dedupe(rec.Entries)
+	pl := place(perPub, h.RTT)
+
+	// Instances, in order of their first transition.
+	slices.SortStableFunc(pl, func(a, b placed) int { return a.at.Compare(b.at) })
+	index := map[string]int{}
+	for _, p := range pl {
+		if _, ok := index[p.Instance]; !ok {
+			index[p.Instance] = len(index)
+		}
+	}
+	off := func(t time.Time) time.Duration { return t.Sub(h.Start) }
+
+	var tl model.Timeline
+	firstHolder, haveHolder := "", false
+	for _, hc := range rec.Holders {
+		if !hc.At.After(h.Start) {
+			firstHolder, haveHolder = hc.Holder, true
+		}
+	}
+	if !haveHolder && len(rec.Holders) > 0 {
+		firstHolder = rec.Holders[0].Holder
+	}
+	// Beliefs that began before the watch: an instance whose last
+	// transition before the start was a promotion is counted as leading from
+	// 0 if the key held it then or it was promoted less than a TTL before
+	// (else it may have crashed since: nobody publishes a crash).
+	before := map[string]placed{}
+	for _, p := range pl {
+		if p.at.Before(h.Start) && p.Kind != election.Errored {
+			before[p.Instance] = p
+		}
+	}
+	var seeded []string
+	for id, p := range before {
+		if p.Kind != election.Promoted {
+			continue
+		}
+		if firstHolder == id || h.Start.Sub(p.at) < p.TTL {
+			seeded = append(seeded, id)
+		} else {
+			obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s was promoted %s before the watch and published nothing since, while the key held another value at the start: taken as not leading (crashed, or cut off since)", short(id), h.Start.Sub(p.at).Round(time.Millisecond)))
+		}
+	}
+	sort.Slice(seeded, func(i, j int) bool { return index[seeded[i]] < index[seeded[j]] })
+	for _, id := range seeded {
+		p := before[id]
+		tl = append(tl, model.Event{At: 0, Kind: model.LeaderGained, Instance: index[id], ID: id, Term: p.Term, Token: p.Token,
+			Detail: "leading since before the watch"})
+		obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s led when the watch began (promoted %s before it): its leadership is counted from time 0", short(id), h.Start.Sub(p.at).Round(time.Millisecond)))
+	}
+	for _, p := range pl {
+		if p.at.Before(h.Start) {
+			continue
+		}
+		ev := model.Event{At: off(p.at), Instance: index[p.Instance], ID: p.Instance, Term: p.Term, Token: p.Token, Uncertainty: p.u}
+		switch p.Kind {
+		case election.Promoted:
+			ev.Kind = model.LeaderGained
+		case election.Demoted:
+			ev.Kind, ev.Detail, ev.Err = model.LeaderLost, "demoted: "+string(p.Reason), p.Err
+		case election.Errored:
+			ev.Kind, ev.Err = model.ElectorError, p.Err
+		}
+		if p.Late {
+			ev.Detail = join(ev.Detail, fmt.Sprintf("published late, %s after it happened", p.Redis.Sub(p.at).Round(time.Millisecond)))
+		}
+		tl = append(tl, ev)
+	}
+	lastHolder, started := "", false
+	for _, hc := range rec.Holders {
+		at := off(hc.At)
+		if at < 0 {
+			at = 0
+		}
+		if started && hc.Holder == lastHolder {
+			continue
+		}
+		lastHolder, started = hc.Holder, true
+		tl = append(tl, model.Event{At: at, Kind: model.RedisHolder, Instance: -1, Holder: hc.Holder, Uncertainty: hc.Uncertainty, Detail: hc.Note})
+	}
+	ended := cmp.Or(rec.Ended, "complete")
+	tl = append(tl, model.Event{At: max(off(end), 0), Kind: model.RunEnded, Instance: -1, Detail: ended})
+	slices.SortStableFunc(tl, func(a, b model.Event) int { return cmp.Compare(a.At, b.At) })
+	// Nothing may come after the end: a late entry placed beyond it (its
+	// delay estimate) moves the end.
+	if n := len(tl); n > 1 && tl[n-1].Kind != model.RunEnded {
+		for i := range tl {
+			if tl[i].Kind == model.RunEnded {
+				e := tl[i]
+				e.At = tl[n-1].At
+				tl = append(slices.Delete(tl, i, i+1), e)
+				break
+			}
+		}
+	}
+
+	obs.Instances = instances(pl, perPub, index)
+	p := params(pl)
+	sc := model.Scenario{Name: cmp.Or(h.Group, h.Key), Instances: len(index), Params: p,
+		Description: "observed from outside: " + h.Source}
+	for _, l := range []struct {
+		metric string
+		d      *time.Duration
+	}{{"max_overlap", lim.MaxOverlap}, {"max_gap", lim.MaxGap}, {"stale_leadership", lim.MaxStale}} {
+		if l.d != nil {
+			sc.Expect = append(sc.Expect, model.Expectation{Metric: l.metric, Max: l.d.String()})
+		}
+	}
+	a := model.Analyze(tl, p)
+	res := &model.Result{
+		RunID: h.Start.UTC().Format("20060102-150405") + "-observed", Backend: reports.BackendObserve, Scenario: sc,
+		Params: a.Params, TimeScale: 1, Started: h.Start, Elapsed: end.Sub(h.Start), Complete: ended == "complete",
+		Timeline: tl, Analysis: a, Observed: obs,
+	}
+	if !res.Complete {
+		res.Incomplete = ended
+	}
+	res.Evaluation = model.Evaluate(sc, a, nil)
+	withinUncertainty(&res.Evaluation, a.Summary)
+	res.Settle()
+	return res, nil
+}
+
+// withinUncertainty makes a check whose limit lies inside the measurement's
+// uncertainty unknown: neither a pass nor a fail can be claimed.
+func withinUncertainty(ev *model.Evaluation, s model.Summary) {
+	u := map[string]time.Duration{"max_overlap": s.MaxOverlapUncertainty, "max_gap": s.MaxGapUncertainty,
+		"stale_leadership": s.MaxStaleUncertainty}
+	changed := false
+	for i := range ev.Checks {
+		c := &ev.Checks[i]
+		d, ok := u[c.Metric]
+		if !ok || d == 0 || !c.HasMax || c.NotMeasured {
+			continue
+		}
+		if (c.Verdict == model.Fail && c.Measured-d <= c.Max && !c.Open) || (c.Verdict == model.Pass && c.Measured+d > c.Max) {
+			c.Verdict = model.Unknown
+			c.Detail = join(c.Detail, fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", d))
+			changed = true
+		}
+	}
+	if !changed {
+		return
+	}
+	ev.Verdict, ev.Reasons = model.Pass, nil
+	for _, c := range ev.Checks {
+		if c.Verdict == model.Fail || (c.Verdict == model.Unknown && ev.Verdict == model.Pass) {
+			ev.Verdict = c.Verdict
+		}
+		if c.Verdict != model.Pass {
+			ev.Reasons = append(ev.Reasons, c.String())
+		}
+	}
+}
+
+// dedupe drops repeats of (Publisher, Seq) — a write that timed out may
+// still have landed — and groups the entries by publisher, in Seq order.
+func dedupe(in []publish.Entry) ([]publish.Entry, map[string][]publish.Entry) {
+	type k struct {
+		pub string
+		seq uint64
+	}
+	seen := map[k]bool{}
+	var out []publish.Entry
+	per := map[string][]publish.Entry{}
+	for _, e := range in {
+		key := k{e.Publisher, e.Seq}
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, e)
+		per[e.Publisher] = append(per[e.Publisher], e)
+	}
+	for _, es := range per {
+		slices.SortFunc(es, func(a, b publish.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	}
+	return out, per
+}
+
+// place puts every entry on Redis's clock (see the package doc).
+func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
+	var out []placed
+	pubs := make([]string, 0, len(per))
+	for p := range per {
+		pubs = append(pubs, p)
+	}
+	slices.Sort(pubs)
+	for _, pub := range pubs {
+		es := per[pub]
+		rate, rateErr := clockRate(es)
+		for i, e := range es {
+			// The round trip of e's own write is the next write's RTT
+			// field, when the next entry is the next write.
+			rtt := e.RTT
+			if i+1 < len(es) && es[i+1].Seq == e.Seq+1 && es[i+1].RTT > 0 {
+				rtt = es[i+1].RTT
+			}
+			if rtt <= 0 {
+				rtt = observerRTT
+			}
+			delay := time.Duration(float64(e.PubMono-e.Mono) / rate)
+			u := rtt/2 + time.Duration(float64(delay)*rateErr)
+			out = append(out, placed{Entry: e, at: e.Redis.Add(-delay - rtt/2), u: max(u, time.Microsecond), rtt: rtt})
+		}
+	}
+	return out
+}
+
+// clockRate estimates how fast a publisher's monotonic clock runs against
+// Redis's, from its on-time entries furthest apart, and the estimate's
+// error; without a baseline, 1 ± AssumedRateError.
+func clockRate(es []publish.Entry) (rate, rateErr float64) {
+	var first, last *publish.Entry
+	for i := range es {
+		if es[i].Late {
+			continue
+		}
+		if first == nil {
+			first = &es[i]
+		}
+		last = &es[i]
+	}
+	if first == nil || last.Redis.Sub(first.Redis) < minBaseline {
+		return 1, AssumedRateError
+	}
+	span := last.Redis.Sub(first.Redis)
+	rate = float64(last.PubMono-first.PubMono) / float64(span)
+	if rate <= 0 {
+		return 1, AssumedRateError
+	}
+	// Each write's Redis time is within its round trip of its PubMono.
+	rateErr = float64(max(first.RTT, time.Microsecond)+max(last.RTT, time.Microsecond)) / float64(span)
+	return rate, rateErr
+}
+
+// instances summarizes each instance's record and wall-clock offset.
+func instances(entries []placed, per map[string][]publish.Entry, index map[string]int) []model.ObservedInstance {
+	byID := map[string]*model.ObservedInstance{}
+	offsets := map[string][]time.Duration{}
+	rtts := map[string]time.Duration{}
+	for _, e := range entries {
+		oi := byID[e.Instance]
+		if oi == nil {
+			oi = &model.ObservedInstance{Member: model.Member{Instance: index[e.Instance], ID: e.Instance}}
+			byID[e.Instance] = oi
+		}
+		oi.Entries++
+		if e.Late {
+			oi.Late++
+		}
+		oi.Dropped = max(oi.Dropped, int(e.Dropped))
+		oi.MaxDelay = max(oi.MaxDelay, e.PubMono-e.Mono)
+		offsets[e.Instance] = append(offsets[e.Instance], e.Redis.Sub(e.PubWall))
+		rtts[e.Instance] = max(rtts[e.Instance], e.rtt)
+	}
+	for _, es := range per {
+		for i := 1; i < len(es); i++ {
+			if gap := int(es[i].Seq - es[i-1].Seq - 1); gap > 0 && byID[es[i].Instance] != nil {
+				byID[es[i].Instance].Holes += gap
+			}
+		}
+		if len(es) > 0 && es[0].Seq > 1 && byID[es[0].Instance] != nil {
+			byID[es[0].Instance].Holes += int(es[0].Seq - 1)
+		}
+	}
+	var out []model.ObservedInstance
+	for id, oi := range byID {
+		os := offsets[id]
+		lo, hi := slices.Min(os), slices.Max(os)
+		// Redis − wall is early by up to a write's one-way delay: the
+		// samples' spread plus a round trip bounds it.
+		oi.ClockOffset = lo + (hi-lo)/2
+		oi.ClockOffsetUncertainty = (hi-lo)/2 + max(rtts[id], time.Microsecond)
+		out = append(out, *oi)
+	}
+	slices.SortFunc(out, func(a, b model.ObservedInstance) int { return cmp.Compare(a.Instance, b.Instance) })
+	return out
+}
+
+// params are the timings the instances published (the most recent entry's:
+// every instance of a group must use the same).
+func params(pl []placed) model.Params {
+	var p model.Params
+	for _, e := range pl {
+		if e.TTL > 0 {
+			p.TTL, p.Wait, p.Safe = e.TTL, e.Wait, e.Safe
+		}
+	}
+	return p.WithDefaults()
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+func join(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+func short(id string) string {
+	if len(id) > 6 {
+		return id[:6]
+	}
+	return id
+}

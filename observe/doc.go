@@ -1,0 +1,36 @@
+// Package observe measures a live fleet from outside: it follows the
+// transitions its instances publish (package publish) and the lease key in
+// Redis, and turns them into the same model.Timeline, analysis and reports
+// the harness makes of its own runs: overlaps, gaps, stale leadership,
+// failovers.
+//
+// The harness measures with one clock it owns; an observer has none it can
+// trust. Every time here is an estimate on Redis's clock (TIME), and every
+// event carries how far off it may be (model.Event.Uncertainty):
+//
+//   - a published transition is placed at the Redis time of the write that
+//     published it, minus the delay from the transition to that write as
+//     the instance's monotonic clock measured it (scaled by that clock's rate
+//     against Redis, estimated from the instance's own entries), minus half
+//     the write's round trip; ± the other half, plus the rate's error over
+//     the delay. A partitioned leader's demotion, written seconds later, is
+//     placed where it happened, not where it arrived;
+//   - a change of the lease key is seen by keyspace notifications where the
+//     server lets the observer turn them on (CONFIG SET), at the
+//     notification's arrival ± the observer's round trip, and an expiry at
+//     the instant the last PTTL read predicted; where CONFIG SET is refused
+//     (managed Redis often does), by polling GET and PTTL every Interval,
+//     ± half an interval. The lane used and its resolution are in every
+//     report;
+//   - the observer's own clock is tied to Redis's by TIME calls, taking the
+//     one with the shortest round trip, ± half of it.
+//
+// Each instance's wall-clock offset (Redis − wall, at each write) is
+// estimated too and reported, so a lying clock shows; it is not used to
+// place events.
+//
+// A watch is recorded as JSON lines (Recording: the watch's header, every
+// stream entry, every change of holder, the end), written as it goes, and
+// Build turns a Recording into a model.Result. A live watch and a recording
+// read back later give the same report.
+package observe

@@ -1,0 +1,182 @@
+package observe
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/leaselab/leaselab/publish"
+)
+
+// Header describes a watch: what was followed, how, and the observer's tie
+// to Redis's clock.
+type Header struct {
+	Group  string `json:"group,omitempty"`
+	Key    string `json:"key"`
+	Stream string `json:"stream"`
+	Source string `json:"source"`
+	// Lane is LaneNotify or LanePoll; Resolution how late a change of
+	// holder may be seen on it.
+	Lane       string        `json:"lane"`
+	Resolution time.Duration `json:"resolution"`
+	// LaneNote says why the notification lane was not used, if it was not.
+	LaneNote string `json:"lane_note,omitempty"`
+	// Start is the Redis time the watch began: the timeline's 0.
+	Start time.Time `json:"start"`
+	// RTT is the round trip of the observer's best TIME call.
+	RTT time.Duration `json:"rtt"`
+}
+
+// Lanes of the Redis truth.
+const (
+	LaneNotify = "keyspace-notifications"
+	LanePoll   = "poll"
+)
+
+// HolderChange is one change of what the lease key holds, on Redis's clock.
+type HolderChange struct {
+	At          time.Time     `json:"at"`
+	Holder      string        `json:"holder"` // "" = no key
+	Uncertainty time.Duration `json:"uncertainty"`
+	// Note is what revealed it: a notification's event (set, expire,
+	// expired, del) or "poll".
+	Note string `json:"note,omitempty"`
+}
+
+// Recording is everything a watch saw.
+type Recording struct {
+	Header  Header
+	Entries []publish.Entry
+	Holders []HolderChange
+	// End is the Redis time the watch ended (zero while it runs).
+	End time.Time
+	// Ended says how: "complete" (its --for passed, or it was stopped), or
+	// why not.
+	Ended string
+}
+
+// line is one JSON line of a recording: exactly one field is set.
+type line struct {
+	Watch  *Header        `json:"watch,omitempty"`
+	Entry  *publish.Entry `json:"entry,omitempty"`
+	Holder *HolderChange  `json:"holder,omitempty"`
+	End    *endLine       `json:"end,omitempty"`
+}
+
+type endLine struct {
+	At    time.Time `json:"at"`
+	Ended string    `json:"ended"`
+}
+
+// Writer writes a recording as JSON lines, as the watch goes.
+type Writer struct {
+	enc *json.Encoder
+	bw  *bufio.Writer
+}
+
+// NewWriter returns a Writer on w.
+func NewWriter(w io.Writer) *Writer {
+	bw := bufio.NewWriter(w)
+	return &Writer{enc: json.NewEncoder(bw), bw: bw}
+}
+
+func (w *Writer) write(l line) error {
+	if err := w.enc.Encode(l); err != nil {
+		return fmt.Errorf("observe: writing the recording: %w", err)
+	}
+	return nil
+}
+
+// Header writes the watch's header (the first line).
+func (w *Writer) Header(h Header) error { return w.write(line{Watch: &h}) }
+
+// Entry writes one stream entry.
+func (w *Writer) Entry(e publish.Entry) error { return w.write(line{Entry: &e}) }
+
+// Holder writes one change of holder.
+func (w *Writer) Holder(h HolderChange) error { return w.write(line{Holder: &h}) }
+
+// End writes the last line.
+func (w *Writer) End(at time.Time, ended string) error {
+	return w.write(line{End: &endLine{At: at, Ended: ended}})
+}
+
+// Flush writes what is buffered.
+func (w *Writer) Flush() error { return w.bw.Flush() }
+
+// WriteRecording writes rec whole.
+func WriteRecording(w io.Writer, rec *Recording) error {
+	rw := NewWriter(w)
+	if err := rw.Header(rec.Header); err != nil {
+		return err
+	}
+	for _, e := range rec.Entries {
+		if err := rw.Entry(e); err != nil {
+			return err
+		}
+	}
+	for _, h := range rec.Holders {
+		if err := rw.Holder(h); err != nil {
+			return err
+		}
+	}
+	if !rec.End.IsZero() {
+		if err := rw.End(rec.End, rec.Ended); err != nil {
+			return err
+		}
+	}
+	return rw.Flush()
+}
+
+// ReadRecording reads a recording written by a Writer. name is used in
+// errors ("observed.jsonl:12: ..."). A recording without its end line (the
+// observer was killed) is read up to where it stops, and says so in Ended.
+func ReadRecording(r io.Reader, name string) (*Recording, error) {
+	rec := &Recording{}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
+	seenHeader := false
+	for n := 1; sc.Scan(); n++ {
+		b := sc.Bytes()
+		if len(b) == 0 {
+			continue
+		}
+		var l line
+		dec := json.NewDecoder(bytes.NewReader(b))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&l); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, err)
+		}
+		switch {
+		case l.Watch != nil:
+			if seenHeader {
+				return nil, fmt.Errorf("%s:%d: a second watch header (one recording per file)", name, n)
+			}
+			rec.Header, seenHeader = *l.Watch, true
+		case !seenHeader:
+			return nil, fmt.Errorf("%s:%d: the first line must be the watch header", name, n)
+		case l.Entry != nil:
+			rec.Entries = append(rec.Entries, *l.Entry)
+		case l.Holder != nil:
+			rec.Holders = append(rec.Holders, *l.Holder)
+		case l.End != nil:
+			rec.End, rec.Ended = l.End.At, l.End.Ended
+		default:
+			return nil, fmt.Errorf("%s:%d: empty line object (want watch, entry, holder or end)", name, n)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if !seenHeader {
+		return nil, errors.New(name + ": no watch header: not a recording of chaos observe")
+	}
+	if rec.End.IsZero() {
+		rec.Ended = "incomplete: the recording has no end line (the observer stopped without closing it)"
+	}
+	return rec, nil
+}

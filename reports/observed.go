@@ -1,0 +1,52 @@
+package reports
+
+import (
+	"fmt"
+	"strconv"
+
+	"github.com/leaselab/leaselab/model"
+)
+
+// observedSection describes how a fleet was observed (chaos observe): the
+// lanes and their resolution, and what each instance's record and clocks
+// looked like.
+func observedSection(o *model.Observed) section {
+	how := table{Caption: "How the fleet was observed", Head: []string{"Figure", "Value"}}
+	how.Rows = append(how.Rows,
+		texts("Group", o.Group),
+		texts("Source", o.Source),
+		texts("Lease key", o.Key),
+		texts("Transitions stream", o.Stream),
+		texts("Redis lane", fmt.Sprintf("%s, resolution %s", o.Lane, dur(o.Resolution))),
+		texts("Observer round trip to Redis", dur(o.RTT)),
+		texts("Time 0 (Redis clock)", o.Start.UTC().Format("2006-01-02 15:04:05.000 UTC")),
+	)
+	in := table{
+		Caption: "Instances (clock offset: Redis minus the instance's wall clock)",
+		Head:    []string{"Instance", "Entries", "Late", "Dropped", "Holes", "Clock offset", "Longest delay to publish"},
+		Empty:   "No instance published a transition.",
+	}
+	for _, i := range o.Instances {
+		in.Rows = append(in.Rows, texts(member(i.Member), strconv.Itoa(i.Entries), strconv.Itoa(i.Late),
+			strconv.Itoa(i.Dropped), strconv.Itoa(i.Holes), Uncertain(i.ClockOffset, i.ClockOffsetUncertainty), dur(i.MaxDelay)))
+	}
+	return section{ID: "observed", Title: "Observation", Tables: []table{how, in}, Items: o.Notes,
+		Intro: []string{"Each transition is placed on Redis's clock: the Redis time of the write that published it, minus the delay from the transition to that write by the instance's monotonic clock, minus half the write's round trip (± the other half). " +
+			"Instance wall clocks are not used to place events; their offsets are shown so a lying clock can be seen. " +
+			"Every window's length is given with the sum of the uncertainties of its two ends."}}
+}
+
+// observedParams is the parameters section of an observed fleet: only what
+// its instances published (the client's timeouts, for one, they do not).
+func observedParams(res *model.Result) section {
+	p := res.Params
+	t := table{Head: []string{"Parameter", "Value", "Meaning"}}
+	t.Rows = append(t.Rows,
+		texts("TTL", dur(p.TTL), "how long the lease lives without renewal (published by the instances)"),
+		texts("Wait", dur(p.Wait), "how often a follower tries to acquire (published by the instances)"),
+		texts("Safe mode", yesNo(p.Safe), "lease guard and fencing tokens (published by the instances)"),
+		texts("Instances", strconv.Itoa(res.Scenario.Instances), "instances that published a transition during the watch or before it"),
+	)
+	return section{ID: "params", Title: "Parameters", Tables: []table{t},
+		Intro: []string{"What the instances published with each transition; an observer knows nothing else of their configuration (client timeouts, jitter)."}}
+}
