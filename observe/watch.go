@@ -365,7 +365,10 @@ func (w *watcher) read(ctx context.Context, note string) {
 	}
 	w.rec.Holders = append(w.rec.Holders, hc)
 	if w.o.Record != nil {
-		if err := w.o.Record.Holder(hc); err != nil && w.err == nil {
+		if err := w.o.Record.Holder(hc); err == nil {
+			err = w.o.Record.Flush()
+		}
+		if err != nil && w.err == nil {
 			w.err = err
 		}
 	}
@@ -433,6 +436,13 @@ func (w *watcher) readStream(ctx context.Context, last string, block time.Durati
 			}
 			n++
 			w.keep(e)
+		}
+	}
+	if w.o.Record != nil && n > 0 {
+		// What was read is on disk before the next read: a killed
+		// observer leaves all it saw.
+		if err := w.o.Record.Flush(); err != nil && w.err == nil {
+			w.err = err
 		}
 	}
 	return n, last, nil

@@ -1,0 +1,191 @@
+package observe_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/redistest"
+	"github.com/leaselab/leaselab/observe"
+	"github.com/leaselab/leaselab/publish"
+)
+
+// entryCounter is a recording sink that counts the entry lines written
+// and notes when the n-th came, as a file would take them.
+type entryCounter struct {
+	tail   []byte // the end of the last write: a line may be split across writes
+	n      atomic.Int64
+	want   int64
+	doneAt atomic.Int64 // unix ns
+	done   chan struct{}
+}
+
+var entryMark = []byte(`{"entry":`)
+
+func (c *entryCounter) Write(p []byte) (int, error) {
+	buf := append(c.tail, p...)
+	k := int64(bytes.Count(buf, entryMark))
+	c.tail = append([]byte(nil), buf[max(0, len(buf)-len(entryMark)+1):]...)
+	if k > 0 && c.n.Add(k) >= c.want && c.doneAt.CompareAndSwap(0, time.Now().UnixNano()) {
+		close(c.done)
+	}
+	return len(p), nil
+}
+
+// fleet is 1,000 publishers, one per instance as production has them,
+// sharing 8 clients.
+func fleet(b *testing.B, addr string, maxLen int64) []*publish.Publisher {
+	clients := make([]*redis.Client, 8)
+	for i := range clients {
+		clients[i] = redistest.ClientAt(b, addr)
+	}
+	pubs := make([]*publish.Publisher, 1000)
+	for i := range pubs {
+		p, err := publish.New(publish.Options{Redis: clients[i%len(clients)], Buffer: 1 << 14, MaxLen: maxLen})
+		if err != nil {
+			b.Fatal(err)
+		}
+		pubs[i] = p
+	}
+	return pubs
+}
+
+// publishN spreads n transitions over the fleet and closes it (every
+// transition written).
+func publishN(b *testing.B, pubs []*publish.Publisher, group string, n int) {
+	tr := election.Transition{Kind: election.Promoted, At: time.Now(), Key: group, TTL: time.Second, Wait: time.Second}
+	for i := range n {
+		t := tr
+		t.ID = "instance-" + string(rune('a'+i%26))
+		pubs[i%len(pubs)].Observe(t)
+	}
+	for _, p := range pubs {
+		if err := p.Close(context.Background()); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// heapPeak samples the heap in use every 50ms until stop is closed.
+func heapPeak(stop <-chan struct{}) func() uint64 {
+	var peak atomic.Uint64
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		var ms runtime.MemStats
+		t := time.NewTicker(50 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				runtime.ReadMemStats(&ms)
+				if ms.HeapInuse > peak.Load() {
+					peak.Store(ms.HeapInuse)
+				}
+			case <-stop:
+				return
+			}
+		}
+	}()
+	return func() uint64 { wg.Wait(); return peak.Load() }
+}
+
+// watchCounting starts a watch of group whose recording goes to a counter
+// of b.N entries, with MaxEntries 10,000: the watch's memory is bounded
+// whatever the stream's length.
+func watchCounting(b *testing.B, addr, group string) (*entryCounter, func() *observe.Recording) {
+	c := &entryCounter{want: int64(b.N), done: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan *observe.Recording, 1)
+	started := make(chan struct{})
+	obs := redistest.ClientAt(b, addr)
+	go func() {
+		rec, err := observe.Watch(ctx, observe.Options{Redis: obs, Group: group, MaxEntries: 10_000,
+			Record: observe.NewWriter(c), OnStart: func(observe.Header) { close(started) }})
+		if err != nil {
+			b.Error(err)
+			close(started)
+		}
+		got <- rec
+	}()
+	<-started
+	return c, func() *observe.Recording { cancel(); return <-got }
+}
+
+// BenchmarkFollow1000 measures how fast a watch reads the transitions of a
+// 1,000-instance fleet, with its memory bounded (MaxEntries 10,000; the
+// recording streamed out as to a file), b.N entries in all:
+//   - backlog: the fleet has written b.N entries before the watch starts,
+//     so the figure is the watch's own capacity (read/s);
+//   - live: the fleet writes as fast as Redis takes it while the watch
+//     follows; written/s is the fleet's pace on this machine, read/s the
+//     watch's, lag how long after the last write it had read everything,
+//     missed what the stream's MAXLEN trimmed before it was read.
+//
+// peak-heap-MiB is the process's heap at its peak during the watch (the
+// fleet's buffers included in live).
+func BenchmarkFollow1000(b *testing.B) {
+	addr := redistest.Addr(b)
+	b.Run("backlog", func(b *testing.B) {
+		group := fmt.Sprintf("%s-%d-%d", b.Name(), b.N, time.Now().UnixNano()) // a stream of its own
+		publishN(b, fleet(b, addr, int64(b.N)+1000), group, b.N)
+		runtime.GC()
+		stop := make(chan struct{})
+		peak := heapPeak(stop)
+		b.ResetTimer()
+		start := time.Now()
+		c, end := watchCounting(b, addr, group)
+		select {
+		case <-c.done:
+		case <-time.After(5 * time.Second):
+			b.Fatalf("read %d of %d", c.n.Load(), b.N)
+		}
+		took := time.Unix(0, c.doneAt.Load()).Sub(start)
+		b.StopTimer()
+		end()
+		close(stop)
+		b.ReportMetric(float64(b.N)/took.Seconds(), "read/s")
+		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(0, "ns/op")
+	})
+	b.Run("live", func(b *testing.B) {
+		group := fmt.Sprintf("%s-%d-%d", b.Name(), b.N, time.Now().UnixNano())
+		pubs := fleet(b, addr, 0)
+		runtime.GC()
+		stop := make(chan struct{})
+		peak := heapPeak(stop)
+		c, end := watchCounting(b, addr, group)
+		b.ResetTimer()
+		start := time.Now()
+		publishN(b, pubs, group, b.N)
+		written := time.Since(start)
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second): // entries trimmed before they were read never come
+		}
+		b.StopTimer()
+		end()
+		close(stop)
+		read := c.n.Load()
+		last := time.Since(start)
+		if at := c.doneAt.Load(); at != 0 {
+			last = time.Unix(0, at).Sub(start)
+		}
+		b.ReportMetric(float64(b.N)/written.Seconds(), "written/s")
+		b.ReportMetric(float64(read)/last.Seconds(), "read/s")
+		// 0 when everything was read before the fleet's Close returned.
+		b.ReportMetric(float64(max(last-written, 0))/float64(time.Millisecond), "lag-ms")
+		b.ReportMetric(float64(int64(b.N)-read), "missed")
+		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(0, "ns/op")
+	})
+}
