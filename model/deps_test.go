@@ -2,6 +2,7 @@ package model
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -13,7 +14,8 @@ import (
 //     leaselab's timing rules;
 //   - sim, the simulator, imports no backend: the caller hands one in;
 //   - the production packages, election and runner, depend on nothing of the
-//     harness.
+//     harness, nor on Prometheus; publish and leasemetrics, which their users
+//     import, on nothing of the harness.
 func TestImportGraph(t *testing.T) {
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("no go command on PATH to list the imports with")
@@ -23,6 +25,9 @@ func TestImportGraph(t *testing.T) {
 		"github.com/Shopify/toxiproxy", "github.com/redis/go-redis"}
 	harness := []string{mod + "sim", mod + "model", mod + "scenarios", mod + "reports", mod + "sweep", mod + "simtest", mod + "cmd/",
 		"github.com/Shopify/toxiproxy", "testcontainers"}
+	// The production packages gain no metrics dependency either: the
+	// collectors live in leasemetrics.
+	production := append(slices.Clone(harness), "github.com/prometheus/")
 	rules := []struct {
 		pkg    string
 		banned []string
@@ -31,8 +36,10 @@ func TestImportGraph(t *testing.T) {
 		{"../scenarios", pure},
 		{"../reports", pure},
 		{"../sim", []string{mod + "sim/", "github.com/Shopify/toxiproxy", "github.com/redis/go-redis", "testcontainers"}},
-		{"../election/...", harness},
-		{"../runner/...", harness},
+		{"../election/...", production},
+		{"../runner/...", production},
+		{"../publish", harness},
+		{"../leasemetrics", harness},
 	}
 	for _, r := range rules {
 		out, err := exec.Command("go", "list", "-deps", r.pkg).CombinedOutput()

@@ -3,6 +3,7 @@ package observe
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"time"
@@ -13,15 +14,11 @@ import (
 	"github.com/leaselab/leaselab/reports"
 )
 
-// AssumedRateError is how far an instance's monotonic clock may run off
-// Redis's when its entries give no baseline to measure it (fewer than two
-// on-time entries a second apart): 500 ppm, five times a common crystal's
-// tolerance. It matters only for late entries, over their delay.
+// AssumedRateError is how far an instance's monotonic clock is taken to run
+// off Redis's: 500 ppm, five times a common crystal's tolerance. It widens
+// a transition's placement by the time between it and the write that
+// places it.
 const AssumedRateError = 500e-6
-
-// minBaseline is the shortest span of on-time entries from which an
-// instance's clock rate is estimated.
-const minBaseline = time.Second
 
 // Limits turn a watch into a check: a window longer than a limit fails it.
 // nil means no limit; a limit of 0 allows no window at all.
@@ -35,6 +32,9 @@ type placed struct {
 	at  time.Time
 	u   time.Duration
 	rtt time.Duration // the round trip taken for its write
+	// lost is how much time the instance's monotonic clock may have lost
+	// before this transition, when that widened its placement (0 if not).
+	lost time.Duration
 }
 
 // Build turns a recording into a Result, the same a harness run produces,
@@ -157,6 +157,15 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 		}
 	}
 
+	lost := map[string]time.Duration{}
+	for _, p := range pl {
+		lost[p.Instance] = max(lost[p.Instance], p.lost)
+	}
+	for _, id := range slices.Sorted(maps.Keys(lost)) {
+		if d := lost[id]; d > 0 {
+			obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s: a transition's write came %s later than its monotonic clock says, and its own write's round trip is unknown: the write was held (a partition) or the clock stopped (a suspended host, a clock fault); it is placed anywhere in that span, so windows near it may be wider than shown, or missing", short(id), d.Round(time.Millisecond)))
+		}
+	}
 	obs.Instances = instances(pl, perPub, index)
 	p := params(pl)
 	sc := model.Scenario{Name: cmp.Or(h.Group, h.Key), Instances: len(index), Params: p,
@@ -241,7 +250,24 @@ func dedupe(in []publish.Entry) ([]publish.Entry, map[string][]publish.Entry) {
 	return out, per
 }
 
-// place puts every entry on Redis's clock (see the package doc).
+// place puts every entry on Redis's clock (see the package doc). Each
+// write j of a publisher ties its monotonic clock to Redis's: zero_j =
+// Redis_j − PubMono_j is the Redis time of the publisher's monotonic zero,
+// late by the write's one-way delay — at least 0, at most the write's round
+// trip rtt_j (the next entry's RTT field, when that entry is the next
+// write). A transition i lies at Mono_i + zero_j − [0, rtt_j], widened by the
+// monotonic clock's possible rate error over |Mono_i − PubMono_j|.
+//
+// Its own write always bounds it from above (zero_i + Mono_i: the delay to
+// the write is measured over a short stretch of the instance's own clock).
+// The other writes tighten that where they agree with it. A write whose
+// zero is earlier than i's by more than the round trips allow disagrees:
+// either i's write was slow (held by a partition) or the instance's clock
+// lost time in between (a suspended host's monotonic clock stops). When
+// i's own round trip is known (its write was quick), it is the clock, and
+// that write is not used; when it is not known, either may be, and the
+// placement widens to cover both. The transition is placed at the middle
+// of what is left, ± half its width.
 func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
 	var out []placed
 	pubs := make([]string, 0, len(per))
@@ -251,50 +277,75 @@ func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
 	slices.Sort(pubs)
 	for _, pub := range pubs {
 		es := per[pub]
-		rate, rateErr := clockRate(es)
+		rtts := make([]time.Duration, len(es)) // 0: unknown
+		for j := range es {
+			if j+1 < len(es) && es[j+1].Seq == es[j].Seq+1 && es[j+1].RTT > 0 {
+				rtts[j] = es[j+1].RTT
+			}
+		}
 		for i, e := range es {
-			// The round trip of e's own write is the next write's RTT
-			// field, when the next entry is the next write.
-			rtt := e.RTT
-			if i+1 < len(es) && es[i+1].Seq == e.Seq+1 && es[i+1].RTT > 0 {
-				rtt = es[i+1].RTT
+			lo, hi, lost := bounds(es, rtts, i)
+			if lo.IsZero() {
+				lo = hi.Add(-max(observerRTT, time.Microsecond)) // no known round trip: the observer's
 			}
-			if rtt <= 0 {
-				rtt = observerRTT
-			}
-			delay := time.Duration(float64(e.PubMono-e.Mono) / rate)
-			u := rtt/2 + time.Duration(float64(delay)*rateErr)
-			out = append(out, placed{Entry: e, at: e.Redis.Add(-delay - rtt/2), u: max(u, time.Microsecond), rtt: rtt})
+			half := hi.Sub(lo) / 2
+			out = append(out, placed{Entry: e, at: lo.Add(half), u: max(half, time.Microsecond), rtt: rtts[i], lost: lost})
 		}
 	}
 	return out
 }
 
-// clockRate estimates how fast a publisher's monotonic clock runs against
-// Redis's, from its on-time entries furthest apart, and the estimate's
-// error; without a baseline, 1 ± AssumedRateError.
-func clockRate(es []publish.Entry) (rate, rateErr float64) {
-	var first, last *publish.Entry
-	for i := range es {
-		if es[i].Late {
+// bounds returns the earliest and latest Redis time transition i can have
+// happened at (see place); lo is zero when nothing bounds it from below.
+// lost is how far a disagreeing write widened it.
+func bounds(es []publish.Entry, rtts []time.Duration, i int) (lo, hi time.Time, lost time.Duration) {
+	mono := es[i].Mono
+	zero := func(j int) time.Time { return es[j].Redis.Add(-es[j].PubMono) }
+	own := zero(i)
+	hi = own.Add(mono)
+	if rtts[i] > 0 {
+		lo = hi.Add(-rtts[i])
+	}
+	var wider time.Time // the earliest a disagreeing write allows, when i's round trip is unknown
+	for j := range es {
+		if j == i {
 			continue
 		}
-		if first == nil {
-			first = &es[i]
+		drift := time.Duration(float64((mono - es[j].PubMono).Abs()) * AssumedRateError)
+		zj := zero(j)
+		candHi := zj.Add(mono + drift)
+		var candLo time.Time
+		if rtts[j] > 0 {
+			candLo = zj.Add(mono - rtts[j] - drift)
 		}
-		last = &es[i]
+		if own.Sub(zj) <= rtts[j]+rtts[i]+2*drift+time.Microsecond {
+			// Agrees with i's own write: intersect.
+			if candHi.Before(hi) {
+				hi = candHi
+			}
+			if !candLo.IsZero() && candLo.After(lo) {
+				lo = candLo
+			}
+			continue
+		}
+		if rtts[i] > 0 || candLo.IsZero() {
+			continue // i's write was quick: the clock lost time since j
+		}
+		if wider.IsZero() || candLo.Before(wider) {
+			wider = candLo
+		}
 	}
-	if first == nil || last.Redis.Sub(first.Redis) < minBaseline {
-		return 1, AssumedRateError
+	if !wider.IsZero() && (lo.IsZero() || wider.Before(lo)) {
+		lost = lo.Sub(wider)
+		if lo.IsZero() {
+			lost = hi.Sub(wider)
+		}
+		lo = wider
 	}
-	span := last.Redis.Sub(first.Redis)
-	rate = float64(last.PubMono-first.PubMono) / float64(span)
-	if rate <= 0 {
-		return 1, AssumedRateError
+	if !lo.IsZero() && lo.After(hi) {
+		lo = hi // the writes agree to within their round trips
 	}
-	// Each write's Redis time is within its round trip of its PubMono.
-	rateErr = float64(max(first.RTT, time.Microsecond)+max(last.RTT, time.Microsecond)) / float64(span)
-	return rate, rateErr
+	return lo, hi, lost
 }
 
 // instances summarizes each instance's record and wall-clock offset.

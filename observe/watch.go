@@ -116,6 +116,7 @@ type watcher struct {
 	dropped int
 	err     error
 	lastID  string // the last stream entry read; follow's, then drain's
+	notify  bool   // the notification lane is on: a del would be notified
 }
 
 // Watch follows the lease and its transitions until ctx ends, and returns
@@ -157,7 +158,7 @@ func Watch(ctx context.Context, o Options) (*Recording, error) {
 	if !o.Poll {
 		ps, restore, why = w.notifications(ctx)
 		if ps != nil {
-			h.Lane, h.Resolution = LaneNotify, c.rtt
+			h.Lane, h.Resolution, w.notify = LaneNotify, c.rtt, true
 		}
 	}
 	h.LaneNote = why
@@ -348,12 +349,21 @@ func (w *watcher) read(ctx context.Context, note string) {
 		// PTTL said it expires in between expired then, or was deleted
 		// before: somewhere in [last read, expiry].
 		from, to := c.at(prevAt), c.at(done)
-		if h == "" && !prevExpire.IsZero() && prevExpire.After(from) && !prevExpire.After(to) {
-			to = prevExpire
-			hc.Note = "poll (expiry from PTTL)"
+		expired := h == "" && !prevExpire.IsZero() && prevExpire.After(from) && !prevExpire.After(to)
+		switch {
+		case expired && w.notify:
+			// Gone at the instant PTTL predicted, and no del was
+			// notified: it expired then (the poll's own read deleted it,
+			// as any access to an expired key does).
+			hc.At, hc.Uncertainty, hc.Note = prevExpire, time.Millisecond+tieU, "poll (expired at the PTTL's instant)"
+		case expired:
+			// Expired then, or deleted earlier: the poll cannot tell.
+			hc.At = from.Add(prevExpire.Sub(from) / 2)
+			hc.Uncertainty, hc.Note = prevExpire.Sub(from)/2+tieU, "poll (expired at the PTTL's instant, or deleted before)"
+		default:
+			hc.At = from.Add(to.Sub(from) / 2)
+			hc.Uncertainty = to.Sub(from)/2 + tieU
 		}
-		hc.At = from.Add(to.Sub(from) / 2)
-		hc.Uncertainty = to.Sub(from)/2 + tieU
 	case note == "expired" && !prevExpire.IsZero() && !prevExpire.After(c.at(got)):
 		// Redis's expiry is the instant the last PTTL read predicted (PTTL
 		// is in milliseconds); the notification comes later.
@@ -365,11 +375,12 @@ func (w *watcher) read(ctx context.Context, note string) {
 	}
 	w.rec.Holders = append(w.rec.Holders, hc)
 	if w.o.Record != nil {
-		if err := w.o.Record.Holder(hc); err == nil {
-			err = w.o.Record.Flush()
+		werr := w.o.Record.Holder(hc)
+		if werr == nil {
+			werr = w.o.Record.Flush()
 		}
-		if err != nil && w.err == nil {
-			w.err = err
+		if werr != nil && w.err == nil {
+			w.err = werr
 		}
 	}
 }

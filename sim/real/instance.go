@@ -15,6 +15,7 @@ import (
 
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/publish"
 	"github.com/leaselab/leaselab/runner"
 )
 
@@ -44,6 +45,7 @@ type incarnation struct {
 	rdb    redis.UniversalClient // a *redis.ClusterClient with redis: cluster
 	e      *election.Elector     // elector mode
 	r      *runner.Runner        // runner mode
+	pub    *publish.Publisher    // with Backend.Publish: its transitions, as production publishes them
 	cancel context.CancelFunc
 	done   chan struct{} // closed when the signal reader (elector mode) or the runner exited
 }
@@ -136,6 +138,17 @@ func (in *instance) Start() error {
 	}
 	eo := ElectionOpts(p, nil)
 	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
+	if in.run.publish {
+		// Exactly as a production instance publishes: on its own client
+		// (through its proxy, so a partition holds its news back) and its
+		// own clock (which the clock faults make lie).
+		pub, err := publish.New(publish.Options{Redis: inc.rdb, Clock: inc.clock})
+		if err != nil {
+			_ = inc.rdb.Close()
+			return fmt.Errorf("instance %d: %w", in.index, err)
+		}
+		inc.pub, eo.OnTransition = pub, pub.Observe
+	}
 	rec := in.run.rec
 	switch in.run.sc.Mode {
 	case model.ModeRunner:
@@ -283,12 +296,18 @@ func (in *instance) Dispatch(ctx context.Context, delay time.Duration) error {
 }
 
 // Kill ends the live incarnation at the end of the run: its traffic is cut
-// and its shell wound down, recording nothing.
+// and its shell wound down, recording nothing. A publishing instance is
+// stopped gracefully instead, so that an observer sees its demotion.
 func (in *instance) Kill() {
 	if inc := in.take(); inc != nil {
-		inc.gate.Kill()
+		graceful := in.run.publish
+		if graceful {
+			inc.gate.Release()
+		} else {
+			inc.gate.Kill()
+		}
 		inc.clock.Unfreeze()
-		in.stopped.Go(func() { in.wind(inc, false) })
+		in.stopped.Go(func() { in.wind(inc, graceful) })
 	}
 }
 
@@ -366,6 +385,16 @@ func (in *instance) wind(inc *incarnation, graceful bool) {
 		inc.cancel()
 	}
 	<-inc.done
+	if inc.pub != nil {
+		// A stopped instance writes what waits (its demotion); a crashed
+		// one, like a dead process, loses it.
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		if !graceful {
+			cancel()
+		}
+		_ = inc.pub.Close(ctx)
+		cancel()
+	}
 	_ = inc.rdb.Close()
 }
 

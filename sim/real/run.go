@@ -20,6 +20,7 @@ import (
 	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/publish"
 	"github.com/leaselab/leaselab/runner"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
@@ -42,6 +43,15 @@ type Backend struct {
 	// Shells makes each instance's shell. Default: this package's
 	// in-process elector or runner (sim/process gives agent processes).
 	Shells Spawner
+	// Publish makes every instance publish its transitions as production
+	// does (package publish), to the stream of the group named after the
+	// scenario (its lease is then election.LeaderKey(scenario name), not a
+	// per-run name: two runs of one scenario must not share a Redis at
+	// once), so that chaos observe can watch the run from outside.
+	Publish bool
+	// OnPublish, with Publish, is called once the environment is up with
+	// the group and the Redis address an observer should watch.
+	OnPublish func(group, redisAddr string)
 }
 
 // Name is "real".
@@ -69,6 +79,7 @@ type run struct {
 	truth     *Truth
 	admin     *redis.Client
 	group     string
+	publish   bool                  // instances publish their transitions (Backend.Publish)
 	proxies   [][]*toxiclient.Proxy // per instance: its proxy, or one per cluster node
 	instances []Shell
 	rng       *mrand.Rand // target choices
@@ -134,9 +145,16 @@ func newRunID() string {
 // harness spawns, since it must fail them over.
 var ErrOwnRedis = errors.New("sim: redis: replicated and redis: cluster run on servers the harness spawns (the embedded environment), not on a Redis given to the run")
 
+// ErrPublishCluster is Refuses's answer for a scenario on redis: cluster
+// with Publish: an observer follows one node.
+var ErrPublishCluster = errors.New("sim: publishing (--publish) is for a single or replicated Redis, which an observer follows on one node; not redis: cluster")
+
 // Refuses returns why the backend refuses the scenario with its provider
 // (ErrOwnRedis), or nil if it can run it.
 func (b Backend) Refuses(sc model.Scenario) error {
+	if b.Publish && sc.WithDefaults().Redis == model.RedisCluster {
+		return ErrPublishCluster
+	}
 	p := b.Provider
 	if sc.WithDefaults().Redis == model.RedisSingle || p == nil {
 		return nil
@@ -180,6 +198,7 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 		sc:         eff,
 		env:        environ,
 		group:      "leaselab-" + eff.Name + "-" + res.RunID,
+		publish:    b.Publish,
 		rng:        mrand.New(mrand.NewPCG(uint64(eff.Seed), 0)),
 		jitterSeed: uint64(eff.Seed),
 	}
@@ -203,6 +222,17 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 	}
 	if err := needsRestart(eff.Faults, environ); err != nil {
 		return nil, err
+	}
+	if r.publish {
+		// The group is the scenario's name: a fresh stream and lease for
+		// this run (an observer that already follows the stream reads on).
+		r.group = eff.Name
+		if err := r.admin.Del(ctx, publish.StreamKey(r.group), election.LeaderKey(r.group)).Err(); err != nil {
+			return nil, fmt.Errorf("%w: clearing the transitions stream of %s: %v", env.ErrEnvironment, r.group, err)
+		}
+		if b.OnPublish != nil {
+			b.OnPublish(r.group, environ.RedisAddr)
+		}
 	}
 
 	var slots []Slot
@@ -479,7 +509,8 @@ func (r *run) recordHeld() {
 
 // stopAll ends every live instance at the end of the run. They are killed,
 // not stopped: the run has ended (RunEnded is recorded), and a graceful stop
-// would only add a release the analysis does not look at.
+// would only add a release the analysis does not look at (publishing
+// instances excepted: see instance.Kill).
 func (r *run) stopAll() {
 	for _, in := range r.instances {
 		in.Kill()
