@@ -169,28 +169,18 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// observeRedis is the Redis given by flags or their variables.
+// observeRedis is the Redis given by flags or their variables, as chaos
+// run reads them.
 func observeRedis(addr, url string) (string, env.Auth, error) {
-	if addr != "" && url != "" {
-		return "", env.Auth{}, usageErr("observe: give --redis-url or --redis-addr, not both")
+	f := runFlags{redisAddr: addr, redisURL: url}
+	a, auth, err := f.redis()
+	if err != nil {
+		return "", env.Auth{}, err
 	}
-	if url == "" && addr == "" {
-		url = os.Getenv("LEASELAB_REDIS_URL")
-	}
-	if url != "" {
-		a, auth, err := env.ParseRedisURL(url)
-		if err != nil {
-			return "", env.Auth{}, usageErr("observe: %v", err)
-		}
-		return a, auth, nil
-	}
-	if addr == "" {
-		addr = os.Getenv("LEASELAB_REDIS_ADDR")
-	}
-	if addr == "" {
+	if a == "" {
 		return "", env.Auth{}, usageErr("observe: give --redis-addr or --redis-url (the Redis that serves the lease)")
 	}
-	return addr, env.Auth{Password: os.Getenv("LEASELAB_REDIS_PASSWORD")}, nil
+	return a, auth, nil
 }
 
 // watch runs the watch with a live line on stderr, recording to path.
