@@ -1,0 +1,93 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/observe"
+	"github.com/leaselab/leaselab/publish"
+)
+
+// recordedOverlap writes a recording in which two instances overlap for
+// 200ms, each end of it known within about 0.5ms, and returns its path.
+func recordedOverlap(t *testing.T) string {
+	t.Helper()
+	start := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+	entry := func(kind election.TransitionKind, id, pub string, seq uint64, at time.Duration) publish.Entry {
+		w := start.Add(at)
+		return publish.Entry{Kind: kind, Instance: id, Group: "g", Term: 1, Wall: w, PubWall: w, Mono: at, PubMono: at,
+			RTT: time.Millisecond, Publisher: pub, Seq: seq, Redis: w.Add(500 * time.Microsecond), TTL: time.Second, Wait: time.Second}
+	}
+	rec := &observe.Recording{
+		Header: observe.Header{Group: "g", Key: election.LeaderKey("g"), Stream: publish.StreamKey("g"), Source: "test",
+			Lane: observe.LanePoll, Resolution: 50 * time.Millisecond, Start: start, RTT: time.Millisecond},
+		Entries: []publish.Entry{
+			entry(election.Promoted, "a", "pa", 1, 100*time.Millisecond),
+			entry(election.Promoted, "b", "pb", 1, 1000*time.Millisecond),
+			entry(election.Demoted, "a", "pa", 2, 1200*time.Millisecond),
+			entry(election.Demoted, "b", "pb", 2, 1900*time.Millisecond),
+		},
+		End: start.Add(2 * time.Second), Ended: "complete",
+	}
+	path := filepath.Join(t.TempDir(), "observed.jsonl")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := observe.WriteRecording(f, rec); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestObserveCheckFromRecording: a recording read back is a check: a limit
+// above the overlap passes, one below fails, one inside its uncertainty is
+// unknown (exit 1 too), and the report is written beside it.
+func TestObserveCheckFromRecording(t *testing.T) {
+	path := recordedOverlap(t)
+	for _, c := range []struct {
+		limit string
+		code  int
+		says  string
+	}{
+		{"1s", exitOK, "PASS"},
+		{"100ms", exitFailed, "FAIL"},
+		{"200ms", exitFailed, "within the measurement's uncertainty"},
+	} {
+		out := t.TempDir()
+		code, stdout, stderr := chaos(t, "observe", "--from", path, "--max-overlap", c.limit, "--out", out)
+		if code != c.code || !strings.Contains(stdout+stderr, c.says) {
+			t.Errorf("--max-overlap %s: exit %d, want %d saying %q\nstdout:\n%s\nstderr:\n%s", c.limit, code, c.code, c.says, stdout, stderr)
+		}
+		if !strings.Contains(stdout, "overlaps 1 (longest 200ms ± 1.3ms") {
+			t.Errorf("--max-overlap %s: the overlap is not printed with its uncertainty:\n%s", c.limit, stdout)
+		}
+		for _, f := range []string{"report.html", "report.md", "result.json", "junit.xml"} {
+			if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+				t.Errorf("--max-overlap %s: %v", c.limit, err)
+			}
+		}
+	}
+}
+
+// TestObserveBadInput: a bad recording is named with its line; a watch
+// without a lease to follow is a usage error.
+func TestObserveBadInput(t *testing.T) {
+	bad := filepath.Join(t.TempDir(), "observed.jsonl")
+	if err := os.WriteFile(bad, []byte("{\"watch\":{\"key\":\"k\",\"stream\":\"s\",\"source\":\"x\",\"lane\":\"poll\",\"resolution\":1,\"start\":\"2026-12-01T09:00:00Z\",\"rtt\":1}}\n{\"entry\": 7}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, stderr := chaos(t, "observe", "--from", bad)
+	if code != exitUsage || !strings.Contains(stderr, "observed.jsonl:2:") {
+		t.Errorf("bad recording: exit %d, stderr %q; want 2 naming line 2", code, stderr)
+	}
+	code, _, stderr = chaos(t, "observe", "--redis-addr", "127.0.0.1:1")
+	if code != exitUsage || !strings.Contains(stderr, "--group or --key") {
+		t.Errorf("no group: exit %d, stderr %q; want 2 asking for --group or --key", code, stderr)
+	}
+}
