@@ -351,8 +351,7 @@ func bounds(es []publish.Entry, rtts []time.Duration, i int) (lo, hi time.Time, 
 // instances summarizes each instance's record and wall-clock offset.
 func instances(entries []placed, per map[string][]publish.Entry, index map[string]int) []model.ObservedInstance {
 	byID := map[string]*model.ObservedInstance{}
-	offsets := map[string][]time.Duration{}
-	rtts := map[string]time.Duration{}
+	samples := map[string][]offsetSample{}
 	for _, e := range entries {
 		oi := byID[e.Instance]
 		if oi == nil {
@@ -365,8 +364,7 @@ func instances(entries []placed, per map[string][]publish.Entry, index map[strin
 		}
 		oi.Dropped = max(oi.Dropped, int(e.Dropped))
 		oi.MaxDelay = max(oi.MaxDelay, e.PubMono-e.Mono)
-		offsets[e.Instance] = append(offsets[e.Instance], e.Redis.Sub(e.PubWall))
-		rtts[e.Instance] = max(rtts[e.Instance], e.rtt)
+		samples[e.Instance] = append(samples[e.Instance], offsetSample{e.Redis.Sub(e.PubWall), e.rtt})
 	}
 	for _, es := range per {
 		for i := 1; i < len(es); i++ {
@@ -380,16 +378,41 @@ func instances(entries []placed, per map[string][]publish.Entry, index map[strin
 	}
 	var out []model.ObservedInstance
 	for id, oi := range byID {
-		os := offsets[id]
-		lo, hi := slices.Min(os), slices.Max(os)
-		// Redis − wall is early by up to a write's one-way delay: the
-		// samples' spread plus a round trip bounds it.
-		oi.ClockOffset = lo + (hi-lo)/2
-		oi.ClockOffsetUncertainty = (hi-lo)/2 + max(rtts[id], time.Microsecond)
+		oi.ClockOffset, oi.ClockOffsetUncertainty = wallOffset(samples[id])
 		out = append(out, *oi)
 	}
 	slices.SortFunc(out, func(a, b model.ObservedInstance) int { return cmp.Compare(a.Instance, b.Instance) })
 	return out
+}
+
+// offsetSample is one write's Redis time minus the instance's wall clock
+// just before it: the wall offset, late by the write's one-way delay (at
+// most rtt; 0 when unknown).
+type offsetSample struct {
+	d, rtt time.Duration
+}
+
+// wallOffset estimates Redis − wall from the write with the least delay
+// (the smallest sample), ± half its round trip; where quick writes (round
+// trip known) disagree by more than their round trips, the wall clock
+// moved during the watch, and the uncertainty covers their spread.
+func wallOffset(ss []offsetSample) (time.Duration, time.Duration) {
+	best := slices.MinFunc(ss, func(a, b offsetSample) int { return cmp.Compare(a.d, b.d) })
+	rtt := best.rtt
+	if rtt == 0 {
+		rtt = time.Millisecond // unknown: a round trip on a LAN
+	}
+	est, u := best.d-rtt/2, rtt/2
+	for _, s := range ss {
+		if s.rtt > 0 {
+			// s is within [θ, θ + s.rtt] for a wall clock that held still.
+			if spread := s.d - best.d - s.rtt; spread > 0 {
+				u = max(u, (s.d-best.d+rtt)/2)
+				est = best.d - rtt/2 + (s.d-best.d)/2
+			}
+		}
+	}
+	return est, u
 }
 
 // params are the timings the instances published (the most recent entry's:

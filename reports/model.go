@@ -183,14 +183,30 @@ func build(res *model.Result, o Options) *document {
 		d.Sections = append(d.Sections, observedSection(res.Observed))
 	}
 	d.Sections = append(d.Sections, []section{
-		{
-			ID: "reproduce", Title: "How to reproduce",
-			Intro: []string{"Every random choice of the run (fault targets, jitter, latency jitter) comes from the seed, so this command replays the same fault schedule:"},
-			Code:  x.cmd,
-		},
-		{ID: "how-to-read", Title: "How to read this report", Intro: howToRead},
+		reproduceSection(res, x.cmd),
+		{ID: "how-to-read", Title: "How to read this report", Intro: howToReadFor(res)},
 	}...)
 	return d
+}
+
+// reproduceSection says how to get the report again.
+func reproduceSection(res *model.Result, cmd string) section {
+	intro := "Every random choice of the run (fault targets, jitter, latency jitter) comes from the seed, so this command replays the same fault schedule:"
+	if res.Observed != nil {
+		intro = "A live fleet does not replay; its recording (observed.jsonl, beside this report) rebuilds this report:"
+	}
+	return section{ID: "reproduce", Title: "How to reproduce", Intro: []string{intro}, Code: cmd}
+}
+
+// howToReadFor is the reader's guide for res: an observed fleet's times
+// are estimates on Redis's clock, not the harness's.
+func howToReadFor(res *model.Result) []string {
+	if res.Observed == nil {
+		return howToRead
+	}
+	guide := strings.Replace(howToRead[0], "Times are offsets from the start of the run on the harness's monotonic clock",
+		"Times are offsets from the start of the watch on Redis's clock, each an estimate with its uncertainty (see Observation)", 1)
+	return []string{guide}
 }
 
 // howToRead is the reader's guide printed at the end of every run report.

@@ -17,7 +17,7 @@ func observedSection(o *model.Observed) section {
 		texts("Source", o.Source),
 		texts("Lease key", o.Key),
 		texts("Transitions stream", o.Stream),
-		texts("Redis lane", fmt.Sprintf("%s, resolution %s", o.Lane, dur(o.Resolution))),
+		texts("Redis lane", laneText(o)),
 		texts("Observer round trip to Redis", dur(o.RTT)),
 		texts("Time 0 (Redis clock)", o.Start.UTC().Format("2006-01-02 15:04:05.000 UTC")),
 	)
@@ -31,8 +31,8 @@ func observedSection(o *model.Observed) section {
 			strconv.Itoa(i.Dropped), strconv.Itoa(i.Holes), Uncertain(i.ClockOffset, i.ClockOffsetUncertainty), dur(i.MaxDelay)))
 	}
 	return section{ID: "observed", Title: "Observation", Tables: []table{how, in}, Items: o.Notes,
-		Intro: []string{"Each transition is placed on Redis's clock: the Redis time of the write that published it, minus the delay from the transition to that write by the instance's monotonic clock, minus half the write's round trip (± the other half). " +
-			"Instance wall clocks are not used to place events; their offsets are shown so a lying clock can be seen. " +
+		Intro: []string{"Every time is an estimate on Redis's clock. Each write of a transition ties its instance's monotonic clock to Redis's (the Redis TIME inside the write, late by at most the write's round trip); a transition is placed where all its instance's writes agree, ± half the span they leave. " +
+			"Instance wall clocks are not used to place events; their offsets (from the quickest write) are shown so a lying clock can be seen. " +
 			"Every window's length is given with the sum of the uncertainties of its two ends."}}
 }
 
@@ -49,4 +49,12 @@ func observedParams(res *model.Result) section {
 	)
 	return section{ID: "params", Title: "Parameters", Tables: []table{t},
 		Intro: []string{"What the instances published with each transition; an observer knows nothing else of their configuration (client timeouts, jitter)."}}
+}
+
+// laneText says how the lease key was followed and how finely.
+func laneText(o *model.Observed) string {
+	if o.Lane == "poll" {
+		return fmt.Sprintf("poll (GET and PTTL every %s): a change is seen within one interval", dur(o.Resolution))
+	}
+	return fmt.Sprintf("%s: a change is seen about a round trip (%s) after it happens; expiries at the instant PTTL predicted", o.Lane, dur(o.Resolution))
 }
