@@ -60,7 +60,7 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	if h.LaneNote != "" {
 		obs.Notes = append(obs.Notes, h.LaneNote)
 	}
-	_, perPub := dedupe(rec.Entries)
+	perPub := dedupe(rec.Entries)
 	pl := place(perPub, h.RTT)
 
 	// Instances, in order of their first transition.
@@ -227,13 +227,12 @@ func withinUncertainty(ev *model.Evaluation, s model.Summary) {
 
 // dedupe drops repeats of (Publisher, Seq) — a write that timed out may
 // still have landed — and groups the entries by publisher, in Seq order.
-func dedupe(in []publish.Entry) ([]publish.Entry, map[string][]publish.Entry) {
+func dedupe(in []publish.Entry) map[string][]publish.Entry {
 	type k struct {
 		pub string
 		seq uint64
 	}
 	seen := map[k]bool{}
-	var out []publish.Entry
 	per := map[string][]publish.Entry{}
 	for _, e := range in {
 		key := k{e.Publisher, e.Seq}
@@ -241,13 +240,12 @@ func dedupe(in []publish.Entry) ([]publish.Entry, map[string][]publish.Entry) {
 			continue
 		}
 		seen[key] = true
-		out = append(out, e)
 		per[e.Publisher] = append(per[e.Publisher], e)
 	}
 	for _, es := range per {
 		slices.SortFunc(es, func(a, b publish.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
 	}
-	return out, per
+	return per
 }
 
 // place puts every entry on Redis's clock (see the package doc). Each

@@ -8,13 +8,14 @@
 // trust. Every time here is an estimate on Redis's clock (TIME), and every
 // event carries how far off it may be (model.Event.Uncertainty):
 //
-//   - a published transition is placed at the Redis time of the write that
-//     published it, minus the delay from the transition to that write as
-//     the instance's monotonic clock measured it (scaled by that clock's rate
-//     against Redis, estimated from the instance's own entries), minus half
-//     the write's round trip; ± the other half, plus the rate's error over
-//     the delay. A partitioned leader's demotion, written seconds later, is
-//     placed where it happened, not where it arrived;
+//   - a published transition is placed by its instance's writes: each ties
+//     the instance's monotonic clock to Redis's TIME, late by at most the
+//     write's round trip, and the transition lies where they agree (widened
+//     by 500 ppm of clock rate error over the distance), ± half the span
+//     they leave. A partitioned leader's demotion, written seconds later,
+//     is placed where it happened, by the quick writes around it; where the
+//     writes disagree and nothing settles whether a write was held or the
+//     clock stopped, the placement covers both and a note says so;
 //   - a change of the lease key is seen by keyspace notifications where the
 //     server lets the observer turn them on (CONFIG SET), at the
 //     notification's arrival ± the observer's round trip, and an expiry at
@@ -25,8 +26,8 @@
 //   - the observer's own clock is tied to Redis's by TIME calls, taking the
 //     one with the shortest round trip, ± half of it.
 //
-// Each instance's wall-clock offset (Redis − wall, at each write) is
-// estimated too and reported, so a lying clock shows; it is not used to
+// Each instance's wall-clock offset (Redis − wall, from its quickest write)
+// is estimated too and reported, so a lying clock shows; it is not used to
 // place events.
 //
 // A watch is recorded as JSON lines (Recording: the watch's header, every

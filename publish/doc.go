@@ -18,10 +18,11 @@
 //     wall clock;
 //   - Redis's TIME inside the write (Redis), one clock for the whole fleet.
 //
-// An observer therefore places a transition on Redis's clock at
-// Redis − (PubMono − Mono), early by at most the one-way delay of the write,
-// which the next entry's RTT (the round trip of this write) bounds; and it
-// estimates each instance's wall-clock offset from Redis − PubWall.
+// Each write therefore ties the instance's monotonic clock to Redis's (late
+// by at most the write's round trip, which the next entry's RTT carries),
+// and an observer places every transition of the instance by the writes
+// that agree, whatever its wall clock says; the wall clock's offset from
+// Redis is estimated from the same entries, so a lying one shows.
 //
 // When Redis is unreachable (a partitioned leader demoting itself is the
 // interesting case), transitions wait in the buffer and are written once
