@@ -20,6 +20,9 @@ import (
 // places it.
 const AssumedRateError = 500e-6
 
+// noteLost is the widened placement from which Build notes it.
+const noteLost = 50 * time.Millisecond
+
 // Limits turn a watch into a check: a window longer than a limit fails it.
 // nil means no limit; a limit of 0 allows no window at all.
 type Limits struct {
@@ -162,7 +165,9 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 		lost[p.Instance] = max(lost[p.Instance], p.lost)
 	}
 	for _, id := range slices.Sorted(maps.Keys(lost)) {
-		if d := lost[id]; d > 0 {
+		// Smaller spans (a write sent late under load) are in the
+		// uncertainty; a note is for what can hide a window.
+		if d := lost[id]; d >= noteLost {
 			obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s: a transition's write came %s later than its monotonic clock says, and its own write's round trip is unknown: the write was held (a partition) or the clock stopped (a suspended host, a clock fault); it is placed anywhere in that span, so windows near it may be wider than shown, or missing", short(id), d.Round(time.Millisecond)))
 		}
 	}

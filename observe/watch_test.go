@@ -92,13 +92,17 @@ func TestWatchHandover(t *testing.T) {
 			var file bytes.Buffer
 			rw := observe.NewWriter(&file)
 			got := make(chan *observe.Recording, 1)
+			started := make(chan struct{})
 			go func() {
-				rec, err := observe.Watch(ctx, observe.Options{Redis: obs, Group: group, Poll: poll, Interval: 20 * time.Millisecond, Record: rw})
+				rec, err := observe.Watch(ctx, observe.Options{Redis: obs, Group: group, Poll: poll, Interval: 20 * time.Millisecond, Record: rw,
+					OnStart: func(observe.Header) { close(started) }})
 				if err != nil {
 					t.Error(err)
+					close(started)
 				}
 				got <- rec
 			}()
+			<-started // the fleet starts under watch
 			ms := []*member{startMember(t, addr, group, ttl, wait), startMember(t, addr, group, ttl, wait), startMember(t, addr, group, ttl, wait)}
 			leader := func() *member {
 				for _, m := range ms {
