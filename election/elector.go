@@ -203,6 +203,7 @@ type Elector struct {
 	errs            chan error
 
 	leading        atomic.Bool
+	guard          atomic.Pointer[time.Time] // safe mode, while leading: the guard deadline IsLeader checks
 	droppedErrors  atomic.Uint64
 	droppedSignals atomic.Uint64
 	mergedSignals  atomic.Uint64
@@ -328,15 +329,31 @@ func (e *Elector) Safe() bool { return e.opts.Safe }
 func (e *Elector) Margin() time.Duration { return e.opts.SafeMargin }
 
 // IsLeader reports whether this instance currently believes it holds the
-// lease. It turns false at Stop, before the lease is released.
-func (e *Elector) IsLeader() bool { return e.leading.Load() }
+// lease. It turns false at Stop, before the lease is released. In safe mode
+// it is also false from the guard deadline on (Leadership.GuardDeadline, by
+// the elector's Clock), checked at each call: a starved election loop that
+// has not yet acted on the guard cannot extend the belief.
+func (e *Elector) IsLeader() bool {
+	if !e.leading.Load() {
+		return false
+	}
+	g := e.guard.Load()
+	return g == nil || e.clock.Now().Before(*g)
+}
 
 // Leadership returns the current leadership decision: state, term, fencing
-// token, and in safe mode the guard deadline.
+// token, and in safe mode the guard deadline. In safe mode, once the guard
+// deadline has passed it reports Leader false (Since the deadline, no
+// GuardDeadline) even if the election loop has not yet acted on it, as
+// IsLeader does.
 func (e *Elector) Leadership() Leadership {
 	e.lmu.Lock()
-	defer e.lmu.Unlock()
-	return e.lead
+	l := e.lead
+	e.lmu.Unlock()
+	if l.Leader && !l.GuardDeadline.IsZero() && !e.clock.Now().Before(l.GuardDeadline) {
+		l.Leader, l.Since, l.GuardDeadline = false, l.GuardDeadline, time.Time{}
+	}
+	return l
 }
 
 // DroppedErrors counts errors dropped because onError was full.
@@ -454,17 +471,24 @@ func (e *Elector) loop() {
 		close(e.signals)
 	}()
 
+	// at is the instant the step's durations count from: for an operation's
+	// result, when its reply was read (the instant Elapsed was measured to),
+	// so that the guard and the next renewal are anchored at the call's send
+	// however long the loop is held up between reading the reply and arming
+	// its timers (CPU starvation, a GC stop). Zero: read the clock.
+	var at time.Time
 	step := m.Start()
 	for {
-		now := e.clock.Now()
+		now := at
+		if now.IsZero() {
+			now = e.clock.Now()
+		}
+		at = time.Time{}
+		var dlAt time.Time
 		if step.Deadline > 0 {
-			if dl != nil {
-				dl.Stop()
-			}
-			dl = e.clock.Timer(step.Deadline)
-			dlC = dl.C
+			dlAt = now.Add(step.Deadline)
 			if m.State() == Leader {
-				guardAt = now.Add(step.Deadline)
+				guardAt = dlAt // = sentAt + TTL − margin for a renew or acquire that won
 			}
 		}
 		if m.State() != Leader {
@@ -484,12 +508,24 @@ func (e *Elector) loop() {
 				opC, cancelOp, sentAt = e.run(step.Run, step.Deadline, guardAt)
 			}
 		}
-		if step.Wake > 0 {
-			if timer != nil {
-				timer.Stop()
+		// The timers are armed for the time left until their instants, read
+		// now: a stall since now shortens them, never moves them later.
+		if !dlAt.IsZero() || step.Wake > 0 {
+			armed := e.clock.Now()
+			if !dlAt.IsZero() {
+				if dl != nil {
+					dl.Stop()
+				}
+				dl = e.clock.Timer(max(dlAt.Sub(armed), 0))
+				dlC = dl.C
 			}
-			timer = e.clock.Timer(step.Wake)
-			timerC = timer.C
+			if step.Wake > 0 {
+				if timer != nil {
+					timer.Stop()
+				}
+				timer = e.clock.Timer(max(now.Add(step.Wake).Sub(armed), 0))
+				timerC = timer.C
+			}
 		}
 		if step.Done {
 			e.stopErr = step.Err
@@ -512,7 +548,8 @@ func (e *Elector) loop() {
 		case r := <-opC:
 			opC = nil
 			e.log.Debug("operation finished", "op", r.op, "ok", r.ok, "err", r.err)
-			step = m.Finish(Outcome{Op: r.op, OK: r.ok, Err: r.err, Token: r.token, Elapsed: e.clock.Since(sentAt)})
+			at = e.clock.Now()
+			step = m.Finish(Outcome{Op: r.op, OK: r.ok, Err: r.err, Token: r.token, Elapsed: at.Sub(sentAt)})
 		case <-drained:
 			step = Step{}
 			if e.resolved.Load() >= serial {
@@ -594,6 +631,12 @@ func (e *Elector) publish(m *Machine, now, guardAt time.Time) {
 	}
 	e.lead.Leader, e.lead.Term, e.lead.Token, e.lead.GuardDeadline = leader, m.Term(), m.Token(), guardAt
 	e.lmu.Unlock()
+	if leader && !guardAt.IsZero() {
+		g := guardAt
+		e.guard.Store(&g)
+	} else {
+		e.guard.Store(nil)
+	}
 	e.leading.Store(leader)
 }
 
