@@ -1,8 +1,11 @@
 package runner
 
 import (
+	"errors"
 	"fmt"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Batched acknowledgements. A worker whose handler returned nil hands the
@@ -19,7 +22,9 @@ import (
 // worker blocked handing over. Those stay pending under the crashed
 // consumer and run again after ClaimIdle, exactly like the tasks it was
 // running. Nothing is lost: an entry leaves the pending list only through
-// XACK. A graceful Stop flushes the acker before it leaves the group.
+// XACK, and an acknowledgement whose reply was lost is re-sent until Redis
+// answers (flushAcks), so a task acknowledged is reported completed. A
+// graceful Stop flushes the acker before it leaves the group.
 
 // ack is a completed delivery waiting for its acknowledgement.
 type ack struct {
@@ -104,8 +109,19 @@ func (r *Runner) acker() {
 }
 
 // flushAcks acknowledges a batch of completed deliveries in one script and
-// reports them. A Redis error leaves them pending: they are reclaimed and run
-// again after ClaimIdle, never lost. A killed runner sends nothing.
+// reports them. A killed runner sends nothing.
+//
+// A call that fails without an answer from Redis (a timeout, a closed
+// connection) may have applied: only its reply may be lost. So flushAcks
+// re-sends the script until Redis answers (see untilAnswered) — it is
+// idempotent: an entry already acknowledged answers 0 and records no sample
+// again — and then reports each task completed. A 0 on a re-sent call is
+// reported as this instance's completion, not a Duplicate: within ClaimIdle
+// nobody else can have taken the entry, so it was the lost attempt that
+// acknowledged it. If Redis does not answer within the bound, the error says
+// the outcome is unknown: an entry the lost call did not acknowledge stays
+// pending and runs again after ClaimIdle; one it did is gone, and its
+// completion is never reported.
 func (r *Runner) flushAcks(batch []ack) {
 	if len(batch) == 0 {
 		return
@@ -116,35 +132,24 @@ func (r *Runner) flushAcks(batch []ack) {
 	if r.ctx.Err() != nil {
 		return
 	}
-	type sample struct {
-		task string
-		n    int
-		us   int64
-	}
-	var samples []sample // few task names per batch: a slice beats a map
-	args := make([]any, 0, 2+len(batch)+3)
+	args := make([]any, 0, 2+3*len(batch))
 	args = append(args, r.cfg.Group, len(batch))
 	for _, a := range batch {
-		args = append(args, a.d.entry)
-		i := 0
-		for i < len(samples) && samples[i].task != a.d.task {
-			i++
-		}
-		if i == len(samples) {
-			samples = append(samples, sample{task: a.d.task})
-		}
-		samples[i].n++
-		samples[i].us += a.took.Microseconds()
+		args = append(args, a.d.entry, a.d.task, a.took.Microseconds())
 	}
-	for _, s := range samples {
-		args = append(args, s.task, s.n, s.us)
-	}
-	acked, err := completeScript.Run(r.ctx, r.rdb,
-		[]string{r.keys.stream, r.keys.metricsN, r.keys.metricsUS}, args...).Int64Slice()
+	var acked []int64
+	resent, err := r.untilAnswered(func() (err error) {
+		acked, err = completeScript.Run(r.ctx, r.rdb,
+			[]string{r.keys.stream, r.keys.metricsN, r.keys.metricsUS}, args...).Int64Slice()
+		return err
+	})
 	if err == nil && len(acked) != len(batch) {
 		err = fmt.Errorf("script returned %d results for %d entries", len(acked), len(batch))
 	}
 	if err != nil {
+		if r.ctx.Err() != nil {
+			return // killed meanwhile: it reports nothing more
+		}
 		d := batch[0].d
 		r.fail(fmt.Errorf("runner: acknowledging %d tasks (first %s, %s): %w", len(batch), d.id, d.task, err))
 		return
@@ -152,6 +157,58 @@ func (r *Runner) flushAcks(batch []ack) {
 	for i, a := range batch {
 		r.stats.completed.Add(1)
 		r.emit(Event{Kind: EventTaskCompleted, TaskID: a.d.id, Task: a.d.task, Attempt: a.d.attempt,
-			Duration: a.took, Duplicate: acked[i] == 0})
+			Duration: a.took, Duplicate: acked[i] == 0 && !resent})
 	}
+}
+
+// untilAnswered runs call, and runs it again while it fails without an
+// answer from Redis (anything but a Redis error reply), pausing 10 ms,
+// doubling up to 1 s, between attempts. It gives up when the runner is
+// killed, and once ClaimIdle has passed since the first attempt — from then
+// on another instance may have taken the entries over, so the answer no
+// longer decides whether they run again — or, during a graceful Stop, the
+// stop bound (StopTimeout, default TTL) after the Stop began. It reports
+// whether call was re-sent, and the last error, wrapped with the attempts
+// when it gave up.
+func (r *Runner) untilAnswered(call func() error) (resent bool, err error) {
+	first := r.clock.Now()
+	deadline := first.Add(r.cfg.ClaimIdle)
+	pause := 10 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		err = call()
+		if err == nil || answered(err) || r.ctx.Err() != nil {
+			return attempt > 1, err
+		}
+		select {
+		case <-r.stopping:
+			deadline = earliest(deadline, r.stopAt.Add(r.stopBound()))
+		default:
+		}
+		if !r.clock.Now().Add(pause).Before(deadline) {
+			return attempt > 1, fmt.Errorf("no answer from Redis in %d attempts over %v, so whether it applied is unknown: %w",
+				attempt, r.clock.Since(first).Round(time.Millisecond), err)
+		}
+		t := r.clock.Timer(pause)
+		select {
+		case <-t.C:
+		case <-r.ctx.Done():
+			t.Stop()
+			return attempt > 1, err
+		}
+		pause = min(2*pause, time.Second)
+	}
+}
+
+// answered reports whether err is Redis's own answer (an error reply), as
+// opposed to a failure that leaves open whether the command applied.
+func answered(err error) bool {
+	var rerr redis.Error
+	return errors.As(err, &rerr)
+}
+
+func earliest(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }

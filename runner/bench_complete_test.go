@@ -50,9 +50,8 @@ func BenchmarkCompleteScript(b *testing.B) {
 				add(batch)
 				args := []any{"g", batch}
 				for _, id := range pending[:batch] {
-					args = append(args, id)
+					args = append(args, id, "t", 1)
 				}
-				args = append(args, "t", batch, 1)
 				if err := completeScript.Run(ctx, rdb, []string{k.stream, k.metricsN, k.metricsUS}, args...).Err(); err != nil {
 					b.Fatal(err)
 				}

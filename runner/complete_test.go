@@ -62,9 +62,8 @@ func TestCompleteScriptDeletesWhatItAcknowledges(t *testing.T) {
 		}
 		args := []any{"g", len(bids)}
 		for _, id := range bids {
-			args = append(args, id)
+			args = append(args, id, "t", 1)
 		}
-		args = append(args, "t", len(bids), 1)
 		acked, err := completeScript.Run(ctx, rdb, []string{k.stream, k.metricsN, k.metricsUS}, args...).Int64Slice()
 		if err != nil {
 			t.Fatal(err)

@@ -58,8 +58,12 @@ type Runner struct {
 	electionDone   chan struct{}
 	electorStopped chan struct{}
 	stopReq        chan context.Context
-	done           chan struct{}
-	stopErr        error // written before done is closed
+	// stopping is closed when a graceful Stop begins, at stopAt (by Clock,
+	// written before the close).
+	stopping chan struct{}
+	stopAt   time.Time
+	done     chan struct{}
+	stopErr  error // written before done is closed
 
 	// The acker (acks.go). ackClosed is guarded by ackMu.
 	acks      chan ack
@@ -94,6 +98,7 @@ func New(rdb redis.UniversalClient, cfg Options) (*Runner, error) {
 		realClock: realClock,
 		pool:      newPool(cfg.Workers, cfg.ReadAhead),
 		flights:   make(map[string]*delivery),
+		stopping:  make(chan struct{}),
 		done:      make(chan struct{}),
 	}
 	r.applied.capacity = cfg.Workers
@@ -281,6 +286,8 @@ func (r *Runner) stopBound() time.Duration {
 
 // shutdown is Stop's work.
 func (r *Runner) shutdown(ctx context.Context) error {
+	r.stopAt = r.clock.Now()
+	close(r.stopping)
 	bound := r.stopBound()
 	var errs []error
 	r.cancelFetch()
@@ -311,22 +318,13 @@ func (r *Runner) shutdown(ctx context.Context) error {
 }
 
 // leave removes this instance from the live set, and its consumer from the
-// group when it holds no pending entry (it would only clutter XINFO).
+// group when it holds no pending entry (it would only clutter XINFO), in one
+// script: a read of this consumer landing between a separate check and the
+// delete (a fetch still on the wire, a client's retry) would leave entries
+// delivered and no longer pending, which no XAUTOCLAIM returns.
 func (r *Runner) leave(ctx context.Context) error {
-	if err := r.rdb.ZRem(ctx, r.keys.instances, r.id).Err(); err != nil {
-		return fmt.Errorf("runner: stop: removing the heartbeat: %w", err)
-	}
-	pending, err := r.rdb.XPendingExt(ctx, &redis.XPendingExtArgs{
-		Stream: r.keys.stream, Group: r.cfg.Group, Start: "-", End: "+", Count: 1, Consumer: r.id,
-	}).Result()
-	if err != nil {
-		return fmt.Errorf("runner: stop: reading this consumer's pending entries: %w", err)
-	}
-	if len(pending) > 0 {
-		return nil
-	}
-	if err := r.rdb.XGroupDelConsumer(ctx, r.keys.stream, r.cfg.Group, r.id).Err(); err != nil {
-		return fmt.Errorf("runner: stop: deleting consumer %s: %w", r.id, err)
+	if err := leaveScript.Run(ctx, r.rdb, []string{r.keys.instances, r.keys.stream}, r.id, r.cfg.Group).Err(); err != nil {
+		return fmt.Errorf("runner: stop: leaving the group (heartbeat, consumer %s): %w", r.id, err)
 	}
 	return nil
 }

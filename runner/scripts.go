@@ -40,10 +40,13 @@ end
 `
 
 // luaSample records one execution of task ARGV[3] that took ARGV[4] µs, in
-// the two metrics hashes KEYS[2] and KEYS[3].
+// the two metrics hashes KEYS[2] and KEYS[3], when luaAck acknowledged it
+// (a re-sent script records nothing twice).
 const luaSample = `
-redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
-redis.call('HINCRBY', KEYS[3], ARGV[3], ARGV[4])
+if acked == 1 then
+  redis.call('HINCRBY', KEYS[2], ARGV[3], 1)
+  redis.call('HINCRBY', KEYS[3], ARGV[3], ARGV[4])
+end
 `
 
 var (
@@ -64,10 +67,16 @@ return due`)
 	scheduleScript = redis.NewScript(scheduleLua)
 
 	// completeScript finishes a batch of successful tasks. KEYS: stream,
-	// metrics:n, metrics:us. ARGV: group, n, then n entry ids, then per task
-	// name: name, executions, total µs. Every entry is acknowledged, those
-	// this call acknowledged are deleted, and the samples are recorded, in one
-	// step. Returns acked (1 or 0) per entry, in order.
+	// metrics:n, metrics:us. ARGV: group, n, then per entry: entry id, task
+	// name, execution µs. Every entry is acknowledged, those this call
+	// acknowledged are deleted and their samples recorded, in one step.
+	// Returns acked (1 or 0) per entry, in order.
+	//
+	// Re-running a batch is harmless: an entry acknowledged before answers 0
+	// and records no sample again. So the script can be re-sent when a reply
+	// was lost (by go-redis's retries, and by the acker until Redis answers).
+	// The price: a task that another instance finished first (it ran twice)
+	// records only the first finisher's sample.
 	//
 	// Deleting: every entry older than the group's oldest pending entry has
 	// been delivered (a group delivers in ID order) and is no longer pending,
@@ -81,11 +90,20 @@ return due`)
 	// entry comes from XADD * (dispatch, hand-back, scheduler, retries).
 	completeScript = redis.NewScript(luaIDBefore + `
 local n = tonumber(ARGV[2])
-local out, acked = {}, {}
+local out, acked, names, count, us = {}, {}, {}, {}, {}
 for i = 1, n do
-  local a = redis.call('XACK', KEYS[1], ARGV[1], ARGV[2 + i])
+  local id, task = ARGV[3 * i], ARGV[3 * i + 1]
+  local a = redis.call('XACK', KEYS[1], ARGV[1], id)
   out[i] = a
-  if a == 1 then acked[#acked + 1] = ARGV[2 + i] end
+  if a == 1 then
+    acked[#acked + 1] = id
+    if not count[task] then
+      names[#names + 1] = task
+      count[task], us[task] = 0, 0
+    end
+    count[task] = count[task] + 1
+    us[task] = us[task] + tonumber(ARGV[3 * i + 2])
+  end
 end
 local del = acked
 if #acked >= 8 then
@@ -103,9 +121,9 @@ if #acked >= 8 then
   end
 end
 if #del > 0 then redis.call('XDEL', KEYS[1], unpack(del)) end
-for i = n + 3, #ARGV, 3 do
-  redis.call('HINCRBY', KEYS[2], ARGV[i], ARGV[i + 1])
-  redis.call('HINCRBY', KEYS[3], ARGV[i], ARGV[i + 2])
+for _, task in ipairs(names) do
+  redis.call('HINCRBY', KEYS[2], task, count[task])
+  redis.call('HINCRBY', KEYS[3], task, string.format('%.0f', us[task]))
 end
 return out`)
 
@@ -154,6 +172,18 @@ return acked`)
 redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return redis.call('HMGET', KEYS[2], 'capacity', 'version', 'leader')`)
+
+	// leaveScript is a graceful Stop's last call: instance ARGV[1] leaves the
+	// live set KEYS[1], and its consumer leaves group ARGV[2] of the stream
+	// KEYS[2] if it holds no pending entry (checked and deleted in one step,
+	// so no read can deliver an entry in between). Returns 1 when the
+	// consumer was deleted.
+	leaveScript = redis.NewScript(`
+redis.call('ZREM', KEYS[1], ARGV[1])
+local ok, p = pcall(redis.call, 'XPENDING', KEYS[2], ARGV[2], '-', '+', 1, ARGV[1])
+if not ok or #p > 0 then return 0 end
+redis.call('XGROUP', 'DELCONSUMER', KEYS[2], ARGV[2], ARGV[1])
+return 1`)
 
 	// fencedScripts are the leader-only chore scripts as safe mode runs them:
 	// each behind luaFence.

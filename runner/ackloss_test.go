@@ -1,0 +1,143 @@
+package runner
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/sim/env"
+)
+
+// proxied is a real Redis reached through a real Toxiproxy proxy.
+type proxied struct {
+	admin *redis.Client // unproxied
+	proxy *toxiclient.Proxy
+	opts  redis.Options // of a client through the proxy, without timeouts
+}
+
+func newProxied(t *testing.T) *proxied {
+	t.Helper()
+	e, err := env.Embedded{}.Environment(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = e.Close() })
+	p, err := e.Toxiproxy.CreateProxy(strings.ReplaceAll(t.Name(), "/", "-"), "127.0.0.1:0", e.ProxyUpstream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin := redis.NewClient(e.Auth.Apply(&redis.Options{Addr: e.RedisAddr}))
+	t.Cleanup(func() { _ = admin.Close() })
+	addr := p.Listen
+	if e.DialAddr != nil {
+		addr = e.DialAddr(addr)
+	}
+	return &proxied{admin: admin, proxy: p, opts: *e.Auth.Apply(&redis.Options{Addr: addr})}
+}
+
+// dropReplies makes the proxy drop everything Redis sends (a Toxiproxy
+// timeout toxic with timeout 0 on the downstream only): requests still
+// reach Redis and apply; their replies never come.
+func (p *proxied) dropReplies(t *testing.T) {
+	t.Helper()
+	if _, err := p.proxy.AddToxic("drop-replies", "timeout", "downstream", 1, toxiclient.Attributes{"timeout": 0}); err != nil {
+		t.Error(err)
+	}
+}
+
+func (p *proxied) heal(t *testing.T) {
+	t.Helper()
+	if err := p.proxy.RemoveToxic("drop-replies"); err != nil {
+		t.Error(err)
+	}
+}
+
+// An acknowledgement that applied in Redis but whose reply was lost is not a
+// lost task: the runner re-runs the (idempotent) complete script until it
+// answers, reports the task completed, and records its sample once. Before
+// the fix it reported an error and nothing else, while Redis had deleted the
+// entry: no completion, nothing held, a "lost" task for the harness.
+func TestAckWhoseReplyIsLostIsNotLost(t *testing.T) {
+	p := newProxied(t)
+	ctx := t.Context()
+	// Another instance holds the lease, so this one never runs the metrics
+	// chore (which would read and reset the samples the test counts).
+	if err := p.admin.Set(ctx, election.LeaderKey("g"), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := p.opts
+	o.ReadTimeout, o.MaxRetries = 200*time.Millisecond, 1 // go-redis re-sends once: no double sample either
+	rdb := redis.NewClient(&o)
+	t.Cleanup(func() { _ = rdb.Close() })
+
+	rec := &recorder{}
+	cfg := Options{
+		Group: "g",
+		Tasks: map[string]Task{"t": {Handler: func(_ context.Context, payload []byte) error {
+			if string(payload) == "drop" {
+				p.dropReplies(t) // the handler is done: its acknowledgement's reply is lost
+			}
+			return nil
+		}}},
+		Workers:       1,
+		Block:         50 * time.Millisecond,
+		ChoreInterval: time.Hour,
+		Election:      election.Opts{TTL: time.Minute, Wait: time.Hour, StopTimeout: time.Second},
+		OnEvent:       rec.add,
+	}
+	r, err := New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = r.Stop(sctx)
+	})
+	// A first task loads the complete script (a cold cache's NOSCRIPT reply
+	// would be dropped instead, and nothing would apply).
+	if _, err := r.Dispatch(ctx, "t", nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the first task completed", func() bool { return len(rec.all(EventTaskCompleted)) == 1 })
+	id, err := r.Dispatch(ctx, "t", []byte("drop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// It applies: the entry leaves Redis, while the reply is lost.
+	eventually(t, 5*time.Second, "the acknowledgement to apply", func() bool {
+		return p.admin.XLen(ctx, r.keys.stream).Val() == 0
+	})
+	time.Sleep(300 * time.Millisecond) // the fault: replies stay lost beyond the read timeout (200 ms)
+	if n := len(rec.all(EventTaskCompleted)); n != 1 {
+		t.Fatalf("%d completions while the reply is lost; want 1 (the first task's)", n)
+	}
+	p.heal(t)
+	eventually(t, 5*time.Second, "the task reported completed", func() bool { return len(rec.all(EventTaskCompleted)) == 2 })
+	if got := rec.all(EventTaskCompleted)[1]; got.TaskID != id || got.Duplicate {
+		t.Errorf("completion %+v; want task %s, not a duplicate (our own earlier attempt acknowledged it)", got, id)
+	}
+	if n, err := p.admin.HGet(ctx, r.keys.metricsN, "t").Int(); err != nil || n != 2 {
+		t.Errorf("samples of t: %d (%v); want 2: a re-run must not record a sample again", n, err)
+	}
+	if s := r.Stats(); s.Completed != 2 {
+		t.Errorf("Stats.Completed = %d, want 2", s.Completed)
+	}
+	h, err := Held(ctx, p.admin, "g")
+	if err != nil || len(h.Stream)+len(h.Delayed) != 0 {
+		t.Errorf("Held = %+v, %v; want nothing", h, err)
+	}
+	for _, e := range rec.all(EventError) {
+		if strings.Contains(e.Err.Error(), "acknowledging") {
+			t.Errorf("reported %v; want no acknowledgement error once Redis answered", e.Err)
+		}
+	}
+}
