@@ -128,9 +128,10 @@ type Opts struct {
 	//   - acquire also takes a lease that already holds this ID (no phantom
 	//     lease after a lost reply);
 	//   - fencing: each promotion carries a token (Leadership().Token) that
-	//     grows with every promotion of the group, kept in TokenKey(Key), in
-	//     the lease's Cluster slot. Writers check it (the runner's chores
-	//     do), so a stale leader's late write changes nothing.
+	//     grows with every promotion of the group (see Leadership.Token for
+	//     exactly when), kept in TokenKey(Key), in the lease's Cluster slot.
+	//     Writers check it (the runner's chores do), so a stale leader's late
+	//     write changes nothing.
 	// Every instance of a group must use the same mode.
 	Safe bool
 	// SafeMargin (safe mode) is taken off the lease's validity. Default
@@ -237,7 +238,17 @@ type Leadership struct {
 	// current term, and a reader can tell a new term from the one it saw.
 	Term uint64
 	// Token is the fencing token of term Term (safe mode; 0 in spec mode).
-	// Tokens grow with every promotion of any instance of the group.
+	// Tokens grow with every promotion of any instance of the group while
+	// the token counter (TokenKey) survives. When it is lost (a restart
+	// without persistence, FLUSHALL, a lossy failover), the next token is
+	// still above every token issued before the issuing Redis's clock
+	// reading (it is at least that clock in µs) and above every token the
+	// winner has seen (its own terms; the counter its failed acquires read).
+	// Only when all three fail — counter lost, that Redis's clock behind the
+	// last token's issue, and a winner that never saw the last token (a new
+	// instance, or a follower whose last attempt came before it) — can a
+	// token repeat or go back. The runner's fence compares tokens for
+	// equality with the counter and is unaffected.
 	Token int64
 	// Since is when Leader last changed, by the elector's Clock.
 	Since time.Time
@@ -457,6 +468,7 @@ func (e *Elector) loop() {
 		deadline    <-chan struct{}
 		serial      uint64          // of the last promote/demote sent to the dispatcher
 		guardAt     time.Time       // safe mode: the leader's guard deadline
+		seen        int64           // safe mode: the highest fencing token seen (a floor for the next)
 		drained     <-chan struct{} // set while a release waits for the reader
 	)
 	defer func() {
@@ -505,7 +517,7 @@ func (e *Elector) loop() {
 				// stays ours until it has.
 				drained = e.drained
 			} else {
-				opC, cancelOp, sentAt = e.run(step.Run, step.Deadline, guardAt)
+				opC, cancelOp, sentAt = e.run(step.Run, step.Deadline, guardAt, seen)
 			}
 		}
 		// The timers are armed for the time left until their instants, read
@@ -549,12 +561,16 @@ func (e *Elector) loop() {
 			opC = nil
 			e.log.Debug("operation finished", "op", r.op, "ok", r.ok, "err", r.err)
 			at = e.clock.Now()
+			seen = max(seen, r.token) // a won acquire's token, or the counter a lost one read
+			if !r.ok {
+				r.token = 0
+			}
 			step = m.Finish(Outcome{Op: r.op, OK: r.ok, Err: r.err, Token: r.token, Elapsed: at.Sub(sentAt)})
 		case <-drained:
 			step = Step{}
 			if e.resolved.Load() >= serial {
 				drained = nil
-				opC, cancelOp, sentAt = e.run(OpRelease, 0, time.Time{})
+				opC, cancelOp, sentAt = e.run(OpRelease, 0, time.Time{}, seen)
 			}
 		case <-stopCh:
 			stopCh = nil
@@ -583,8 +599,9 @@ func (e *Elector) loop() {
 // longer than its bound, and returns the channel its result will come on,
 // the call's cancel func and the send time. In safe mode the call's context
 // carries its deadline (acquire: d; renew: the guard), though the loop does
-// not rely on the client honouring it.
-func (e *Elector) run(op Op, d time.Duration, guardAt time.Time) (<-chan result, context.CancelFunc, time.Time) {
+// not rely on the client honouring it. seen is the highest fencing token this
+// elector has seen (safe mode), which a won acquire's token exceeds.
+func (e *Elector) run(op Op, d time.Duration, guardAt time.Time, seen int64) (<-chan result, context.CancelFunc, time.Time) {
 	parent := context.Background()
 	if op == OpRelease {
 		parent = e.stopCtx
@@ -611,7 +628,7 @@ func (e *Elector) run(op Op, d time.Duration, guardAt time.Time) (<-chan result,
 		var r result
 		r.op = op
 		if e.opts.Safe {
-			r.ok, r.token, r.err = RunSafeOp(ctx, e.opts.Redis, op, e.key, e.token, e.id, e.opts.TTL)
+			r.ok, r.token, r.err = RunSafeOp(ctx, e.opts.Redis, op, e.key, e.token, e.id, e.opts.TTL, seen)
 		} else {
 			r.ok, r.err = RunOp(ctx, e.opts.Redis, op, e.key, e.id, e.opts.TTL)
 		}

@@ -164,17 +164,18 @@ func TestSafeTokensGrow(t *testing.T) {
 	var last int64
 	acquire := func(id, what string) {
 		t.Helper()
-		ok, tok, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, id, time.Minute)
+		ok, tok, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, id, time.Minute, 0)
 		if err != nil || !ok || tok <= last {
 			t.Fatalf("%s: acquire by %s = %v, %d, %v; want a token above %d", what, id, ok, tok, err, last)
 		}
-		if ok, tok2, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, "other-"+id, time.Minute); ok || tok2 != 0 || err != nil {
-			t.Fatalf("%s: another instance acquired a held lease: %v %d %v", what, ok, tok2, err)
+		// A lost acquire reads the counter: the token just issued.
+		if ok, tok2, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, "other-"+id, time.Minute, 0); ok || tok2 != tok || err != nil {
+			t.Fatalf("%s: another instance's acquire of a held lease = %v %d %v; want false, the counter %d", what, ok, tok2, err, tok)
 		}
-		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, lk, tk, id, time.Minute); !ok || err != nil {
+		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, lk, tk, id, time.Minute, 0); !ok || err != nil {
 			t.Fatalf("%s: renew = %v, %v", what, ok, err)
 		}
-		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRelease, lk, tk, id, 0); !ok || err != nil {
+		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRelease, lk, tk, id, 0, 0); !ok || err != nil {
 			t.Fatalf("%s: release = %v, %v", what, ok, err)
 		}
 		t.Logf("%s: token %d", what, tok)
@@ -192,4 +193,66 @@ func TestSafeTokensGrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	acquire("a", "Redis restarted without persistence")
+}
+
+// Tokens stay monotonic when the counter is lost and the Redis clock is
+// behind the last token (a replica whose clock lags, a clock stepped back):
+// the winner's token is above every token it has seen, its own earlier terms
+// and the counter its failed attempts read. Before the fix the new token was
+// the Redis time alone, below the last one.
+func TestSafeTokensMonotonicAfterCounterLoss(t *testing.T) {
+	addr := redistest.Addr(t)
+	admin := redistest.ClientAt(t, addr)
+	ctx := context.Background()
+	key := t.Name()
+	// The last token was issued by a Redis whose clock was 11.6 days ahead.
+	now, err := admin.Time(ctx).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ahead := now.UnixMicro() + 1e12
+	if err := admin.Set(ctx, election.TokenKey(key), ahead, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := election.Opts{TTL: ttl, Wait: 50 * time.Millisecond, Safe: true}
+	a := newCandidate(t, addr, key, o)
+	a.e.Start()
+	waitFor(t, 2*time.Second, "a leads", a.e.IsLeader)
+	t1 := a.e.Leadership().Token
+	if t1 != ahead+1 {
+		t.Fatalf("first token %d; want the counter + 1 = %d", t1, ahead+1)
+	}
+	calls := &countCalls{Scripter: redistest.ClientAt(t, addr)}
+	o.Redis = calls
+	b := newCandidate(t, addr, key, o)
+	b.e.Start()
+	waitFor(t, time.Second, "b tries and fails", func() bool { return calls.n.Load() >= 2 })
+	// The counter is lost while nobody leads; b, which read it, wins next.
+	if err := a.e.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	admin.Del(ctx, election.TokenKey(key))
+	waitFor(t, 2*time.Second, "b leads", b.e.IsLeader)
+	if t2 := b.e.Leadership().Token; t2 <= t1 {
+		t.Fatalf("follower's token after the counter was lost: %d; want above the last one, %d", t2, t1)
+	}
+	// Everything is lost under b (FLUSHALL): it demotes, and wins again
+	// above its own last token.
+	t2, term := b.e.Leadership().Token, b.e.Leadership().Term
+	admin.FlushAll(ctx)
+	waitFor(t, 2*time.Second, "b leads a new term", func() bool { l := b.e.Leadership(); return l.Leader && l.Term > term })
+	if t3 := b.e.Leadership().Token; t3 <= t2 {
+		t.Fatalf("token after FLUSHALL: %d; want above b's own last one, %d", t3, t2)
+	}
+}
+
+// countCalls counts script calls.
+type countCalls struct {
+	redis.Scripter
+	n atomic.Int64
+}
+
+func (c *countCalls) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
+	c.n.Add(1)
+	return c.Scripter.EvalSha(ctx, sha, keys, args...)
 }

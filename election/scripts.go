@@ -38,27 +38,33 @@ return 0`)
 )
 
 // Safe mode's acquire. KEYS[1] the lease, KEYS[2] the token counter (same
-// hash slot: TokenKey); ARGV[1] id, ARGV[2] ttl ms. It wins when the key is
-// absent or already holds id (a reply lost after an earlier acquire or renew
-// must not leave a phantom lease), sets the lease for ttl, and returns the new
-// fencing token; 0 when another instance holds the lease.
+// hash slot: TokenKey); ARGV[1] id, ARGV[2] ttl ms, ARGV[3] the highest
+// token the caller has seen (0 if none). It wins when the key is absent or
+// already holds id (a reply lost after an earlier acquire or renew must not
+// leave a phantom lease), sets the lease for ttl, and returns the new fencing
+// token; when another instance holds the lease it returns minus the counter
+// (0 when there is none), so that followers learn the latest token.
 //
-// The token is max(previous + 1, Redis server time in µs): it grows by one per
-// promotion while the counter survives, and it still grows when the counter
-// is lost (a restart without persistence, a restore from an older snapshot, a
-// failover to a replica that missed the last write), as long as the clock of
-// the Redis that runs the script has not stepped back to before the last
-// token was issued. Tokens are below 2^53 (Lua numbers) until the year 2255.
+// The token is max(counter + 1, Redis server time in µs, seen + 1). While the
+// counter survives it is counter + 1: it grows with every promotion. When the
+// counter is lost (a restart without persistence, FLUSHALL, a restore from
+// an older snapshot, a failover to a replica that missed the last write) it is
+// still above every token issued before the Redis clock's current reading,
+// and above every token the winner has seen (its own terms, and the counter
+// its failed attempts read). Tokens are below 2^53 (Lua numbers) until the
+// year 2255.
 const safeAcquireLua = `
 local cur = redis.call('GET', KEYS[1])
+local prev = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if cur and cur ~= ARGV[1] then
-  return 0
+  return -prev
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
 local t = redis.call('TIME')
 local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
-local prev = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if prev + 1 > tok then tok = prev + 1 end
+local seen = tonumber(ARGV[3]) or 0
+if seen + 1 > tok then tok = seen + 1 end
 redis.call('SET', KEYS[2], string.format('%.0f', tok))
 return tok`
 
@@ -66,19 +72,25 @@ var safeAcquireScript = redis.NewScript(safeAcquireLua)
 
 // RunSafeOp runs op as a safe-mode elector does: acquire is the safe acquire
 // (see safeAcquireLua: it also takes a lease that holds id, and returns a
-// fencing token, INCR-like, from tokenKey); renew and release are the spec's
-// scripts. ok reports a win (acquire) or the script's 1; token is the new
-// fencing token of a won acquire, else 0.
-func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, key, tokenKey, id string, ttl time.Duration) (ok bool, token int64, err error) {
+// fencing token from tokenKey, at least seen + 1, where seen is the highest
+// token the caller has seen, 0 if none); renew and release are the spec's
+// scripts. ok reports a win (acquire) or the script's 1. token is the new
+// fencing token of a won acquire, the token counter as the lost acquire read
+// it (what the caller has now seen), else 0.
+func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, key, tokenKey, id string, ttl time.Duration, seen int64) (ok bool, token int64, err error) {
 	if op != OpAcquire {
 		ok, err = RunOp(ctx, rdb, op, key, id, ttl)
 		return ok, 0, err
 	}
-	n, err := safeAcquireScript.Run(ctx, rdb, []string{key, tokenKey}, id, strconv.FormatInt(ttl.Milliseconds(), 10)).Int64()
+	n, err := safeAcquireScript.Run(ctx, rdb, []string{key, tokenKey}, id, strconv.FormatInt(ttl.Milliseconds(), 10),
+		strconv.FormatInt(seen, 10)).Int64()
 	if err != nil {
 		return false, 0, err
 	}
-	return n > 0, n, nil
+	if n > 0 {
+		return true, n, nil
+	}
+	return false, -n, nil
 }
 
 // ScriptOp tells which operation the lease script with SHA1 sha runs, for
