@@ -51,7 +51,7 @@ func (c *stallClock) Since(t time.Time) time.Duration {
 
 // armOnRenew arms the clock's stall when a renewal's reply has arrived, so
 // the stall hits the loop as it handles that reply. (In safe mode a renewal
-// is the only script called with one key and two arguments.)
+// is the only script called with two keys: the lease and its owner.)
 type armOnRenew struct {
 	redis.Scripter
 	c    *stallClock
@@ -60,7 +60,7 @@ type armOnRenew struct {
 }
 
 func (a *armOnRenew) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
-	armed := len(keys) == 1 && len(args) == 2 && a.arm.Load()
+	armed := len(keys) == 2 && a.arm.Load()
 	if armed {
 		a.sent.Store(time.Now().UnixNano())
 	}

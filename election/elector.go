@@ -67,7 +67,18 @@ func HashTag(name string) string { return "{" + LeaderKey(name) + "}" }
 // TokenKey returns the key of the fencing token counter of the lease of name
 // (safe mode): taskrunner:{taskrunner:leader:<base32(sha1(name))>}:token, in
 // the lease's hash slot. It has no TTL: it outlives every lease.
-func TokenKey(name string) string { return "taskrunner:" + HashTag(name) + ":token" }
+func TokenKey(name string) string { return tokenKeyOf(LeaderKey(name)) }
+
+// OwnerKey returns the key that holds the process nonce of the safe-mode
+// elector that last acquired the lease of name:
+// taskrunner:{taskrunner:leader:<base32(sha1(name))>}:owner, in the lease's
+// hash slot, with no TTL. It tells two processes that share an ID apart
+// (ErrDuplicateID).
+func OwnerKey(name string) string { return ownerKeyOf(LeaderKey(name)) }
+
+// tokenKeyOf and ownerKeyOf derive the safe mode's keys from the lease key.
+func tokenKeyOf(lease string) string { return "taskrunner:{" + lease + "}:token" }
+func ownerKeyOf(lease string) string { return "taskrunner:{" + lease + "}:owner" }
 
 // ErrorBuffer is the capacity of the onError channel. Errors that find it
 // full are dropped and counted (DroppedErrors): an unread error channel must
@@ -84,7 +95,9 @@ type Opts struct {
 	// Key names the lease; the Redis key is LeaderKey(Key).
 	Key string
 	// TTL is how long the lease lives without renewal (PX, so whole
-	// milliseconds; at least 2ms). The leader renews after TTL/2 + jitter.
+	// milliseconds; at least 2ms; a fraction of a millisecond is cut off in
+	// Redis, which safe mode refuses unless SafeMargin exceeds it). The
+	// leader renews after TTL/2 + jitter.
 	TTL time.Duration
 	// Wait is how often a follower retries to acquire the lease, and the
 	// delay before the next election after a lost or failed renewal.
@@ -99,7 +112,14 @@ type Opts struct {
 	Clock clock.Clock
 	// ID is the value this instance writes into the lease. Default: 128
 	// random bits from crypto/rand, hex-encoded — never a time-seeded PRNG,
-	// under which instances started together share an ID.
+	// under which instances started together share an ID. An ID must be
+	// unique per process. Safe mode detects two processes sharing one (each
+	// elector also writes a random nonce of its own to OwnerKey(Key) when it
+	// acquires, and its acquire and renew refuse a lease that holds its ID
+	// under another nonce: ErrDuplicateID), so only the one that acquired
+	// last leads. Spec mode cannot tell them apart (the spec's scripts
+	// compare the ID only): once one of them acquires, both renew the same
+	// lease and both lead.
 	ID string
 	// OpTimeout bounds each acquire, renew and release with a context
 	// deadline. 0 means none (the spec's behaviour): each call is bounded
@@ -125,8 +145,9 @@ type Opts struct {
 	//     flight; each acquire and renew gets a deadline from the validity
 	//     left (the shell stops waiting at it and ignores a late reply,
 	//     whatever the client's timeouts; the call's context carries it too);
-	//   - acquire also takes a lease that already holds this ID (no phantom
-	//     lease after a lost reply);
+	//   - acquire also takes a lease that already holds this ID and this
+	//     elector's nonce (no phantom lease after a lost reply); a lease
+	//     holding this ID for another process is refused (ErrDuplicateID);
 	//   - fencing: each promotion carries a token (Leadership().Token) that
 	//     grows with every promotion of the group (see Leadership.Token for
 	//     exactly when), kept in TokenKey(Key), in the lease's Cluster slot.
@@ -158,6 +179,9 @@ type Opts struct {
 func (o Opts) Validate() error {
 	if o.Redis == nil {
 		return errors.New("election: Opts.Redis is nil")
+	}
+	if o.Key == "" {
+		return errors.New("election: Opts.Key is empty; it names the lease (LeaderKey(Key))")
 	}
 	if ps := o.timings().Problems(); len(ps) > 0 {
 		return errors.New("election: Opts." + ps[0].String())
@@ -197,6 +221,7 @@ type Elector struct {
 	key   string
 	token string // TokenKey(Key), safe mode
 	id    string
+	nonce string // safe mode: this elector's, in OwnerKey while it holds the lease
 	clock clock.Clock
 	log   *slog.Logger
 
@@ -288,9 +313,7 @@ func NewElector(o Opts) (*Elector, <-chan time.Time, <-chan time.Time, <-chan er
 		o.Clock = clock.New()
 	}
 	if o.ID == "" {
-		var b [16]byte
-		_, _ = rand.Read(b[:]) // never fails (crypto/rand docs)
-		o.ID = hex.EncodeToString(b[:])
+		o.ID = randomHex()
 	}
 	if o.StopTimeout == 0 {
 		o.StopTimeout = o.TTL
@@ -309,6 +332,7 @@ func NewElector(o Opts) (*Elector, <-chan time.Time, <-chan time.Time, <-chan er
 		key:     LeaderKey(o.Key),
 		token:   TokenKey(o.Key),
 		id:      o.ID,
+		nonce:   randomHex(),
 		clock:   o.Clock,
 		promote: make(chan time.Time),
 		demote:  make(chan time.Time),
@@ -321,6 +345,13 @@ func NewElector(o Opts) (*Elector, <-chan time.Time, <-chan time.Time, <-chan er
 	e.lead.Safe = o.Safe
 	e.log = o.Logger.With("elector", e.id, "key", e.key)
 	return e, e.promote, e.demote, e.errs
+}
+
+// randomHex is 128 random bits from crypto/rand, hex-encoded.
+func randomHex() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand docs)
+	return hex.EncodeToString(b[:])
 }
 
 // ID returns the value this instance writes into the lease.
@@ -382,14 +413,27 @@ func (e *Elector) MergedSignals() uint64 { return e.mergedSignals.Load() }
 // Start). Then Stop returns at once, with the stop's error.
 func (e *Elector) Done() <-chan struct{} { return e.done }
 
+// ErrStopped and ErrStarted are what Start returns when it did not start
+// the election: an elector runs once, so Start after Stop or a second Start
+// changes nothing. Create a new Elector to run again.
+var (
+	ErrStopped = errors.New("election: Start after Stop: an elector runs once; create a new one")
+	ErrStarted = errors.New("election: Start called twice: the election is already running")
+)
+
 // Start runs the first election at once and keeps electing until Stop. It
-// returns immediately. An elector runs once: Start after Stop, or a second
-// Start, does nothing.
-func (e *Elector) Start() {
+// returns immediately, with nil. An elector runs once: Start after Stop
+// returns ErrStopped, a second Start ErrStarted, and neither changes
+// anything. (The spec's Start has no result; a call that ignores it, as the
+// spec's example does, still compiles and behaves the same.)
+func (e *Elector) Start() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.started || e.stopping {
-		return
+	switch {
+	case e.stopping:
+		return ErrStopped
+	case e.started:
+		return ErrStarted
 	}
 	e.started = true
 	loopDone := make(chan struct{})
@@ -400,6 +444,7 @@ func (e *Elector) Start() {
 		e.stopCancel() // the loop exits only after Stop set it
 		e.doneOnce.Do(func() { close(e.done) })
 	}()
+	return nil
 }
 
 // Stop stops the elector: it cancels the timers, emits a demotion if this
@@ -427,8 +472,8 @@ func (e *Elector) Start() {
 // its goroutine lingers, holding nothing and sending nowhere.
 //
 // Stop is idempotent and safe to call concurrently with anything; every call
-// returns the same error. Stop before Start returns nil and Start then does
-// nothing.
+// returns the same error. Stop before Start returns nil, and Start then
+// returns ErrStopped.
 func (e *Elector) Stop() error {
 	e.mu.Lock()
 	if !e.started {
@@ -628,7 +673,7 @@ func (e *Elector) run(op Op, d time.Duration, guardAt time.Time, seen int64) (<-
 		var r result
 		r.op = op
 		if e.opts.Safe {
-			r.ok, r.token, r.err = RunSafeOp(ctx, e.opts.Redis, op, e.key, e.token, e.id, e.opts.TTL, seen)
+			r.ok, r.token, r.err = RunSafeOp(ctx, e.opts.Redis, op, SafeLease{Key: e.key, ID: e.id, Nonce: e.nonce, TTL: e.opts.TTL, Seen: seen})
 		} else {
 			r.ok, r.err = RunOp(ctx, e.opts.Redis, op, e.key, e.id, e.opts.TTL)
 		}

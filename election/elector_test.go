@@ -212,7 +212,9 @@ func TestGracefulStopReleasesAtOnce(t *testing.T) {
 	if err := a.e.Stop(); err != nil {
 		t.Fatalf("second Stop: %v", err)
 	}
-	a.e.Start() // documented: does nothing after Stop
+	if err := a.e.Start(); !errors.Is(err, election.ErrStopped) {
+		t.Fatalf("Start after Stop = %v; want ErrStopped", err)
+	}
 	time.Sleep(wait)
 	if a.e.IsLeader() || holder(t, admin, election.LeaderKey(key)) != b.e.ID() {
 		t.Fatal("a restarted after Stop")
@@ -434,13 +436,20 @@ func TestStopBeforeStartAndConcurrentStops(t *testing.T) {
 	if err := e.Stop(); err != nil {
 		t.Fatalf("Stop before Start: %v", err)
 	}
-	e.Start()
+	if err := e.Start(); !errors.Is(err, election.ErrStopped) {
+		t.Fatalf("Start after Stop = %v; want ErrStopped", err)
+	}
 	if e.IsLeader() {
 		t.Fatal("started after Stop")
 	}
 
 	e2, _, _, _ := election.NewElector(election.Opts{Redis: rdb, Key: t.Name(), TTL: ttl, Wait: wait})
-	e2.Start()
+	if err := e2.Start(); err != nil {
+		t.Fatalf("Start = %v", err)
+	}
+	if err := e2.Start(); !errors.Is(err, election.ErrStarted) {
+		t.Fatalf("second Start = %v; want ErrStarted", err)
+	}
 	waitFor(t, time.Second, "leads", e2.IsLeader)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
@@ -458,6 +467,23 @@ func TestStopBeforeStartAndConcurrentStops(t *testing.T) {
 	}
 }
 
+// Sub-millisecond TTLs are fine where PX's truncation stays inside the
+// guard's margin (and in spec mode, which has no guard).
+func TestValidateFractionalTTL(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	for name, o := range map[string]election.Opts{
+		"spec":           {Redis: rdb, Key: "k", TTL: 100*time.Millisecond + 900*time.Microsecond, Wait: wait},
+		"default margin": {Redis: rdb, Key: "k", TTL: 100*time.Millisecond + 900*time.Microsecond, Wait: wait, Safe: true},
+		"margin above the fraction": {Redis: rdb, Key: "k", TTL: 100*time.Millisecond + 900*time.Microsecond, Wait: wait,
+			Safe: true, SafeMargin: time.Millisecond},
+	} {
+		if err := o.Validate(); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
 func TestInvalidOptionsPanic(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer rdb.Close()
@@ -466,6 +492,10 @@ func TestInvalidOptionsPanic(t *testing.T) {
 		"zero TTL":        {Redis: rdb, Key: "k", Wait: wait},
 		"negative Wait":   {Redis: rdb, Key: "k", TTL: ttl, Wait: -1},
 		"negative jitter": {Redis: rdb, Key: "k", TTL: ttl, Wait: wait, JitterMS: -1},
+		"empty Key":       {Redis: rdb, TTL: ttl, Wait: wait},
+		// PX cuts the key to 100 ms; the guard would end at 100.8 ms.
+		"TTL cut by PX below the guard": {Redis: rdb, Key: "k", TTL: 100*time.Millisecond + 900*time.Microsecond,
+			Wait: wait, Safe: true, SafeMargin: 100 * time.Microsecond},
 	} {
 		t.Run(name, func(t *testing.T) {
 			if o.Validate() == nil {

@@ -164,18 +164,18 @@ func TestSafeTokensGrow(t *testing.T) {
 	var last int64
 	acquire := func(id, what string) {
 		t.Helper()
-		ok, tok, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, id, time.Minute, 0)
+		ok, tok, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, election.SafeLease{Key: lk, ID: id, TTL: time.Minute})
 		if err != nil || !ok || tok <= last {
 			t.Fatalf("%s: acquire by %s = %v, %d, %v; want a token above %d", what, id, ok, tok, err, last)
 		}
 		// A lost acquire reads the counter: the token just issued.
-		if ok, tok2, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, lk, tk, "other-"+id, time.Minute, 0); ok || tok2 != tok || err != nil {
+		if ok, tok2, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, election.SafeLease{Key: lk, ID: "other-" + id, TTL: time.Minute}); ok || tok2 != tok || err != nil {
 			t.Fatalf("%s: another instance's acquire of a held lease = %v %d %v; want false, the counter %d", what, ok, tok2, err, tok)
 		}
-		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, lk, tk, id, time.Minute, 0); !ok || err != nil {
+		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, election.SafeLease{Key: lk, ID: id, TTL: time.Minute}); !ok || err != nil {
 			t.Fatalf("%s: renew = %v, %v", what, ok, err)
 		}
-		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRelease, lk, tk, id, 0, 0); !ok || err != nil {
+		if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRelease, election.SafeLease{Key: lk, ID: id}); !ok || err != nil {
 			t.Fatalf("%s: release = %v, %v", what, ok, err)
 		}
 		t.Logf("%s: token %d", what, tok)
@@ -255,4 +255,38 @@ type countCalls struct {
 func (c *countCalls) EvalSha(ctx context.Context, sha string, keys []string, args ...any) *redis.Cmd {
 	c.n.Add(1)
 	return c.Scripter.EvalSha(ctx, sha, keys, args...)
+}
+
+// Two processes that share Opts.ID (safe mode): the second cannot take the
+// lease the first holds, and says why (ErrDuplicateID), instead of both
+// leading. Before the fix the safe acquire took any lease holding its own ID,
+// and the first one's renewals went on succeeding: two leaders indefinitely.
+func TestSafeDuplicateIDRefused(t *testing.T) {
+	addr := redistest.Addr(t)
+	key := t.Name()
+	o := election.Opts{ID: "shared-id", TTL: ttl, Wait: 50 * time.Millisecond, Safe: true}
+	a := newCandidate(t, addr, key, o)
+	a.e.Start()
+	waitFor(t, 2*time.Second, "a leads", a.e.IsLeader)
+	b := newCandidate(t, addr, key, o)
+	b.e.Start()
+	dups := 0
+	deadline := time.After(3 * time.Second)
+	for dups < 3 { // three acquires, over more than a renewal interval of a
+		select {
+		case err := <-b.errs:
+			if !errors.Is(err, election.ErrDuplicateID) {
+				t.Fatalf("b reported %v; want ErrDuplicateID", err)
+			}
+			dups++
+		case <-deadline:
+			t.Fatalf("b reported %d duplicate-ID errors in 3s; promotions %d", dups, b.promotes.Load())
+		}
+	}
+	if n := b.promotes.Load(); n != 0 || b.e.IsLeader() {
+		t.Fatalf("b promoted %d times while a holds the lease under the same ID", n)
+	}
+	if !a.e.IsLeader() || a.demotes.Load() != 0 {
+		t.Fatalf("a lost the lease (demotes %d) to a process with its ID", a.demotes.Load())
+	}
 }

@@ -2,8 +2,10 @@ package election
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,13 +39,17 @@ end
 return 0`)
 )
 
-// Safe mode's acquire. KEYS[1] the lease, KEYS[2] the token counter (same
-// hash slot: TokenKey); ARGV[1] id, ARGV[2] ttl ms, ARGV[3] the highest
-// token the caller has seen (0 if none). It wins when the key is absent or
-// already holds id (a reply lost after an earlier acquire or renew must not
-// leave a phantom lease), sets the lease for ttl, and returns the new fencing
-// token; when another instance holds the lease it returns minus the counter
-// (0 when there is none), so that followers learn the latest token.
+// Safe mode's acquire. KEYS[1] the lease, KEYS[2] the token counter, KEYS[3]
+// the owner (all in one hash slot: TokenKey, OwnerKey); ARGV[1] id, ARGV[2]
+// ttl ms, ARGV[3] the highest token the caller has seen (0 if none), ARGV[4]
+// the caller's process nonce. It wins when the key is absent or already
+// holds id with the caller's nonce in the owner key (a reply lost after an
+// earlier acquire or renew must not leave a phantom lease), sets the lease
+// for ttl and the owner to the nonce, and returns the new fencing token; when
+// another instance holds the lease it returns minus the counter (0 when
+// there is none), so that followers learn the latest token. When the lease
+// holds id under another nonce — another process uses the same ID — it
+// refuses with a DUPID error.
 //
 // The token is max(counter + 1, Redis server time in µs, seen + 1). While the
 // counter survives it is counter + 1: it grows with every promotion. When the
@@ -59,7 +65,14 @@ local prev = tonumber(redis.call('GET', KEYS[2]) or '0') or 0
 if cur and cur ~= ARGV[1] then
   return -prev
 end
+if cur and ARGV[4] ~= '' then
+  local owner = redis.call('GET', KEYS[3])
+  if owner and owner ~= ARGV[4] then
+    return redis.error_reply('` + dupIDPrefix + ` the lease holds this ID for another process')
+  end
+end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4]) end
 local t = redis.call('TIME')
 local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if prev + 1 > tok then tok = prev + 1 end
@@ -70,27 +83,85 @@ return tok`
 
 var safeAcquireScript = redis.NewScript(safeAcquireLua)
 
+// Safe mode's renew: the spec's, and it refuses (DUPID) when the owner key
+// (KEYS[2]) holds another process's nonce than ARGV[3]: a process that
+// shares our ID acquired since. ARGV[1] id, ARGV[2] ttl ms.
+var safeRenewScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local owner = redis.call('GET', KEYS[2])
+if ARGV[3] ~= '' and owner and owner ~= ARGV[3] then
+  return redis.error_reply('` + dupIDPrefix + ` the lease holds this ID for another process')
+end
+return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
+
+// dupIDPrefix starts the error the safe scripts return when the lease holds
+// this elector's ID for another process.
+const dupIDPrefix = "DUPID"
+
+// ErrDuplicateID is wrapped by the error a safe-mode elector reports when the
+// lease holds its ID but another process acquired it: two processes share
+// Opts.ID (or a process restarted with a fixed ID while its predecessor's
+// lease is still alive: it expires within TTL). The elector does not take or
+// renew such a lease: an acquire fails (it stays a follower), a renew demotes.
+var ErrDuplicateID = errors.New("another process uses this elector's ID: IDs must be unique per process")
+
+// SafeLease is one safe-mode elector's lease, as RunSafeOp runs it.
+type SafeLease struct {
+	// Key is the lease's Redis key (LeaderKey(name)); the token counter and
+	// the owner key derive from it (TokenKey, OwnerKey).
+	Key string
+	// ID is the value the instance writes into the lease.
+	ID string
+	// Nonce tells this process apart from another with the same ID (the
+	// Elector draws one per elector); "" skips that check.
+	Nonce string
+	// TTL is the lease's time to live (PX, whole milliseconds).
+	TTL time.Duration
+	// Seen is the highest fencing token the caller has seen, 0 if none: a
+	// won acquire's token is above it.
+	Seen int64
+}
+
 // RunSafeOp runs op as a safe-mode elector does: acquire is the safe acquire
-// (see safeAcquireLua: it also takes a lease that holds id, and returns a
-// fencing token from tokenKey, at least seen + 1, where seen is the highest
-// token the caller has seen, 0 if none); renew and release are the spec's
-// scripts. ok reports a win (acquire) or the script's 1. token is the new
-// fencing token of a won acquire, the token counter as the lost acquire read
-// it (what the caller has now seen), else 0.
-func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, key, tokenKey, id string, ttl time.Duration, seen int64) (ok bool, token int64, err error) {
-	if op != OpAcquire {
-		ok, err = RunOp(ctx, rdb, op, key, id, ttl)
-		return ok, 0, err
+// (see safeAcquireLua: it also takes a lease that holds our ID and nonce,
+// and returns a fencing token from the token counter, above l.Seen); renew
+// is the spec's renew refusing a lease that holds our ID for another process
+// (ErrDuplicateID); release is the spec's. ok reports a win (acquire) or the
+// script's 1. token is the new fencing token of a won acquire, the token
+// counter as a lost acquire read it (what the caller has now seen), else 0.
+func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, l SafeLease) (ok bool, token int64, err error) {
+	tk := tokenKeyOf(l.Key)
+	ttl := strconv.FormatInt(l.TTL.Milliseconds(), 10)
+	switch op {
+	case OpAcquire:
+		n, err := safeAcquireScript.Run(ctx, rdb, []string{l.Key, tk, ownerKeyOf(l.Key)}, l.ID, ttl,
+			strconv.FormatInt(l.Seen, 10), l.Nonce).Int64()
+		if err != nil {
+			return false, 0, dupID(err)
+		}
+		if n > 0 {
+			return true, n, nil
+		}
+		return false, -n, nil
+	case OpRenew:
+		n, err := safeRenewScript.Run(ctx, rdb, []string{l.Key, ownerKeyOf(l.Key)}, l.ID, ttl, l.Nonce).Int64()
+		if err != nil {
+			return false, 0, dupID(err)
+		}
+		return n == 1, 0, nil
 	}
-	n, err := safeAcquireScript.Run(ctx, rdb, []string{key, tokenKey}, id, strconv.FormatInt(ttl.Milliseconds(), 10),
-		strconv.FormatInt(seen, 10)).Int64()
-	if err != nil {
-		return false, 0, err
+	ok, err = RunOp(ctx, rdb, op, l.Key, l.ID, l.TTL)
+	return ok, 0, err
+}
+
+// dupID wraps a DUPID refusal in ErrDuplicateID.
+func dupID(err error) error {
+	if strings.HasPrefix(err.Error(), dupIDPrefix) {
+		return fmt.Errorf("%w (%v)", ErrDuplicateID, err)
 	}
-	if n > 0 {
-		return true, n, nil
-	}
-	return false, -n, nil
+	return err
 }
 
 // ScriptOp tells which operation the lease script with SHA1 sha runs, for

@@ -169,7 +169,7 @@ func (r *Runner) Start(ctx context.Context) error {
 	r.startAcker()
 	r.pool.open(r.worker)
 	go r.watchElection()
-	r.elector.Start()
+	_ = r.elector.Start() // new in New and never stopped before: it starts
 	go r.fetch(fetchCtx)
 	go r.chores(choreCtx)
 	go r.supervise()

@@ -89,6 +89,12 @@ func (l Lease) Problems() []Problem {
 	if l.SafeMargin < 0 {
 		bad("SafeMargin", l.SafeMargin.String(), "must not be negative")
 	}
+	if frac := l.TTL % time.Millisecond; l.Safe && l.TTL >= MinTTL && frac > 0 && l.Margin() <= frac {
+		// PX takes whole milliseconds: Redis keeps the key TTL − frac, and
+		// the guard, TTL − margin after the send, must end before that.
+		bad("TTL", l.TTL.String(), "is cut to %v by PX (whole milliseconds), which the lease guard at TTL − SafeMargin (%v) outlives: give whole milliseconds or a SafeMargin above %v",
+			l.TTL-frac, l.TTL-l.Margin(), frac)
+	}
 	return out
 }
 
