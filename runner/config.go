@@ -98,7 +98,12 @@ type Options struct {
 	// predicted wait of a new task exceeds WaitThreshold. 0 disables each.
 	AvgThreshold, WaitThreshold time.Duration
 	// OnThreshold is the metrics hook. It runs on the chore goroutine, so it
-	// must be fast: a slow hook delays the scheduler.
+	// must be fast: a slow hook delays the scheduler. It is called only
+	// while the elector still leads in the term the report was computed in
+	// (checked just before the call), but its side effects are not fenced:
+	// a demotion can come during the call, and what it does outside Redis
+	// the runner cannot refuse. A hook that must not act as a stale leader
+	// hands MetricsReport.Token (safe mode) to the system it acts on.
 	OnThreshold func(MetricsReport)
 
 	// OnEvent receives every event (see EventKind), synchronously, from many

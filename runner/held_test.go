@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"testing"
 	"time"
@@ -62,4 +63,30 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// A dead-lettered task is held as such (Dead), not missing: the harness
+// counts it apart from lost tasks. Before, Held skipped the dead-letter
+// stream, and a dead-lettered task looked lost.
+func TestHeldListsDeadLetters(t *testing.T) {
+	f := newFleet(t)
+	ctx := context.Background()
+	c := dial(t, f.addr)
+	cfg := f.config(map[string]Task{"fail": {MaxRetries: -1, Handler: func(context.Context, []byte) error {
+		return errors.New("always")
+	}}})
+	cfg.Group = "held-dead"
+	r := f.start(cfg)
+	id, err := r.Dispatch(ctx, "fail", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "dead-lettered", func() bool { return len(f.rec.all(EventTaskDeadLettered)) == 1 })
+	h, err := Held(ctx, c, "held-dead")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Stream) != 0 || len(h.Delayed) != 0 || !slices.Equal(h.Dead, []string{id}) {
+		t.Fatalf("held %+v; want only dead [%s]", h, id)
+	}
 }

@@ -22,7 +22,9 @@ type TaskTiming struct {
 type MetricsReport struct {
 	// At is when the period ended, by the leader's clock.
 	At time.Time
-	// Tasks holds each task's executions (successful or not) in the period.
+	// Tasks holds each task's executions (successful or not) in the period:
+	// those whose entry the recording call acknowledged (a task another
+	// instance finished first records only the first finisher's sample).
 	Tasks map[string]TaskTiming
 	// Samples and Avg are over all tasks; Avg is 0 when Samples is 0.
 	Samples int64
@@ -45,12 +47,20 @@ type MetricsReport struct {
 	// WaitExceeded says PredictedWait exceeded Options.WaitThreshold.
 	SlowTasks    []string
 	WaitExceeded bool
+	// Term and Token are the leadership the chore ran under: the elector's
+	// term and, in safe mode, its fencing token (0 in spec mode), which the
+	// metrics script was fenced with. OnThreshold's side effects are outside
+	// Redis, so the runner cannot fence them: a hook whose effects must not
+	// come from a stale leader passes Token on to the system it writes to,
+	// which refuses a token below the highest it has accepted.
+	Term  uint64
+	Token int64
 }
 
 // metrics is the metrics chore: it reads and resets every instance's samples
 // in one script (no sample recorded meanwhile is lost), computes the report,
-// and calls OnThreshold when a threshold is exceeded. ok is false when Redis
-// failed.
+// and calls OnThreshold when a threshold is exceeded and the elector still
+// leads in the report's term. ok is false when Redis failed.
 func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
 	start := time.Now()
 	res, err := r.chore(metricsScript, lead,
@@ -71,7 +81,7 @@ func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
 	live, _ := res[4].(int64)
 
 	rep := MetricsReport{At: r.clock.Now(), Tasks: make(map[string]TaskTiming, len(counts)),
-		Instances: int(live)}
+		Instances: int(live), Term: lead.Term, Token: lead.Token}
 	rep.Capacity, _ = r.pool.state()
 	rep.Pending = min(pending, int64(max(rep.Instances, 1))*int64(rep.Capacity))
 	rep.Queued = max(length-rep.Pending, 0)
@@ -99,7 +109,9 @@ func (r *Runner) metrics(lead election.Leadership) (MetricsReport, bool) {
 	slices.Sort(rep.SlowTasks)
 	rep.WaitExceeded = r.cfg.WaitThreshold > 0 && rep.PredictedWait > r.cfg.WaitThreshold
 	r.choreRan(Event{Chore: ChoreMetrics, N: int(rep.Samples), Metrics: &rep, Term: lead.Term, Token: lead.Token}, start)
-	if (len(rep.SlowTasks) > 0 || rep.WaitExceeded) && r.cfg.OnThreshold != nil {
+	// The hook runs only while the elector still leads in the term the
+	// report was computed in (in safe mode: before its guard deadline).
+	if (len(rep.SlowTasks) > 0 || rep.WaitExceeded) && r.cfg.OnThreshold != nil && r.leads(lead) {
 		r.cfg.OnThreshold(rep)
 	}
 	return rep, true

@@ -129,6 +129,9 @@ func TestMetricsPredictWait(t *testing.T) {
 		if !m.WaitExceeded || m.Queued < 1 || m.Instances != 1 || m.PredictedWait <= 0 {
 			t.Errorf("report %+v; want a queue, one instance, a predicted wait over the threshold", m)
 		}
+		if l := r.Leadership(); m.Term == 0 || m.Term != l.Term || m.Token != l.Token {
+			t.Errorf("report of term %d, token %d; want the leadership it ran under, %+v", m.Term, m.Token, l)
+		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the wait threshold hook never fired")
 	}
