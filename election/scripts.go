@@ -171,7 +171,7 @@ func ScriptOp(sha string) Op {
 	switch sha {
 	case acquireScript.Hash(), safeAcquireScript.Hash():
 		return OpAcquire
-	case renewScript.Hash():
+	case renewScript.Hash(), safeRenewScript.Hash():
 		return OpRenew
 	case releaseScript.Hash():
 		return OpRelease

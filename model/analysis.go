@@ -322,6 +322,7 @@ type Summary struct {
 	TasksLost       int           `json:"tasks_lost"`
 	TasksRepeated   int           `json:"tasks_repeated"`
 	TasksUnfinished int           `json:"tasks_unfinished,omitempty"`
+	TasksDead       int           `json:"tasks_dead,omitempty"`
 	DelayedLateness DurationStats `json:"delayed_lateness"`
 
 	// MaxOverlapUncertainty, MaxGapUncertainty and MaxStaleUncertainty are
@@ -372,6 +373,9 @@ type Analysis struct {
 	// UnfinishedTasks were dispatched and not completed, but Redis still
 	// held them at the end of the run (TaskHeld): late, not lost.
 	UnfinishedTasks []string `json:"unfinished_tasks,omitempty"`
+	// DeadTasks were dispatched, not completed, and dead-lettered: in the
+	// dead-letter stream at the end of the run (TaskHeld, Detail "dead").
+	DeadTasks []string `json:"dead_tasks,omitempty"`
 	Claims          []Claim  `json:"claims"`
 	Summary         Summary  `json:"summary"`
 }
@@ -445,7 +449,7 @@ func Analyze(t Timeline, p Params) Analysis {
 	a.StampLateness = stampLateness(ev)
 	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
-	a.LostTasks, a.UnfinishedTasks, a.RepeatedTasks = taskFates(ev)
+	a.LostTasks, a.UnfinishedTasks, a.DeadTasks, a.RepeatedTasks = taskFates(ev)
 	a.Summary = summarize(a, ev)
 	attachUncertainty(&a, ev)
 	a.Claims = claims(a, faults, p)
@@ -1111,18 +1115,23 @@ func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
 }
 
 // taskFates lists tasks dispatched but never completed (lost when Redis no
-// longer held them at the end, unfinished when it did), and tasks completed
+// longer held them at the end, unfinished when it held them to run, dead
+// when they were in the dead-letter stream), and tasks completed
 // more than once, all in order of first dispatch (completions of tasks
 // never dispatched follow, in order of first completion).
-func taskFates(ev []Event) (lost, unfinished []string, repeated []RepeatedTask) {
+func taskFates(ev []Event) (lost, unfinished, dead []string, repeated []RepeatedTask) {
 	var order []string
 	dispatched := map[string]bool{}
 	done := map[string]int{}
-	held := map[string]bool{}
+	held, deadLettered := map[string]bool{}, map[string]bool{}
 	for _, e := range ev {
 		switch e.Kind {
 		case TaskHeld:
-			held[e.Task] = true
+			if e.Detail == "dead" {
+				deadLettered[e.Task] = true
+			} else {
+				held[e.Task] = true
+			}
 		case TaskDispatched:
 			if !dispatched[e.Task] {
 				dispatched[e.Task] = true
@@ -1141,13 +1150,15 @@ func taskFates(ev []Event) (lost, unfinished []string, repeated []RepeatedTask) 
 		switch n := done[task]; {
 		case n == 0 && held[task]:
 			unfinished = append(unfinished, task)
+		case n == 0 && deadLettered[task]:
+			dead = append(dead, task)
 		case n == 0:
 			lost = append(lost, task)
 		case n > 1:
 			repeated = append(repeated, RepeatedTask{Task: task, Completions: n})
 		}
 	}
-	return lost, unfinished, repeated
+	return lost, unfinished, dead, repeated
 }
 
 func summarize(a Analysis, ev []Event) Summary {
@@ -1164,6 +1175,7 @@ func summarize(a Analysis, ev []Event) Summary {
 		TasksLost:       len(a.LostTasks),
 		TasksRepeated:   len(a.RepeatedTasks),
 		TasksUnfinished: len(a.UnfinishedTasks),
+		TasksDead:       len(a.DeadTasks),
 	}
 	var delayed []time.Duration
 	tasks := map[string]bool{}

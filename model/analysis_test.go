@@ -733,21 +733,25 @@ func TestAnalysisDrawables(t *testing.T) {
 }
 
 // A task not completed by the end is lost only when Redis no longer holds
-// it; one still held (TaskHeld) is unfinished.
+// it; one still held to run (TaskHeld) is unfinished, one in the dead-letter
+// stream (TaskHeld, Detail "dead") is dead, not lost.
 func TestTaskHeldIsUnfinishedNotLost(t *testing.T) {
 	tl := new(analysisScript).gain(0, 0, "a").
 		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "done"}).
 		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "held"}).
 		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "gone"}).
 		add(Event{At: atSec(2), Kind: TaskCompleted, Task: "done"}).
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "dead"}).
 		add(Event{At: atSec(9), Kind: TaskHeld, Instance: -1, Task: "held", Detail: "stream"}).
+		add(Event{At: atSec(9), Kind: TaskHeld, Instance: -1, Task: "dead", Detail: "dead"}).
 		end(10)
 	a := Analyze(tl, specTimings)
-	if !slices.Equal(a.LostTasks, []string{"gone"}) || !slices.Equal(a.UnfinishedTasks, []string{"held"}) {
-		t.Errorf("lost %v, unfinished %v; want [gone], [held]", a.LostTasks, a.UnfinishedTasks)
+	if !slices.Equal(a.LostTasks, []string{"gone"}) || !slices.Equal(a.UnfinishedTasks, []string{"held"}) ||
+		!slices.Equal(a.DeadTasks, []string{"dead"}) {
+		t.Errorf("lost %v, unfinished %v, dead %v; want [gone], [held], [dead]", a.LostTasks, a.UnfinishedTasks, a.DeadTasks)
 	}
-	if a.Summary.TasksLost != 1 || a.Summary.TasksUnfinished != 1 {
-		t.Errorf("summary lost %d unfinished %d", a.Summary.TasksLost, a.Summary.TasksUnfinished)
+	if a.Summary.TasksLost != 1 || a.Summary.TasksUnfinished != 1 || a.Summary.TasksDead != 1 {
+		t.Errorf("summary lost %d unfinished %d dead %d", a.Summary.TasksLost, a.Summary.TasksUnfinished, a.Summary.TasksDead)
 	}
 }
 

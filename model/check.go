@@ -402,6 +402,8 @@ func measuredCount(metric string, a Analysis) int {
 		return s.TasksLost
 	case "unfinished_tasks":
 		return s.TasksUnfinished
+	case "dead_tasks":
+		return s.TasksDead
 	case "duplicate_tasks":
 		return s.TasksRepeated
 	case "duplicate_chores":

@@ -42,8 +42,9 @@ const (
 	TaskFailed     Kind = "task-failed"
 	TaskReclaimed  Kind = "task-reclaimed"
 	DelayedDue     Kind = "delayed-due" // a delayed task reached the stream; Lateness = how late after its due time
-	// TaskHeld: at the end of the run, the task is still in Redis, to run
-	// (Task; Detail = "stream" or "delayed"): not completed, yet not lost.
+	// TaskHeld: at the end of the run, the task is still in Redis (Task;
+	// Detail = "stream" or "delayed": to run, not completed, yet not lost;
+	// "dead": dead-lettered, failed with no retries left, not lost either).
 	TaskHeld Kind = "task-held"
 
 	RunEnded Kind = "run-ended" // the last event of every timeline; Detail = "complete" or "incomplete: why"

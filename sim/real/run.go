@@ -505,6 +505,9 @@ func (r *run) recordHeld() {
 	for _, id := range h.Delayed {
 		r.rec.Record(model.Event{Kind: model.TaskHeld, Instance: -1, Task: id, Detail: "delayed"})
 	}
+	for _, id := range h.Dead {
+		r.rec.Record(model.Event{Kind: model.TaskHeld, Instance: -1, Task: id, Detail: "dead"})
+	}
 }
 
 // stopAll ends every live instance at the end of the run. They are killed,
