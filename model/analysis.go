@@ -376,8 +376,8 @@ type Analysis struct {
 	// DeadTasks were dispatched, not completed, and dead-lettered: in the
 	// dead-letter stream at the end of the run (TaskHeld, Detail "dead").
 	DeadTasks []string `json:"dead_tasks,omitempty"`
-	Claims          []Claim  `json:"claims"`
-	Summary         Summary  `json:"summary"`
+	Claims    []Claim  `json:"claims"`
+	Summary   Summary  `json:"summary"`
 }
 
 // Analyze measures a timeline against the parameters it ran with. It is pure:
