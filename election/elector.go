@@ -216,6 +216,22 @@ func (o Opts) margin() time.Duration { return o.timings().Margin() }
 // ended). Leadership reports the current state, term and token at any time.
 // The channels are never closed. IsLeader is updated at the moment of the
 // decision, before the signal is delivered.
+//
+// The contract, against the spec's example (a goroutine that stores true on
+// onPromote and false on onDemote): once the reader has caught up, its flag
+// equals IsLeader; while it lags, it holds the state it last received, and
+// what it receives next moves it toward the current state in order. The
+// spec's "fired once when this instance wins the lease" holds for every win
+// the reader keeps up with; a term that began and ended while the reader
+// lagged is not signalled at all (it never acted on it). A reader that must
+// see every term (to count promotions, to audit) reads Leadership().Term, or
+// takes Opts.OnTransition, which reports every transition, uncoalesced.
+// Nobody reading at all is allowed: nothing is delivered, IsLeader and
+// Leadership stay current, and Stop releases the lease at once (no
+// promotion was received, so none must be revoked first). A reader that
+// received a promotion and then stopped reading is the one case Stop cannot
+// release in: it waits StopTimeout for the demotion to be received, then
+// leaves the lease to expire (ErrDemotionNotDelivered).
 type Elector struct {
 	opts  Opts
 	key   string
