@@ -14,24 +14,21 @@ import (
 // stream. KEYS: stream, delayed, dead. Returns {stream ids, delayed ids,
 // dead ids}. Read-only (EVAL_RO), so a replica can answer.
 var heldScript = redis.NewScript(`
-local s, d = {}, {}
-for _, e in ipairs(redis.call('XRANGE', KEYS[1], '-', '+')) do
-  local f = e[2]
-  for i = 1, #f, 2 do
-    if f[i] == 'id' then s[#s + 1] = f[i + 1] break end
+local function ids(stream)
+  local out = {}
+  for _, e in ipairs(redis.call('XRANGE', stream, '-', '+')) do
+    local f = e[2]
+    for i = 1, #f, 2 do
+      if f[i] == 'id' then out[#out + 1] = f[i + 1] break end
+    end
   end
+  return out
 end
+local d = {}
 for _, m in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   d[#d + 1] = cmsgpack.unpack(m)
 end
-local x = {}
-for _, e in ipairs(redis.call('XRANGE', KEYS[3], '-', '+')) do
-  local f = e[2]
-  for i = 1, #f, 2 do
-    if f[i] == 'id' then x[#x + 1] = f[i + 1] break end
-  end
-end
-return {s, d, x}`)
+return {ids(KEYS[1]), d, ids(KEYS[3])}`)
 
 // HeldTasks are the tasks a group still holds in Redis (see Held).
 type HeldTasks struct {
