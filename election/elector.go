@@ -245,7 +245,7 @@ type Elector struct {
 	errs            chan error
 
 	leading        atomic.Bool
-	guard          atomic.Pointer[time.Time] // safe mode, while leading: the guard deadline IsLeader checks
+	guard          atomic.Pointer[guard] // safe mode, while leading: the guard deadline IsLeader checks
 	droppedErrors  atomic.Uint64
 	droppedSignals atomic.Uint64
 	mergedSignals  atomic.Uint64
@@ -255,8 +255,9 @@ type Elector struct {
 	resolved atomic.Uint64
 	drained  chan struct{}
 
-	lmu  sync.Mutex
-	lead Leadership
+	lmu       sync.Mutex
+	lead      Leadership
+	leadGuard *guard // lead's guard deadline, for Leadership's check
 
 	mu         sync.Mutex
 	started    bool
@@ -395,8 +396,31 @@ func (e *Elector) IsLeader() bool {
 	if !e.leading.Load() {
 		return false
 	}
-	g := e.guard.Load()
-	return g == nil || e.clock.Now().Before(*g)
+	return e.guard.Load().holds(e.clock)
+}
+
+// guard is a safe-mode leader's guard deadline: in after base, a reading of
+// the elector's Clock (the send of the call that set the lease).
+type guard struct {
+	base time.Time
+	in   time.Duration
+}
+
+// left is the time left until the deadline, measured as Clock.Since of the
+// base reading (as Go's monotonic clock does: a wall-clock step moves none
+// of it).
+func (g *guard) left(c clock.Clock) time.Duration { return g.in - c.Since(g.base) }
+
+// holds reports whether the deadline has not passed; a nil guard always holds.
+func (g *guard) holds(c clock.Clock) bool { return g == nil || g.left(c) > 0 }
+
+// deadline is the deadline as an instant of the Clock (zero for nil), for
+// Leadership.GuardDeadline.
+func (g *guard) deadline() time.Time {
+	if g == nil {
+		return time.Time{}
+	}
+	return g.base.Add(g.in)
 }
 
 // Leadership returns the current leadership decision: state, term, fencing
@@ -406,9 +430,9 @@ func (e *Elector) IsLeader() bool {
 // IsLeader does.
 func (e *Elector) Leadership() Leadership {
 	e.lmu.Lock()
-	l := e.lead
+	l, g := e.lead, e.leadGuard
 	e.lmu.Unlock()
-	if l.Leader && !l.GuardDeadline.IsZero() && !e.clock.Now().Before(l.GuardDeadline) {
+	if l.Leader && !g.holds(e.clock) {
 		l.Leader, l.Since, l.GuardDeadline = false, l.GuardDeadline, time.Time{}
 	}
 	return l
@@ -528,7 +552,7 @@ func (e *Elector) loop() {
 		stopCh                         = e.stopCh
 		deadline    <-chan struct{}
 		serial      uint64          // of the last promote/demote sent to the dispatcher
-		guardAt     time.Time       // safe mode: the leader's guard deadline
+		gd          *guard          // safe mode: the leader's guard deadline, nil if none
 		seen        int64           // safe mode: the highest fencing token seen (a floor for the next)
 		drained     <-chan struct{} // set while a release waits for the reader
 	)
@@ -544,30 +568,30 @@ func (e *Elector) loop() {
 		close(e.signals)
 	}()
 
-	// at is the instant the step's durations count from: for an operation's
-	// result, when its reply was read (the instant Elapsed was measured to),
-	// so that the guard and the next renewal are anchored at the call's send
-	// however long the loop is held up between reading the reply and arming
-	// its timers (CPU starvation, a GC stop). Zero: read the clock.
-	var at time.Time
+	// The step's durations count from anchor + off, anchor being a reading
+	// of the clock: for an operation's result, the call's send plus the
+	// Elapsed measured when its reply was read, so that the guard and the
+	// next renewal are anchored at the send however long the loop is held up
+	// between reading the reply and arming its timers (CPU starvation, a GC
+	// stop); otherwise now. Durations between instants are taken with
+	// Clock.Since of a reading, as Go's monotonic clock does, so a step of
+	// the wall clock moves none of them.
+	var (
+		anchor time.Time
+		off    time.Duration
+	)
 	step := m.Start()
 	for {
-		now := at
-		if now.IsZero() {
-			now = e.clock.Now()
-		}
-		at = time.Time{}
-		var dlAt time.Time
-		if step.Deadline > 0 {
-			dlAt = now.Add(step.Deadline)
-			if m.State() == Leader {
-				guardAt = dlAt // = sentAt + TTL − margin for a renew or acquire that won
-			}
+		now := e.clock.Now()
+		if anchor.IsZero() {
+			anchor, off = now, 0
 		}
 		if m.State() != Leader {
-			guardAt = time.Time{}
+			gd = nil
+		} else if step.Deadline > 0 {
+			gd = &guard{base: anchor, in: off + step.Deadline} // = sentAt + TTL − margin
 		}
-		e.publish(m, now, guardAt)
+		e.publish(m, now, gd)
 		for _, s := range step.Signals {
 			e.observe(m, s, step.Err, now, stopCh == nil)
 			serial = e.emit(m, s, step.Err, now, serial)
@@ -578,28 +602,30 @@ func (e *Elector) loop() {
 				// stays ours until it has.
 				drained = e.drained
 			} else {
-				opC, cancelOp, sentAt = e.run(step.Run, step.Deadline, guardAt, seen)
+				opC, cancelOp, sentAt = e.run(step.Run, step.Deadline, gd, seen)
 			}
 		}
-		// The timers are armed for the time left until their instants, read
-		// now: a stall since now shortens them, never moves them later.
-		if !dlAt.IsZero() || step.Wake > 0 {
-			armed := e.clock.Now()
-			if !dlAt.IsZero() {
+		// The timers are armed for the time left until their instants, as
+		// of now: a stall since the anchor shortens them, never moves them
+		// later.
+		if step.Deadline > 0 || step.Wake > 0 {
+			passed := e.clock.Since(anchor)
+			if step.Deadline > 0 {
 				if dl != nil {
 					dl.Stop()
 				}
-				dl = e.clock.Timer(max(dlAt.Sub(armed), 0))
+				dl = e.clock.Timer(max(off+step.Deadline-passed, 0))
 				dlC = dl.C
 			}
 			if step.Wake > 0 {
 				if timer != nil {
 					timer.Stop()
 				}
-				timer = e.clock.Timer(max(now.Add(step.Wake).Sub(armed), 0))
+				timer = e.clock.Timer(max(off+step.Wake-passed, 0))
 				timerC = timer.C
 			}
 		}
+		anchor = time.Time{}
 		if step.Done {
 			e.stopErr = step.Err
 			e.log.Debug("stopped", "err", step.Err)
@@ -621,17 +647,18 @@ func (e *Elector) loop() {
 		case r := <-opC:
 			opC = nil
 			e.log.Debug("operation finished", "op", r.op, "ok", r.ok, "err", r.err)
-			at = e.clock.Now()
+			elapsed := e.clock.Since(sentAt)
+			anchor, off = sentAt, elapsed
 			seen = max(seen, r.token) // a won acquire's token, or the counter a lost one read
 			if !r.ok {
 				r.token = 0
 			}
-			step = m.Finish(Outcome{Op: r.op, OK: r.ok, Err: r.err, Token: r.token, Elapsed: at.Sub(sentAt)})
+			step = m.Finish(Outcome{Op: r.op, OK: r.ok, Err: r.err, Token: r.token, Elapsed: elapsed})
 		case <-drained:
 			step = Step{}
 			if e.resolved.Load() >= serial {
 				drained = nil
-				opC, cancelOp, sentAt = e.run(OpRelease, 0, time.Time{}, seen)
+				opC, cancelOp, sentAt = e.run(OpRelease, 0, nil, seen)
 			}
 		case <-stopCh:
 			stopCh = nil
@@ -662,7 +689,7 @@ func (e *Elector) loop() {
 // carries its deadline (acquire: d; renew: the guard), though the loop does
 // not rely on the client honouring it. seen is the highest fencing token this
 // elector has seen (safe mode), which a won acquire's token exceeds.
-func (e *Elector) run(op Op, d time.Duration, guardAt time.Time, seen int64) (<-chan result, context.CancelFunc, time.Time) {
+func (e *Elector) run(op Op, d time.Duration, g *guard, seen int64) (<-chan result, context.CancelFunc, time.Time) {
 	parent := context.Background()
 	if op == OpRelease {
 		parent = e.stopCtx
@@ -670,8 +697,8 @@ func (e *Elector) run(op Op, d time.Duration, guardAt time.Time, seen int64) (<-
 	sentAt := e.clock.Now()
 	timeout := e.opts.OpTimeout
 	if e.opts.Safe && op != OpRelease {
-		if op == OpRenew && !guardAt.IsZero() {
-			d = guardAt.Sub(sentAt)
+		if op == OpRenew && g != nil {
+			d = g.left(e.clock)
 		}
 		if d > 0 && (timeout == 0 || d < timeout) {
 			timeout = d
@@ -701,20 +728,19 @@ func (e *Elector) run(op Op, d time.Duration, guardAt time.Time, seen int64) (<-
 
 // publish records the machine's leadership decision for Leadership and
 // IsLeader, before its signals go out.
-func (e *Elector) publish(m *Machine, now, guardAt time.Time) {
+func (e *Elector) publish(m *Machine, now time.Time, g *guard) {
 	leader := m.State() == Leader
+	if !leader {
+		g = nil
+	}
 	e.lmu.Lock()
 	if e.lead.Leader != leader {
 		e.lead.Since = now
 	}
-	e.lead.Leader, e.lead.Term, e.lead.Token, e.lead.GuardDeadline = leader, m.Term(), m.Token(), guardAt
+	e.lead.Leader, e.lead.Term, e.lead.Token, e.lead.GuardDeadline = leader, m.Term(), m.Token(), g.deadline()
+	e.leadGuard = g
 	e.lmu.Unlock()
-	if leader && !guardAt.IsZero() {
-		g := guardAt
-		e.guard.Store(&g)
-	} else {
-		e.guard.Store(nil)
-	}
+	e.guard.Store(g)
 	e.leading.Store(leader)
 }
 
