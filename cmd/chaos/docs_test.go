@@ -284,9 +284,10 @@ func TestDocsCommandsParse(t *testing.T) {
 // tested elsewhere), with the files it names made up first. Long seed
 // sweeps and confirmations are cut short by flags appended after the
 // command's own, which the command must still parse. Commands that need
-// what a scratch directory cannot give (Docker, a compose stack, a user's
-// agent on the process backend, a runner-mode scenario the virtual backend
-// refuses) are parsed only, by TestDocsCommandsParse.
+// what a scratch directory cannot give (the reader's Redis, Docker, a
+// compose stack, a user's agent on the process backend, a runner-mode
+// scenario the virtual backend refuses) are parsed only, by
+// TestDocsCommandsParse.
 func TestDocsCommandsRun(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the documented commands")
@@ -340,12 +341,17 @@ func TestDocsCommandsRun(t *testing.T) {
 			continue
 		}
 		args := slices.Clone(c.args)
+		// A Redis or Docker of the reader's (--redis-addr, --redis-url, a compose
+		// stack, --env container), a user's agent binary (--backend process:
+		// its runs are tested with the backend, against chaos agent).
+		if slices.ContainsFunc(args, func(a string) bool {
+			return a == "--env" || a == "--redis-addr" || a == "--redis-url" || a == "process"
+		}) {
+			continue
+		}
 		switch args[0] {
 		case "run", "suite":
-			// Docker, a compose stack, a user's agent binary (--backend process:
-			// its runs are tested with the backend, against chaos agent).
-			if slices.Contains(args, "--env") || slices.Contains(args, "--redis-addr") || slices.Contains(args, "process") ||
-				slices.ContainsFunc(args[1:], func(a string) bool { return runnerMode[a] && args[0] == "run" }) {
+			if slices.ContainsFunc(args[1:], func(a string) bool { return runnerMode[a] && args[0] == "run" }) {
 				continue
 			}
 			if args[0] == "suite" && len(positionals(args[1:])) == 0 {
