@@ -47,6 +47,13 @@ type Scenario struct {
 	// (a Redis Cluster of 3 primaries and 3 replicas, reached with
 	// go-redis's ClusterClient). Only the real backend runs the last two.
 	Redis Topology `json:"redis,omitempty"`
+	// Backend is the backend the scenario is written for: "real",
+	// "virtual" or "process"; "" leaves the choice to the caller (a CLI run
+	// without --backend uses it).
+	Backend string `json:"backend,omitempty"`
+	// Agent is what every instance runs on the process backend (nil: the
+	// caller's choice; the CLI's is its own `chaos agent`).
+	Agent *Agent `json:"agent,omitempty"`
 	// Workload is the load of runner-mode instances.
 	Workload Workload `json:"workload"`
 	// Expect are the limits the run must keep to pass.
@@ -56,6 +63,17 @@ type Scenario struct {
 	// held is a finding beside the verdict).
 	StrictClaims bool `json:"strict_claims,omitempty"`
 }
+
+// Agent is a process-backend agent: the program every instance runs.
+type Agent struct {
+	// Command is the program and its arguments. Required.
+	Command []string `json:"command"`
+	// Env is added to the agent's environment.
+	Env map[string]string `json:"env,omitempty"`
+}
+
+// Backends a scenario may name.
+var Backends = []string{"real", "virtual", "process"}
 
 // Mode selects what an instance is.
 type Mode string

@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +54,30 @@ func Marshal(sc model.Scenario) ([]byte, error) {
 	}
 	if sc.TimeScale != 0 {
 		add(root, "time_scale", floatNode(sc.TimeScale))
+	}
+	if sc.Backend != "" {
+		add(root, "backend", strNode(sc.Backend))
+	}
+	if a := sc.Agent; a != nil {
+		ag := &yaml.Node{Kind: yaml.MappingNode}
+		cmd := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, c := range a.Command {
+			cmd.Content = append(cmd.Content, strNode(c))
+		}
+		add(ag, "command", cmd)
+		if len(a.Env) > 0 {
+			env := &yaml.Node{Kind: yaml.MappingNode}
+			keys := make([]string, 0, len(a.Env))
+			for k := range a.Env {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			for _, k := range keys {
+				add(env, k, strNode(a.Env[k]))
+			}
+			add(ag, "env", env)
+		}
+		add(root, "agent", ag)
 	}
 
 	p := sc.Params

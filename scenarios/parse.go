@@ -22,7 +22,7 @@ import (
 // them (and Marshal writes them).
 var topKeys = []string{
 	"name", "description", "seed", "instances", "mode", "redis", "duration", "recovery", "time_scale",
-	"elector", "client", "chore_interval", "workload", "faults", "expect",
+	"backend", "agent", "elector", "client", "chore_interval", "workload", "faults", "expect",
 }
 
 var (
@@ -153,6 +153,7 @@ func (d *decoder) parse(name string, data []byte) (sc model.Scenario, root *yaml
 	}
 
 	d.header(&sc, top, name, root)
+	d.agent(&sc, top)
 	d.elector(&sc.Params, top)
 	d.client(&sc.Params.Client, top)
 	d.runnerOnly(&sc, top)
@@ -237,6 +238,58 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 			sc.TimeScale = v // its range is model.Scenario.Validate's
 		}
 	}
+}
+
+// agent decodes backend: and agent: {command: [...], env: {...}}.
+func (d *decoder) agent(sc *model.Scenario, top fields) {
+	if e, ok := top.get("backend"); ok {
+		if v, ok := d.str(e.val, "backend"); ok {
+			if slices.Contains(model.Backends, v) {
+				sc.Backend = v
+			} else {
+				d.bad(e.val, "backend", "unknown backend %q; want real, virtual or process", v)
+			}
+		}
+	}
+	e, ok := top.get("agent")
+	if !ok {
+		return
+	}
+	f, ok := d.mapping(e.val, "agent", []string{"command", "env"})
+	if !ok {
+		return
+	}
+	a := &model.Agent{}
+	c, ok := f.get("command")
+	switch {
+	case !ok:
+		d.bad(e.val, "agent.command", "missing: the program and its arguments, e.g. command: [python3, agent.py]")
+	case c.val.Kind != yaml.SequenceNode || len(c.val.Content) == 0:
+		d.bad(c.val, "agent.command", "want a non-empty list: the program and its arguments, e.g. [python3, agent.py]; got %s", describe(c.val))
+	default:
+		for i, n := range c.val.Content {
+			if v, ok := d.text(n, fmt.Sprintf("agent.command[%d]", i)); ok {
+				if i == 0 && strings.TrimSpace(v) == "" {
+					d.bad(n, "agent.command[0]", "the program is empty")
+				}
+				a.Command = append(a.Command, v)
+			}
+		}
+	}
+	if env, ok := f.get("env"); ok {
+		if vars, ok := d.mapping(env.val, "agent.env", nil); ok {
+			a.Env = map[string]string{}
+			for _, kv := range vars.list {
+				if v, ok := d.text(kv.val, "agent.env."+kv.key.Value); ok {
+					a.Env[kv.key.Value] = v
+				}
+			}
+		}
+	}
+	if sc.Backend != "" && sc.Backend != "process" {
+		d.bad(e.key, "agent", "an agent runs on the process backend; this scenario names backend: %s", sc.Backend)
+	}
+	sc.Agent = a
 }
 
 // elector decodes the elector's timings.

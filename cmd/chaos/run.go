@@ -342,6 +342,15 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	if f.parallel < 0 {
 		return nil, usageErr("--parallel must be at least 1 (0: every scenario at once)")
 	}
+	if !f.set["backend"] {
+		// Without --backend, the scenarios' own backend: if they agree.
+		if b := scenarioBackend(scs); b != "" {
+			f.backend = b
+			if err := f.check(); err != nil {
+				return nil, err
+			}
+		}
+	}
 	parallel := f.parallel
 	if parallel == 0 {
 		parallel = min(len(scs), perCPU*runtime.GOMAXPROCS(0))
@@ -541,6 +550,11 @@ const maxNameLen = 100
 // why, and nothing ran.
 func runOne(ctx context.Context, sc model.Scenario, f runFlags, backend sim.Backend, prog *progress) outcome {
 	sc = named(sc)
+	if pb, ok := backend.(process.Backend); ok && sc.Agent != nil && !f.set["agent"] {
+		// The scenario's own agent, unless --agent replaces it.
+		pb.Agent, pb.Env = sc.Agent.Command, sc.Agent.Env
+		backend = pb
+	}
 	track := prog.start(sc)
 	res, err := sim.Run(ctx, sc, backend, sim.Options{Observe: track.observe})
 	if sim.IsRefusal(err) {
@@ -612,6 +626,19 @@ func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend strin
 		cmd += " --backend " + backend
 	}
 	return cmd
+}
+
+// scenarioBackend is the backend every scenario names, or "" when one
+// names none or they differ.
+func scenarioBackend(scs []model.Scenario) string {
+	b := ""
+	for i, sc := range scs {
+		if i > 0 && sc.Backend != b {
+			return ""
+		}
+		b = sc.Backend
+	}
+	return b
 }
 
 // agentCommand is --agent split at spaces, or this program's `chaos agent`.
