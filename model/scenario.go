@@ -38,6 +38,12 @@ type Scenario struct {
 	// timeouts, faults, duration, recovery, workload); 0.2 runs 5× faster.
 	// Default 1.
 	TimeScale float64 `json:"time_scale"`
+	// Starts delays the instances' starts: instance i starts Starts[i]
+	// after the run begins (an instance with no entry: at once). It sets
+	// the followers' phases, where their acquire attempts (one every Wait
+	// from their start) fall against the leader's renewals, which decides
+	// how soon a follower takes a lost lease. Default: all at once.
+	Starts []time.Duration `json:"starts,omitempty"`
 	// Faults is the fault schedule.
 	Faults []Fault `json:"faults,omitempty"`
 	// Redis is the Redis the instances share: "single" (one redis-server,
@@ -418,6 +424,14 @@ func (s Scenario) Validate() error {
 	if s.Duration < 0 || s.Recovery < 0 {
 		bad("duration", "duration and recovery must not be negative")
 	}
+	if len(s.Starts) > s.Instances {
+		bad("starts", "%d starts for %d instances", len(s.Starts), s.Instances)
+	}
+	for i, d := range s.Starts {
+		if d < 0 || d >= s.Duration {
+			bad(fmt.Sprintf("starts[%d]", i), "%v; want from 0s to less than the duration (%v)", d, s.Duration)
+		}
+	}
 	scaled := ""
 	if s.TimeScale != 1 {
 		scaled = fmt.Sprintf(" (after time_scale %g)", s.TimeScale)
@@ -608,6 +622,13 @@ func (s Scenario) Scaled() Scenario {
 	s.Workload.Delay, s.Workload.TaskDuration = d(s.Workload.Delay), d(s.Workload.TaskDuration)
 	s.Workload.DispatchRate /= k
 	s.Workload.DelayedRate /= k
+	if len(s.Starts) > 0 {
+		starts := make([]time.Duration, len(s.Starts))
+		for i, x := range s.Starts {
+			starts[i] = d(x)
+		}
+		s.Starts = starts
+	}
 	faults := make([]Fault, len(s.Faults))
 	for i, f := range s.Faults {
 		f.At, f.For, f.Latency, f.Jitter, f.Jump, f.Lag = d(f.At), d(f.For), d(f.Latency), d(f.Jitter), d(f.Jump), d(f.Lag)

@@ -55,6 +55,13 @@ func Marshal(sc model.Scenario) ([]byte, error) {
 	if sc.TimeScale != 0 {
 		add(root, "time_scale", floatNode(sc.TimeScale))
 	}
+	if len(sc.Starts) > 0 {
+		seq := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, d := range sc.Starts {
+			seq.Content = append(seq.Content, durNode(d))
+		}
+		add(root, "starts", seq)
+	}
 	if sc.Backend != "" {
 		add(root, "backend", strNode(sc.Backend))
 	}

@@ -22,7 +22,7 @@ import (
 // them (and Marshal writes them).
 var topKeys = []string{
 	"name", "description", "seed", "instances", "mode", "redis", "duration", "recovery", "time_scale",
-	"backend", "agent", "elector", "client", "chore_interval", "workload", "faults", "expect",
+	"starts", "backend", "agent", "elector", "client", "chore_interval", "workload", "faults", "expect",
 }
 
 var (
@@ -236,6 +236,17 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 	if e, ok := top.get("time_scale"); ok {
 		if v, ok := d.number(e.val, "time_scale"); ok {
 			sc.TimeScale = v // its range is model.Scenario.Validate's
+		}
+	}
+	if e, ok := top.get("starts"); ok {
+		if e.val.Kind != yaml.SequenceNode {
+			d.bad(e.val, "starts", "want a list of durations, one per instance, e.g. [0s, 1.5s, 4s]")
+		} else {
+			for i, n := range e.val.Content {
+				if v, ok := d.nonNegative(n, fmt.Sprintf("starts[%d]", i)); ok {
+					sc.Starts = append(sc.Starts, v)
+				}
+			}
 		}
 	}
 }

@@ -154,6 +154,7 @@ type htmlPage struct {
 	Cells    []htmlCell
 	Heatmaps []htmlImg
 	Repro    []string
+	Style    template.CSS
 }
 
 type htmlImg struct {
@@ -162,7 +163,7 @@ type htmlImg struct {
 }
 
 func writeHTML(w io.Writer, r *Result, maps []heatmapFile) error {
-	pg := htmlPage{R: r, Title: "Sweep " + r.Grid.Name, Counts: map[string]int{}}
+	pg := htmlPage{R: r, Title: "Sweep " + r.Grid.Name, Counts: map[string]int{}, Style: template.CSS(pageStyle)}
 	l := r.Grid.Limits
 	pg.Limits = []string{"max gap " + limitText(l.gapLimit()), "max overlap " + limitText(l.MaxOverlap), "max stale leadership " + limitText(l.MaxStale)}
 	b := r.Grid.Base.WithDefaults()
@@ -220,16 +221,8 @@ func limitText(d time.Duration) string {
 	return d.String()
 }
 
-var page = template.Must(template.New("sweep").Funcs(template.FuncMap{
-	"s": func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) },
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>{{.Title}}</title>
-<style>
-body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:80em;color:#222;padding:0 1em}
+// pageStyle is the style of the sweep's and the search's pages.
+const pageStyle = `body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2em auto;max-width:80em;color:#222;padding:0 1em}
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.6em}
 .banner{padding:.6em 1em;border-radius:4px;background:#eef3f8}
 .incomplete{background:#fff1d6}
@@ -242,7 +235,17 @@ tr.unsafe td{background:#fbeaea}
 tr.missing td{background:#eeeeee;color:#666}
 img{max-width:100%;border:1px solid #ddd;margin:.5em 0}
 code{background:#f4f4f4;padding:0 .2em}
-</style>
+`
+
+var page = template.Must(template.New("sweep").Funcs(template.FuncMap{
+	"s": func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) },
+}).Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}}</title>
+<style>{{.Style}}</style>
 </head>
 <body>
 <h1>{{.Title}}</h1>

@@ -70,6 +70,8 @@ Usage:
                                    (started by the harness; docs/agents.md)
   chaos observe --group G [flags]  watch a live fleet's published transitions and its lease
                                    key; the same failover report (--from FILE: offline)
+  chaos explore NAME|FILE [flags]  search the virtual backend for the worst schedule of each
+                                   metric, beside its bound (--shard i/n; 'explore merge')
 
 Run 'chaos COMMAND --help' for a command's flags and examples.
 
@@ -117,6 +119,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdAgent(ctx, args[1:], os.Stdin, stdout, stderr)
 	case "observe":
 		err = cmdObserve(ctx, args[1:], stdout, stderr)
+	case "explore":
+		err = cmdExplore(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK

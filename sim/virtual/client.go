@@ -142,11 +142,19 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 		c.ctxAt = min(c.ctxAt, in.stopAt)
 	}
 	in.sentTT = in.tt(w.now)
+	w.onCall(c, CallBegin)
 	in.call = c
 	in.calls = append(in.calls, c)
 	// Always asynchronous, as the shell's goroutine is: the Step that
 	// started the call is fully carried out before its result comes.
 	w.callAt(c, w.now, stBegin)
+}
+
+// onCall tells Options.OnCall about a moment of the call, if anyone asked.
+func (w *world) onCall(c *call, st CallStep) {
+	if w.o.OnCall != nil {
+		w.o.OnCall(CallEvent{At: w.now, Instance: c.in.slot.idx, Op: c.op, Step: st})
+	}
 }
 
 func (w *world) callAt(c *call, t time.Duration, st int32) {
@@ -178,6 +186,7 @@ func (w *world) callStep(c *call, e event) {
 	case stInitExec:
 		w.initExec(c, e.gen)
 	case stInitReply:
+		w.onCall(c, CallReply)
 		c.reading, c.initing = false, false
 		c.gen++
 		c.init--
@@ -189,6 +198,7 @@ func (w *world) callStep(c *call, e event) {
 	case stSend:
 		w.send(c)
 	case stReply:
+		w.onCall(c, CallReply)
 		c.reading = false
 		c.gen++
 		c.in.idle = append(c.in.idle, c.epoch)
@@ -348,6 +358,7 @@ func (w *world) initSend(c *call) {
 	}
 	c.reading, c.initing = true, true
 	c.deadline = w.readDeadline(c)
+	w.onCall(c, CallSend)
 	if n.bhUp == 0 {
 		w.transitTo(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stInitExec)
 	}
@@ -367,6 +378,7 @@ func (w *world) initExec(c *call, gen uint32) {
 		w.attemptFailed(c, errEOF, true)
 		return
 	}
+	w.onCall(c, CallArrive)
 	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
 		w.transitTo(c, t, stInitReply)
 	}
@@ -392,6 +404,7 @@ func (w *world) send(c *call) {
 	}
 	c.reading, c.initing = true, false
 	c.deadline = w.readDeadline(c)
+	w.onCall(c, CallSend)
 	if n.bhUp == 0 {
 		w.transitTo(c, w.now+w.o.OneWay+n.latReq+jitter(n, true), stExec)
 	}
@@ -422,6 +435,7 @@ func (w *world) exec(c *call, gen uint32) {
 		return
 	}
 	ok, tok, noscr := w.redis.exec(w, c)
+	w.onCall(c, CallArrive)
 	if c.gen != gen || !c.reading || c.done || n.bhDown > 0 {
 		return
 	}
@@ -450,6 +464,7 @@ func (w *world) finish(c *call, ok bool, token int64, err error) {
 	}
 	c.done = true
 	c.gen++
+	w.onCall(c, CallEnd)
 	in := c.in
 	for i, x := range in.calls {
 		if x == c {

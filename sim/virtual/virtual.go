@@ -52,6 +52,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
@@ -90,6 +91,41 @@ type Options struct {
 	// SkipAnalysis leaves Analysis, Predictions and Evaluation empty (for
 	// benchmarks of the simulation alone).
 	SkipAnalysis bool
+	// OnCall, if set, is told every moment of every elector call the model
+	// schedules, in time order: what a schedule search aligns a fault's
+	// start or heal to (a partition within one hop of a renewal's send is a
+	// different case from one between calls). Nil: nothing is recorded.
+	OnCall func(CallEvent)
+}
+
+// CallStep is a moment of an elector call.
+type CallStep uint8
+
+// The moments of a call, in the order they happen.
+const (
+	CallBegin  CallStep = iota + 1 // the elector starts the call (Script.Run)
+	CallSend                       // a command (or a new connection's handshake) is written
+	CallArrive                     // it reaches Redis (a command applies then)
+	CallReply                      // its reply reaches the client
+	CallEnd                        // the outcome reaches the elector, or the call is dropped
+)
+
+var callStepNames = [...]string{CallBegin: "begin", CallSend: "send", CallArrive: "arrive", CallReply: "reply", CallEnd: "end"}
+
+func (s CallStep) String() string {
+	if int(s) < len(callStepNames) && callStepNames[s] != "" {
+		return callStepNames[s]
+	}
+	return fmt.Sprintf("step(%d)", s)
+}
+
+// CallEvent is one moment of an elector call, in the run's (scaled)
+// virtual time.
+type CallEvent struct {
+	At       time.Duration
+	Instance int
+	Op       election.Op
+	Step     CallStep
 }
 
 func (o Options) withDefaults() Options {

@@ -149,7 +149,11 @@ func newWorld(sc model.Scenario, o Options) *world {
 	w.tl = make(model.Timeline, 0, 32+4*len(sc.Faults))
 	for i := range sc.Instances {
 		w.slots = append(w.slots, &slot{idx: i})
-		w.at(o.StartAt+time.Duration(i)*o.StartStep, event{kind: evStart, a: int32(i)})
+		at := o.StartAt + time.Duration(i)*o.StartStep
+		if i < len(sc.Starts) {
+			at += sc.Starts[i]
+		}
+		w.at(at, event{kind: evStart, a: int32(i)})
 	}
 	// The fault plan, as sim's execute builds it: applies and heals sorted
 	// stably by time, then the heal of everything at the end of the phase.

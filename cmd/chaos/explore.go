@@ -1,0 +1,275 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sweep"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+const exploreUsage = `Usage: chaos explore NAME|FILE [flags]
+       chaos explore merge [--out DIR] SHARD/result.json...
+
+Searches the virtual backend for the worst schedule of a scenario, per
+metric (max overlap, max gap, stale leadership, failover): each fault's
+start over a renewal interval and a Wait, aligned to the elector's own
+calls (within a few hundred µs of every send, arrival and reply), the
+followers' starts over a Wait, the fault sizes over the --vary ranges, and
+the seeds' jitter and backoff draws. Prints the worst measured beside its
+predicted bound, formula and ratio; a measurement above its bound is a
+finding ("BOUND VIOLATED"). Writes result.json, explore.md, index.html, and
+per metric worst-METRIC.yaml (the schedule with its seed, the bound as its
+expectation: 'chaos run FILE' reproduces it on either backend) with its run
+report in worst-METRIC/. Deterministic for the same input; --shard i/n
+searches the seeds of one shard, and 'chaos explore merge' combines them
+byte for byte. An interrupt keeps what was found.
+
+Examples:
+  chaos explore partition-blackhole --out /tmp/explore
+  chaos explore partition-blackhole-tuned --metric gap --vary for=1s..14s
+  chaos explore latency --vary latency=100ms..2s --budget 200000 --confirm-real
+
+Flags:
+`
+
+// stringsFlag is a repeatable string flag.
+type stringsFlag []string
+
+func (s *stringsFlag) String() string     { return strings.Join(*s, ",") }
+func (s *stringsFlag) Set(v string) error { *s = append(*s, v); return nil }
+
+// cmdExplore runs `chaos explore` and `chaos explore merge`.
+func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "merge" {
+		return cmdExploreMerge(args[1:], stdout, stderr)
+	}
+	fs := flag.NewFlagSet("explore", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		out, shard, metrics string
+		vary                stringsFlag
+		s                   sweep.Space
+		workers             int
+		quiet, confirmReal  bool
+	)
+	fs.StringVar(&out, "out", "./chaos-explore", "write the search to `DIR`/<name>/")
+	fs.StringVar(&metrics, "metric", "", "the metrics to search, comma-separated: overlap, gap, stale, failover (default all)")
+	fs.Var(&vary, "vary", "a fault size to search, `PARAM=LO..HI` (repeat it): for, partition, pause, latency, rate, lag")
+	fs.IntVar(&s.Budget, "budget", 0, fmt.Sprintf("runs in all (default %d)", sweep.DefaultExploreBudget))
+	fs.IntVar(&s.Seeds, "seeds", 0, fmt.Sprintf("seeds searched, each a lane of the search (default %d)", sweep.DefaultExploreSeeds))
+	fs.Int64Var(&s.FirstSeed, "first-seed", 0, "the first seed (default 1)")
+	fs.DurationVar(&s.Window, "window", 0, "how far each fault's start moves, centred on the file's (default TTL/2 + jitter + Wait)")
+	fs.BoolVar(&s.FixedStarts, "fixed-starts", false, "keep the instances' starts as the file has them")
+	fs.DurationVar(&s.Tolerance, "tolerance", 0, "how far above its bound a measurement counts as a violation (default 1ms)")
+	fs.StringVar(&shard, "shard", "", "search one shard of the seeds, `i/n` (0-based)")
+	fs.IntVar(&workers, "workers", 0, "seeds searched at once (default GOMAXPROCS)")
+	fs.BoolVar(&quiet, "quiet", false, "print only the summary")
+	fs.BoolVar(&confirmReal, "confirm-real", false, "run each worst schedule on the real backend too and print its figure")
+	fs.Usage = func() { fmt.Fprint(stderr, exploreUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) != 1 {
+		return usageErr("explore takes one scenario, a built-in NAME or a FILE (see --help)")
+	}
+	if s.Base, err = scenarios.Open(pos[0]); err != nil {
+		return &exitError{exitUsage, err}
+	}
+	if metrics != "" {
+		for _, m := range strings.Split(metrics, ",") {
+			name, err := sweep.ParseMetric(strings.TrimSpace(m))
+			if err != nil {
+				return usageErr("--metric: %v", err)
+			}
+			s.Metrics = append(s.Metrics, name)
+		}
+	}
+	for _, v := range vary {
+		r, err := sweep.ParseRange(v)
+		if err != nil {
+			return usageErr("--vary: %v", err)
+		}
+		s.Vary = append(s.Vary, r)
+	}
+	o := sweep.ExploreOptions{Workers: workers}
+	if shard != "" {
+		if o.Shard, err = sweep.ParseShard(shard); err != nil {
+			return usageErr("--shard: %v", err)
+		}
+	}
+	o.Progress = sweepProgress(stdout, quiet)
+	res, runErr := sweep.Explore(ctx, s, o)
+	if res == nil {
+		if runErr != nil && ctx.Err() == nil {
+			return &exitError{exitUsage, runErr}
+		}
+		return &exitError{exitCanceled, errors.New("interrupted")}
+	}
+	name := res.Space.Name
+	if shard != "" {
+		name += "-shard-" + strings.ReplaceAll(shard, "/", "-of-")
+	}
+	dir := filepath.Join(out, name)
+	if err := writeExplore(dir, res, stderr); err != nil {
+		return err
+	}
+	printExplore(stdout, res)
+	if confirmReal && runErr == nil {
+		if err := confirmExplore(ctx, res, dir, stdout, stderr); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "index.html"))
+	switch {
+	case runErr != nil:
+		return &exitError{exitCanceled, errors.New("interrupted: what was found is written, marked incomplete")}
+	case len(res.Violations()) > 0:
+		return &exitError{exitFailed, fmt.Errorf("%d bound(s) violated: see the worst-*.yaml files in %s", len(res.Violations()), dir)}
+	}
+	return nil
+}
+
+// writeExplore writes the search's files and, per metric, the run report
+// of its worst schedule.
+func writeExplore(dir string, res *sweep.ExploreResult, stderr io.Writer) error {
+	if _, err := sweep.WriteExplore(dir, res); err != nil {
+		return fmt.Errorf("writing the search: %w", err)
+	}
+	for _, w := range res.Worst {
+		if !w.Found {
+			continue
+		}
+		r, err := res.WorstRun(w, virtual.Options{})
+		if err != nil {
+			return fmt.Errorf("re-running the worst %s: %w", w.Metric, err)
+		}
+		sub := filepath.Join(dir, strings.TrimSuffix(sweep.WorstFile(w.Metric), ".yaml"))
+		if _, err := reports.WriteRun(sub, r, reports.Options{}); err != nil {
+			fmt.Fprintf(stderr, "chaos: the report of the worst %s: %v\n", w.Metric, err)
+		}
+	}
+	return nil
+}
+
+// printExplore prints the per-metric table.
+func printExplore(w io.Writer, res *sweep.ExploreResult) {
+	fmt.Fprintf(w, "%s: %d runs in %v\n", res.Space.Name, res.Runs, res.Elapsed.Round(time.Millisecond))
+	for _, x := range res.Worst {
+		if !x.Found {
+			fmt.Fprintf(w, "  %-17s not measured (%d runs unknown: %s)\n", x.Metric, x.Unknown, x.Why)
+			continue
+		}
+		verdict := "within bound"
+		if x.Violated {
+			verdict = "BOUND VIOLATED"
+		}
+		ratio := "—"
+		if x.Ratio > 0 {
+			ratio = fmt.Sprintf("%.3f", x.Ratio)
+		}
+		pred := x.Predicted.String()
+		if x.Predicted == 1<<63-1 {
+			pred = "unbounded"
+		}
+		fmt.Fprintf(w, "  %-17s worst %-14v predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
+			x.Metric, x.Measured, pred, ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+	}
+	if !res.Complete {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.Incomplete)
+	}
+}
+
+// cmdExploreMerge combines shard results.
+func cmdExploreMerge(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("explore merge", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("out", "./chaos-explore/merged", "write the merged search to `DIR`")
+	fs.Usage = func() { fmt.Fprint(stderr, exploreUsage); fs.PrintDefaults() }
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return flagErr(err)
+	}
+	if len(pos) == 0 {
+		return usageErr("explore merge needs the shards' result.json files")
+	}
+	var shards []*sweep.ExploreResult
+	for _, p := range pos {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return &exitError{exitUsage, err}
+		}
+		r, err := sweep.ReadExploreResult(data)
+		if err != nil {
+			return &exitError{exitUsage, fmt.Errorf("%s: %w", p, err)}
+		}
+		shards = append(shards, r)
+	}
+	merged, err := sweep.MergeExplore(shards...)
+	if err != nil {
+		return &exitError{exitUsage, err}
+	}
+	if err := writeExplore(*out, merged, stderr); err != nil {
+		return err
+	}
+	printExplore(stdout, merged)
+	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
+	if !merged.Complete {
+		return &exitError{exitFailed, fmt.Errorf("the merged search is incomplete: %s", merged.Incomplete)}
+	}
+	if n := len(merged.Violations()); n > 0 {
+		return &exitError{exitFailed, fmt.Errorf("%d bound(s) violated", n)}
+	}
+	return nil
+}
+
+// confirmExplore runs each worst schedule on the real backend (spawned
+// redis-server, in-process Toxiproxy), all at once, and prints the real
+// figure beside the virtual one.
+func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, stdout, stderr io.Writer) error {
+	var scs []model.Scenario
+	var worst []sweep.Worst
+	for _, w := range res.Worst {
+		if !w.Found {
+			continue
+		}
+		sc, err := res.WorstScenario(w)
+		if err != nil {
+			return err
+		}
+		scs, worst = append(scs, sc), append(worst, w)
+	}
+	f := runFlags{backend: backendReal, out: filepath.Join(dir, "real"), env: "embedded", quiet: true, set: map[string]bool{}}
+	outs, err := runAll(ctx, scs, f, io.Discard, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "real backend (the same schedules and seeds):")
+	for i, o := range outs {
+		w := worst[i]
+		if o.res == nil {
+			fmt.Fprintf(stdout, "  %-17s not run: %v\n", w.Metric, o.err)
+			continue
+		}
+		real, how := "not measured", ""
+		for _, c := range o.res.Checks {
+			if c.Metric == w.Metric {
+				real = c.Value()
+				how = fmt.Sprintf(" (%s against %s)", c.Verdict, c.Want())
+			}
+		}
+		fmt.Fprintf(stdout, "  %-17s virtual %-14v real %s%s; report %s\n", w.Metric, w.Measured, real, how, o.dir)
+	}
+	return nil
+}

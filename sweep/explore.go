@@ -1,0 +1,1142 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+// The metrics Explore searches the worst schedule of, as expectations name
+// them.
+const (
+	exOverlap  = "max_overlap"
+	exGap      = "max_gap"
+	exStale    = "stale_leadership"
+	exFailover = "failover"
+)
+
+// ExploreMetrics lists them, in the order reports show them.
+var ExploreMetrics = []string{exOverlap, exGap, exStale, exFailover}
+
+// ParseMetric reads a metric as --metric takes it: an expectation's name
+// (max_overlap, max_gap, stale_leadership, failover) or its short form
+// (overlap, gap, stale).
+func ParseMetric(s string) (string, error) {
+	switch s {
+	case "overlap":
+		return exOverlap, nil
+	case "gap":
+		return exGap, nil
+	case "stale":
+		return exStale, nil
+	}
+	if slices.Contains(ExploreMetrics, s) {
+		return s, nil
+	}
+	return "", fmt.Errorf("metric %q: want one of overlap, gap, stale, failover", s)
+}
+
+// ParamFor is the fault size a Range can vary besides the sweep axes': the
+// For of every fault that lasts (not the instant ones).
+const ParamFor = "for"
+
+// VaryParams are the fault sizes a Range can vary.
+var VaryParams = []string{ParamFor, ParamPartition, ParamPause, ParamLatency, ParamClockRate, ParamLag}
+
+// Range is one fault size the search varies, from Lo to Hi (canonical
+// texts, as an axis value: "1s", "0.5").
+type Range struct {
+	Param string `json:"param"`
+	Lo    string `json:"lo"`
+	Hi    string `json:"hi"`
+}
+
+// ParseRange reads PARAM=LO..HI ("for=1s..14s", "clock_rate=0.2..0.9";
+// "rate" is clock_rate), as --vary takes it.
+func ParseRange(s string) (Range, error) {
+	param, rest, ok := strings.Cut(s, "=")
+	lo, hi, ok2 := strings.Cut(rest, "..")
+	if !ok || !ok2 {
+		return Range{}, fmt.Errorf("vary %q: want PARAM=LO..HI, e.g. for=1s..14s", s)
+	}
+	if param == "rate" {
+		param = ParamClockRate
+	}
+	r := Range{Param: param, Lo: lo, Hi: hi}
+	if err := r.check(); err != nil {
+		return Range{}, err
+	}
+	if r.Param != ParamClockRate {
+		a, _ := time.ParseDuration(lo)
+		b, _ := time.ParseDuration(hi)
+		r.Lo, r.Hi = a.String(), b.String()
+	}
+	return r, nil
+}
+
+func (r Range) check() error {
+	if !slices.Contains(VaryParams, r.Param) {
+		return fmt.Errorf("vary %s: unknown fault size; want one of %s (rate for clock_rate)", r.Param, strings.Join(VaryParams, ", "))
+	}
+	axis := r.Param
+	if axis == ParamFor {
+		axis = ParamPartition // any positive duration
+	}
+	lo, err1 := parseValue(axis, r.Lo)
+	hi, err2 := parseValue(axis, r.Hi)
+	if err := errors.Join(err1, err2); err != nil {
+		return fmt.Errorf("vary %s: %v", r.Param, err)
+	}
+	if lo.d > hi.d || lo.f > hi.f {
+		return fmt.Errorf("vary %s: %s..%s; want LO ≤ HI", r.Param, r.Lo, r.Hi)
+	}
+	return nil
+}
+
+// at returns the value a fraction x ∈ [0, 1] of the way from Lo to Hi, in
+// canonical text (durations to the µs, rates to 1e-4).
+func (r Range) at(x float64) string {
+	x = min(max(x, 0), 1)
+	if r.Param == ParamClockRate {
+		lo, _ := strconv.ParseFloat(r.Lo, 64)
+		hi, _ := strconv.ParseFloat(r.Hi, 64)
+		return strconv.FormatFloat(math.Round((lo+(hi-lo)*x)*1e4)/1e4, 'g', -1, 64)
+	}
+	lo, _ := time.ParseDuration(r.Lo)
+	hi, _ := time.ParseDuration(r.Hi)
+	return (lo + time.Duration(float64(hi-lo)*x)).Round(time.Microsecond).String()
+}
+
+// frac is where v lies between Lo and Hi, in [0, 1].
+func (r Range) frac(v string) float64 {
+	if r.Param == ParamClockRate {
+		lo, _ := strconv.ParseFloat(r.Lo, 64)
+		hi, _ := strconv.ParseFloat(r.Hi, 64)
+		f, _ := strconv.ParseFloat(v, 64)
+		if hi == lo {
+			return 0
+		}
+		return (f - lo) / (hi - lo)
+	}
+	lo, _ := time.ParseDuration(r.Lo)
+	hi, _ := time.ParseDuration(r.Hi)
+	d, _ := time.ParseDuration(v)
+	if hi == lo {
+		return 0
+	}
+	return float64(d-lo) / float64(hi-lo)
+}
+
+// Space is what Explore searches: a base scenario whose faults' starts
+// move, whose fault sizes vary within ranges, over seeds.
+type Space struct {
+	// Name names the search in reports; default the base scenario's name.
+	Name string `json:"name"`
+	// Base is the scenario (elector mode); its faults are the ones moved.
+	Base model.Scenario `json:"base"`
+	// Metrics are the metrics searched; default ExploreMetrics.
+	Metrics []string `json:"metrics"`
+	// Vary are the fault sizes searched (none: the base's sizes).
+	Vary []Range `json:"vary,omitempty"`
+	// Window is how far each fault's start moves: over [At - Window/2,
+	// At + Window/2] of the base's At (never before 50ms), in the
+	// scenario's units. Default TTL/2 + jitter + Wait: a renewal interval
+	// and a Wait.
+	Window time.Duration `json:"window"`
+	// Seeds is how many seeds are searched (FirstSeed, FirstSeed+1, ...),
+	// each an independent lane of the search with its own jitter and
+	// backoff draws. Default 8.
+	Seeds     int   `json:"seeds"`
+	FirstSeed int64 `json:"first_seed"`
+	// Budget is how many runs the whole search makes (split evenly over
+	// the seeds). Default 40,000.
+	Budget int `json:"budget"`
+	// FixedStarts keeps the instances' starts as the base has them; by
+	// default the followers' starts (Scenario.Starts of instances 1 to 3;
+	// instance 0 starts first and leads) move over [0, Wait), which sets
+	// where their acquire attempts fall against the leader's renewals.
+	FixedStarts bool `json:"fixed_starts,omitempty"`
+	// Tolerance is how far above its bound a measurement must be to count
+	// as a violation: the bounds leave out the ~0.1ms of a healthy round
+	// trip. Default 1ms.
+	Tolerance time.Duration `json:"tolerance"`
+}
+
+// Explore's defaults.
+const (
+	DefaultExploreSeeds  = 8
+	DefaultExploreBudget = 40000
+	DefaultTolerance     = time.Millisecond
+	minFaultAt           = 50 * time.Millisecond
+)
+
+func (s Space) withDefaults() Space {
+	if s.Name == "" {
+		s.Name = s.Base.Name
+	}
+	if s.Name == "" {
+		s.Name = "explore"
+	}
+	if len(s.Metrics) == 0 {
+		s.Metrics = slices.Clone(ExploreMetrics)
+	}
+	if s.Seeds == 0 {
+		s.Seeds = DefaultExploreSeeds
+	}
+	if s.FirstSeed == 0 {
+		s.FirstSeed = 1
+	}
+	if s.Budget == 0 {
+		s.Budget = DefaultExploreBudget
+	}
+	if s.Tolerance == 0 {
+		s.Tolerance = DefaultTolerance
+	}
+	if s.Window == 0 {
+		p := s.Base.Params.WithDefaults()
+		s.Window = p.TTL/2 + p.Jitter() + p.Wait
+	}
+	return s
+}
+
+// Check reports what is wrong with the space itself.
+func (s Space) Check() error {
+	var probs []string
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
+	if err := virtual.Refuses(s.Base); err != nil {
+		bad("%v", err)
+	}
+	if len(s.Base.Faults) == 0 {
+		bad("the scenario has no fault to move")
+	}
+	for _, m := range s.Metrics {
+		if !slices.Contains(ExploreMetrics, m) {
+			bad("metric %q: want one of %s", m, strings.Join(ExploreMetrics, ", "))
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range s.Vary {
+		if err := r.check(); err != nil {
+			bad("%v", err)
+			continue
+		}
+		if seen[r.Param] {
+			bad("vary %s is given twice", r.Param)
+		}
+		seen[r.Param] = true
+		if r.Param == ParamFor {
+			if !slices.ContainsFunc(s.Base.Faults, func(f model.Fault) bool { return !f.Instant() }) {
+				bad("vary for: the scenario has no lasting fault to size")
+			}
+		} else if msg := needsFault(s.Base, r.Param); msg != "" {
+			bad("vary %s", msg)
+		}
+	}
+	if s.Seeds < 0 || s.Budget < 0 || s.Window < 0 || s.Tolerance < 0 {
+		bad("seeds, budget, window and tolerance must not be negative")
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("explore %q: %s", s.Name, strings.Join(probs, "; "))
+	}
+	if err := s.Base.Validate(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// Schedule is one point of the space: a seed, each fault's start, and
+// each Range's value (in Space.Vary's order).
+type Schedule struct {
+	Seed  int64           `json:"seed"`
+	At    []time.Duration `json:"at"`
+	Sizes []string        `json:"sizes,omitempty"`
+	// Starts are the instances' starts (Scenario.Starts); nil: the base's.
+	Starts []time.Duration `json:"starts,omitempty"`
+}
+
+func (x Schedule) key() string {
+	var b strings.Builder
+	for _, a := range x.At {
+		b.WriteString(strconv.FormatInt(int64(a), 36))
+		b.WriteByte(',')
+	}
+	b.WriteString(strings.Join(x.Sizes, ","))
+	for _, a := range x.Starts {
+		b.WriteByte(';')
+		b.WriteString(strconv.FormatInt(int64(a), 36))
+	}
+	return b.String()
+}
+
+// Scenario is the scenario the schedule runs: the base with its faults
+// moved and sized, its fault phase stretched to hold them, and seed. The
+// expectations are the base's.
+func (s Space) Scenario(x Schedule) (model.Scenario, error) {
+	s = s.withDefaults()
+	sc := s.Base
+	sc.Faults = slices.Clone(sc.Faults)
+	sc.Seed = x.Seed
+	if len(x.At) != len(sc.Faults) {
+		return sc, fmt.Errorf("schedule: %d fault starts for %d faults", len(x.At), len(sc.Faults))
+	}
+	for i := range sc.Faults {
+		sc.Faults[i].At = x.At[i]
+	}
+	if x.Starts != nil {
+		sc.Starts = slices.Clone(x.Starts)
+	}
+	for k, r := range s.Vary {
+		if k >= len(x.Sizes) {
+			break
+		}
+		v := x.Sizes[k]
+		switch r.Param {
+		case ParamFor:
+			d, _ := time.ParseDuration(v)
+			for i := range sc.Faults {
+				if !sc.Faults[i].Instant() {
+					sc.Faults[i].For = d
+				}
+			}
+		default:
+			g := Grid{Base: sc, Axes: []Axis{{Param: r.Param, Values: []string{v}}}}
+			var err error
+			if sc, err = g.Scenario(0, x.Seed); err != nil {
+				return sc, err
+			}
+		}
+	}
+	if sc.Duration == 0 {
+		sc.Duration = 30 * time.Second
+	}
+	for _, f := range sc.Faults {
+		sc.Duration = max(sc.Duration, f.At+f.For+f.Lag)
+	}
+	return sc, sc.Validate()
+}
+
+// Worst is the worst schedule found for one metric.
+type Worst struct {
+	Metric   string   `json:"metric"`
+	Schedule Schedule `json:"schedule"`
+	// Measured is the metric in the worst run; Open when a window was still
+	// open at its end.
+	Measured time.Duration `json:"measured"`
+	Open     bool          `json:"open,omitempty"`
+	// Predicted is the bound for the run's applied faults (without slack),
+	// Formula how it is derived, Modes the failure modes it covers.
+	Predicted time.Duration `json:"predicted"`
+	Formula   string        `json:"formula"`
+	Modes     []string      `json:"modes,omitempty"`
+	// Ratio is Measured / Predicted (0 when Predicted is 0 or unbounded).
+	Ratio float64 `json:"ratio"`
+	// Violated: Measured exceeds Predicted by more than the tolerance.
+	Violated bool `json:"violated"`
+	// Phase is the search phase that found it: coarse, aligned (to an
+	// elector call), refined (pattern search and edge bisection).
+	Phase string `json:"phase"`
+	// Found says whether any run measured the metric against a bound: a
+	// run whose bound does not apply (unknown) or that never created the
+	// metric's situation does not count.
+	Found bool `json:"found"`
+	// Unknown counts the runs whose check of this metric was unknown, and
+	// Why says why for the first of them.
+	Unknown int    `json:"unknown,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
+func (w Worst) excess() time.Duration {
+	if w.Predicted == model.Unbounded {
+		return math.MinInt64 / 2
+	}
+	return w.Measured - w.Predicted
+}
+
+// worse reports whether a is worse than b: the larger excess over its
+// bound, then the larger measurement. Ties keep b (the earlier).
+func (a Worst) worse(b Worst) bool {
+	if a.Found != b.Found {
+		return a.Found
+	}
+	if ea, eb := a.excess(), b.excess(); ea != eb {
+		return ea > eb
+	}
+	return a.Measured > b.Measured
+}
+
+// Lane is one seed's search.
+type Lane struct {
+	Seed   int64   `json:"seed"`
+	Status string  `json:"status"` // done, partial, not run
+	Runs   int     `json:"runs"`
+	Worst  []Worst `json:"worst"`
+}
+
+// ExploreResult is Explore's outcome. Its JSON is byte-deterministic.
+type ExploreResult struct {
+	Format     int     `json:"format"`
+	Space      Space   `json:"space"`
+	Shard      *Shard  `json:"shard,omitempty"`
+	Complete   bool    `json:"complete"`
+	Incomplete string  `json:"incomplete,omitempty"`
+	Runs       int     `json:"runs"`
+	Lanes      []Lane  `json:"lanes"`
+	Worst      []Worst `json:"worst"`
+	// Elapsed is the wall time (not in the JSON).
+	Elapsed time.Duration `json:"-"`
+}
+
+// Violations are the metrics whose worst run broke its bound.
+func (r *ExploreResult) Violations() []Worst {
+	var out []Worst
+	for _, w := range r.Worst {
+		if w.Violated {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// ExploreOptions configure Explore.
+type ExploreOptions struct {
+	// Workers is how many lanes run at once; default GOMAXPROCS.
+	Workers int
+	// Shard searches only the seeds (lanes) of one shard: lane k belongs
+	// to shard k mod N.
+	Shard Shard
+	// Virtual configures the backend (OnCall is the explorer's own).
+	Virtual virtual.Options
+	// Predict, if set, replaces model.Predict for the bounds the runs are
+	// judged against (a test double of the bound calculator).
+	Predict func(model.Params, model.FaultSize) []model.Prediction
+	// Progress, if set, is called after runs with the runs done and the
+	// budget, one call at a time.
+	Progress func(done, total int)
+}
+
+// Explore searches the space for the worst schedule of each metric on the
+// virtual backend, and compares each with its predicted bound.
+//
+// Each seed is a lane, searched on its own and in four phases, each a pure
+// function of what the lane measured before: a coarse pass (every fault's
+// start over the window, the sizes over their ranges, low-discrepancy
+// points); call alignment (the best schedules are re-run with the model's
+// call recorder, and each fault's start, and heal where a size varies, is
+// set within a few hundred µs either side of every send, arrival, reply
+// and end of an elector call in the window); then a pattern search around
+// each metric's best, halving its steps down to 1µs, which bisects the
+// edges where a metric jumps (a fault just after a renewal's send versus
+// just before it). The lanes run in parallel and are reduced in seed
+// order, so the result does not depend on GOMAXPROCS, and Merge of the
+// shards equals the unsharded search byte for byte.
+//
+// If ctx is cancelled, each lane stops at its next run and the result so
+// far is returned, incomplete, with ctx's error.
+func Explore(ctx context.Context, s Space, o ExploreOptions) (*ExploreResult, error) {
+	s = s.withDefaults()
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	if err := o.Shard.check(); err != nil {
+		return nil, err
+	}
+	start := time.Now()
+	res := &ExploreResult{Format: FormatVersion, Space: s, Complete: true, Lanes: make([]Lane, s.Seeds)}
+	if o.Shard.N > 1 {
+		sh := o.Shard
+		res.Shard = &sh
+	}
+	var owned []int
+	for k := range res.Lanes {
+		res.Lanes[k] = Lane{Seed: s.FirstSeed + int64(k), Status: StatusNotRun}
+		if o.Shard.owns(k) {
+			owned = append(owned, k)
+		}
+	}
+	per := max(s.Budget/s.Seeds, 1)
+	total := per * len(owned)
+	var done atomic.Int64
+	var mu sync.Mutex
+	progress := func() {
+		d := done.Add(1)
+		if o.Progress != nil && (d%256 == 0 || int(d) == total) {
+			mu.Lock()
+			o.Progress(int(d), total)
+			mu.Unlock()
+		}
+	}
+	workers := o.Workers
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	var next atomic.Int64
+	var firstErr error
+	var wg sync.WaitGroup
+	for range min(workers, max(len(owned), 1)) {
+		wg.Go(func() {
+			for {
+				j := int(next.Add(1)) - 1
+				if j >= len(owned) {
+					return
+				}
+				k := owned[j]
+				ln := &lane{s: s, o: o, seed: s.FirstSeed + int64(k), budget: per, ctx: ctx, progress: progress}
+				err := ln.search()
+				res.Lanes[k] = ln.result()
+				if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+					mu.Lock()
+					if firstErr == nil {
+						firstErr = fmt.Errorf("seed %d: %w", ln.seed, err)
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	res.reduce()
+	res.Elapsed = time.Since(start)
+	switch {
+	case ctx.Err() != nil:
+		res.Complete = false
+		res.Incomplete = fmt.Sprintf("interrupted after %d of %d runs: %v", done.Load(), total, ctx.Err())
+		return res, ctx.Err()
+	case firstErr != nil:
+		res.Complete = false
+		res.Incomplete = "a run failed: " + firstErr.Error()
+		return res, firstErr
+	}
+	return res, nil
+}
+
+// reduce computes Runs and Worst from the lanes, in seed order.
+func (r *ExploreResult) reduce() {
+	r.Runs = 0
+	r.Worst = make([]Worst, len(r.Space.Metrics))
+	for i, m := range r.Space.Metrics {
+		r.Worst[i] = Worst{Metric: m}
+	}
+	for _, l := range r.Lanes {
+		r.Runs += l.Runs
+		for i, w := range l.Worst {
+			if i >= len(r.Worst) {
+				break
+			}
+			unknown, why := r.Worst[i].Unknown+w.Unknown, r.Worst[i].Why
+			if why == "" {
+				why = w.Why
+			}
+			if w.worse(r.Worst[i]) {
+				r.Worst[i] = w
+			}
+			r.Worst[i].Unknown, r.Worst[i].Why = unknown, why
+		}
+	}
+}
+
+// JSON is the result as result.json holds it: indented, byte-deterministic.
+func (r *ExploreResult) JSON() ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// ReadExploreResult reads an explore result.json.
+func ReadExploreResult(data []byte) (*ExploreResult, error) {
+	var r ExploreResult
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("reading an explore result: %w", err)
+	}
+	if r.Format != FormatVersion {
+		return nil, fmt.Errorf("explore result format %d; this build reads %d", r.Format, FormatVersion)
+	}
+	return &r, nil
+}
+
+// MergeExplore combines the results of a search's shards: each lane is
+// taken from the shard that owns it. Merge of all the shards equals the
+// unsharded Explore byte for byte.
+func MergeExplore(shards ...*ExploreResult) (*ExploreResult, error) {
+	if len(shards) == 0 {
+		return nil, errors.New("merge: no shard results")
+	}
+	sj, err := json.Marshal(shards[0].Space)
+	if err != nil {
+		return nil, err
+	}
+	n := 1
+	if shards[0].Shard != nil {
+		n = shards[0].Shard.N
+	}
+	have := map[int]*ExploreResult{}
+	for _, s := range shards {
+		j, _ := json.Marshal(s.Space)
+		if !bytes.Equal(sj, j) {
+			return nil, errors.New("merge: the shards come from different searches (their spaces differ)")
+		}
+		sh := Shard{I: 0, N: 1}
+		if s.Shard != nil {
+			sh = *s.Shard
+		}
+		if sh.N != n {
+			return nil, fmt.Errorf("merge: shard %v does not belong to a search of %d shards", sh, n)
+		}
+		if _, dup := have[sh.I]; dup {
+			return nil, fmt.Errorf("merge: shard %v is given twice", sh)
+		}
+		if len(s.Lanes) != len(shards[0].Lanes) {
+			return nil, fmt.Errorf("merge: shard %v has %d seeds; the first has %d", sh, len(s.Lanes), len(shards[0].Lanes))
+		}
+		have[sh.I] = s
+	}
+	out := &ExploreResult{Format: FormatVersion, Space: shards[0].Space, Complete: true, Lanes: make([]Lane, len(shards[0].Lanes))}
+	var why []string
+	for i := range n {
+		s, ok := have[i]
+		switch {
+		case !ok:
+			why = append(why, fmt.Sprintf("shard %d/%d is missing", i, n))
+		case !s.Complete:
+			why = append(why, fmt.Sprintf("shard %d/%d is incomplete (%s)", i, n, s.Incomplete))
+		}
+	}
+	for k := range out.Lanes {
+		if s, ok := have[k%max(n, 1)]; ok {
+			out.Lanes[k] = s.Lanes[k]
+		} else {
+			out.Lanes[k] = Lane{Seed: out.Space.FirstSeed + int64(k), Status: StatusNotRun}
+		}
+	}
+	for _, s := range have {
+		out.Elapsed += s.Elapsed
+	}
+	out.reduce()
+	if len(why) > 0 {
+		slices.Sort(why)
+		out.Complete = false
+		out.Incomplete = "merged: " + joinSemi(why)
+	}
+	return out, nil
+}
+
+// ---- one lane ----
+
+// lane is one seed's search state.
+type lane struct {
+	s        Space
+	o        ExploreOptions
+	seed     int64
+	budget   int
+	ctx      context.Context
+	progress func()
+
+	runs   int
+	seen   map[string]bool
+	best   []Worst // per metric
+	unk    []int
+	why    []string
+	ranked []scored // coarse results, for the alignment's starting points
+}
+
+type scored struct {
+	x Schedule
+	w []Worst
+}
+
+func (l *lane) result() Lane {
+	ln := Lane{Seed: l.seed, Runs: l.runs, Worst: l.best, Status: StatusDone}
+	for i := range ln.Worst {
+		ln.Worst[i].Unknown, ln.Worst[i].Why = l.unk[i], l.why[i]
+	}
+	switch {
+	case l.ctx.Err() != nil && l.runs > 0:
+		ln.Status = StatusPartial
+	case l.ctx.Err() != nil:
+		ln.Status = StatusNotRun
+	}
+	return ln
+}
+
+// errBudget ends a lane's search when its runs are spent.
+var errBudget = errors.New("budget spent")
+
+func (l *lane) search() error {
+	l.seen = map[string]bool{}
+	l.best = make([]Worst, len(l.s.Metrics))
+	for i, m := range l.s.Metrics {
+		l.best[i] = Worst{Metric: m}
+	}
+	l.unk, l.why = make([]int, len(l.s.Metrics)), make([]string, len(l.s.Metrics))
+	err := l.phases()
+	if errors.Is(err, errBudget) {
+		return nil
+	}
+	return err
+}
+
+// followers is how many follower starts the search moves.
+func (l *lane) followers() int {
+	if l.s.FixedStarts {
+		return 0
+	}
+	n := l.s.Base.Instances
+	if n == 0 {
+		n = 3
+	}
+	return min(n-1, 3)
+}
+
+func (l *lane) phases() error {
+	nf, nv := len(l.s.Base.Faults), len(l.s.Vary)+l.followers()
+	// Coarse: a third of the budget, half of it moving the schedule as a
+	// whole (the faults keep their spacing), half every start and size on
+	// its own (a Halton sequence: even cover, no clustering).
+	coarse := max(l.budget/3, 8)
+	whole := coarse
+	if nf > 1 || nv > 0 {
+		whole = coarse / 2
+	}
+	for k := range whole {
+		x := l.schedule(func(d int) float64 {
+			if d < nf {
+				return (float64(k) + 0.5) / float64(whole) // the shift, every fault alike
+			}
+			return halton(k+1, primes[d%len(primes)])
+		}, true)
+		if err := l.eval(x, "coarse", true); err != nil {
+			return err
+		}
+	}
+	for k := range coarse - whole {
+		x := l.schedule(func(d int) float64 { return halton(k+1, primes[d%len(primes)]) }, false)
+		if err := l.eval(x, "coarse", true); err != nil {
+			return err
+		}
+	}
+	// Alignment: the coarse points that came closest to each metric's
+	// bound, re-run with the call recorder, then faults started (and
+	// healed) around each call's moments.
+	if err := l.align(max(l.budget/3, 1)); err != nil {
+		return err
+	}
+	// Refinement of each metric's best, with whatever budget is left.
+	for round := 0; ; round++ {
+		progress := false
+		for i := range l.best {
+			if !l.best[i].Found {
+				continue
+			}
+			ok, err := l.refine(i)
+			if err != nil {
+				return err
+			}
+			progress = progress || ok
+		}
+		if !progress || round > 8 {
+			break
+		}
+	}
+	// Spend what is left on more coarse points (a finer cover).
+	for k := coarse; ; k++ {
+		x := l.schedule(func(d int) float64 { return halton(k+1, primes[d%len(primes)]) }, false)
+		if err := l.eval(x, "coarse", false); err != nil {
+			return err
+		}
+	}
+}
+
+// schedule builds a schedule from a point of the unit cube: dimension d <
+// len(faults) is fault d's start in its window, then one per Range. With
+// whole, every fault takes dimension 0's shift.
+func (l *lane) schedule(u func(d int) float64, whole bool) Schedule {
+	nf := len(l.s.Base.Faults)
+	x := Schedule{Seed: l.seed, At: make([]time.Duration, nf)}
+	for i, f := range l.s.Base.Faults {
+		d := i
+		if whole {
+			d = 0
+		}
+		x.At[i] = l.startAt(f.At, u(d))
+	}
+	for k, r := range l.s.Vary {
+		x.Sizes = append(x.Sizes, r.at(u(nf+k)))
+	}
+	if nfol := l.followers(); nfol > 0 {
+		x.Starts = make([]time.Duration, nfol+1)
+		for k := range nfol {
+			x.Starts[k+1] = l.followerStart(u(nf + len(l.s.Vary) + k))
+		}
+	}
+	return x
+}
+
+// followerStart is a follower's start a fraction v into [0, Wait).
+func (l *lane) followerStart(v float64) time.Duration {
+	wait := l.s.Base.Params.WithDefaults().Wait
+	return time.Duration(min(max(v, 0), 1) * float64(wait-time.Microsecond)).Round(time.Microsecond)
+}
+
+// startAt is a start a fraction v into the window around base.
+func (l *lane) startAt(base time.Duration, v float64) time.Duration {
+	lo := max(base-l.s.Window/2, minFaultAt)
+	return (lo + time.Duration(v*float64(l.s.Window))).Round(time.Microsecond)
+}
+
+// inWindow clamps a start into its fault's window.
+func (l *lane) inWindow(i int, t time.Duration) time.Duration {
+	base := l.s.Base.Faults[i].At
+	lo := max(base-l.s.Window/2, minFaultAt)
+	return min(max(t, lo), lo+l.s.Window)
+}
+
+var primes = []int{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37}
+
+// halton is the k-th element of the van der Corput sequence in base b.
+func halton(k, b int) float64 {
+	f, r := 1.0, 0.0
+	for k > 0 {
+		f /= float64(b)
+		r += f * float64(k%b)
+		k /= b
+	}
+	return r
+}
+
+// eval runs a schedule (once: a repeat costs nothing) and keeps it if it
+// is a metric's new worst. keep adds it to the coarse ranking.
+func (l *lane) eval(x Schedule, phase string, keep bool) error {
+	_, err := l.evalWith(x, phase, keep, nil)
+	return err
+}
+
+// evalWith is eval that also returns whether the run improved a metric,
+// and records the run's calls into onCall when given (even if the
+// schedule ran before).
+func (l *lane) evalWith(x Schedule, phase string, keep bool, onCall func(virtual.CallEvent)) (bool, error) {
+	k := x.key()
+	if l.seen[k] && onCall == nil {
+		return false, nil
+	}
+	if l.ctx.Err() != nil {
+		return false, l.ctx.Err()
+	}
+	if l.runs >= l.budget {
+		return false, errBudget
+	}
+	l.seen[k] = true
+	ws, err := l.run(x, onCall)
+	if err != nil {
+		return false, err
+	}
+	l.runs++
+	l.progress()
+	improved := false
+	for i := range ws {
+		ws[i].Phase = phase
+		if ws[i].Unknown > 0 {
+			l.unk[i]++
+			if l.why[i] == "" {
+				l.why[i] = ws[i].Why
+			}
+		}
+		ws[i].Unknown, ws[i].Why = 0, ""
+		if ws[i].worse(l.best[i]) {
+			l.best[i] = ws[i]
+			improved = true
+		}
+	}
+	if keep {
+		l.ranked = append(l.ranked, scored{x, ws})
+	}
+	return improved, nil
+}
+
+// run runs one schedule and judges each metric against its bound.
+func (l *lane) run(x Schedule, onCall func(virtual.CallEvent)) ([]Worst, error) {
+	sc, err := l.s.Scenario(x)
+	if err != nil {
+		return nil, err
+	}
+	sc.Expect = nil
+	for _, m := range l.s.Metrics {
+		// A nanosecond of slack: the check's limit is then the bound itself.
+		sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "predicted", Slack: time.Nanosecond})
+	}
+	vo := l.o.Virtual
+	vo.OnCall = onCall
+	r, err := virtual.Run(sc, vo)
+	if err != nil {
+		return nil, err
+	}
+	if l.o.Predict != nil {
+		eff := r.Scenario.Scaled()
+		eff.Params = r.Params
+		r.Predictions = l.o.Predict(r.Params, model.AppliedFaultSize(eff, r.Analysis))
+		r.Evaluation = model.Evaluate(eff, r.Analysis, r.Predictions)
+	}
+	return judge(l.s, x, r), nil
+}
+
+// judge reads each metric's check of a run.
+func judge(s Space, x Schedule, r *model.Result) []Worst {
+	out := make([]Worst, len(s.Metrics))
+	applied := map[string]bool{}
+	for _, f := range r.Analysis.Faults {
+		if f.Mode != "" {
+			applied[f.Mode] = true
+		}
+	}
+	for i, m := range s.Metrics {
+		w := Worst{Metric: m, Schedule: x}
+		var c *model.Check
+		for k := range r.Checks {
+			if r.Checks[k].Metric == m {
+				c = &r.Checks[k]
+				break
+			}
+		}
+		switch {
+		case c == nil:
+			w.Unknown, w.Why = 1, "no check"
+		case c.Verdict == model.Unknown || c.NotMeasured:
+			w.Unknown, w.Why = 1, c.Detail
+		default:
+			w.Found = true
+			w.Measured, w.Open = c.Measured, c.Open
+			w.Predicted = c.Max - time.Nanosecond
+			w.Formula, w.Modes = formulaOf(m, w.Predicted, r, applied)
+			if w.Predicted > 0 && w.Predicted != model.Unbounded {
+				w.Ratio = math.Round(float64(w.Measured)/float64(w.Predicted)*1e4) / 1e4
+			}
+			w.Violated = w.Predicted != model.Unbounded && (w.Measured > w.Predicted+s.Tolerance || (c.Open && w.Measured > w.Predicted))
+		}
+		out[i] = w
+	}
+	return out
+}
+
+// formulaOf finds the formula behind a metric's bound: the prediction of
+// an applied mode that gives it (the failover floor otherwise).
+func formulaOf(metric string, bound time.Duration, r *model.Result, applied map[string]bool) (string, []string) {
+	overlap := metric == exOverlap || metric == exStale
+	var modes []string
+	formula := ""
+	for _, p := range r.Predictions {
+		if !applied[p.Mode] {
+			continue
+		}
+		modes = append(modes, p.Mode)
+		v, f := p.MaxGap, p.GapFormula
+		if overlap {
+			v, f = p.MaxOverlap, p.OverlapFormula
+		}
+		if v == bound && formula == "" {
+			formula = p.Mode + ": " + f
+		}
+	}
+	if formula == "" && metric == exFailover {
+		p := r.Params
+		formula = fmt.Sprintf("TTL + Wait + jitter = %v + %v + %v = %v", p.TTL, p.Wait, p.Jitter(), p.TTL+p.Wait+p.Jitter())
+	}
+	return formula, modes
+}
+
+// anchorOffsets are where a fault's start (or heal) goes around a call's
+// moment, in the order tried: inside the one-way hop (50µs) after it
+// first (a partition that catches a command on the wire), then either
+// side out to a few hundred µs.
+var anchorOffsets = []time.Duration{
+	10 * time.Microsecond, 25 * time.Microsecond, 40 * time.Microsecond, 2 * time.Microsecond, -2 * time.Microsecond,
+	60 * time.Microsecond, 0, -10 * time.Microsecond, 100 * time.Microsecond, -25 * time.Microsecond, -40 * time.Microsecond,
+	-60 * time.Microsecond, 200 * time.Microsecond, -100 * time.Microsecond, 400 * time.Microsecond, -200 * time.Microsecond,
+	-400 * time.Microsecond,
+}
+
+// anchor is one place to align to: a schedule, the fault whose start (or,
+// heal >= 0, whose length, Vary[heal]) moves, and a call's moment.
+type anchor struct {
+	x      Schedule
+	fault  int
+	heal   int
+	moment time.Duration
+}
+
+// align re-runs the coarse points that came closest to each metric's bound
+// with the call recorder, and tries each fault's start (and its heal, when
+// a size varies its length) around every moment of every elector call in
+// its window, one offset at a time over every anchor (breadth first: the
+// budget may not cover them all).
+func (l *lane) align(budget int) error {
+	stop := l.runs + budget
+	var starts []Schedule
+	have := map[string]bool{}
+	for i := range l.s.Metrics {
+		ranked := slices.Clone(l.ranked)
+		slices.SortStableFunc(ranked, func(a, b scored) int {
+			switch {
+			case a.w[i].worse(b.w[i]):
+				return -1
+			case b.w[i].worse(a.w[i]):
+				return 1
+			}
+			return 0
+		})
+		for _, r := range ranked[:min(3, len(ranked))] {
+			if k := r.x.key(); !have[k] {
+				have[k] = true
+				starts = append(starts, r.x)
+			}
+		}
+	}
+	scale := l.s.Base.TimeScale
+	if scale == 0 {
+		scale = 1
+	}
+	var anchors []anchor
+	for _, x := range starts {
+		var moments []time.Duration
+		if _, err := l.evalWith(x, "aligned", false, func(e virtual.CallEvent) {
+			moments = append(moments, time.Duration(float64(e.At)/scale))
+		}); err != nil {
+			return err
+		}
+		slices.Sort(moments)
+		moments = slices.Compact(moments)
+		for i, f := range l.s.Base.Faults {
+			lo := max(f.At-l.s.Window/2, minFaultAt) - time.Millisecond
+			hi := lo + l.s.Window + 2*time.Millisecond
+			for _, m := range moments {
+				if m >= lo && m <= hi {
+					anchors = append(anchors, anchor{x: x, fault: i, heal: -1, moment: m})
+				}
+			}
+			if f.Instant() {
+				continue
+			}
+			for k, r := range l.s.Vary {
+				if r.Param != ParamFor && !(r.Param == ParamPartition && f.Kind == model.FaultPartition) &&
+					!(r.Param == ParamPause && f.Kind == model.FaultPause) {
+					continue
+				}
+				for _, m := range moments {
+					if m > x.At[i] {
+						anchors = append(anchors, anchor{x: x, fault: i, heal: k, moment: m})
+					}
+				}
+			}
+		}
+	}
+	for _, off := range anchorOffsets {
+		for _, a := range anchors {
+			y := a.x
+			if a.heal < 0 {
+				y.At = slices.Clone(a.x.At)
+				y.At[a.fault] = l.inWindow(a.fault, a.moment+off)
+			} else {
+				r := l.s.Vary[a.heal]
+				rlo, _ := time.ParseDuration(r.Lo)
+				rhi, _ := time.ParseDuration(r.Hi)
+				d := (a.moment + off - a.x.At[a.fault]).Round(time.Microsecond)
+				if d < rlo || d > rhi {
+					continue
+				}
+				y.Sizes = slices.Clone(a.x.Sizes)
+				y.Sizes[a.heal] = d.String()
+			}
+			if l.runs >= stop {
+				return nil
+			}
+			if err := l.eval(y, "aligned", false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// refine runs a pattern search around metric i's best: each fault's start
+// and each size moved by ± a step, the step halved when nothing improves,
+// down to 1µs (a bisection of the edge the best lies on). It reports
+// whether it improved the best.
+func (l *lane) refine(i int) (bool, error) {
+	nf, nv := len(l.s.Base.Faults), len(l.s.Vary)
+	dims := nf + nv + l.followers()
+	steps := make([]float64, dims) // in units of the dimension's span
+	for d := range steps {
+		steps[d] = 1.0 / 64
+	}
+	minStart := float64(time.Microsecond) / float64(max(l.s.Window, time.Microsecond))
+	improvedAny := false
+	for {
+		cur := l.best[i].Schedule
+		moved := false
+		for d := range dims {
+			for _, sign := range []float64{+1, -1} {
+				y := cur
+				if d < nf {
+					y.At = slices.Clone(cur.At)
+					delta := time.Duration(sign * steps[d] * float64(l.s.Window)).Round(time.Microsecond)
+					if delta == 0 {
+						delta = time.Duration(sign) * time.Microsecond
+					}
+					y.At[d] = l.inWindow(d, cur.At[d]+delta)
+				} else if d < nf+nv {
+					r := l.s.Vary[d-nf]
+					y.Sizes = slices.Clone(cur.Sizes)
+					y.Sizes[d-nf] = r.at(r.frac(cur.Sizes[d-nf]) + sign*steps[d])
+				} else {
+					k := d - nf - nv + 1
+					wait := l.s.Base.Params.WithDefaults().Wait
+					y.Starts = slices.Clone(cur.Starts)
+					delta := time.Duration(sign * steps[d] * float64(wait)).Round(time.Microsecond)
+					if delta == 0 {
+						delta = time.Duration(sign) * time.Microsecond
+					}
+					y.Starts[k] = min(max(cur.Starts[k]+delta, 0), wait-time.Microsecond)
+				}
+				ok, err := l.evalWith(y, "refined", false, nil)
+				if err != nil {
+					return improvedAny, err
+				}
+				if ok && l.best[i].Schedule.key() == y.key() {
+					moved, improvedAny = true, true
+					break
+				}
+			}
+		}
+		if moved {
+			continue
+		}
+		smallest := true
+		for d := range steps {
+			limit := minStart
+			if d >= nf && d < nf+nv {
+				limit = 1e-4
+			}
+			if steps[d] > limit {
+				steps[d] /= 2
+				smallest = false
+			}
+		}
+		if smallest {
+			return improvedAny, nil
+		}
+	}
+}

@@ -1,0 +1,292 @@
+package sweep
+
+import (
+	"bufio"
+	"fmt"
+	"html/template"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+// shortMetric names a metric in file names and headings.
+func shortMetric(m string) string {
+	switch m {
+	case exOverlap:
+		return "overlap"
+	case exGap:
+		return "gap"
+	case exStale:
+		return "stale"
+	}
+	return m
+}
+
+// WorstFile is the name of the scenario file that reproduces a metric's
+// worst schedule.
+func WorstFile(metric string) string { return "worst-" + shortMetric(metric) + ".yaml" }
+
+// WorstScenario is the scenario that reproduces w, the worst schedule of
+// one metric: the base with the schedule's starts, sizes and seed, and the
+// metric's bound as its one expectation. A violated bound carries the
+// search's tolerance as slack, so that `chaos run FILE` fails as the
+// search did; otherwise the default slack, for the real backend's
+// measurement error.
+func (r *ExploreResult) WorstScenario(w Worst) (model.Scenario, error) {
+	sc, err := r.Space.Scenario(w.Schedule)
+	if err != nil {
+		return sc, err
+	}
+	sc.Name = r.Space.Base.Name + "-worst-" + shortMetric(w.Metric)
+	if len(sc.Name) > 60 {
+		sc.Name = "explore-worst-" + shortMetric(w.Metric)
+	}
+	verdict := "within its bound"
+	if w.Violated {
+		verdict = "BOUND VIOLATED"
+	}
+	sc.Description = fmt.Sprintf("chaos explore: the worst %s found for %s over %d runs: measured %v, predicted %v (%s), ratio %s: %s.",
+		w.Metric, r.Space.Base.Name, r.Runs, w.Measured, showBound(w.Predicted), w.Formula, ratioText(w), verdict)
+	e := model.Expectation{Metric: w.Metric, Max: "predicted"}
+	if w.Violated {
+		e.Slack = r.Space.withDefaults().Tolerance
+	}
+	sc.Expect = []model.Expectation{e}
+	sc.StrictClaims = false
+	return sc, nil
+}
+
+// WorstRun runs a worst schedule again on the virtual backend, for its
+// full report (timeline and all).
+func (r *ExploreResult) WorstRun(w Worst, o virtual.Options) (*model.Result, error) {
+	sc, err := r.WorstScenario(w)
+	if err != nil {
+		return nil, err
+	}
+	return virtual.Run(sc, o)
+}
+
+func showBound(d time.Duration) string {
+	if d == model.Unbounded {
+		return "unbounded"
+	}
+	return d.String()
+}
+
+func ratioText(w Worst) string {
+	switch {
+	case !w.Found:
+		return "—"
+	case w.Predicted == 0 && w.Measured == 0:
+		return "— (0 of 0)"
+	case w.Predicted == 0 || w.Predicted == model.Unbounded:
+		return "—"
+	}
+	return fmt.Sprintf("%.3f", w.Ratio)
+}
+
+// verdictText says what a worst case means.
+func verdictText(w Worst) string {
+	switch {
+	case !w.Found:
+		return "not measured"
+	case w.Violated:
+		return "BOUND VIOLATED"
+	case w.Predicted == model.Unbounded:
+		return "no bound"
+	}
+	return "within bound"
+}
+
+// scheduleText describes a schedule: its seed, fault starts, sizes and
+// follower starts.
+func (r *ExploreResult) scheduleText(x Schedule) string {
+	var parts []string
+	parts = append(parts, fmt.Sprintf("seed %d", x.Seed))
+	for i, a := range x.At {
+		if i < len(r.Space.Base.Faults) {
+			parts = append(parts, fmt.Sprintf("%s at %v", r.Space.Base.Faults[i].Kind, a))
+		}
+	}
+	for k, v := range x.Sizes {
+		if k < len(r.Space.Vary) {
+			parts = append(parts, r.Space.Vary[k].Param+"="+v)
+		}
+	}
+	if len(x.Starts) > 0 {
+		var s []string
+		for _, d := range x.Starts {
+			s = append(s, d.String())
+		}
+		parts = append(parts, "starts ["+strings.Join(s, ", ")+"]")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// ExploreMarkdown writes the search's report: per metric the worst
+// measured beside its bound, the formula, the ratio, the verdict and the
+// file that reproduces it.
+func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	s := r.Space.withDefaults()
+	p("# chaos explore: %s\n\n", s.Name)
+	p("%d runs on the virtual backend over %d seeds; each fault's start moved over a %v window", r.Runs, s.Seeds, s.Window)
+	if !s.FixedStarts {
+		p(", the followers' starts over a Wait")
+	}
+	for _, v := range s.Vary {
+		p(", %s over %s..%s", v.Param, v.Lo, v.Hi)
+	}
+	p("; violations above the bound by more than %v.\n\n", s.Tolerance)
+	if !r.Complete {
+		p("**Incomplete:** %s\n\n", r.Incomplete)
+	}
+	p("| metric | worst measured | predicted | ratio | verdict | found by | schedule | file |\n|---|---|---|---|---|---|---|---|\n")
+	for _, x := range r.Worst {
+		if !x.Found {
+			p("| %s | — | — | — | not measured (%d runs unknown: %s) | | | |\n", x.Metric, x.Unknown, nonEmptyText(x.Why, "no run measured it"))
+			continue
+		}
+		meas := x.Measured.String()
+		if x.Open {
+			meas = "≥ " + meas + " (open)"
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, showBound(x.Predicted), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric))
+	}
+	p("\n## Formulas\n\n")
+	for _, x := range r.Worst {
+		if x.Found {
+			p("- **%s**: %s\n", x.Metric, x.Formula)
+		}
+	}
+	if v := r.Violations(); len(v) > 0 {
+		p("\n## Findings\n\n")
+		for _, x := range v {
+			p("- **bound violated: %s** measured %v above its bound %v (%s); reproduce with `chaos run --backend virtual %s` (and on the real backend without --backend).\n",
+				x.Metric, x.Measured, showBound(x.Predicted), x.Formula, WorstFile(x.Metric))
+		}
+	}
+	p("\nEach file runs the worst schedule with its seed; its expectation is the metric's bound.\n")
+	return bw.Flush()
+}
+
+func nonEmptyText(s, otherwise string) string {
+	if s == "" {
+		return otherwise
+	}
+	return s
+}
+
+// WriteExplore writes the search's reports into dir (created if missing):
+// result.json, explore.md, index.html, and per metric the scenario file
+// of its worst schedule (WorstFile).
+func WriteExplore(dir string, r *ExploreResult) (Files, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var out Files
+	put := func(name string, data []byte) error {
+		out = append(out, name)
+		return os.WriteFile(filepath.Join(dir, name), data, 0o644)
+	}
+	js, err := r.JSON()
+	if err != nil {
+		return nil, err
+	}
+	if err := put("result.json", js); err != nil {
+		return out, err
+	}
+	var md strings.Builder
+	if err := ExploreMarkdown(&md, r); err != nil {
+		return out, err
+	}
+	if err := put("explore.md", []byte(md.String())); err != nil {
+		return out, err
+	}
+	for _, x := range r.Worst {
+		if !x.Found {
+			continue
+		}
+		sc, err := r.WorstScenario(x)
+		if err != nil {
+			return out, fmt.Errorf("the worst %s: %w", x.Metric, err)
+		}
+		y, err := scenarios.Marshal(sc)
+		if err != nil {
+			return out, fmt.Errorf("the worst %s: %w", x.Metric, err)
+		}
+		if err := put(WorstFile(x.Metric), y); err != nil {
+			return out, err
+		}
+	}
+	var hb strings.Builder
+	if err := writeExploreHTML(&hb, r); err != nil {
+		return out, err
+	}
+	return out, put("index.html", []byte(hb.String()))
+}
+
+type exploreRow struct {
+	Worst
+	Measured, Predicted, Ratio, Verdict, Schedule, File, Class string
+}
+
+func writeExploreHTML(w io.Writer, r *ExploreResult) error {
+	pg := struct {
+		R     *ExploreResult
+		Title string
+		Style template.CSS
+		Rows  []exploreRow
+	}{R: r, Title: "Explore " + r.Space.Name, Style: template.CSS(pageStyle)}
+	for _, x := range r.Worst {
+		row := exploreRow{Worst: x, Measured: "—", Predicted: "—", Ratio: ratioText(x), Verdict: verdictText(x), Class: "missing"}
+		if x.Found {
+			row.Measured, row.Predicted = x.Measured.String(), showBound(x.Predicted)
+			row.Schedule, row.File, row.Class = r.scheduleText(x.Schedule), WorstFile(x.Metric), "safe"
+			if x.Violated {
+				row.Class = "unsafe"
+			}
+		}
+		pg.Rows = append(pg.Rows, row)
+	}
+	bw := bufio.NewWriter(w)
+	if err := explorePage.Execute(bw, pg); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+var explorePage = template.Must(template.New("explore").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}}</title>
+<style>{{.Style}}</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="banner{{if not .R.Complete}} incomplete{{end}}">
+{{.R.Runs}} runs on the virtual backend over {{.R.Space.Seeds}} seeds (first seed {{.R.Space.FirstSeed}}): each fault's start moved over a {{.R.Space.Window}} window, aligned to the elector's calls, then refined.
+{{if not .R.Complete}}<br/><b>Incomplete:</b> {{.R.Incomplete}}{{end}}
+</p>
+<table>
+<thead><tr><th>metric</th><th>worst measured</th><th>predicted</th><th>ratio</th><th>verdict</th><th>found by</th><th>schedule</th><th>file</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr class="{{.Class}}"><td class="l">{{.Metric}}</td><td>{{.Measured}}</td><td>{{.Predicted}}</td><td>{{.Ratio}}</td><td class="l">{{.Verdict}}{{if not .Found}} ({{.Unknown}} runs unknown{{if .Why}}: {{.Why}}{{end}}){{end}}</td>
+<td class="l">{{.Phase}}</td><td class="l">{{.Schedule}}</td><td class="l">{{if .File}}<a href="{{.File}}">{{.File}}</a>{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+<h2>Formulas</h2>
+<ul>{{range .Rows}}{{if .Found}}<li><b>{{.Metric}}</b>: {{.Formula}}</li>{{end}}{{end}}</ul>
+<p>Each file runs the worst schedule with its seed (<code>chaos run --backend virtual FILE</code>, or on the real backend); its one expectation is the metric's bound. A measurement above its bound is a model error to fix in the bound, not a tolerance to widen.</p>
+</body>
+</html>
+`))
