@@ -1,0 +1,197 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+func builtinScenario(t testing.TB, name string) model.Scenario {
+	t.Helper()
+	sc, err := scenarios.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func worstOf(t testing.TB, r *ExploreResult, metric string) Worst {
+	t.Helper()
+	for _, w := range r.Worst {
+		if w.Metric == metric {
+			return w
+		}
+	}
+	t.Fatalf("no %s in the result", metric)
+	return Worst{}
+}
+
+// The result is a pure function of the space: any number of workers, and
+// the shards merged, give the same bytes.
+func TestExploreDeterministicAndSharded(t *testing.T) {
+	s := Space{Base: builtinScenario(t, "partition-blackhole"), Seeds: 3, Budget: 3 * 300}
+	ctx := context.Background()
+	one, err := Explore(ctx, s, ExploreOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := one.JSON()
+	many, err := Explore(ctx, s, ExploreOptions{Workers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := many.JSON(); !bytes.Equal(got, want) {
+		t.Fatalf("4 workers gave another result than 1")
+	}
+	var shards []*ExploreResult
+	for i := range 2 {
+		r, err := Explore(ctx, s, ExploreOptions{Shard: Shard{I: i, N: 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !r.Complete || r.Runs == 0 || r.Runs >= one.Runs {
+			t.Fatalf("shard %d: complete %v, %d runs of %d", i, r.Complete, r.Runs, one.Runs)
+		}
+		data, _ := r.JSON()
+		back, err := ReadExploreResult(data) // through result.json, as the CLI merges
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, back)
+	}
+	merged, err := MergeExplore(shards[1], shards[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := merged.JSON(); !bytes.Equal(got, want) {
+		t.Fatalf("merged shards differ from the whole search:\n%s\nwant\n%s", got, want)
+	}
+	if _, err := MergeExplore(shards[0]); err != nil {
+		t.Fatal(err)
+	} else if m, _ := MergeExplore(shards[0]); m.Complete {
+		t.Fatal("a merge missing a shard is complete")
+	}
+	if _, err := MergeExplore(shards[0], shards[0]); err == nil {
+		t.Fatal("a shard given twice merged")
+	}
+}
+
+// partition-blackhole's worst overlap comes within 2% of its bound: the
+// partition must start just after a renewal, and a follower's attempt
+// must fall right at the key's expiry (the followers' starts move).
+func TestExploreReachesBlackholeBound(t *testing.T) {
+	s := Space{Base: builtinScenario(t, "partition-blackhole"), Metrics: []string{exOverlap}, Seeds: 2, Budget: 2 * 1500}
+	r, err := Explore(context.Background(), s, ExploreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := worstOf(t, r, exOverlap)
+	t.Logf("overlap %v of %v (ratio %.4f) in %d runs, %v", w.Measured, w.Predicted, w.Ratio, r.Runs, r.Elapsed)
+	if w.Violated || w.Ratio < 0.98 {
+		t.Fatalf("worst overlap %v, bound %v: ratio %.4f, want 0.98 to 1", w.Measured, w.Predicted, w.Ratio)
+	}
+	// The file reproduces it, to the nanosecond.
+	sc, err := r.WorstScenario(w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := scenarios.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := scenarios.Parse("worst-overlap.yaml", y)
+	if err != nil {
+		t.Fatalf("the schedule file does not parse: %v\n%s", err, y)
+	}
+	res, err := virtual.Run(back, virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Analysis.Summary.MaxOverlap != w.Measured || res.Verdict != model.Pass {
+		t.Fatalf("the file's run: overlap %v (%s), the search's %v", res.Analysis.Summary.MaxOverlap, res.Verdict, w.Measured)
+	}
+}
+
+// An interrupted search returns what it found, marked incomplete.
+func TestExploreInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	s := Space{Base: builtinScenario(t, "partition-blackhole"), Seeds: 2, Budget: 1 << 30}
+	r, err := Explore(ctx, s, ExploreOptions{Workers: 1, Progress: func(done, total int) {
+		if done >= 512 {
+			cancel()
+		}
+	}})
+	if !errors.Is(err, context.Canceled) || r == nil || r.Complete || r.Runs < 512 {
+		t.Fatalf("err %v, result %v", err, r != nil)
+	}
+	if w := worstOf(t, r, exOverlap); !w.Found || w.Measured <= 0 {
+		t.Fatalf("the interrupted search kept no worst overlap: %+v", w)
+	}
+	if !strings.Contains(r.Incomplete, "interrupted") {
+		t.Fatalf("incomplete: %q", r.Incomplete)
+	}
+}
+
+func TestExploreWritesReproducingFiles(t *testing.T) {
+	s := Space{Base: builtinScenario(t, "pause"), Seeds: 1, Budget: 300}
+	r, err := Explore(context.Background(), s, ExploreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	files, err := WriteExplore(dir, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"result.json", "explore.md", "index.html", "worst-overlap.yaml", "worst-gap.yaml"} {
+		if !strings.Contains(strings.Join(files, " "), want) {
+			t.Fatalf("%s not written: %v", want, files)
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, "explore.md"))
+	for _, want := range []string{"| max_overlap |", "ratio", "pause: "} {
+		if !bytes.Contains(md, []byte(want)) {
+			t.Fatalf("explore.md lacks %q:\n%s", want, md)
+		}
+	}
+	sc, err := scenarios.Load(filepath.Join(dir, "worst-overlap.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(sc.Expect) != 1 || sc.Expect[0].Metric != exOverlap || sc.Expect[0].Max != "predicted" {
+		t.Fatalf("the schedule file's expectations: %+v", sc.Expect)
+	}
+}
+
+func TestParseRangeAndMetric(t *testing.T) {
+	r, err := ParseRange("for=1s..14s")
+	if err != nil || r != (Range{Param: ParamFor, Lo: "1s", Hi: "14s"}) {
+		t.Fatalf("%+v %v", r, err)
+	}
+	if r, err := ParseRange("rate=0.2..0.9"); err != nil || r.Param != ParamClockRate || r.at(0.5) != "0.55" {
+		t.Fatalf("%+v %v %s", r, err, r.at(0.5))
+	}
+	for _, bad := range []string{"for", "for=1s", "size=1s..2s", "for=2s..1s", "latency=x..1s"} {
+		if _, err := ParseRange(bad); err == nil {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+	if m, err := ParseMetric("gap"); err != nil || m != exGap {
+		t.Fatal(m, err)
+	}
+	if _, err := ParseMetric("speed"); err == nil {
+		t.Fatal("speed parsed")
+	}
+	bad := Space{Base: builtinScenario(t, "pause"), Vary: []Range{{Param: ParamLag, Lo: "0s", Hi: "1s"}}}
+	if err := bad.withDefaults().Check(); err == nil || !strings.Contains(err.Error(), "redis-failover") {
+		t.Fatalf("vary lag on a pause scenario: %v", err)
+	}
+}
