@@ -170,9 +170,9 @@ func TestExploreBuiltinsWithinBounds(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			budget := 4000
+			budget := 2000
 			if sc.Instances > 5 {
-				budget = 1000 // thundering-herd: 30 instances, each run costs 10 of the others
+				budget = 500 // thundering-herd: 30 instances, each run costs 10 of the others
 			}
 			r, err := Explore(context.Background(), Space{Base: sc, Seeds: 2, Budget: budget}, ExploreOptions{})
 			if err != nil {
