@@ -724,9 +724,18 @@ func breaks(p model.Params, c Constraints, e Envelope) ([]Break, string) {
 	return out, first
 }
 
-// confirmScenario builds the scenario that exercises one mode with the
-// recommended timings: three bare electors, the fault on the leader.
+// confirmScenario builds the scenario that exercises one mode of the
+// envelope with the recommended timings.
 func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, bool) {
+	return ModeScenario(mode, p, model.FaultSize{Latency: e.LatencyMax, Pause: e.MaxPause, ClockRate: 1 - e.MaxClockDrift})
+}
+
+// ModeScenario builds a scenario that exercises one failure mode with the
+// timings p and the fault size s (latency, pause, clock rate): three bare
+// electors, the fault on the leader a TTL in, lasting long enough for the
+// mode's worst case. false: the mode has no fault to inject (renew-error,
+// graceful-stop, failover) or its size is not given.
+func ModeScenario(mode string, p model.Params, s model.FaultSize) (model.Scenario, bool) {
 	call := model.CallBound(p, model.ModePartitionBlackhole)
 	if call == model.Unbounded {
 		call = 2 * p.TTL
@@ -741,14 +750,20 @@ func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, b
 		f.Mode = map[string]string{model.ModePartitionBlackhole: model.PartitionBlackhole, model.ModePartitionRefuse: model.PartitionRefuse,
 			model.ModePartitionReset: model.PartitionReset, model.ModePartitionReplies: model.PartitionBlackholeReplies}[mode]
 	case model.ModeLatency:
-		if e.LatencyMax < time.Millisecond {
+		if s.Latency < time.Millisecond {
 			return model.Scenario{}, false
 		}
-		f.Kind, f.For, f.Latency = model.FaultLatency, long, e.LatencyMax.Round(time.Millisecond)
+		f.Kind, f.For, f.Latency = model.FaultLatency, long, s.Latency.Round(time.Millisecond)
 	case model.ModePause:
-		f.Kind, f.For = model.FaultPause, e.MaxPause
+		if s.Pause <= 0 {
+			return model.Scenario{}, false
+		}
+		f.Kind, f.For = model.FaultPause, s.Pause
 	case model.ModeClockDrift:
-		f.Kind, f.For, f.Rate = model.FaultClock, 4*p.TTL, 1-e.MaxClockDrift
+		if s.ClockRate <= 0 {
+			return model.Scenario{}, false
+		}
+		f.Kind, f.For, f.Rate = model.FaultClock, 4*p.TTL, s.ClockRate
 	case model.ModeLeaseLoss:
 		f.Kind, f.Target = model.FaultRedisRestart, model.Target{}
 	default:
@@ -758,6 +773,37 @@ func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, b
 	sc.Description = fmt.Sprintf("chaos advise: %s with TTL %v, Wait %v, read timeout %v, max retries %d, op timeout %v, safe %v", mode, p.TTL, p.Wait, p.Client.ReadTimeout, p.Client.MaxRetries, p.OpTimeout, p.Safe)
 	sc.Duration = p.TTL + max(p.TTL/2, p.Wait) + f.For + p.TTL
 	return sc, true
+}
+
+// ModeWorst is the worst case a search found for one failure mode, beside
+// its prediction (chaos bounds --explore).
+type ModeWorst struct {
+	Mode string `json:"mode"`
+	// Gap and Overlap are the search's worst max gap and max overlap, with
+	// their bounds and ratios; Runs how many runs it made.
+	Gap     Worst `json:"gap"`
+	Overlap Worst `json:"overlap"`
+	Runs    int   `json:"runs"`
+}
+
+// ExploreModes searches, for each failure mode that has a fault to inject
+// (ModeScenario), the worst gap and overlap with the timings p and fault
+// size s, budget runs per mode.
+func ExploreModes(ctx context.Context, p model.Params, s model.FaultSize, budget int, o ExploreOptions) ([]ModeWorst, error) {
+	var out []ModeWorst
+	for _, mode := range model.Modes {
+		sc, ok := ModeScenario(mode, p, s)
+		if !ok {
+			continue
+		}
+		sc.Name = "bounds-" + mode
+		r, err := Explore(ctx, Space{Base: sc, Metrics: []string{exGap, exOverlap}, Seeds: 4, Budget: budget}, o)
+		if err != nil {
+			return out, fmt.Errorf("exploring %s: %w", mode, err)
+		}
+		out = append(out, ModeWorst{Mode: mode, Gap: r.Worst[0], Overlap: r.Worst[1], Runs: r.Runs})
+	}
+	return out, nil
 }
 
 // ConstraintExpect are the constraints as a scenario's expectations.

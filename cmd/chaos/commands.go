@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -14,6 +15,7 @@ import (
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sweep"
 )
 
 const listUsage = `Usage: chaos list
@@ -103,11 +105,12 @@ Examples:
   chaos bounds --ttl 2s --wait 3s --read-timeout 500ms --max-retries -1
   chaos bounds partition-blackhole
   chaos bounds my-scenario.yaml --latency 300ms
+  chaos bounds --ttl 2s --wait 3s --explore     # beside each formula, the worst a search finds
 
 Flags:
 `
 
-func cmdBounds(args []string, stdout, stderr io.Writer) error {
+func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("bounds", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	timing := newTimingFlags(fs)
@@ -118,6 +121,8 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	fs.DurationVar(&latency, "latency", 0, "one-way latency added for the latency mode")
 	fs.DurationVar(&pause, "pause", 0, "pause length for the pause mode")
 	fs.Float64Var(&rate, "clock-rate", 0, "leader clock rate for the clock-drift mode (e.g. 0.5)")
+	explore := fs.Bool("explore", false, "beside each formula, the worst case a search of the schedule finds on the virtual backend (chaos explore)")
+	budget := fs.Int("budget", 4000, "with --explore: runs per failure mode")
 	fs.Usage = func() { fmt.Fprint(stderr, boundsUsage); fs.PrintDefaults() }
 	pos, err := parseInterleaved(fs, args)
 	if err != nil {
@@ -189,6 +194,20 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	var explored map[string]sweep.ModeWorst
+	if *explore {
+		ws, err := sweep.ExploreModes(ctx, p, size, *budget, sweep.ExploreOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return &exitError{exitCanceled, errors.New("interrupted")}
+			}
+			return err
+		}
+		explored = map[string]sweep.ModeWorst{}
+		for _, w := range ws {
+			explored[w.Mode] = w
+		}
+	}
 	fmt.Fprintln(stdout, "\nFormulas:")
 	for _, pr := range preds {
 		if missing[pr.Mode] {
@@ -204,8 +223,29 @@ func cmdBounds(args []string, stdout, stderr io.Writer) error {
 		if pr.Note != "" {
 			fmt.Fprintf(stdout, "  why:     %s\n", pr.Note)
 		}
+		if w, ok := explored[pr.Mode]; ok {
+			fmt.Fprintf(stdout, "  explored (%d runs, virtual): gap %s; overlap %s\n", w.Runs, exploredText(w.Gap), exploredText(w.Overlap))
+		}
+	}
+	for _, w := range explored {
+		if w.Gap.Violated || w.Overlap.Violated {
+			return &exitError{exitFailed, errors.New("the search found a bound violated (see \"explored\" above)")}
+		}
 	}
 	return nil
+}
+
+// exploredText is a searched worst case beside its bound.
+func exploredText(w sweep.Worst) string {
+	switch {
+	case !w.Found:
+		return "not measured"
+	case w.Violated:
+		return fmt.Sprintf("%v, BOUND VIOLATED (bound %v; seed %d)", w.Measured.Round(time.Microsecond), w.Predicted, w.Schedule.Seed)
+	case w.Predicted > 0 && w.Predicted != model.Unbounded:
+		return fmt.Sprintf("%v of %v (ratio %.3f)", w.Measured.Round(time.Microsecond), w.Predicted, w.Ratio)
+	}
+	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), showBound(w.Predicted))
 }
 
 // optInt is an int flag whose default is "not given" (-1): its help shows

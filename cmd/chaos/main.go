@@ -104,7 +104,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case "validate":
 		err = cmdValidate(args[1:], stdout, stderr)
 	case "bounds":
-		err = cmdBounds(args[1:], stdout, stderr)
+		err = cmdBounds(ctx, args[1:], stdout, stderr)
 	case "report":
 		err = cmdReport(args[1:], stdout, stderr)
 	case "sweep":
