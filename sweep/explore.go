@@ -1,9 +1,7 @@
 package sweep
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -548,24 +546,13 @@ func (r *ExploreResult) reduce() {
 }
 
 // JSON is the result as result.json holds it: indented, byte-deterministic.
-func (r *ExploreResult) JSON() ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
-}
+func (r *ExploreResult) JSON() ([]byte, error) { return indentJSON(r) }
 
 // ReadExploreResult reads an explore result.json.
 func ReadExploreResult(data []byte) (*ExploreResult, error) {
 	var r ExploreResult
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("reading an explore result: %w", err)
-	}
-	if r.Format != FormatVersion {
-		return nil, fmt.Errorf("explore result format %d; this build reads %d", r.Format, FormatVersion)
+	if err := readJSON(data, "explore", &r, &r.Format); err != nil {
+		return nil, err
 	}
 	return &r, nil
 }
@@ -577,59 +564,27 @@ func MergeExplore(shards ...*ExploreResult) (*ExploreResult, error) {
 	if len(shards) == 0 {
 		return nil, errors.New("merge: no shard results")
 	}
-	sj, err := json.Marshal(shards[0].Space)
+	parts := make([]shardPart, len(shards))
+	for i, s := range shards {
+		parts[i] = shardPart{key: s.Space, shard: s.Shard, complete: s.Complete, incomplete: s.Incomplete, size: len(s.Lanes)}
+	}
+	n, have, why, err := checkShards("search", "spaces", "seeds", len(shards[0].Lanes), parts)
 	if err != nil {
 		return nil, err
 	}
-	n := 1
-	if shards[0].Shard != nil {
-		n = shards[0].Shard.N
-	}
-	have := map[int]*ExploreResult{}
-	for _, s := range shards {
-		j, _ := json.Marshal(s.Space)
-		if !bytes.Equal(sj, j) {
-			return nil, errors.New("merge: the shards come from different searches (their spaces differ)")
-		}
-		sh := Shard{I: 0, N: 1}
-		if s.Shard != nil {
-			sh = *s.Shard
-		}
-		if sh.N != n {
-			return nil, fmt.Errorf("merge: shard %v does not belong to a search of %d shards", sh, n)
-		}
-		if _, dup := have[sh.I]; dup {
-			return nil, fmt.Errorf("merge: shard %v is given twice", sh)
-		}
-		if len(s.Lanes) != len(shards[0].Lanes) {
-			return nil, fmt.Errorf("merge: shard %v has %d seeds; the first has %d", sh, len(s.Lanes), len(shards[0].Lanes))
-		}
-		have[sh.I] = s
-	}
 	out := &ExploreResult{Format: FormatVersion, Space: shards[0].Space, Complete: true, Lanes: make([]Lane, len(shards[0].Lanes))}
-	var why []string
-	for i := range n {
-		s, ok := have[i]
-		switch {
-		case !ok:
-			why = append(why, fmt.Sprintf("shard %d/%d is missing", i, n))
-		case !s.Complete:
-			why = append(why, fmt.Sprintf("shard %d/%d is incomplete (%s)", i, n, s.Incomplete))
-		}
-	}
 	for k := range out.Lanes {
-		if s, ok := have[k%max(n, 1)]; ok {
-			out.Lanes[k] = s.Lanes[k]
+		if i, ok := have[k%n]; ok {
+			out.Lanes[k] = shards[i].Lanes[k]
 		} else {
 			out.Lanes[k] = Lane{Seed: out.Space.FirstSeed + int64(k), Status: StatusNotRun}
 		}
 	}
-	for _, s := range have {
-		out.Elapsed += s.Elapsed
+	for _, i := range have {
+		out.Elapsed += shards[i].Elapsed
 	}
 	out.reduce()
 	if len(why) > 0 {
-		slices.Sort(why)
 		out.Complete = false
 		out.Incomplete = "merged: " + joinSemi(why)
 	}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -188,27 +186,16 @@ func nonEmptyText(s, otherwise string) string {
 // result.json, explore.md, index.html, and per metric the scenario file
 // of its worst schedule (WorstFile).
 func WriteExplore(dir string, r *ExploreResult) (Files, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var out Files
-	put := func(name string, data []byte) error {
-		out = append(out, name)
-		return os.WriteFile(filepath.Join(dir, name), data, 0o644)
-	}
-	js, err := r.JSON()
+	fs, err := newFileSet(dir, r.JSON)
 	if err != nil {
 		return nil, err
 	}
-	if err := put("result.json", js); err != nil {
-		return out, err
-	}
 	var md strings.Builder
 	if err := ExploreMarkdown(&md, r); err != nil {
-		return out, err
+		return fs.names, err
 	}
-	if err := put("explore.md", []byte(md.String())); err != nil {
-		return out, err
+	if err := fs.put("explore.md", []byte(md.String())); err != nil {
+		return fs.names, err
 	}
 	for _, x := range r.Worst {
 		if !x.Found {
@@ -216,21 +203,22 @@ func WriteExplore(dir string, r *ExploreResult) (Files, error) {
 		}
 		sc, err := r.WorstScenario(x)
 		if err != nil {
-			return out, fmt.Errorf("the worst %s: %w", x.Metric, err)
+			return fs.names, fmt.Errorf("the worst %s: %w", x.Metric, err)
 		}
 		y, err := scenarios.Marshal(sc)
 		if err != nil {
-			return out, fmt.Errorf("the worst %s: %w", x.Metric, err)
+			return fs.names, fmt.Errorf("the worst %s: %w", x.Metric, err)
 		}
-		if err := put(WorstFile(x.Metric), y); err != nil {
-			return out, err
+		if err := fs.put(WorstFile(x.Metric), y); err != nil {
+			return fs.names, err
 		}
 	}
 	var hb strings.Builder
 	if err := writeExploreHTML(&hb, r); err != nil {
-		return out, err
+		return fs.names, err
 	}
-	return out, put("index.html", []byte(hb.String()))
+	err = fs.put("index.html", []byte(hb.String()))
+	return fs.names, err
 }
 
 type exploreRow struct {

@@ -412,26 +412,38 @@ func stat(s []sample) Stat {
 }
 
 // JSON is the result as result.json holds it: indented, byte-deterministic.
-func (r *Result) JSON() ([]byte, error) {
+func (r *Result) JSON() ([]byte, error) { return indentJSON(r) }
+
+// ReadResult reads a result.json.
+func ReadResult(data []byte) (*Result, error) {
+	var r Result
+	if err := readJSON(data, "sweep", &r, &r.Format); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// indentJSON encodes v as result.json holds it: indented, byte-deterministic.
+func indentJSON(v any) ([]byte, error) {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
-	if err := enc.Encode(r); err != nil {
+	if err := enc.Encode(v); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
 }
 
-// ReadResult reads a result.json.
-func ReadResult(data []byte) (*Result, error) {
-	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("reading a sweep result: %w", err)
+// readJSON decodes a result.json of what ("sweep", "explore") into v, and
+// checks its layout's version (*format, once decoded).
+func readJSON(data []byte, what string, v any, format *int) error {
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("reading a %s result: %w", what, err)
 	}
-	if r.Format != FormatVersion {
-		return nil, fmt.Errorf("sweep result format %d; this build reads %d", r.Format, FormatVersion)
+	if *format != FormatVersion {
+		return fmt.Errorf("%s result format %d; this build reads %d", what, *format, FormatVersion)
 	}
-	return &r, nil
+	return nil
 }
 
 // Merge combines the results of a sweep's shards into the result of the
@@ -444,66 +456,95 @@ func Merge(shards ...*Result) (*Result, error) {
 	if len(shards) == 0 {
 		return nil, errors.New("merge: no shard results")
 	}
-	gj, err := json.Marshal(shards[0].Grid)
+	parts := make([]shardPart, len(shards))
+	for i, s := range shards {
+		parts[i] = shardPart{key: s.Grid, shard: s.Shard, complete: s.Complete, incomplete: s.Incomplete, size: len(s.Cells)}
+	}
+	n, have, why, err := checkShards("sweep", "grids", "cells", shards[0].Grid.Cells(), parts)
 	if err != nil {
 		return nil, err
 	}
-	n := 1
-	if shards[0].Shard != nil {
-		n = shards[0].Shard.N
-	}
-	have := map[int]*Result{}
-	for _, s := range shards {
-		sj, _ := json.Marshal(s.Grid)
-		if !bytes.Equal(gj, sj) {
-			return nil, errors.New("merge: the shards come from different sweeps (their grids differ)")
-		}
-		sh := Shard{I: 0, N: 1}
-		if s.Shard != nil {
-			sh = *s.Shard
-		}
-		if sh.N != n {
-			return nil, fmt.Errorf("merge: shard %v does not belong to a sweep of %d shards", sh, n)
-		}
-		if _, dup := have[sh.I]; dup {
-			return nil, fmt.Errorf("merge: shard %v is given twice", sh)
-		}
-		have[sh.I] = s
-		if len(s.Cells) != shards[0].Grid.Cells() {
-			return nil, fmt.Errorf("merge: shard %v has %d cells; its grid has %d", sh, len(s.Cells), shards[0].Grid.Cells())
-		}
-	}
 	out := &Result{Format: FormatVersion, Grid: shards[0].Grid, Complete: true, Cells: make([]Cell, len(shards[0].Cells))}
-	var why []string
-	for i := range n {
-		s, ok := have[i]
-		if !ok {
-			why = append(why, fmt.Sprintf("shard %d/%d is missing", i, n))
-			continue
-		}
-		if !s.Complete {
-			why = append(why, fmt.Sprintf("shard %d/%d is incomplete (%s)", i, n, s.Incomplete))
-		}
-	}
-	own := Shard{N: n}
 	for k := range out.Cells {
-		own.I = k % max(n, 1)
-		if s, ok := have[own.I]; ok {
-			out.Cells[k] = s.Cells[k]
+		if i, ok := have[k%n]; ok {
+			out.Cells[k] = shards[i].Cells[k]
 		} else {
 			out.Cells[k] = Cell{Index: k, Values: out.Grid.Values(k), Status: StatusNotRun}
 		}
 		out.Runs += out.Cells[k].Runs
 	}
-	for _, s := range have {
-		out.Elapsed += s.Elapsed
+	for _, i := range have {
+		out.Elapsed += shards[i].Elapsed
 	}
 	if len(why) > 0 {
-		slices.Sort(why)
 		out.Complete = false
 		out.Incomplete = "merged: " + joinSemi(why)
 	}
 	return out, nil
+}
+
+// shardPart is what checkShards needs of one shard's result: what names
+// the whole (the grid or the space), its shard, whether it completed, and
+// how many cells or seeds it holds.
+type shardPart struct {
+	key        any
+	shard      *Shard
+	complete   bool
+	incomplete string
+	size       int
+}
+
+// checkShards checks that the parts are shards of one whole (the same key,
+// the same shard count, each shard once, size entries each), and returns
+// the shard count, the index of the part holding each shard, and why the
+// merge is incomplete (missing or incomplete shards, sorted). what names
+// the whole ("sweep"), keys what tells them apart ("grids"), items what
+// size counts ("cells").
+func checkShards(what, keys, items string, size int, parts []shardPart) (int, map[int]int, []string, error) {
+	if len(parts) == 0 {
+		return 0, nil, nil, errors.New("merge: no shard results")
+	}
+	kj, err := json.Marshal(parts[0].key)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	n := 1
+	if parts[0].shard != nil {
+		n = max(parts[0].shard.N, 1)
+	}
+	have := map[int]int{}
+	for i, p := range parts {
+		j, _ := json.Marshal(p.key)
+		if !bytes.Equal(kj, j) {
+			return 0, nil, nil, fmt.Errorf("merge: the shards come from different %ss (their %s differ)", what, keys)
+		}
+		sh := Shard{I: 0, N: 1}
+		if p.shard != nil {
+			sh = *p.shard
+		}
+		if sh.N != n {
+			return 0, nil, nil, fmt.Errorf("merge: shard %v does not belong to a %s of %d shards", sh, what, n)
+		}
+		if _, dup := have[sh.I]; dup {
+			return 0, nil, nil, fmt.Errorf("merge: shard %v is given twice", sh)
+		}
+		if p.size != size {
+			return 0, nil, nil, fmt.Errorf("merge: shard %v has %d %s; the %s has %d", sh, p.size, items, what, size)
+		}
+		have[sh.I] = i
+	}
+	var why []string
+	for i := range n {
+		k, ok := have[i]
+		switch {
+		case !ok:
+			why = append(why, fmt.Sprintf("shard %d/%d is missing", i, n))
+		case !parts[k].complete:
+			why = append(why, fmt.Sprintf("shard %d/%d is incomplete (%s)", i, n, parts[k].incomplete))
+		}
+	}
+	slices.Sort(why)
+	return n, have, why, nil
 }
 
 func joinSemi(s []string) string {

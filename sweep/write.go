@@ -61,50 +61,65 @@ func secs(d time.Duration) string {
 // Files are what WriteFiles wrote, by name relative to the directory.
 type Files []string
 
+// fileSet writes a report's files into one directory and lists them.
+type fileSet struct {
+	dir   string
+	names Files
+}
+
+// newFileSet creates dir and writes result.json from js.
+func newFileSet(dir string, js func() ([]byte, error)) (*fileSet, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	data, err := js()
+	if err != nil {
+		return nil, err
+	}
+	f := &fileSet{dir: dir}
+	return f, f.put("result.json", data)
+}
+
+// put writes one file of the set.
+func (f *fileSet) put(name string, data []byte) error {
+	f.names = append(f.names, name)
+	return os.WriteFile(filepath.Join(f.dir, name), data, 0o644)
+}
+
 // WriteFiles writes the sweep's reports into dir (created if missing):
 // result.json, cells.csv, for each pair of axes with more than one value
 // (at most the first four such axes) heatmap-{overlap,gap}-X-Y.svg and .png,
 // and index.html, which embeds the heatmaps.
 func WriteFiles(dir string, r *Result) (Files, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	var out Files
-	put := func(name string, data []byte) error {
-		out = append(out, name)
-		return os.WriteFile(filepath.Join(dir, name), data, 0o644)
-	}
-	js, err := r.JSON()
+	fs, err := newFileSet(dir, r.JSON)
 	if err != nil {
 		return nil, err
-	}
-	if err := put("result.json", js); err != nil {
-		return out, err
 	}
 	var cb strings.Builder
 	if err := CSV(&cb, r); err != nil {
-		return out, err
+		return fs.names, err
 	}
-	if err := put("cells.csv", []byte(cb.String())); err != nil {
-		return out, err
+	if err := fs.put("cells.csv", []byte(cb.String())); err != nil {
+		return fs.names, err
 	}
 	maps, err := heatmaps(r)
 	if err != nil {
-		return out, err
+		return fs.names, err
 	}
 	for _, m := range maps {
-		if err := put(m.name+".svg", m.svg); err != nil {
-			return out, err
+		if err := fs.put(m.name+".svg", m.svg); err != nil {
+			return fs.names, err
 		}
-		if err := put(m.name+".png", m.png); err != nil {
-			return out, err
+		if err := fs.put(m.name+".png", m.png); err != nil {
+			return fs.names, err
 		}
 	}
 	var hb strings.Builder
 	if err := writeHTML(&hb, r, maps); err != nil {
-		return out, err
+		return fs.names, err
 	}
-	return out, put("index.html", []byte(hb.String()))
+	err = fs.put("index.html", []byte(hb.String()))
+	return fs.names, err
 }
 
 type heatmapFile struct {

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -204,17 +203,9 @@ func cmdExploreMerge(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return usageErr("explore merge needs the shards' result.json files")
 	}
-	var shards []*sweep.ExploreResult
-	for _, p := range pos {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return &exitError{exitUsage, err}
-		}
-		r, err := sweep.ReadExploreResult(data)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("%s: %w", p, err)}
-		}
-		shards = append(shards, r)
+	shards, err := readShards(pos, sweep.ReadExploreResult)
+	if err != nil {
+		return err
 	}
 	merged, err := sweep.MergeExplore(shards...)
 	if err != nil {

@@ -147,17 +147,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return usageErr("sweep merge needs the shards' result.json files")
 	}
-	var shards []*sweep.Result
-	for _, p := range pos {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return &exitError{exitUsage, err}
-		}
-		r, err := sweep.ReadResult(data)
-		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("%s: %w", p, err)}
-		}
-		shards = append(shards, r)
+	shards, err := readShards(pos, sweep.ReadResult)
+	if err != nil {
+		return err
 	}
 	merged, err := sweep.Merge(shards...)
 	if err != nil {
@@ -171,6 +163,23 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return &exitError{exitFailed, fmt.Errorf("the merged sweep is incomplete: %s", merged.Incomplete)}
 	}
 	return nil
+}
+
+// readShards reads the shards' result.json files, as read parses them.
+func readShards[T any](paths []string, read func([]byte) (T, error)) ([]T, error) {
+	var out []T
+	for _, p := range paths {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return nil, &exitError{exitUsage, err}
+		}
+		r, err := read(data)
+		if err != nil {
+			return nil, &exitError{exitUsage, fmt.Errorf("%s: %w", p, err)}
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // cmdAdvise runs `chaos advise`.
