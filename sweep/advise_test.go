@@ -25,7 +25,7 @@ func envelope() sweep.Envelope {
 // timeout, 3 retries) keep every partition overlap at 0.
 func TestAdviseKnownAnswer(t *testing.T) {
 	c := sweep.Constraints{MaxGap: 12 * time.Second, MaxOverlap: 0, MaxStale: sweep.NoLimit, NoStaleWrites: true}
-	a, err := sweep.Advise(context.Background(), c, envelope(), sweep.AdviseOptions{Confirm: true, Seeds: 2, Budget: 2000})
+	a, err := sweep.Advise(context.Background(), c, envelope(), sweep.AdviseOptions{Confirm: true, Seeds: 2, Budget: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -114,7 +114,7 @@ func TestExploreFindsWeakenedBounds(t *testing.T) {
 			if c.mutate != nil {
 				c.mutate(&base)
 			}
-			s := Space{Base: base, Metrics: []string{c.metric}, Vary: c.vary, Seeds: 2, Budget: 2 * 1500}
+			s := Space{Base: base, Metrics: []string{c.metric}, Vary: c.vary, Seeds: 2, Budget: 2 * 750}
 			r, err := Explore(context.Background(), s, ExploreOptions{Predict: c.predict})
 			if err != nil {
 				t.Fatal(err)
@@ -170,9 +170,9 @@ func TestExploreBuiltinsWithinBounds(t *testing.T) {
 			continue
 		}
 		t.Run(e.Name, func(t *testing.T) {
-			budget := 2000
+			budget := 1000
 			if sc.Instances > 5 {
-				budget = 500 // thundering-herd: 30 instances, each run costs 10 of the others
+				budget = 250 // thundering-herd: 30 instances, each run costs 10 of the others
 			}
 			r, err := Explore(context.Background(), Space{Base: sc, Seeds: 2, Budget: budget}, ExploreOptions{})
 			if err != nil {
