@@ -332,7 +332,18 @@ func (r *run) execute(ctx context.Context) error {
 	if preErr != nil {
 		return preErr
 	}
-	for _, in := range r.instances {
+	type action struct {
+		at    time.Duration
+		heal  bool
+		id    int
+		start int // an instance's delayed start (Scenario.Starts): its index + 1
+	}
+	var plan []action
+	for i, in := range r.instances {
+		if i < len(r.sc.Starts) && r.sc.Starts[i] > 0 {
+			plan = append(plan, action{at: r.sc.Starts[i], start: i + 1})
+			continue
+		}
 		if err := in.Start(); err != nil {
 			return err
 		}
@@ -343,12 +354,6 @@ func (r *run) execute(ctx context.Context) error {
 	stopWork := sync.OnceFunc(r.workload())
 	defer stopWork()
 
-	type action struct {
-		at   time.Duration
-		heal bool
-		id   int
-	}
-	var plan []action
 	for i, f := range r.sc.Faults {
 		plan = append(plan, action{at: f.At, id: i})
 		if !f.Instant() {
@@ -377,6 +382,12 @@ func (r *run) execute(ctx context.Context) error {
 	for _, a := range plan {
 		if err := sleepUntil(ctx, r.rec, a.at); err != nil {
 			return err
+		}
+		if a.start > 0 {
+			if err := r.instances[a.start-1].Start(); err != nil {
+				return err
+			}
+			continue
 		}
 		if a.heal {
 			if af := active[a.id]; af != nil {

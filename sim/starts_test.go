@@ -1,0 +1,47 @@
+package sim_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/virtual"
+)
+
+// Scenario.Starts delays an instance's start on the real backend as on the
+// virtual one: the follower started 1.1s in takes the crashed leader's key
+// at one of its own attempts (1.1s + k × Wait), on both backends.
+func TestStartsDelayInstances(t *testing.T) {
+	t.Parallel()
+	sc := model.Scenario{Instances: 2, Params: fast, Duration: 3 * time.Second, Recovery: time.Second,
+		Starts: []time.Duration{0, 1100 * time.Millisecond},
+		Faults: []model.Fault{{At: 1500 * time.Millisecond, Kind: model.FaultCrash, Target: model.Target{Indexes: []int{0}}}}}
+	res := runScenario(t, sc)
+	vres, err := virtual.Run(sc, virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := func(r *model.Result, kind model.Kind, instance int) time.Duration {
+		for _, e := range r.Timeline {
+			if e.Kind == kind && e.Instance == instance {
+				return e.At
+			}
+		}
+		t.Fatalf("%s: no %s of instance %d", r.Backend, kind, instance)
+		return 0
+	}
+	for _, r := range []*model.Result{res, vres} {
+		if s := at(r, model.InstanceStarted, 1); s < 1100*time.Millisecond || s > 1250*time.Millisecond {
+			t.Errorf("%s: instance 1 started at %v, want 1.1s", r.Backend, s)
+		}
+		if s := at(r, model.InstanceStarted, 0); s > 100*time.Millisecond {
+			t.Errorf("%s: instance 0 started at %v, want at once", r.Backend, s)
+		}
+	}
+	// The key expires TTL after the leader's last renewal (by 2s); the
+	// follower's attempts come at 1.1s + k × 600ms: 2.3s at the latest.
+	real, virt := at(res, model.LeaderGained, 1), at(vres, model.LeaderGained, 1)
+	if d := real - virt; d < -60*time.Millisecond || d > 60*time.Millisecond {
+		t.Errorf("instance 1 led at %v (real), %v (virtual)", real, virt)
+	}
+}
