@@ -8,7 +8,7 @@ import (
 	"github.com/leaselab/leaselab/election/timing"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // The explorer's power: against a bound calculator weakened to a formula

@@ -13,8 +13,8 @@ import (
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/virtual"
 	"github.com/leaselab/leaselab/sweep"
-	"github.com/leaselab/leaselab/virtual"
 )
 
 const exploreUsage = `Usage: chaos explore NAME|FILE [flags]

@@ -18,8 +18,8 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/virtual"
 	"github.com/leaselab/leaselab/sweep"
-	"github.com/leaselab/leaselab/virtual"
 )
 
 const sweepUsage = `Usage: chaos sweep FILE.yaml [flags]

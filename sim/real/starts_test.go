@@ -1,11 +1,11 @@
-package sim_test
+package real_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/virtual"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // Scenario.Starts delays an instance's start on the real backend as on the
