@@ -375,12 +375,34 @@ func (a Worst) worse(b Worst) bool {
 	return a.Measured > b.Measured
 }
 
+// RobustDelta is how far the robust pass moves each start either side: a
+// few times the real backend's scheduling noise (faults land ≤ 1-2 ms
+// late there), so that a schedule whose worst case sits on an edge a few
+// µs wide is replaced by one that keeps most of it however the real
+// backend's timing falls.
+const RobustDelta = 5 * time.Millisecond
+
+// Robust is the schedule near a metric's worst whose value holds when
+// every fault start and follower start moves by ±Delta: the one to run on
+// the real backend, whose timing is not exact to the µs.
+type Robust struct {
+	Metric   string   `json:"metric"`
+	Schedule Schedule `json:"schedule"`
+	// Measured is the metric at the schedule itself, Floor the least of it
+	// over the schedule and its moves by ±Delta (one start at a time).
+	Measured time.Duration `json:"measured"`
+	Floor    time.Duration `json:"floor"`
+	Delta    time.Duration `json:"delta"`
+	Found    bool          `json:"found"`
+}
+
 // Lane is one seed's search.
 type Lane struct {
-	Seed   int64   `json:"seed"`
-	Status string  `json:"status"` // done, partial, not run
-	Runs   int     `json:"runs"`
-	Worst  []Worst `json:"worst"`
+	Seed   int64    `json:"seed"`
+	Status string   `json:"status"` // done, partial, not run
+	Runs   int      `json:"runs"`
+	Worst  []Worst  `json:"worst"`
+	Robust []Robust `json:"robust,omitempty"`
 }
 
 // ExploreResult is Explore's outcome. Its JSON is byte-deterministic.
@@ -393,6 +415,9 @@ type ExploreResult struct {
 	Runs       int     `json:"runs"`
 	Lanes      []Lane  `json:"lanes"`
 	Worst      []Worst `json:"worst"`
+	// Robust are, per metric, the schedules whose value holds best within
+	// ±RobustDelta of every start (for the real backend).
+	Robust []Robust `json:"robust"`
 	// Elapsed is the wall time (not in the JSON).
 	Elapsed time.Duration `json:"-"`
 }
@@ -527,6 +552,17 @@ func (r *ExploreResult) reduce() {
 	for i, m := range r.Space.Metrics {
 		r.Worst[i] = Worst{Metric: m}
 	}
+	r.Robust = make([]Robust, len(r.Space.Metrics))
+	for i, m := range r.Space.Metrics {
+		r.Robust[i] = Robust{Metric: m, Delta: RobustDelta}
+	}
+	for _, l := range r.Lanes {
+		for i, x := range l.Robust {
+			if i < len(r.Robust) && x.Found && (!r.Robust[i].Found || x.Floor > r.Robust[i].Floor) {
+				r.Robust[i] = x
+			}
+		}
+	}
 	for _, l := range r.Lanes {
 		r.Runs += l.Runs
 		for i, w := range l.Worst {
@@ -603,8 +639,10 @@ type lane struct {
 	progress func()
 
 	runs   int
-	seen   map[string]bool
-	best   []Worst // per metric
+	limit  int                // the runs the current phase may reach
+	done   map[string][]Worst // every schedule run, by key
+	best   []Worst            // per metric
+	robust []Robust           // per metric
 	unk    []int
 	why    []string
 	ranked []scored // coarse results, for the alignment's starting points
@@ -616,7 +654,7 @@ type scored struct {
 }
 
 func (l *lane) result() Lane {
-	ln := Lane{Seed: l.seed, Runs: l.runs, Worst: l.best, Status: StatusDone}
+	ln := Lane{Seed: l.seed, Runs: l.runs, Worst: l.best, Robust: l.robust, Status: StatusDone}
 	for i := range ln.Worst {
 		ln.Worst[i].Unknown, ln.Worst[i].Why = l.unk[i], l.why[i]
 	}
@@ -633,17 +671,33 @@ func (l *lane) result() Lane {
 var errBudget = errors.New("budget spent")
 
 func (l *lane) search() error {
-	l.seen = map[string]bool{}
+	l.done = map[string][]Worst{}
 	l.best = make([]Worst, len(l.s.Metrics))
+	l.robust = make([]Robust, len(l.s.Metrics))
 	for i, m := range l.s.Metrics {
 		l.best[i] = Worst{Metric: m}
+		l.robust[i] = Robust{Metric: m, Delta: RobustDelta}
 	}
+	// The last eighth of the budget is the robust pass's.
+	reserve := min(max(l.budget/8, 16*len(l.s.Metrics)), l.budget/2)
+	l.limit = l.budget - reserve
 	l.unk, l.why = make([]int, len(l.s.Metrics)), make([]string, len(l.s.Metrics))
 	err := l.phases()
 	if errors.Is(err, errBudget) {
-		return nil
+		err = nil
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	// Each metric gets its share of what is left, in turn.
+	for i := range l.best {
+		l.limit = l.runs + (l.budget-l.runs)/(len(l.best)-i)
+		if err := l.robustPass(i); err != nil && !errors.Is(err, errBudget) {
+			return err
+		}
+	}
+	l.limit = l.budget
+	return nil
 }
 
 // followers is how many follower starts the search moves.
@@ -786,20 +840,20 @@ func (l *lane) eval(x Schedule, phase string, keep bool) error {
 // schedule ran before).
 func (l *lane) evalWith(x Schedule, phase string, keep bool, onCall func(virtual.CallEvent)) (bool, error) {
 	k := x.key()
-	if l.seen[k] && onCall == nil {
+	if _, ok := l.done[k]; ok && onCall == nil {
 		return false, nil
 	}
 	if l.ctx.Err() != nil {
 		return false, l.ctx.Err()
 	}
-	if l.runs >= l.budget {
+	if l.runs >= l.limit {
 		return false, errBudget
 	}
-	l.seen[k] = true
 	ws, err := l.run(x, onCall)
 	if err != nil {
 		return false, err
 	}
+	l.done[k] = ws
 	l.runs++
 	l.progress()
 	improved := false
@@ -1095,4 +1149,93 @@ func (l *lane) refine(i int) (bool, error) {
 			return improvedAny, nil
 		}
 	}
+}
+
+// value is the metric i of schedule x, run if it has not been.
+func (l *lane) value(x Schedule, i int) (time.Duration, error) {
+	if _, err := l.evalWith(x, "robust", false, nil); err != nil {
+		return 0, err
+	}
+	w := l.done[x.key()][i]
+	if !w.Found {
+		return 0, nil
+	}
+	return w.Measured, nil
+}
+
+// moves are the schedules one start away from x by ±d: each fault's start
+// and each follower's start.
+func (l *lane) moves(x Schedule, d time.Duration) []Schedule {
+	var out []Schedule
+	for j := range x.At {
+		for _, s := range []time.Duration{-d, d} {
+			y := x
+			y.At = slices.Clone(x.At)
+			y.At[j] = l.inWindow(j, x.At[j]+s)
+			out = append(out, y)
+		}
+	}
+	wait := l.s.Base.Params.WithDefaults().Wait
+	for k := 1; k < len(x.Starts); k++ {
+		for _, s := range []time.Duration{-d, d} {
+			y := x
+			y.Starts = slices.Clone(x.Starts)
+			y.Starts[k] = min(max(x.Starts[k]+s, 0), wait-time.Microsecond)
+			out = append(out, y)
+		}
+	}
+	return out
+}
+
+// floor is the least of metric i over x and its moves by ±RobustDelta.
+func (l *lane) floor(x Schedule, i int) (time.Duration, error) {
+	v, err := l.value(x, i)
+	if err != nil {
+		return 0, err
+	}
+	for _, y := range l.moves(x, RobustDelta) {
+		w, err := l.value(y, i)
+		if err != nil {
+			return 0, err
+		}
+		v = min(v, w)
+	}
+	return v, nil
+}
+
+// robustPass looks near metric i's worst for the schedule whose floor is
+// highest: a pattern search over the starts, steps from 40ms down to 1ms.
+func (l *lane) robustPass(i int) error {
+	if !l.best[i].Found || l.best[i].Measured <= 0 {
+		return nil
+	}
+	cur := l.best[i].Schedule
+	f, err := l.floor(cur, i)
+	if err != nil {
+		return err
+	}
+	keep := func() {
+		m, _ := l.value(cur, i)
+		l.robust[i] = Robust{Metric: l.s.Metrics[i], Schedule: cur, Measured: m, Floor: f, Delta: RobustDelta, Found: true}
+	}
+	if f > 0 {
+		keep()
+	}
+	for _, step := range []time.Duration{40 * time.Millisecond, 20 * time.Millisecond, 10 * time.Millisecond, 5 * time.Millisecond, 2 * time.Millisecond, time.Millisecond} {
+		for moved := true; moved; {
+			moved = false
+			for _, y := range l.moves(cur, step) {
+				g, err := l.floor(y, i)
+				if err != nil {
+					return err
+				}
+				if g > f {
+					cur, f, moved = y, g, true
+					keep()
+					break
+				}
+			}
+		}
+	}
+	return nil
 }

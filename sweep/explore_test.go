@@ -120,6 +120,27 @@ func TestExploreReachesBlackholeBound(t *testing.T) {
 	}
 }
 
+// The robust schedule's floor is what its moves by ±RobustDelta measure:
+// partition-blackhole's stale leadership holds within 5% of its bound
+// however the real backend's timing falls.
+func TestExploreRobust(t *testing.T) {
+	s := Space{Base: builtinScenario(t, "partition-blackhole"), Metrics: []string{exStale}, Seeds: 1, Budget: 2000}
+	r, err := Explore(context.Background(), s, ExploreOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, w := r.Robust[0], r.Worst[0]
+	t.Logf("worst %v, robust %v, floor %v within ±%v, bound %v", w.Measured, x.Measured, x.Floor, x.Delta, w.Predicted)
+	if !x.Found || x.Floor > x.Measured || x.Measured > w.Measured || float64(x.Floor) < 0.95*float64(w.Predicted) {
+		t.Fatalf("robust %+v against worst %v", x, w.Measured)
+	}
+	l := &lane{s: r.Space.withDefaults(), ctx: context.Background(), progress: func() {}, budget: 100, limit: 100, done: map[string][]Worst{}, best: make([]Worst, 1)}
+	floor, err := l.floor(x.Schedule, 0)
+	if err != nil || floor != x.Floor {
+		t.Fatalf("recomputed floor %v (%v), want %v", floor, err, x.Floor)
+	}
+}
+
 // An interrupted search returns what it found, marked incomplete.
 func TestExploreInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -151,7 +172,7 @@ func TestExploreWritesReproducingFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"result.json", "explore.md", "index.html", "worst-overlap.yaml", "worst-gap.yaml"} {
+	for _, want := range []string{"result.json", "explore.md", "index.html", "worst-overlap.yaml", "worst-gap.yaml", "robust-overlap.yaml"} {
 		if !strings.Contains(strings.Join(files, " "), want) {
 			t.Fatalf("%s not written: %v", want, files)
 		}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -29,6 +30,29 @@ func shortMetric(m string) string {
 // WorstFile is the name of the scenario file that reproduces a metric's
 // worst schedule.
 func WorstFile(metric string) string { return "worst-" + shortMetric(metric) + ".yaml" }
+
+// RobustFile is the name of the scenario file of a metric's robust
+// schedule (Robust), the one to run on the real backend.
+func RobustFile(metric string) string { return "robust-" + shortMetric(metric) + ".yaml" }
+
+// RobustScenario is the scenario of a metric's robust schedule: as
+// WorstScenario, with the metric's bound (default slack) as its
+// expectation.
+func (r *ExploreResult) RobustScenario(x Robust) (model.Scenario, error) {
+	sc, err := r.Space.Scenario(x.Schedule)
+	if err != nil {
+		return sc, err
+	}
+	sc.Name = r.Space.Base.Name + "-robust-" + shortMetric(x.Metric)
+	if len(sc.Name) > 60 {
+		sc.Name = "explore-robust-" + shortMetric(x.Metric)
+	}
+	sc.Description = fmt.Sprintf("chaos explore: near the worst %s found for %s, the schedule whose value holds when every start moves by ±%v: %v here, at least %v within ±%v (on the real backend, whose timing is not exact to the µs).",
+		x.Metric, r.Space.Base.Name, x.Delta, x.Measured, x.Floor, x.Delta)
+	sc.Expect = []model.Expectation{{Metric: x.Metric, Max: "predicted"}}
+	sc.StrictClaims = false
+	return sc, nil
+}
 
 // WorstScenario is the scenario that reproduces w, the worst schedule of
 // one metric: the base with the schedule's starts, sizes and seed, and the
@@ -146,17 +170,21 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 	if !r.Complete {
 		p("**Incomplete:** %s\n\n", r.Incomplete)
 	}
-	p("| metric | worst measured | predicted | ratio | verdict | found by | schedule | file |\n|---|---|---|---|---|---|---|---|\n")
+	p("| metric | worst measured | predicted | ratio | verdict | found by | schedule | file | robust (±%v) |\n|---|---|---|---|---|---|---|---|---|\n", RobustDelta)
 	for _, x := range r.Worst {
 		if !x.Found {
-			p("| %s | — | — | — | not measured (%d runs unknown: %s) | | | |\n", x.Metric, x.Unknown, nonEmptyText(x.Why, "no run measured it"))
+			p("| %s | — | — | — | not measured (%d runs unknown: %s) | | | | |\n", x.Metric, x.Unknown, nonEmptyText(x.Why, "no run measured it"))
 			continue
 		}
 		meas := x.Measured.String()
 		if x.Open {
 			meas = "≥ " + meas + " (open)"
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, showBound(x.Predicted), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric))
+		rob := "—"
+		if k := slices.IndexFunc(r.Robust, func(y Robust) bool { return y.Metric == x.Metric && y.Found }); k >= 0 {
+			rob = fmt.Sprintf("≥ %v: %s", r.Robust[k].Floor, RobustFile(x.Metric))
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, showBound(x.Predicted), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
 	}
 	p("\n## Formulas\n\n")
 	for _, x := range r.Worst {
@@ -171,7 +199,7 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 				x.Metric, x.Measured, showBound(x.Predicted), x.Formula, WorstFile(x.Metric))
 		}
 	}
-	p("\nEach file runs the worst schedule with its seed; its expectation is the metric's bound.\n")
+	p("\nEach worst-*.yaml runs the worst schedule with its seed; its expectation is the metric's bound. A worst case often sits on an edge a few µs wide (a partition within one hop of a renewal's send, a follower's attempt just before the key expires), which the real backend's timing, exact only to a millisecond or two, lands on either side of: each robust-*.yaml is the schedule nearby whose value holds when every start moves by ±%v, the one to run there (`--confirm-real` does).\n", RobustDelta)
 	return bw.Flush()
 }
 
@@ -210,6 +238,22 @@ func WriteExplore(dir string, r *ExploreResult) (Files, error) {
 			return fs.names, fmt.Errorf("the worst %s: %w", x.Metric, err)
 		}
 		if err := fs.put(WorstFile(x.Metric), y); err != nil {
+			return fs.names, err
+		}
+	}
+	for _, x := range r.Robust {
+		if !x.Found {
+			continue
+		}
+		sc, err := r.RobustScenario(x)
+		if err != nil {
+			return fs.names, fmt.Errorf("the robust %s: %w", x.Metric, err)
+		}
+		y, err := scenarios.Marshal(sc)
+		if err != nil {
+			return fs.names, fmt.Errorf("the robust %s: %w", x.Metric, err)
+		}
+		if err := fs.put(RobustFile(x.Metric), y); err != nil {
 			return fs.names, err
 		}
 	}

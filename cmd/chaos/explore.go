@@ -225,42 +225,46 @@ func cmdExploreMerge(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
-// confirmExplore runs each worst schedule on the real backend (spawned
-// redis-server, in-process Toxiproxy), all at once, and prints the real
-// figure beside the virtual one.
+// confirmExplore runs, per metric, the robust schedule near the worst on
+// the real backend (spawned redis-server, in-process Toxiproxy), all at
+// once, and prints the real figure beside the virtual ones.
 func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, stdout, stderr io.Writer) error {
 	var scs []model.Scenario
-	var worst []sweep.Worst
-	for _, w := range res.Worst {
-		if !w.Found {
+	var robust []sweep.Robust
+	for _, x := range res.Robust {
+		if !x.Found {
 			continue
 		}
-		sc, err := res.WorstScenario(w)
+		sc, err := res.RobustScenario(x)
 		if err != nil {
 			return err
 		}
-		scs, worst = append(scs, sc), append(worst, w)
+		scs, robust = append(scs, sc), append(robust, x)
+	}
+	if len(scs) == 0 {
+		fmt.Fprintln(stdout, "real backend: no schedule to confirm")
+		return nil
 	}
 	f := runFlags{backend: backendReal, out: filepath.Join(dir, "real"), env: "embedded", quiet: true, set: map[string]bool{}}
 	outs, err := runAll(ctx, scs, f, io.Discard, stderr)
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "real backend (the same schedules and seeds):")
+	fmt.Fprintf(stdout, "real backend (the robust schedules, %s; same seeds):\n", "robust-*.yaml")
 	for i, o := range outs {
-		w := worst[i]
+		x := robust[i]
 		if o.res == nil {
-			fmt.Fprintf(stdout, "  %-17s not run: %v\n", w.Metric, o.err)
+			fmt.Fprintf(stdout, "  %-17s not run: %v\n", x.Metric, o.err)
 			continue
 		}
 		real, how := "not measured", ""
 		for _, c := range o.res.Checks {
-			if c.Metric == w.Metric {
+			if c.Metric == x.Metric {
 				real = c.Value()
 				how = fmt.Sprintf(" (%s against %s)", c.Verdict, c.Want())
 			}
 		}
-		fmt.Fprintf(stdout, "  %-17s virtual %-14v real %s%s; report %s\n", w.Metric, w.Measured, real, how, o.dir)
+		fmt.Fprintf(stdout, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.dir)
 	}
 	return nil
 }
