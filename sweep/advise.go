@@ -85,17 +85,21 @@ func (c Constraints) check(e Envelope) error {
 
 // AdviseOptions configure Advise.
 type AdviseOptions struct {
-	// Seeds per cell of the virtual confirmation; default 20. Confirm false
-	// skips it (prediction only).
+	// Seeds the confirming search (Explore) takes per failure mode;
+	// default 4. Confirm false skips the confirmation (prediction only).
 	Seeds   int
 	Confirm bool
-	// Phases is how many fault injection times the confirmation tries over
-	// a renewal and retry period; default 8.
-	Phases int
+	// Budget is the confirming search's runs per failure mode, at the
+	// recommended TTL; each neighbouring TTL gets a quarter of it. Default
+	// 4,000.
+	Budget int
 	// TargetMargin is the relative headroom a recommendation aims for on
 	// each non-zero limit; default 0.2 (20%).
 	TargetMargin float64
 	Workers      int
+	// Virtual configures the backend of the confirmation (a lease-loss
+	// mode's Redis downtime is the envelope's).
+	Virtual virtual.Options
 }
 
 // Setting is one recommended value with why.
@@ -112,8 +116,9 @@ type Margin struct {
 	Predicted  time.Duration `json:"predicted"`
 	// Mode is the failure mode with the worst prediction.
 	Mode string `json:"mode"`
-	// Measured is the worst virtual measurement (over modes, phases and
-	// seeds), -1 when not confirmed; MeasuredMode and Seed locate it.
+	// Measured is the worst virtual measurement (over modes and the
+	// schedules searched), -1 when not confirmed; MeasuredMode and Seed
+	// locate it.
 	Measured     time.Duration `json:"measured"`
 	MeasuredMode string        `json:"measured_mode,omitempty"`
 	Seed         int64         `json:"seed,omitempty"`
@@ -126,7 +131,7 @@ type Margin struct {
 type ModeCheck struct {
 	Mode       string           `json:"mode"`
 	Prediction model.Prediction `json:"prediction"`
-	// Measured: worst over phases and seeds (nil: not confirmed or not
+	// Measured: the worst the search found (nil: not confirmed or not
 	// modelled).
 	Measured *Measured `json:"measured,omitempty"`
 	// Neighbours: the same mode measured at the neighbouring TTLs.
@@ -142,8 +147,26 @@ type Measured struct {
 	OverlapSeed int64         `json:"overlap_seed"`
 	MaxStale    time.Duration `json:"max_stale"`
 	// Exceeds lists the predictions this measurement exceeded: a model
-	// error to report, not a tolerance to widen.
+	// error to report, not a tolerance to widen, and a failed
+	// confirmation.
 	Exceeds []string `json:"exceeds,omitempty"`
+}
+
+// RealCheck is a confirming scenario run on the real backend, beside the
+// virtual figures of the same schedule and seed.
+type RealCheck struct {
+	Scenario string `json:"scenario"`
+	// Verdict is the real run's against the constraints ("" if it did not
+	// run; Error says why).
+	Verdict string        `json:"verdict,omitempty"`
+	Error   string        `json:"error,omitempty"`
+	Gap     time.Duration `json:"gap"`
+	Overlap time.Duration `json:"overlap"`
+	Stale   time.Duration `json:"stale"`
+	// Virtual* are the virtual backend's figures for the same file.
+	VirtualGap     time.Duration `json:"virtual_gap"`
+	VirtualOverlap time.Duration `json:"virtual_overlap"`
+	VirtualStale   time.Duration `json:"virtual_stale"`
 }
 
 // Neighbour is a mode measured at another TTL (the other timings fixed).
@@ -198,9 +221,14 @@ type Advice struct {
 	// ConfirmedOK: every virtual measurement of the recommendation keeps
 	// the constraints.
 	ConfirmedOK bool `json:"confirmed_ok"`
-	// Scenarios are the confirming runs' scenarios (one per modelled mode,
-	// the worst phase), for CI to keep checking on the real backend.
+	// Scenarios are the confirming scenarios, one per modelled mode: the
+	// worst schedule the search found (against the constraint it came
+	// closest to breaking) with its seed, and the constraints as its
+	// expectations, for CI to keep checking on the real backend.
 	Scenarios []model.Scenario `json:"scenarios,omitempty"`
+	// Real are the confirming scenarios run on the real backend (chaos
+	// advise --confirm-real), beside the virtual figures.
+	Real []RealCheck `json:"real,omitempty"`
 	// Notes are caveats.
 	Notes []string `json:"notes,omitempty"`
 }
@@ -356,8 +384,8 @@ func better(a, b candidate, preferSafe bool) bool {
 
 // Advise finds timings that meet the constraints under the envelope: an
 // analytic search over the candidate space with model.PredictMode, then
-// (o.Confirm) a virtual sweep of the recommendation and its TTL neighbours
-// over every modelled mode of the envelope, phases of the fault and seeds.
+// (o.Confirm) a search of the worst schedule (Explore) of every modelled
+// mode of the envelope, with the recommendation and its TTL neighbours.
 // If nothing meets the constraints, Advice.Relax says which constraint to
 // relax, and to what.
 func Advise(ctx context.Context, c Constraints, e Envelope, o AdviseOptions) (Advice, error) {
@@ -369,10 +397,10 @@ func Advise(ctx context.Context, c Constraints, e Envelope, o AdviseOptions) (Ad
 		o.TargetMargin = 0.2
 	}
 	if o.Seeds == 0 {
-		o.Seeds = 20
+		o.Seeds = 4
 	}
-	if o.Phases == 0 {
-		o.Phases = 8
+	if o.Budget == 0 {
+		o.Budget = 4000
 	}
 	preferSafe := c.MaxOverlap == 0 || c.NoStaleWrites
 	a := Advice{Constraints: c, Envelope: e}
@@ -778,17 +806,29 @@ func ExploreModes(ctx context.Context, p model.Params, s model.FaultSize, budget
 	return out, nil
 }
 
-// confirm sweeps the recommendation and its TTL neighbours over each
-// modelled mode and the fault's phase, and fills the measurements.
+// ConstraintExpect are the constraints as a scenario's expectations.
+func ConstraintExpect(c Constraints) []model.Expectation {
+	ex := []model.Expectation{{Metric: "max_gap", Max: c.MaxGap.String()}, {Metric: "max_overlap", Max: c.MaxOverlap.String()}}
+	if c.MaxStale != NoLimit {
+		ex = append(ex, model.Expectation{Metric: "stale_leadership", Max: c.MaxStale.String()})
+	}
+	return ex
+}
+
+// confirm searches the worst schedule of each modelled mode with the
+// recommendation (Explore: fault starts aligned to the elector's calls,
+// follower phases, seeds) and with its TTL neighbours, and fills the
+// measurements. A measurement above its prediction is a model error: the
+// confirmation fails.
 func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o AdviseOptions) error {
 	p := best.p
 	i := slices.Index(candTTL, p.TTL)
-	ttls := []time.Duration{p.TTL}
+	var neighbours []time.Duration
 	if i > 0 {
-		ttls = append([]time.Duration{candTTL[i-1]}, ttls...)
+		neighbours = append(neighbours, candTTL[i-1])
 	}
 	if i+1 < len(candTTL) {
-		ttls = append(ttls, candTTL[i+1])
+		neighbours = append(neighbours, candTTL[i+1])
 	}
 	a.Confirmed, a.ConfirmedOK = true, true
 	worst := map[string]*Margin{}
@@ -796,71 +836,75 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 		worst[a.Margins[k].Constraint] = &a.Margins[k]
 		a.Margins[k].Measured = 0
 	}
+	c := a.Constraints
+	metrics := []string{exGap, exOverlap, exStale}
+	limits := []time.Duration{c.MaxGap, c.MaxOverlap, c.MaxStale}
 	for mi := range a.Modes {
 		mc := &a.Modes[mi]
 		sc, ok := confirmScenario(mc.Mode, p, e)
 		if !ok {
 			continue
 		}
-		period := max(p.TTL/2, p.Wait)
-		var ats []time.Duration
-		for k := range o.Phases {
-			ats = append(ats, (p.TTL + period*time.Duration(k)/time.Duration(o.Phases)).Round(time.Millisecond))
-		}
-		g := Grid{Name: sc.Name, Base: sc, Seeds: o.Seeds, Axes: []Axis{Durations(ParamTTL, ttls...), Durations(ParamFaultAt, ats...)},
-			Limits: Limits{MaxGap: a.Constraints.MaxGap, MaxOverlap: a.Constraints.MaxOverlap, MaxStale: a.Constraints.MaxStale}}
-		vo := virtual.Options{}
+		o.Virtual.RedisDowntime = 0
 		if mc.Mode == model.ModeLeaseLoss {
-			vo.RedisDowntime = e.RedisDowntime
+			o.Virtual.RedisDowntime = e.RedisDowntime
 		}
-		r, err := Run(ctx, g, Options{Workers: o.Workers, Virtual: vo})
+		search := func(sc model.Scenario, budget int) (*ExploreResult, error) {
+			s := Space{Base: sc, Metrics: metrics, Seeds: o.Seeds, Budget: budget}
+			r, err := Explore(ctx, s, ExploreOptions{Workers: o.Workers, Virtual: o.Virtual})
+			if err != nil {
+				return nil, fmt.Errorf("confirming %s: %w", mc.Mode, err)
+			}
+			return r, nil
+		}
+		r, err := search(sc, o.Budget)
 		if err != nil {
-			return fmt.Errorf("confirming %s: %w", mc.Mode, err)
+			return err
 		}
-		byTTL := map[time.Duration]*Measured{}
-		worstAt := map[time.Duration]time.Duration{}
-		for _, c := range r.Cells {
-			t, _ := time.ParseDuration(c.Values[0])
-			m := byTTL[t]
-			if m == nil {
-				m = &Measured{}
-				byTTL[t] = m
+		m := &Measured{Runs: r.Runs}
+		ws := map[string]Worst{}
+		for _, w := range r.Worst {
+			ws[w.Metric] = w
+			if w.Violated {
+				m.Exceeds = append(m.Exceeds, fmt.Sprintf("%s %v > predicted %v (%s; seed %d)", w.Metric, w.Measured, w.Predicted, w.Formula, w.Schedule.Seed))
 			}
-			m.Runs += c.Runs
-			if c.Gap.Max > m.MaxGap || m.GapSeed == 0 {
-				m.MaxGap, m.GapSeed = max(m.MaxGap, c.Gap.Max), c.Gap.WorstSeed
-			}
-			if c.Overlap.Max > m.MaxOverlap || m.OverlapSeed == 0 {
-				if c.Overlap.Max >= m.MaxOverlap {
-					at, _ := time.ParseDuration(c.Values[1])
-					worstAt[t] = at
-				}
-				m.MaxOverlap, m.OverlapSeed = max(m.MaxOverlap, c.Overlap.Max), c.Overlap.WorstSeed
-			}
-			m.MaxStale = max(m.MaxStale, c.Stale.Max)
 		}
-		m := byTTL[p.TTL]
-		slack := model.ClaimSlack
-		if !model.Within(m.MaxGap, mc.Prediction.MaxGap, slack) {
-			m.Exceeds = append(m.Exceeds, fmt.Sprintf("gap %v > predicted %v", m.MaxGap, mc.Prediction.MaxGap))
-		}
-		if !model.Within(m.MaxOverlap, mc.Prediction.MaxOverlap, slack) {
-			m.Exceeds = append(m.Exceeds, fmt.Sprintf("overlap %v > predicted %v", m.MaxOverlap, mc.Prediction.MaxOverlap))
+		m.MaxGap, m.GapSeed = ws[exGap].Measured, ws[exGap].Schedule.Seed
+		m.MaxOverlap, m.OverlapSeed = ws[exOverlap].Measured, ws[exOverlap].Schedule.Seed
+		m.MaxStale = ws[exStale].Measured
+		if len(m.Exceeds) > 0 {
+			a.ConfirmedOK = false
 		}
 		mc.Measured = m
-		for _, t := range ttls {
-			if t == p.TTL {
+		for _, t := range neighbours {
+			nsc := sc
+			nsc.Params.TTL = t
+			if nsc.Validate() != nil {
 				continue
 			}
-			n := byTTL[t]
-			mc.Neighbours = append(mc.Neighbours, Neighbour{TTL: t, MaxGap: n.MaxGap, MaxOverlap: n.MaxOverlap,
-				Meets: n.MaxGap <= a.Constraints.MaxGap && n.MaxOverlap <= a.Constraints.MaxOverlap && n.MaxStale <= a.Constraints.MaxStale})
+			nr, err := search(nsc, max(o.Budget/4, 1))
+			if err != nil {
+				return err
+			}
+			n := Neighbour{TTL: t}
+			for _, w := range nr.Worst {
+				switch w.Metric {
+				case exGap:
+					n.MaxGap = w.Measured
+				case exOverlap:
+					n.MaxOverlap = w.Measured
+				case exStale:
+					n.Meets = w.Measured <= c.MaxStale
+				}
+			}
+			n.Meets = n.Meets && n.MaxGap <= c.MaxGap && n.MaxOverlap <= c.MaxOverlap
+			mc.Neighbours = append(mc.Neighbours, n)
 		}
 		for _, x := range []struct {
 			name string
 			v    time.Duration
 			seed int64
-		}{{"max gap", m.MaxGap, m.GapSeed}, {"max overlap", m.MaxOverlap, m.OverlapSeed}, {"max stale leadership", m.MaxStale, m.OverlapSeed}} {
+		}{{"max gap", m.MaxGap, m.GapSeed}, {"max overlap", m.MaxOverlap, m.OverlapSeed}, {"max stale leadership", m.MaxStale, ws[exStale].Schedule.Seed}} {
 			w := worst[x.name]
 			if x.v > w.Measured || w.MeasuredMode == "" {
 				w.Measured, w.MeasuredMode, w.Seed = max(w.Measured, x.v), mc.Mode, x.seed
@@ -869,14 +913,32 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 				a.ConfirmedOK = false
 			}
 		}
-		// Keep the worst phase's scenario for CI.
-		keep := sc
-		keep.Seed = m.OverlapSeed
-		if at, ok := worstAt[p.TTL]; ok {
-			keep.Faults = slices.Clone(keep.Faults)
-			keep.Faults[0].At = at
-			keep.Duration = max(keep.Duration, at+keep.Faults[0].For)
+		// Keep, for CI, the schedule that came closest to breaking a
+		// constraint, with the constraints as its expectations.
+		pick, score := 0, -1.0
+		for k, metric := range metrics {
+			w := ws[metric]
+			if !w.Found || limits[k] == NoLimit {
+				continue
+			}
+			v := float64(w.Measured) / float64(max(limits[k], time.Millisecond))
+			if v > score {
+				pick, score = k, v
+			}
 		}
+		// The robust schedule near it when there is one: the real
+		// backend's timing is not exact to the µs an edge case needs.
+		sched, what := ws[metrics[pick]].Schedule, fmt.Sprintf("the worst %s the search found (%v over %d runs)", metrics[pick], ws[metrics[pick]].Measured, r.Runs)
+		if x := r.Robust[pick]; x.Found {
+			sched, what = x.Schedule, fmt.Sprintf("near the worst %s the search found (%v over %d runs), the schedule that keeps %v when every start moves by ±%v", metrics[pick], ws[metrics[pick]].Measured, r.Runs, x.Floor, x.Delta)
+		}
+		keep, err := r.Space.Scenario(sched)
+		if err != nil {
+			return fmt.Errorf("confirming %s: %w", mc.Mode, err)
+		}
+		keep.Name = sc.Name
+		keep.Description = fmt.Sprintf("%s The schedule: %s, seed %d; the constraints are the expectations.", sc.Description, what, keep.Seed)
+		keep.Expect = ConstraintExpect(c)
 		a.Scenarios = append(a.Scenarios, keep)
 	}
 	return nil
@@ -939,16 +1001,21 @@ func (a Advice) Markdown() string {
 		x := m.Measured
 		w("| %s | %v | %v | %v | %v | %v | %d |\n", m.Mode, m.Prediction.MaxGap, x.MaxGap.Round(time.Millisecond), m.Prediction.MaxOverlap, x.MaxOverlap.Round(time.Millisecond), x.MaxStale.Round(time.Millisecond), x.Runs)
 	}
+	modelError := false
 	for _, m := range a.Modes {
 		if m.Measured != nil && len(m.Measured.Exceeds) > 0 {
+			modelError = true
 			w("\n**Model error:** %s measured above its prediction: %s. Report it; the prediction, not a tolerance, needs fixing.\n", m.Mode, strings.Join(m.Measured.Exceeds, "; "))
 		}
 	}
 	if a.Confirmed {
-		if a.ConfirmedOK {
-			w("\nThe virtual sweep confirms it: every run kept the constraints.\n")
-		} else {
-			w("\n**The virtual sweep found runs that break the constraints** (see above).\n")
+		switch {
+		case modelError:
+			w("\n**Confirmation failed:** the search of the worst schedules found a measurement above its prediction (a model error, above), so the margins cannot be trusted.\n")
+		case a.ConfirmedOK:
+			w("\nThe search of the worst schedules confirms it: no schedule it found breaks the constraints.\n")
+		default:
+			w("\n**The search found schedules that break the constraints** (see above).\n")
 		}
 		var nb []string
 		for _, m := range a.Modes {
@@ -965,6 +1032,17 @@ func (a Advice) Markdown() string {
 			for _, s := range nb {
 				w("- %s\n", s)
 			}
+		}
+	}
+	if len(a.Real) > 0 {
+		w("\n## Real backend beside virtual (the confirming scenarios, same schedules and seeds)\n\n| scenario | verdict | gap real / virtual | overlap real / virtual | stale real / virtual |\n|---|---|---|---|---|\n")
+		for _, r := range a.Real {
+			if r.Error != "" {
+				w("| %s | not run: %s | | | |\n", r.Scenario, r.Error)
+				continue
+			}
+			ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
+			w("| %s | %s | %v / %v | %v / %v | %v / %v |\n", r.Scenario, r.Verdict, ms(r.Gap), ms(r.VirtualGap), ms(r.Overlap), ms(r.VirtualOverlap), ms(r.Stale), ms(r.VirtualStale))
 		}
 	}
 	w("\n## Formulas (model.PredictMode)\n\n")

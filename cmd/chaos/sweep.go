@@ -16,7 +16,9 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/virtual"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -50,10 +52,11 @@ const adviseUsage = `Usage: chaos advise --max-gap D [constraints] [envelope] [f
 Recommends the TTL, Wait, jitter, client timeouts and retries, op_timeout
 and spec or safe mode that keep your constraints under your platform's
 faults, with the margin each constraint has, the formulas behind it and
-what breaks first; found analytically, then confirmed on the virtual
-backend over seeds and fault phases. If nothing meets the constraints it
+what breaks first; found analytically, then confirmed by a search of the
+worst schedule of each failure mode on the virtual backend (chaos explore;
+a measurement above its prediction is a model error and fails it). If nothing meets the constraints it
 says which one to relax, and by how much. The confirming scenarios are
-written to --out, to keep checking on the real backend ('chaos run FILE').
+written to --out, to keep checking on the real backend ('chaos run FILE'; --confirm-real runs them there now).
 
 Examples:
   chaos advise --max-gap 12s --max-overlap 0s --max-pause 1s --max-drift 0.01 --partitions blackhole,refuse,reset
@@ -192,6 +195,7 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		out            string
 		jsonOut        bool
 		confirmVirtual bool
+		confirmReal    bool
 	)
 	fs.DurationVar(&c.MaxGap, "max-gap", 0, "the longest leaderless interval allowed (required)")
 	fs.DurationVar(&c.MaxOverlap, "max-overlap", 0, "the longest believed split brain allowed (0: none)")
@@ -204,8 +208,10 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.StringVar(&partitions, "partitions", "", "partition modes to survive, comma-separated: blackhole, refuse, reset, blackhole-requests, blackhole-replies")
 	fs.BoolVar(&e.RedisRestarts, "redis-restarts", false, "Redis may restart empty (the lease is lost)")
 	fs.DurationVar(&e.RedisDowntime, "redis-downtime", 0, "how long a restarting Redis is unreachable (default 1s)")
-	fs.IntVar(&o.Seeds, "seeds", 0, "seeds per confirming run (default 20)")
-	fs.BoolVar(&confirmVirtual, "confirm", true, "confirm the recommendation on the virtual backend")
+	fs.IntVar(&o.Seeds, "seeds", 0, "seeds the confirming search takes per failure mode (default 4)")
+	fs.IntVar(&o.Budget, "budget", 0, "runs of the confirming search per failure mode (default 4000)")
+	fs.BoolVar(&confirmVirtual, "confirm", true, "confirm the recommendation with a search of the worst schedules on the virtual backend")
+	fs.BoolVar(&confirmReal, "confirm-real", false, "run the confirming scenarios on the real backend too, and put real beside virtual in the advice")
 	fs.StringVar(&out, "out", "", "also write advice.md, advice.json and the confirming scenarios to `DIR`")
 	fs.BoolVar(&jsonOut, "json", false, "print the advice as JSON")
 	fs.Usage = func() { fmt.Fprint(stderr, adviseUsage); fs.PrintDefaults() }
@@ -233,6 +239,15 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		return &exitError{exitUsage, err}
 	}
+	if confirmReal && len(adv.Scenarios) > 0 {
+		dir := out
+		if dir == "" {
+			dir = "./chaos-advise"
+		}
+		if adv.Real, err = realBeside(ctx, adv.Scenarios, filepath.Join(dir, "real"), stderr); err != nil {
+			return err
+		}
+	}
 	if jsonOut {
 		b, _ := json.MarshalIndent(adv, "", "  ")
 		fmt.Fprintf(stdout, "%s\n", b)
@@ -245,10 +260,45 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "\nwritten to %s\n", out)
 	}
-	if !adv.Feasible || (adv.Confirmed && !adv.ConfirmedOK) {
+	switch {
+	case !adv.Feasible:
 		return &exitError{exitFailed, errors.New("no setting meets the constraints under this envelope (see Relax above)")}
+	case adv.Confirmed && !adv.ConfirmedOK:
+		return &exitError{exitFailed, errors.New("the confirmation failed: the search found a model error or a schedule that breaks the constraints (see above)")}
+	}
+	for _, r := range adv.Real {
+		if r.Verdict != string(model.Pass) {
+			return &exitError{exitFailed, fmt.Errorf("%s on the real backend: %s%s", r.Scenario, r.Verdict, r.Error)}
+		}
 	}
 	return nil
+}
+
+// realBeside runs the scenarios on the real backend (spawned redis-server,
+// in-process Toxiproxy), all at once, and puts each one's figures beside
+// the virtual backend's for the same file.
+func realBeside(ctx context.Context, scs []model.Scenario, dir string, stderr io.Writer) ([]sweep.RealCheck, error) {
+	f := runFlags{backend: backendReal, out: dir, env: "embedded", quiet: true, set: map[string]bool{}}
+	outs, err := runAll(ctx, append([]model.Scenario(nil), scs...), f, io.Discard, stderr)
+	if err != nil {
+		return nil, err
+	}
+	var checks []sweep.RealCheck
+	for i, o := range outs {
+		rc := sweep.RealCheck{Scenario: scs[i].Name}
+		if v, err := virtual.Run(scs[i], virtual.Options{}); err == nil {
+			s := v.Analysis.Summary
+			rc.VirtualGap, rc.VirtualOverlap, rc.VirtualStale = s.MaxGap, s.MaxOverlap, s.MaxStale
+		}
+		if o.res == nil {
+			rc.Error = fmt.Sprint(o.err)
+		} else {
+			s := o.res.Analysis.Summary
+			rc.Verdict, rc.Gap, rc.Overlap, rc.Stale = string(o.res.Verdict), s.MaxGap, s.MaxOverlap, s.MaxStale
+		}
+		checks = append(checks, rc)
+	}
+	return checks, nil
 }
 
 // writeAdvice writes advice.md, advice.json and the confirming scenarios.

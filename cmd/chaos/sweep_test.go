@@ -49,18 +49,24 @@ func TestSweepShardMergeCLI(t *testing.T) {
 	}
 }
 
-// chaos advise: a feasible envelope exits 0 with a recommendation and
-// writes the confirming scenarios; an infeasible one exits 1 saying what to
-// relax.
+// chaos advise: a feasible envelope exits 0 with a recommendation (1 if
+// its confirmation found a model error) and writes the confirming
+// scenarios, which check the constraints; an infeasible one exits 1 saying
+// what to relax.
 func TestAdviseCLI(t *testing.T) {
 	out := t.TempDir()
 	code, stdout, stderr := chaos(t, "advise", "--max-gap", "12s", "--max-overlap", "0s", "--max-pause", "1s",
-		"--partitions", "blackhole,refuse", "--seeds", "4", "--out", out)
-	if code != exitOK || !strings.Contains(stdout, "## Recommendation") {
-		t.Fatalf("feasible advise: exit %d\n%s\n%s", code, stdout, stderr)
+		"--partitions", "blackhole,refuse", "--seeds", "2", "--budget", "1000", "--out", out)
+	failed := strings.Contains(stdout, "**Confirmation failed:**")
+	if !strings.Contains(stdout, "## Recommendation") || (code == exitOK) == failed || (code != exitOK && code != exitFailed) {
+		t.Fatalf("feasible advise: exit %d, confirmation failed %v\n%s\n%s", code, failed, stdout, stderr)
 	}
 	if _, err := os.Stat(filepath.Join(out, "advice.json")); err != nil {
 		t.Error(err)
+	}
+	y, err := os.ReadFile(filepath.Join(out, "advise-pause.yaml"))
+	if err != nil || !strings.Contains(string(y), "max_gap: 12s") || !strings.Contains(string(y), "max_overlap: 0s") {
+		t.Errorf("the confirming scenario does not check the constraints (%v):\n%s", err, y)
 	}
 	code, stdout, _ = chaos(t, "advise", "--max-gap", "12s", "--max-overlap", "0s", "--redis-restarts", "--seeds", "2")
 	if code != exitFailed || !strings.Contains(strings.ToLower(stdout), "relax") {
