@@ -239,6 +239,11 @@ func (p *Publisher) run() {
 			p.mu.Lock()
 			if len(p.buf) > 0 && p.buf[0].Seq == e.Seq { // not dropped meanwhile
 				p.buf = p.buf[1:]
+			} else if len(p.buf) == 0 || p.buf[0].Seq > e.Seq {
+				// Dropped from the buffer while its write was on the
+				// wire, yet written: it was not lost, so it is not
+				// counted as dropped.
+				p.dropped--
 			}
 			p.failing = false
 			p.mu.Unlock()

@@ -180,8 +180,15 @@ func TestBufferDropsOldest(t *testing.T) {
 	down.Store(false)
 	waitFor(t, 2*time.Second, "written", func() bool { return pub.Stats().Pending == 0 })
 	got := read(t, admin, group)
-	if len(got) != 3 || got[0].Seq != 3 || got[2].Seq != 5 || got[0].Dropped != 2 {
-		t.Fatalf("entries %+v, want seq 3..5 carrying 2 dropped", got)
+	// The writer may have taken seq 1 on the wire before the others were
+	// observed; that write may then land once Redis is back. Either way
+	// the last three are written in order, and every transition is
+	// either written or counted dropped.
+	if len(got) < 3 || got[len(got)-3].Seq != 3 || got[len(got)-1].Seq != 5 {
+		t.Fatalf("entries %+v, want seq 3..5 last", got)
+	}
+	if d := pub.Stats().Dropped; int(d)+len(got) != 5 || got[len(got)-1].Dropped < d {
+		t.Fatalf("entries %+v, stats %+v: want written + dropped = 5", got, pub.Stats())
 	}
 }
 

@@ -66,7 +66,7 @@ func TestVirtualRefusals(t *testing.T) {
 		{[]string{"run", "partition-blackhole", "--backend", "real", "--runs", "3"}, "--backend virtual"},
 		{[]string{"run", "partition-blackhole", "--backend", "virtual", "--runs", "0"}, "at least 1"},
 		{[]string{"run", "partition-blackhole", "--backend", "virtual", "--redis-addr", "127.0.0.1:1"}, "--redis-addr"},
-		{[]string{"run", "partition-blackhole", "--backend", "simulated"}, "neither real nor virtual"},
+		{[]string{"run", "partition-blackhole", "--backend", "simulated"}, "none of real, virtual, process"},
 		{[]string{"suite", "--backend", "virtual", "--runs", "3"}, "-runs"},
 		{[]string{"run", "partition-blackhole", "--backend", "virtual", "--safe", "maybe"}, "want on or off"},
 	} {

@@ -121,7 +121,7 @@ func composeUp(t *testing.T) *composeStack {
 	}
 	st.redisPort, st.apiPort = freePort(t), freePort(t)
 	st.proxyPorts = freeRange(t, 8)
-	root, err := filepath.Abs("..")
+	root, err := filepath.Abs("../..") // the repository, from sim/real
 	if err != nil {
 		t.Fatal(err)
 	}
