@@ -244,8 +244,7 @@ type Elector struct {
 	promote, demote chan time.Time
 	errs            chan error
 
-	leading        atomic.Bool
-	guard          atomic.Pointer[guard] // safe mode, while leading: the guard deadline IsLeader checks
+	belief         atomic.Pointer[belief] // non-nil while leading: what IsLeader reads, in one load
 	droppedErrors  atomic.Uint64
 	droppedSignals atomic.Uint64
 	mergedSignals  atomic.Uint64
@@ -393,10 +392,15 @@ func (e *Elector) Margin() time.Duration { return e.opts.SafeMargin }
 // the elector's Clock), checked at each call: a starved election loop that
 // has not yet acted on the guard cannot extend the belief.
 func (e *Elector) IsLeader() bool {
-	if !e.leading.Load() {
-		return false
-	}
-	return e.guard.Load().holds(e.clock)
+	b := e.belief.Load()
+	return b != nil && b.g.holds(e.clock)
+}
+
+// belief is a leader's state as IsLeader sees it: one pointer, so that a
+// reader never pairs the flag of one decision with the guard of another
+// (a demotion published between two loads read true after the deadline).
+type belief struct {
+	g *guard // safe mode: the guard deadline; nil in spec mode
 }
 
 // guard is a safe-mode leader's guard deadline: in after base, a reading of
@@ -564,7 +568,7 @@ func (e *Elector) loop() {
 			dl.Stop()
 		}
 		cancelOp()
-		e.leading.Store(false)
+		e.belief.Store(nil)
 		close(e.signals)
 	}()
 
@@ -740,8 +744,11 @@ func (e *Elector) publish(m *Machine, now time.Time, g *guard) {
 	e.lead.Leader, e.lead.Term, e.lead.Token, e.lead.GuardDeadline = leader, m.Term(), m.Token(), g.deadline()
 	e.leadGuard = g
 	e.lmu.Unlock()
-	e.guard.Store(g)
-	e.leading.Store(leader)
+	if leader {
+		e.belief.Store(&belief{g: g})
+	} else {
+		e.belief.Store(nil)
+	}
 }
 
 // emit carries out one signal of a step and returns the serial of the last

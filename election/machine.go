@@ -430,7 +430,9 @@ func (m *Machine) resultWhileStopping(op Op, ok bool, err error) Step {
 		return Step{Done: true}
 	}
 	// An acquire or renew finished after Stop: release if it (maybe) holds.
-	if m.mayHold && (ok || err != nil) {
+	// A duplicate-ID refusal is Redis's answer that nothing applied (and a
+	// release by ID could delete the twin's lease): no release then.
+	if m.mayHold && (ok || (err != nil && !errors.Is(err, ErrDuplicateID))) {
 		m.state = Stopped
 		m.inflight = OpRelease
 		return Step{Run: OpRelease}
