@@ -226,6 +226,8 @@ func (a *Agent) RunnerEvent(e runner.Event) {
 		ev.Type = TaskDispatched
 	case runner.EventTaskStarted:
 		ev.Type = TaskStarted
+	case runner.EventTaskAcknowledging:
+		ev.Type = TaskAcknowledging
 	case runner.EventTaskCompleted:
 		ev.Type = TaskCompleted
 	case runner.EventTaskFailed:

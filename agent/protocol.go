@@ -80,13 +80,18 @@ const (
 	// ChoreFenced: a safe-mode chore's script refused to write. Chore,
 	// Err, Term, Token.
 	ChoreFenced EventType = "chore-fenced"
-	// TaskDispatched, TaskStarted, TaskCompleted, TaskFailed (Err),
-	// TaskReclaimed: Task is the task's id.
-	TaskDispatched EventType = "task-dispatched"
-	TaskStarted    EventType = "task-started"
-	TaskCompleted  EventType = "task-completed"
-	TaskFailed     EventType = "task-failed"
-	TaskReclaimed  EventType = "task-reclaimed"
+	// TaskDispatched, TaskStarted, TaskAcknowledging, TaskCompleted,
+	// TaskFailed (Err), TaskReclaimed: Task is the task's id.
+	// TaskAcknowledging (optional) says the acknowledgement of a finished
+	// task is being sent: when the agent is killed before it reports
+	// TaskCompleted, a task gone from Redis at the end was acknowledged,
+	// not lost.
+	TaskDispatched    EventType = "task-dispatched"
+	TaskStarted       EventType = "task-started"
+	TaskAcknowledging EventType = "task-acknowledging"
+	TaskCompleted     EventType = "task-completed"
+	TaskFailed        EventType = "task-failed"
+	TaskReclaimed     EventType = "task-reclaimed"
 	// DelayedDue: a delayed task reached the stream. Task, LatenessNS
 	// (after its due time, by the Redis clock).
 	DelayedDue EventType = "delayed-due"
@@ -99,7 +104,7 @@ const (
 )
 
 // EventTypes lists the event types of this protocol version.
-var EventTypes = []EventType{Promoted, Demoted, Error, RunnerError, Chore, ChoreFenced, TaskDispatched, TaskStarted, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue, Stopped, Reply}
+var EventTypes = []EventType{Promoted, Demoted, Error, RunnerError, Chore, ChoreFenced, TaskDispatched, TaskStarted, TaskAcknowledging, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue, Stopped, Reply}
 
 // Demotion reasons an agent may give. Reason is free text; these are the
 // elector's own (election.DemoteReason), which this package and the
@@ -250,7 +255,7 @@ func ParseEvent(line []byte) (Event, error) {
 			return e, err
 		}
 		return e, need("err", e.Err != "")
-	case TaskDispatched, TaskStarted, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue:
+	case TaskDispatched, TaskStarted, TaskAcknowledging, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue:
 		return e, need("task", e.Task != "")
 	case Reply:
 		return e, need("seq", e.Seq != 0)

@@ -322,6 +322,7 @@ type Summary struct {
 	TasksLost       int           `json:"tasks_lost"`
 	TasksRepeated   int           `json:"tasks_repeated"`
 	TasksUnfinished int           `json:"tasks_unfinished,omitempty"`
+	TasksUnreported int           `json:"tasks_unreported,omitempty"`
 	TasksDead       int           `json:"tasks_dead,omitempty"`
 	DelayedLateness DurationStats `json:"delayed_lateness"`
 
@@ -373,6 +374,12 @@ type Analysis struct {
 	// UnfinishedTasks were dispatched and not completed, but Redis still
 	// held them at the end of the run (TaskHeld): late, not lost.
 	UnfinishedTasks []string `json:"unfinished_tasks,omitempty"`
+	// UnreportedTasks were dispatched, never reported completed, yet their
+	// acknowledgement was sent (TaskAcknowledging) and Redis no longer held
+	// them at the end: an instance acknowledged them and crashed before
+	// the reply reached it. Redis removes an entry only once it is
+	// acknowledged, so these completed; they are not lost.
+	UnreportedTasks []string `json:"unreported_tasks,omitempty"`
 	// DeadTasks were dispatched, not completed, and dead-lettered: in the
 	// dead-letter stream at the end of the run (TaskHeld, Detail "dead").
 	DeadTasks []string `json:"dead_tasks,omitempty"`
@@ -449,7 +456,7 @@ func Analyze(t Timeline, p Params) Analysis {
 	a.StampLateness = stampLateness(ev)
 	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
-	a.LostTasks, a.UnfinishedTasks, a.DeadTasks, a.RepeatedTasks = taskFates(ev)
+	a.LostTasks, a.UnfinishedTasks, a.UnreportedTasks, a.DeadTasks, a.RepeatedTasks = taskFates(ev)
 	a.Summary = summarize(a, ev)
 	attachUncertainty(&a, ev)
 	a.Claims = claims(a, faults, p)
@@ -1119,13 +1126,15 @@ func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
 // when they were in the dead-letter stream), and tasks completed
 // more than once, all in order of first dispatch (completions of tasks
 // never dispatched follow, in order of first completion).
-func taskFates(ev []Event) (lost, unfinished, dead []string, repeated []RepeatedTask) {
+func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeated []RepeatedTask) {
 	var order []string
 	dispatched := map[string]bool{}
 	done := map[string]int{}
-	held, deadLettered := map[string]bool{}, map[string]bool{}
+	held, deadLettered, acking := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range ev {
 		switch e.Kind {
+		case TaskAcknowledging:
+			acking[e.Task] = true
 		case TaskHeld:
 			if e.Detail == "dead" {
 				deadLettered[e.Task] = true
@@ -1152,13 +1161,15 @@ func taskFates(ev []Event) (lost, unfinished, dead []string, repeated []Repeated
 			unfinished = append(unfinished, task)
 		case n == 0 && deadLettered[task]:
 			dead = append(dead, task)
+		case n == 0 && acking[task]:
+			unreported = append(unreported, task)
 		case n == 0:
 			lost = append(lost, task)
 		case n > 1:
 			repeated = append(repeated, RepeatedTask{Task: task, Completions: n})
 		}
 	}
-	return lost, unfinished, dead, repeated
+	return lost, unfinished, unreported, dead, repeated
 }
 
 func summarize(a Analysis, ev []Event) Summary {
@@ -1175,6 +1186,7 @@ func summarize(a Analysis, ev []Event) Summary {
 		TasksLost:       len(a.LostTasks),
 		TasksRepeated:   len(a.RepeatedTasks),
 		TasksUnfinished: len(a.UnfinishedTasks),
+		TasksUnreported: len(a.UnreportedTasks),
 		TasksDead:       len(a.DeadTasks),
 	}
 	var delayed []time.Duration

@@ -755,6 +755,30 @@ func TestTaskHeldIsUnfinishedNotLost(t *testing.T) {
 	}
 }
 
+// A task whose acknowledgement was sent by an instance that crashed before
+// the reply, and which Redis no longer holds, was acknowledged (nothing else
+// removes an entry): unreported, not lost. One whose acknowledgement was
+// sent but which Redis still holds did not apply: unfinished.
+func TestAcknowledgedByACrashedInstanceIsNotLost(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "acked"}).
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "pending"}).
+		add(Event{At: atSec(1), Kind: TaskDispatched, Task: "gone"}).
+		add(Event{At: atSec(2), Kind: TaskAcknowledging, Instance: 0, Task: "acked"}).
+		add(Event{At: atSec(2), Kind: TaskAcknowledging, Instance: 0, Task: "pending"}).
+		add(Event{At: atSec(2), Kind: InstanceCrashed, Instance: 0, ID: "a"}).
+		add(Event{At: atSec(9), Kind: TaskHeld, Instance: -1, Task: "pending", Detail: "stream"}).
+		end(10)
+	a := Analyze(tl, specTimings)
+	if !slices.Equal(a.LostTasks, []string{"gone"}) || !slices.Equal(a.UnreportedTasks, []string{"acked"}) ||
+		!slices.Equal(a.UnfinishedTasks, []string{"pending"}) {
+		t.Errorf("lost %v, unreported %v, unfinished %v; want [gone], [acked], [pending]", a.LostTasks, a.UnreportedTasks, a.UnfinishedTasks)
+	}
+	if a.Summary.TasksLost != 1 || a.Summary.TasksUnreported != 1 {
+		t.Errorf("summary lost %d unreported %d; want 1 and 1", a.Summary.TasksLost, a.Summary.TasksUnreported)
+	}
+}
+
 // A chore's writes landed somewhere within its Redis calls, [At - Took, At]:
 // one whose reply came late (a paused process reads it on resume) while the
 // key held its id at the start of the call is not stale; one whose whole

@@ -39,9 +39,15 @@ const (
 
 	TaskDispatched Kind = "task-dispatched" // Task = task id
 	TaskCompleted  Kind = "task-completed"
-	TaskFailed     Kind = "task-failed"
-	TaskReclaimed  Kind = "task-reclaimed"
-	DelayedDue     Kind = "delayed-due" // a delayed task reached the stream; Lateness = how late after its due time
+	// TaskAcknowledging: the task's handler finished and its instance sent
+	// the acknowledgement (Task). Only Redis knows whether it applied when
+	// the instance crashed before the reply: a task acknowledged this way
+	// and gone from Redis at the end completed, unreported (see
+	// Analysis.UnreportedTasks).
+	TaskAcknowledging Kind = "task-acknowledging"
+	TaskFailed        Kind = "task-failed"
+	TaskReclaimed     Kind = "task-reclaimed"
+	DelayedDue        Kind = "delayed-due" // a delayed task reached the stream; Lateness = how late after its due time
 	// TaskHeld: at the end of the run, the task is still in Redis (Task;
 	// Detail = "stream" or "delayed": to run, not completed, yet not lost;
 	// "dead": dead-lettered, failed with no retries left, not lost either).

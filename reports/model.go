@@ -943,6 +943,11 @@ func (x *ctx) workSection() section {
 	if len(a.UnfinishedTasks) > 0 {
 		tk.Rows = append(tk.Rows, row(plain("Unfinished task ids"), plain(capped(a.UnfinishedTasks))))
 	}
+	if len(a.UnreportedTasks) > 0 {
+		tk.Rows = append(tk.Rows,
+			row(plain("Unreported (acknowledged by an instance that crashed before the reply; gone from Redis, so completed)"), plain(strconv.Itoa(s.TasksUnreported))),
+			row(plain("Unreported task ids"), plain(capped(a.UnreportedTasks))))
+	}
 	if len(a.RepeatedTasks) > 0 {
 		ids := make([]string, len(a.RepeatedTasks))
 		for i, r := range a.RepeatedTasks {

@@ -148,3 +148,82 @@ func TestAckWhoseReplyIsLostIsNotLost(t *testing.T) {
 		}
 	}
 }
+
+// A runner killed while its acknowledgement's reply is lost never learns
+// that it applied: it reports no completion. What it does report, before the
+// send, is that the acknowledgement is going out (EventTaskAcknowledging),
+// so a harness that finds the entry gone from Redis at the end can tell an
+// acknowledged task from a lost one. Before, such a task was counted lost.
+func TestKilledWithAckInFlightReportsAcknowledging(t *testing.T) {
+	p := newProxied(t)
+	if err := p.admin.Set(t.Context(), election.LeaderKey("g"), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := p.opts
+	o.ReadTimeout, o.MaxRetries = 200*time.Millisecond, 0
+	rdb := redis.NewClient(&o)
+	t.Cleanup(func() { _ = rdb.Close() })
+	rec := &recorder{}
+	cfg := Options{
+		Group: "g",
+		Tasks: map[string]Task{"t": {Handler: func(_ context.Context, payload []byte) error {
+			if string(payload) == "drop" {
+				p.dropReplies(t)
+			}
+			return nil
+		}}},
+		Workers:       1,
+		Block:         50 * time.Millisecond,
+		ChoreInterval: time.Hour,
+		Election:      election.Opts{TTL: time.Minute, Wait: time.Hour, StopTimeout: time.Second},
+		OnEvent:       rec.add,
+	}
+	r, err := New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, kill := context.WithCancel(t.Context())
+	defer kill()
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	producer, err := New(p.admin, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := producer.Dispatch(t.Context(), "t", nil); err != nil { // loads the script
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the first task completed", func() bool { return len(rec.all(EventTaskCompleted)) == 1 })
+	id, err := producer.Dispatch(t.Context(), "t", []byte("drop"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 5*time.Second, "the acknowledgement to apply", func() bool {
+		return p.admin.XLen(t.Context(), r.keys.stream).Val() == 0
+	})
+	kill()
+	// Replies flow again, so that the fetch blocked on a lost reply ends
+	// now rather than at go-redis's blocking-read timeout (Block + 10 s).
+	p.heal(t)
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = r.Stop(sctx)
+	for _, e := range rec.all(EventTaskCompleted) {
+		if e.TaskID == id {
+			t.Fatalf("killed runner reported %s completed; its reply never came", id)
+		}
+	}
+	acking := 0
+	for _, e := range rec.all(EventTaskAcknowledging) {
+		if e.TaskID == id {
+			acking++
+		}
+	}
+	if acking == 0 {
+		t.Errorf("no %s event for %s: a harness would count the acknowledged task lost", EventTaskAcknowledging, id)
+	}
+	if h, err := Held(t.Context(), p.admin, "g"); err != nil || len(h.Stream) != 0 {
+		t.Errorf("Held = %+v, %v; want nothing (the acknowledgement applied)", h, err)
+	}
+}

@@ -136,6 +136,7 @@ func (r *Runner) flushAcks(batch []ack) {
 	args = append(args, r.cfg.Group, len(batch))
 	for _, a := range batch {
 		args = append(args, a.d.entry, a.d.task, a.took.Microseconds())
+		r.emit(Event{Kind: EventTaskAcknowledging, TaskID: a.d.id, Task: a.d.task, Attempt: a.d.attempt})
 	}
 	var acked []int64
 	resent, err := r.untilAnswered(func() (err error) {

@@ -48,6 +48,15 @@ const (
 	EventTaskDeferred EventKind = "task-deferred"
 	// EventTaskStarted: a handler started. TaskID, Task, Attempt.
 	EventTaskStarted EventKind = "task-started"
+	// EventTaskAcknowledging: a handler returned nil and the entry's
+	// acknowledgement is about to be sent. TaskID, Task, Attempt. It
+	// matters only when no EventTaskCompleted follows: a runner killed
+	// with the acknowledgement on the wire cannot know whether it applied,
+	// and only Redis does (an entry that is no longer pending was
+	// acknowledged: nothing else removes it). A harness that kills
+	// runners uses it to tell a task acknowledged by a dying runner from a
+	// lost one.
+	EventTaskAcknowledging EventKind = "task-acknowledging"
 	// EventTaskCompleted: a handler returned nil and the entry was
 	// acknowledged. TaskID, Task, Attempt, Duration, Duplicate.
 	EventTaskCompleted EventKind = "task-completed"

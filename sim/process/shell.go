@@ -282,6 +282,8 @@ func (s *shell) event(inc *incarnation, e agent.Event) {
 		ev.Kind, ev.Chore, ev.Err = model.ChoreFenced, e.Chore, e.Err
 	case agent.TaskDispatched:
 		ev.Kind = model.TaskDispatched
+	case agent.TaskAcknowledging:
+		ev.Kind = model.TaskAcknowledging
 	case agent.TaskCompleted:
 		ev.Kind = model.TaskCompleted
 	case agent.TaskFailed:

@@ -225,6 +225,8 @@ func (in *instance) runnerEvent(e runner.Event) {
 		ev.Kind, ev.Lateness = model.DelayedDue, e.Lateness
 	case runner.EventTaskDispatched:
 		ev.Kind = model.TaskDispatched
+	case runner.EventTaskAcknowledging:
+		ev.Kind = model.TaskAcknowledging
 	case runner.EventTaskCompleted:
 		ev.Kind = model.TaskCompleted
 	case runner.EventTaskFailed:

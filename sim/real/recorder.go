@@ -55,10 +55,12 @@ func (r *Recorder) Record(e model.Event) {
 // survivesCrash reports whether an event of a crashed incarnation is still
 // recorded. A task completed or dispatched is a fact about Redis: its XACK or
 // XADD reached Redis before the crash cut the traffic (after it, every call
-// fails), only the report of it came late. Everything else a crashed
+// fails), only the report of it came late. An acknowledgement sent is kept
+// for the same reason: it was sent before the crash, and whether it applied
+// is read from Redis at the end. Everything else a crashed
 // instance says — beliefs, chores, errors — is the shell winding down.
 func survivesCrash(k model.Kind) bool {
-	return k == model.InstanceCrashed || k == model.TaskCompleted || k == model.TaskDispatched
+	return k == model.InstanceCrashed || k == model.TaskCompleted || k == model.TaskDispatched || k == model.TaskAcknowledging
 }
 
 // Timeline returns a copy of the events so far.
