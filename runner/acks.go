@@ -22,9 +22,12 @@ import (
 // worker blocked handing over. Those stay pending under the crashed
 // consumer and run again after ClaimIdle, exactly like the tasks it was
 // running. Nothing is lost: an entry leaves the pending list only through
-// XACK, and an acknowledgement whose reply was lost is re-sent until Redis
-// answers (flushAcks), so a task acknowledged is reported completed. A
-// graceful Stop flushes the acker before it leaves the group.
+// XACK. An acknowledgement whose reply was lost is re-sent while no other
+// instance can have taken its entries over (flushAcks), so a task this
+// instance acknowledged is reported completed, unless Redis did not answer
+// in time or its answer cannot tell (then an error says so, and
+// EventTaskAcknowledging was the last word). A graceful Stop flushes the
+// acker before it leaves the group.
 
 // ack is a completed delivery waiting for its acknowledgement.
 type ack struct {
@@ -113,15 +116,31 @@ func (r *Runner) acker() {
 //
 // A call that fails without an answer from Redis (a timeout, a closed
 // connection) may have applied: only its reply may be lost. So flushAcks
-// re-sends the script until Redis answers (see untilAnswered) — it is
-// idempotent: an entry already acknowledged answers 0 and records no sample
-// again — and then reports each task completed. A 0 on a re-sent call is
-// reported as this instance's completion, not a Duplicate: within ClaimIdle
-// nobody else can have taken the entry, so it was the lost attempt that
-// acknowledged it. If Redis does not answer within the bound, the error says
-// the outcome is unknown: an entry the lost call did not acknowledge stays
-// pending and runs again after ClaimIdle; one it did is gone, and its
-// completion is never reported.
+// re-sends the script (see untilAnswered) — it is idempotent: an entry
+// already acknowledged answers 0 and records no sample again — until Redis
+// answers or another instance may have taken an entry of the batch over
+// (claimable: ClaimIdle after the read that delivered it was sent). Then
+// each entry is judged by its answer:
+//
+//   - 1: this call acknowledged it: completed.
+//   - 0 on the runner's first call: another instance acknowledged it first,
+//     a previous owner or one that took it over after ClaimIdle: completed,
+//     Duplicate. (go-redis may have re-sent that call itself: the runner
+//     cannot see that, and takes the 0 for another instance's.)
+//   - 0 on a re-sent call answered before the entry was claimable, for an
+//     entry this instance read first (XREADGROUP, not XAUTOCLAIM): no other
+//     instance has had it, so one of this instance's lost attempts
+//     acknowledged it: completed, not a Duplicate.
+//   - 0 on any other re-sent call: the lost attempt or another instance may
+//     have acknowledged it (an entry taken over from another instance, whose
+//     previous owner may finish it at any time; an answer that came when
+//     another instance may have taken the entry over): not reported
+//     completed; the error says the outcome is unknown.
+//
+// When Redis does not answer within the bound, the error says the outcome
+// is unknown: an entry the lost calls did not acknowledge stays pending and
+// runs again after ClaimIdle; one they did is gone, and its completion is
+// never reported (EventTaskAcknowledging was).
 func (r *Runner) flushAcks(batch []ack) {
 	if len(batch) == 0 {
 		return
@@ -134,12 +153,14 @@ func (r *Runner) flushAcks(batch []ack) {
 	}
 	args := make([]any, 0, 2+3*len(batch))
 	args = append(args, r.cfg.Group, len(batch))
+	claimable := r.claimable(batch[0].d)
 	for _, a := range batch {
 		args = append(args, a.d.entry, a.d.task, a.took.Microseconds())
+		claimable = earliest(claimable, r.claimable(a.d))
 		r.emit(Event{Kind: EventTaskAcknowledging, TaskID: a.d.id, Task: a.d.task, Attempt: a.d.attempt})
 	}
 	var acked []int64
-	resent, err := r.untilAnswered(func() (err error) {
+	resent, at, err := r.untilAnswered(claimable, func() (err error) {
 		acked, err = completeScript.Run(r.ctx, r.rdb,
 			[]string{r.keys.stream, r.keys.metricsN, r.keys.metricsUS}, args...).Int64Slice()
 		return err
@@ -155,48 +176,71 @@ func (r *Runner) flushAcks(batch []ack) {
 		r.fail(fmt.Errorf("runner: acknowledging %d tasks (first %s, %s): %w", len(batch), d.id, d.task, err))
 		return
 	}
+	var unknown []*delivery
 	for i, a := range batch {
+		duplicate := false
+		if acked[i] == 0 {
+			switch {
+			case !resent:
+				duplicate = true
+			case a.d.reclaimed || !at.Before(r.claimable(a.d)):
+				unknown = append(unknown, a.d)
+				continue
+			}
+		}
 		r.stats.completed.Add(1)
 		r.emit(Event{Kind: EventTaskCompleted, TaskID: a.d.id, Task: a.d.task, Attempt: a.d.attempt,
-			Duration: a.took, Duplicate: acked[i] == 0 && !resent})
+			Duration: a.took, Duplicate: duplicate})
+	}
+	if len(unknown) > 0 {
+		d := unknown[0]
+		r.fail(fmt.Errorf("runner: acknowledging %d tasks (first %s, %s): a re-sent call found them acknowledged, "+
+			"but another instance may have had them (taken over from one, or answered after ClaimIdle since their read), "+
+			"so whether this instance's lost attempt or another instance acknowledged them is unknown",
+			len(unknown), d.id, d.task))
 	}
 }
 
 // untilAnswered runs call, and runs it again while it fails without an
 // answer from Redis (anything but a Redis error reply), pausing 10 ms,
 // doubling up to 1 s, between attempts. It gives up when the runner is
-// killed, and once ClaimIdle has passed since the first attempt — from then
-// on another instance may have taken the entries over, so the answer no
-// longer decides whether they run again — or, during a graceful Stop, the
-// stop bound (StopTimeout, default TTL) after the Stop began. It reports
-// whether call was re-sent, and the last error, wrapped with the attempts
-// when it gave up.
-func (r *Runner) untilAnswered(call func() error) (resent bool, err error) {
+// killed; when the next attempt would go out at or after until (the time
+// from which another instance may have taken the entries over, so that an
+// answer no longer tells whether they run again); or, during a graceful
+// Stop, when it would go out after the stop bound (StopTimeout, default
+// TTL) since the Stop began. It reports whether call was re-sent, when the
+// last attempt returned (by the runner's clock), and the last error,
+// wrapped with the attempts when it gave up.
+func (r *Runner) untilAnswered(until time.Time, call func() error) (resent bool, at time.Time, err error) {
 	first := r.clock.Now()
-	deadline := first.Add(r.cfg.ClaimIdle)
+	deadline := until
 	pause := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err = call()
+		at = r.clock.Now()
 		if err == nil || answered(err) || r.ctx.Err() != nil {
-			return attempt > 1, err
+			return attempt > 1, at, err
 		}
 		select {
 		case <-r.stopping:
 			deadline = earliest(deadline, r.stopAt.Add(r.stopBound()))
 		default:
 		}
-		if !r.clock.Now().Add(pause).Before(deadline) {
-			return attempt > 1, fmt.Errorf("no answer from Redis in %d attempts over %v, so whether it applied is unknown: %w",
-				attempt, r.clock.Since(first).Round(time.Millisecond), err)
+		if !at.Add(pause).Before(deadline) {
+			return attempt > 1, at, fmt.Errorf("no answer from Redis in %d attempts over %v, so whether it applied is unknown: %w",
+				attempt, at.Sub(first).Round(time.Millisecond), err)
 		}
 		t := r.clock.Timer(pause)
 		select {
 		case <-t.C:
 		case <-r.ctx.Done():
 			t.Stop()
-			return attempt > 1, err
+			return attempt > 1, at, err
 		}
 		pause = min(2*pause, time.Second)
+		if h := r.resendHook; h != nil {
+			h(attempt + 1)
+		}
 	}
 }
 

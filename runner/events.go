@@ -40,11 +40,12 @@ const (
 	EventTaskReclaimed EventKind = "task-reclaimed"
 	// EventTaskDeferred: a delivery waited in the read-ahead queue so long
 	// that it could still be running when another instance may reclaim it
-	// (wait + Timeout > ClaimIdle), so it was not started: it stays pending
+	// (wait + Timeout > ClaimIdle, the wait counted from when the read that
+	// delivered it was sent), so it was not started: it stays pending
 	// and runs after ClaimIdle, here or on another instance. A steady
 	// stream of these says the read-ahead holds tasks slower than its
 	// window assumed (lower ReadAhead, or raise ClaimIdle). TaskID, Task,
-	// Attempt, Duration (how long it waited).
+	// Attempt, Duration (that wait).
 	EventTaskDeferred EventKind = "task-deferred"
 	// EventTaskStarted: a handler started. TaskID, Task, Attempt.
 	EventTaskStarted EventKind = "task-started"
@@ -120,7 +121,7 @@ type Event struct {
 	// Due is when a delayed task is due, by the Redis clock.
 	Due time.Time
 	// Duration is how long the handler ran (task events), how long a
-	// delivery waited (EventTaskDeferred), or the real time from a chore's
+	// delivery waited since its read was sent (EventTaskDeferred), or the real time from a chore's
 	// first Redis call to its last reply (EventChore): its writes landed
 	// within it.
 	Duration time.Duration

@@ -19,9 +19,14 @@ type delivery struct {
 	payload []byte
 	attempt int
 
-	err       error     // not nil for a malformed entry (it is dead-lettered)
-	reclaimed bool      // taken over with XAUTOCLAIM
-	got       time.Time // when the read returned it, by the runner's clock
+	err       error // not nil for a malformed entry (it is dead-lettered)
+	reclaimed bool  // taken over with XAUTOCLAIM
+	// readSent is when the read that delivered it (XREADGROUP or
+	// XAUTOCLAIM) was sent, by the runner's clock. Redis delivered it later,
+	// and counts its idle time, which another instance's XAUTOCLAIM compares
+	// with ClaimIdle, from the delivery: no other instance can take it over
+	// before readSent + ClaimIdle (claimable).
+	readSent time.Time
 
 	ctx handlerCtx // the handler's ctx under the real clock (run)
 }
@@ -63,7 +68,8 @@ func (r *Runner) fetch(ctx context.Context) {
 		}
 		var msgs []redis.XMessage
 		reclaimed := false
-		if !r.clock.Now().Before(nextClaim) {
+		sent := r.clock.Now()
+		if !sent.Before(nextClaim) {
 			msgs, cursor, err = r.rdb.XAutoClaim(r.ctx, &redis.XAutoClaimArgs{
 				Stream: r.keys.stream, Group: r.cfg.Group, Consumer: r.id,
 				MinIdle: r.cfg.ClaimIdle, Start: cursor, Count: int64(n),
@@ -78,7 +84,7 @@ func (r *Runner) fetch(ctx context.Context) {
 			reclaimed = true
 		}
 		if err == nil && len(msgs) == 0 {
-			reclaimed = false
+			reclaimed, sent = false, r.clock.Now()
 			msgs, err = r.read(n)
 		}
 		if r.ctx.Err() != nil {
@@ -91,11 +97,10 @@ func (r *Runner) fetch(ctx context.Context) {
 			r.recoverFetch(ctx, err)
 			continue
 		}
-		now := r.clock.Now()
 		ds = ds[:0]
 		for _, m := range msgs {
 			d := parseDelivery(m)
-			d.reclaimed, d.got = reclaimed, now
+			d.reclaimed, d.readSent = reclaimed, sent
 			ds = append(ds, d)
 		}
 		// Our own running entries come back when they ran past ClaimIdle: not twice.
@@ -104,6 +109,14 @@ func (r *Runner) fetch(ctx context.Context) {
 		r.pool.admit(ds)
 		clear(ds[:cap(ds)])
 	}
+}
+
+// claimable is the earliest time another instance may take d over, by the
+// runner's clock. It holds while that clock runs no slower than Redis's
+// (which measures the idle time); one slow by a fraction f moves the true
+// time f × ClaimIdle earlier.
+func (r *Runner) claimable(d *delivery) time.Time {
+	return d.readSent.Add(r.cfg.ClaimIdle)
 }
 
 // taskMeter is the fetcher's estimate of how long this instance's tasks take.

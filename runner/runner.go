@@ -72,6 +72,9 @@ type Runner struct {
 	ackStop   chan struct{}
 	ackDone   chan struct{}
 	ackHook   func(n int) // tests only: called before each batch is sent
+	// resendHook (tests only) is called before each re-send of an
+	// acknowledgement, with the attempt about to be made (2, 3, ...).
+	resendHook func(attempt int)
 
 	lastAvg time.Duration // the leader's last known average task time; chore goroutine only
 }

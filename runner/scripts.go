@@ -74,7 +74,7 @@ return due`)
 	//
 	// Re-running a batch is harmless: an entry acknowledged before answers 0
 	// and records no sample again. So the script can be re-sent when a reply
-	// was lost (by go-redis's retries, and by the acker until Redis answers).
+	// was lost (by go-redis's retries, and by the acker, see flushAcks).
 	// The price: a task that another instance finished first (it ran twice)
 	// records only the first finisher's sample.
 	//

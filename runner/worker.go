@@ -33,14 +33,14 @@ func (r *Runner) runDelivery(d *delivery) {
 		return
 	}
 	t := r.cfg.Tasks[d.task]
-	if wait := r.clock.Since(d.got); wait+t.Timeout > r.cfg.ClaimIdle {
+	if now := r.clock.Now(); now.Add(t.Timeout).After(r.claimable(d)) {
 		// It waited in the read-ahead queue so long that it could still be
 		// running when another instance may reclaim it: do not start it. It
 		// stays pending and is reclaimed after ClaimIdle, like an entry of a
 		// stalled instance, so read-ahead never makes a task run twice at once.
 		r.untrack(d.entry)
 		r.stats.deferred.Add(1)
-		r.emit(Event{Kind: EventTaskDeferred, TaskID: d.id, Task: d.task, Attempt: d.attempt, Duration: wait})
+		r.emit(Event{Kind: EventTaskDeferred, TaskID: d.id, Task: d.task, Attempt: d.attempt, Duration: now.Sub(d.readSent)})
 		return
 	}
 	if d.reclaimed {

@@ -31,7 +31,7 @@ func TestWaitedPastClaimIdleIsNotStarted(t *testing.T) {
 		t.Fatal(err)
 	}
 	r.ctx, r.taskCtx = context.Background(), context.Background()
-	d := &delivery{entry: "1-0", id: "task", task: "t", attempt: 1, got: mock.Now()}
+	d := &delivery{entry: "1-0", id: "task", task: "t", attempt: 1, readSent: mock.Now()}
 	r.track([]*delivery{d})
 	mock.Add(2*time.Second + time.Millisecond) // 1s Timeout left: past ClaimIdle
 	r.runDelivery(d)
