@@ -116,8 +116,8 @@ type Opts struct {
 	// unique per process. Safe mode detects two processes sharing one (each
 	// elector also writes a random nonce of its own to OwnerKey(Key) when it
 	// acquires, and its acquire and renew refuse a lease that holds its ID
-	// under another nonce: ErrDuplicateID), so only the one that acquired
-	// last leads. Spec mode cannot tell them apart (the spec's scripts
+	// under another nonce: ErrDuplicateID, and its release leaves such a
+	// lease alone), so only the one that acquired last leads. Spec mode cannot tell them apart (the spec's scripts
 	// compare the ID only): once one of them acquires, both renew the same
 	// lease and both lead.
 	ID string
@@ -494,7 +494,8 @@ func (e *Elector) Start() error {
 // Stop stops the elector: it cancels the timers, emits a demotion if this
 // instance was leading (and clears IsLeader), then releases the lease if it
 // may be ours (held, or an acquire or renew in flight whose write may still
-// land; the release deletes the key only if it holds our ID) — but only once
+// land; the release deletes the key only if it holds our ID and, in safe
+// mode, the owner key holds our nonce) — but only once
 // the reader has received the demotion, so that no other instance can lead
 // while this one's user still acts as leader. A demotion for a promotion the
 // reader never received needs no delivery (it was never acted on).

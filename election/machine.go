@@ -430,8 +430,10 @@ func (m *Machine) resultWhileStopping(op Op, ok bool, err error) Step {
 		return Step{Done: true}
 	}
 	// An acquire or renew finished after Stop: release if it (maybe) holds.
-	// A duplicate-ID refusal is Redis's answer that nothing applied (and a
-	// release by ID could delete the twin's lease): no release then.
+	// A duplicate-ID refusal is Redis's answer that nothing applied: no
+	// release then. (A release after an acquire whose outcome is unknown
+	// may still meet the twin's lease: the safe release checks the owner
+	// nonce and leaves it alone.)
 	if m.mayHold && (ok || (err != nil && !errors.Is(err, ErrDuplicateID))) {
 		m.state = Stopped
 		m.inflight = OpRelease

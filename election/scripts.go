@@ -96,6 +96,22 @@ if ARGV[3] ~= '' and owner and owner ~= ARGV[3] then
 end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
 
+// Safe mode's release: the spec's, and it leaves the lease alone (0) when
+// the owner key (KEYS[2]) holds another process's nonce than ARGV[2]: the
+// lease holds our ID for a process that shares it, which a release by ID
+// alone would delete. A Stop releases whenever the lease may be ours, also
+// after an acquire whose outcome it never learned (cancelled in flight), and
+// that acquire may have been refused as a duplicate. ARGV[1] id.
+var safeReleaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then
+  return 0
+end
+local owner = redis.call('GET', KEYS[2])
+if ARGV[2] ~= '' and owner and owner ~= ARGV[2] then
+  return 0
+end
+return redis.call('DEL', KEYS[1])`)
+
 // dupIDPrefix starts the error the safe scripts return when the lease holds
 // this elector's ID for another process.
 const dupIDPrefix = "DUPID"
@@ -128,7 +144,8 @@ type SafeLease struct {
 // (see safeAcquireLua: it also takes a lease that holds our ID and nonce,
 // and returns a fencing token from the token counter, above l.Seen); renew
 // is the spec's renew refusing a lease that holds our ID for another process
-// (ErrDuplicateID); release is the spec's. ok reports a win (acquire) or the
+// (ErrDuplicateID); release is the spec's leaving such a lease alone (not
+// ok). ok reports a win (acquire) or the
 // script's 1. token is the new fencing token of a won acquire, the token
 // counter as a lost acquire read it (what the caller has now seen), else 0.
 func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, l SafeLease) (ok bool, token int64, err error) {
@@ -151,9 +168,11 @@ func RunSafeOp(ctx context.Context, rdb redis.Scripter, op Op, l SafeLease) (ok 
 			return false, 0, dupID(err)
 		}
 		return n == 1, 0, nil
+	case OpRelease:
+		n, err := safeReleaseScript.Run(ctx, rdb, []string{l.Key, ownerKeyOf(l.Key)}, l.ID, l.Nonce).Int64()
+		return n == 1, 0, err
 	}
-	ok, err = RunOp(ctx, rdb, op, l.Key, l.ID, l.TTL)
-	return ok, 0, err
+	return false, 0, fmt.Errorf("no script for operation %v", op)
 }
 
 // dupID wraps a DUPID refusal in ErrDuplicateID.
@@ -173,7 +192,7 @@ func ScriptOp(sha string) Op {
 		return OpAcquire
 	case renewScript.Hash(), safeRenewScript.Hash():
 		return OpRenew
-	case releaseScript.Hash():
+	case releaseScript.Hash(), safeReleaseScript.Hash():
 		return OpRelease
 	}
 	return OpNone
