@@ -7,6 +7,7 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/benbjohnson/clock"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leaselab/leaselab/election"
@@ -225,5 +226,69 @@ func TestKilledWithAckInFlightReportsAcknowledging(t *testing.T) {
 	}
 	if h, err := Held(t.Context(), p.admin, "g"); err != nil || len(h.Stream) != 0 {
 		t.Errorf("Held = %+v, %v; want nothing (the acknowledgement applied)", h, err)
+	}
+}
+
+// A graceful Stop that begins while the acker pauses between re-sends of an
+// unanswered acknowledgement ends that pause at once when the stop bound
+// leaves no room for another attempt. Under a mock clock that is never
+// advanced, the pause never ends by itself: before, Stop waited for it
+// forever (with the real clock, up to 1 s beyond its bound).
+func TestStopEndsAckResendPause(t *testing.T) {
+	p := newProxied(t)
+	if err := p.admin.Set(t.Context(), election.LeaderKey("g"), "someone-else", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	o := p.opts
+	o.ReadTimeout, o.MaxRetries, o.DialerRetries = 300*time.Millisecond, -1, 1
+	rdb := redis.NewClient(&o)
+	t.Cleanup(func() { _ = rdb.Close() })
+	if err := completeScript.Load(t.Context(), p.admin).Err(); err != nil {
+		t.Fatal(err)
+	}
+	cfg := Options{
+		Group: "g",
+		Tasks: map[string]Task{"t": {Handler: func(context.Context, []byte) error {
+			// Nothing reaches Redis from now on: the acknowledgement goes unanswered.
+			if _, err := p.proxy.AddToxic("reset", "reset_peer", "upstream", 1, toxiclient.Attributes{"timeout": 0}); err != nil {
+				t.Error(err)
+			}
+			return nil
+		}}},
+		Workers:  1,
+		Block:    50 * time.Millisecond,
+		Clock:    clock.NewMock(),
+		Election: election.Opts{TTL: time.Minute, Wait: time.Hour, StopTimeout: 5 * time.Millisecond}, // below the first pause, 10 ms
+	}
+	r, err := New(rdb, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := make(chan error, 1)
+	r.resendHook = func(attempt int) {
+		if attempt == 2 { // the first attempt went unanswered; the pause comes next
+			go func() { stopped <- r.Stop(context.Background()) }()
+			<-r.stopping
+		}
+	}
+	ctx, kill := context.WithCancel(t.Context())
+	t.Cleanup(kill) // ends a Stop that hangs, after the test failed
+	if err := r.Start(ctx); err != nil {
+		t.Fatal(err)
+	}
+	producer, err := New(p.admin, Options{Group: "g", Tasks: cfg.Tasks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := producer.Dispatch(t.Context(), "t", nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return: the acker waited out its pause past the stop bound")
+	}
+	if s := r.Stats(); s.Completed != 0 {
+		t.Errorf("Stats.Completed = %d; want 0: no attempt was answered", s.Completed)
 	}
 }

@@ -207,13 +207,19 @@ func (r *Runner) flushAcks(batch []ack) {
 // killed; when the next attempt would go out at or after until (the time
 // from which another instance may have taken the entries over, so that an
 // answer no longer tells whether they run again); or, during a graceful
-// Stop, when it would go out after the stop bound (StopTimeout, default
-// TTL) since the Stop began. It reports whether call was re-sent, when the
-// last attempt returned (by the runner's clock), and the last error,
-// wrapped with the attempts when it gave up.
+// Stop, when it would go out at or after the stop bound (StopTimeout,
+// default TTL) since the Stop began — a Stop that begins during a pause
+// ends it at once then. It reports whether call was re-sent, when the last
+// attempt returned (by the runner's clock), and the last error, wrapped
+// with the attempts when it gave up.
 func (r *Runner) untilAnswered(until time.Time, call func() error) (resent bool, at time.Time, err error) {
 	first := r.clock.Now()
 	deadline := until
+	stopping := r.stopping
+	stopped := func() { // a graceful Stop began: its bound applies too
+		stopping = nil
+		deadline = earliest(deadline, r.stopAt.Add(r.stopBound()))
+	}
 	pause := 10 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		err = call()
@@ -221,26 +227,33 @@ func (r *Runner) untilAnswered(until time.Time, call func() error) (resent bool,
 		if err == nil || answered(err) || r.ctx.Err() != nil {
 			return attempt > 1, at, err
 		}
-		select {
-		case <-r.stopping:
-			deadline = earliest(deadline, r.stopAt.Add(r.stopBound()))
-		default:
-		}
-		if !at.Add(pause).Before(deadline) {
-			return attempt > 1, at, fmt.Errorf("no answer from Redis in %d attempts over %v, so whether it applied is unknown: %w",
-				attempt, at.Sub(first).Round(time.Millisecond), err)
-		}
-		t := r.clock.Timer(pause)
-		select {
-		case <-t.C:
-		case <-r.ctx.Done():
-			t.Stop()
-			return attempt > 1, at, err
-		}
-		pause = min(2*pause, time.Second)
 		if h := r.resendHook; h != nil {
 			h(attempt + 1)
 		}
+		t := r.clock.Timer(pause)
+	wait:
+		for {
+			select {
+			case <-stopping:
+				stopped()
+			default:
+			}
+			if !at.Add(pause).Before(deadline) {
+				t.Stop()
+				return attempt > 1, at, fmt.Errorf("no answer from Redis in %d attempts over %v, so whether it applied is unknown: %w",
+					attempt, at.Sub(first).Round(time.Millisecond), err)
+			}
+			select {
+			case <-t.C:
+				break wait
+			case <-stopping:
+				stopped()
+			case <-r.ctx.Done():
+				t.Stop()
+				return attempt > 1, at, err
+			}
+		}
+		pause = min(2*pause, time.Second)
 	}
 }
 

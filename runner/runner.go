@@ -72,8 +72,8 @@ type Runner struct {
 	ackStop   chan struct{}
 	ackDone   chan struct{}
 	ackHook   func(n int) // tests only: called before each batch is sent
-	// resendHook (tests only) is called before each re-send of an
-	// acknowledgement, with the attempt about to be made (2, 3, ...).
+	// resendHook (tests only) is called before the pause that precedes each
+	// re-send of an acknowledgement, with the attempt to come (2, 3, ...).
 	resendHook func(attempt int)
 
 	lastAvg time.Duration // the leader's last known average task time; chore goroutine only
@@ -197,8 +197,9 @@ func (r *Runner) ensureGroup(ctx context.Context) error {
 //
 // Every goroutine of the runner has returned when Stop returns, so Stop takes
 // as long as they do: ctx bounds the tasks in flight; the fetcher's current
-// read takes up to Block; the hand-back and leave calls are bounded by the
-// elector's StopTimeout (default TTL), and so is the elector's release.
+// read takes up to Block; the hand-back and leave calls, and the re-sends of
+// an unanswered acknowledgement of the tasks that completed, are bounded by
+// the elector's StopTimeout (default TTL), and so is the elector's release.
 // Against an unreachable Redis, go-redis honours those bounds only with
 // ContextTimeoutEnabled; otherwise its ReadTimeout and MaxRetries decide. The
 // one exception is a handler that ignores its cancelled ctx: Stop gives up on
