@@ -92,32 +92,41 @@ func TestAgreesWithHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs scenarios in real time (-short)")
 	}
-	for _, name := range []string{"partition-blackhole", "leader-stop", "pause"} {
+	for _, name := range []string{"partition-blackhole", "leader-stop", "pause", "replica-failover-lossy"} {
 		t.Run(name, func(t *testing.T) {
-			addr := redistest.Addr(t)
 			e, ok := scenarios.Lookup(name)
 			if !ok {
 				t.Fatalf("no built-in %s", name)
 			}
 			sc := e.Scenario
 			sc.TimeScale = 0.2
-			obs := redis.NewClient(&redis.Options{Addr: addr})
-			defer obs.Close()
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			got := make(chan *observe.Recording, 1)
-			started := make(chan struct{})
-			go func() {
-				rec, err := observe.Watch(ctx, observe.Options{Redis: obs, Group: name, OnStart: func(observe.Header) { close(started) }})
-				if err != nil {
-					t.Error(err)
-					close(started)
-				}
-				got <- rec
-			}()
-			<-started
 			var group string
-			b := real.Backend{Provider: env.Embedded{RedisAddr: addr}, Publish: true, OnPublish: func(g, _ string) { group = g }}
+			// The watch begins once the harness's Redis is up (a replicated
+			// pair is spawned by the run itself) and before its instances
+			// start; it is given the primary's address only, and finds the
+			// replica a failover promotes by the primary's ROLE.
+			var provider env.Provider = env.Embedded{}
+			if sc.Redis == model.RedisSingle || sc.Redis == "" {
+				provider = env.Embedded{RedisAddr: redistest.Addr(t)}
+			}
+			b := real.Backend{Provider: provider, Publish: true, OnPublish: func(g, addr string) {
+				group = g
+				obs := redis.NewClient(&redis.Options{Addr: addr, MaxRetries: -1})
+				started := make(chan struct{})
+				go func() {
+					defer obs.Close()
+					rec, err := observe.Watch(ctx, observe.Options{Redis: obs, Group: g, OnStart: func(observe.Header) { close(started) }})
+					if err != nil {
+						t.Error(err)
+						close(started)
+					}
+					got <- rec
+				}()
+				<-started
+			}}
 			hres, err := sim.Run(context.Background(), sc, b, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
@@ -127,6 +136,12 @@ func TestAgreesWithHarness(t *testing.T) {
 			rec := <-got
 			if group != name {
 				t.Fatalf("published to group %q, want the scenario's name", group)
+			}
+			if rec == nil {
+				t.Fatal("no recording")
+			}
+			if sc.Redis == model.RedisReplicated && len(rec.Switches) != 1 {
+				t.Fatalf("the watch moved %d times (%+v); want once, to the promoted replica", len(rec.Switches), rec.Switches)
 			}
 			ores, err := observe.Build(rec, observe.Limits{})
 			if err != nil {

@@ -171,6 +171,12 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 			obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s: a transition's write came %s later than its monotonic clock says, and its own write's round trip is unknown: the write was held (a partition) or the clock stopped (a suspended host, a clock fault); it is placed anywhere in that span, so windows near it may be wider than shown, or missing", short(id), d.Round(time.Millisecond)))
 		}
 	}
+	if h.Failover != "" {
+		obs.Notes = append(obs.Notes, "failover: "+h.Failover)
+	}
+	for _, sw := range rec.Switches {
+		obs.Notes = append(obs.Notes, switchNote(sw, perPub, h.Start))
+	}
 	obs.Instances = instances(pl, perPub, index)
 	p := params(pl)
 	sc := model.Scenario{Name: cmp.Or(h.Group, h.Key), Instances: len(index), Params: p,
@@ -196,6 +202,34 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	withinUncertainty(&res.Evaluation, a.Summary)
 	res.Settle()
 	return res, nil
+}
+
+// switchNote says that the watch followed a failover, when, and what it may
+// have missed: the key unseen in the move, and the transitions written to
+// the old primary that the observer had not read and the new one never
+// got (holes in their publishers' sequences around the move).
+func switchNote(sw Switch, per map[string][]publish.Entry, start time.Time) string {
+	blind := sw.At.Sub(sw.LastSeen)
+	missing, pubs := 0, 0
+	for _, es := range per {
+		n := 0
+		for i := 1; i < len(es); i++ {
+			if gap := int(es[i].Seq - es[i-1].Seq - 1); gap > 0 && !es[i-1].Redis.After(sw.At) && !es[i].Redis.Before(sw.LastSeen) {
+				n += gap
+			}
+		}
+		if n > 0 {
+			missing += n
+			pubs++
+		}
+	}
+	lost := "no publisher's sequence has a hole across it, so no transition was lost in the move"
+	if missing > 0 {
+		lost = fmt.Sprintf("%d transitions of %d publishers are missing across it (holes in their sequences): written to the old primary after the observer's last read there and not replicated to the new one, or dropped by their publishers", missing, pubs)
+	}
+	return fmt.Sprintf("followed a failover at %s from %s to %s (%s): the lease key was not seen for %s (a change of holder in that span is placed in its middle, ± half of it); the new primary's clock is %s from the old one's, and later times are on it; %s",
+		sw.At.Sub(start).Round(time.Millisecond), sw.From, sw.To, sw.Why, blind.Round(10*time.Microsecond),
+		reports.Uncertain(sw.ClockStep, sw.ClockStepUncertainty), lost)
 }
 
 // withinUncertainty makes a check whose limit lies inside the measurement's

@@ -29,6 +29,9 @@ type Header struct {
 	Start time.Time `json:"start"`
 	// RTT is the round trip of the observer's best TIME call.
 	RTT time.Duration `json:"rtt"`
+	// Failover says how the watch follows a failover (Sentinel, ROLE),
+	// or why it cannot.
+	Failover string `json:"failover,omitempty"`
 }
 
 // Lanes of the Redis truth.
@@ -47,11 +50,37 @@ type HolderChange struct {
 	Note string `json:"note,omitempty"`
 }
 
+// Switch is the watch's move to a new primary after a failover.
+type Switch struct {
+	// At is the Redis time (the new node's clock) of the first read of the
+	// lease key on the new node.
+	At   time.Time `json:"at"`
+	From string    `json:"from"`
+	To   string    `json:"to"`
+	// Why is what made the watch look for the primary: the old node's
+	// error, its new role, or the Sentinel's announcement.
+	Why string `json:"why"`
+	// LastSeen is the Redis time of the last read of the key on the old
+	// node while it served: nothing was seen of the key between it and
+	// At, so a change of holder in that span is placed in its middle.
+	LastSeen time.Time `json:"last_seen"`
+	// ClockStep is the new node's clock minus the old's, as the observer's
+	// monotonic clock bridges them, ± ClockStepUncertainty. Times after the
+	// switch are on the new node's clock.
+	ClockStep            time.Duration `json:"clock_step"`
+	ClockStepUncertainty time.Duration `json:"clock_step_uncertainty"`
+	// Lane is the lane on the new node (notifications may be refused
+	// there).
+	Lane string `json:"lane"`
+}
+
 // Recording is everything a watch saw.
 type Recording struct {
 	Header  Header
 	Entries []publish.Entry
 	Holders []HolderChange
+	// Switches are the watch's moves to a new primary, in order.
+	Switches []Switch
 	// End is the Redis time the watch ended (zero while it runs).
 	End time.Time
 	// Ended says how: "complete" (its --for passed, or it was stopped), or
@@ -64,6 +93,7 @@ type line struct {
 	Watch  *Header        `json:"watch,omitempty"`
 	Entry  *publish.Entry `json:"entry,omitempty"`
 	Holder *HolderChange  `json:"holder,omitempty"`
+	Switch *Switch        `json:"switch,omitempty"`
 	End    *endLine       `json:"end,omitempty"`
 }
 
@@ -100,6 +130,9 @@ func (w *Writer) Entry(e publish.Entry) error { return w.write(line{Entry: &e}) 
 // Holder writes one change of holder.
 func (w *Writer) Holder(h HolderChange) error { return w.write(line{Holder: &h}) }
 
+// Switch writes a move to a new primary.
+func (w *Writer) Switch(s Switch) error { return w.write(line{Switch: &s}) }
+
 // End writes the last line.
 func (w *Writer) End(at time.Time, ended string) error {
 	return w.write(line{End: &endLine{At: at, Ended: ended}})
@@ -121,6 +154,11 @@ func WriteRecording(w io.Writer, rec *Recording) error {
 	}
 	for _, h := range rec.Holders {
 		if err := rw.Holder(h); err != nil {
+			return err
+		}
+	}
+	for _, s := range rec.Switches {
+		if err := rw.Switch(s); err != nil {
 			return err
 		}
 	}
@@ -163,10 +201,12 @@ func ReadRecording(r io.Reader, name string) (*Recording, error) {
 			rec.Entries = append(rec.Entries, *l.Entry)
 		case l.Holder != nil:
 			rec.Holders = append(rec.Holders, *l.Holder)
+		case l.Switch != nil:
+			rec.Switches = append(rec.Switches, *l.Switch)
 		case l.End != nil:
 			rec.End, rec.Ended = l.End.At, l.End.Ended
 		default:
-			return nil, fmt.Errorf("%s:%d: empty line object (want watch, entry, holder or end)", name, n)
+			return nil, fmt.Errorf("%s:%d: empty line object (want watch, entry, holder, switch or end)", name, n)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -28,7 +28,12 @@ type member struct {
 
 func startMember(t *testing.T, addr, group string, ttl, wait time.Duration) *member {
 	t.Helper()
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	return startMemberOn(t, redis.NewClient(&redis.Options{Addr: addr}), group, ttl, wait)
+}
+
+// startMemberOn starts a member on rdb, which it closes when it stops.
+func startMemberOn(t *testing.T, rdb *redis.Client, group string, ttl, wait time.Duration) *member {
+	t.Helper()
 	pub, err := publish.New(publish.Options{Redis: rdb})
 	if err != nil {
 		t.Fatal(err)

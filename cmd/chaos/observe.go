@@ -23,7 +23,7 @@ import (
 // recordingFile is the recording chaos observe writes beside its report.
 const recordingFile = "observed.jsonl"
 
-const observeUsage = `Usage: chaos observe (--redis-addr ADDR | --redis-url URL) (--group G | --key KEY) [flags]
+const observeUsage = `Usage: chaos observe (--redis-addr ADDR | --redis-url URL | --sentinel ADDRS --master NAME) (--group G | --key KEY) [flags]
        chaos observe --from observed.jsonl [flags]
 
 Watches a live fleet whose instances publish their leadership transitions
@@ -39,6 +39,12 @@ polling GET and PTTL every --interval; the lane and its resolution are
 printed and reported. Every time is an estimate on Redis's clock and every
 window is reported with its uncertainty.
 
+A failover moves the watch to the new primary: named by the Sentinels
+(--sentinel, --master: at once on +switch-master), or, without them, found
+when the node watched stops answering or is no longer a primary, among the
+replicas its ROLE listed and --nodes. The move, when it happened, and what
+the watch may have missed in it are printed and reported.
+
 --max-overlap, --max-gap and --max-stale make it a check: exit 1 when a
 window is longer than its limit, or when the limit lies within the window's
 uncertainty (unknown).
@@ -46,6 +52,7 @@ uncertainty (unknown).
 Examples:
   chaos observe --redis-addr 127.0.0.1:6379 --group my-app --for 10m --out gameday
   chaos observe --redis-url rediss://default@redis.internal:6380/0 --group my-app --max-overlap 0s
+  chaos observe --sentinel 10.0.0.5:26379,10.0.0.6:26379 --master mymaster --group my-app --for 30m
   chaos observe --from gameday/observed.jsonl --out gameday-again
 
 Flags:
@@ -62,6 +69,9 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	out := fs.String("out", "", "write the report and the recording to `DIR` (default chaos-reports/observe-<group>/<time>)")
 	interval := fs.Duration("interval", observe.DefaultInterval, "poll the key every `D` (the poll lane; a backstop on the notification lane)")
 	poll := fs.Bool("poll", false, "poll even where keyspace notifications could be turned on")
+	nodes := fs.String("nodes", "", "other data nodes `ADDR,ADDR` to look for the primary on after a failover (the primary's replicas in ROLE are looked at without it)")
+	sentinel := fs.String("sentinel", "", "follow the primary the Sentinels at `ADDR,ADDR` name (password from $LEASELAB_SENTINEL_PASSWORD); --redis-url/--redis-addr then only give the data nodes' auth")
+	master := fs.String("master", "", "the `NAME` the Sentinels monitor the primary under (with --sentinel)")
 	from := fs.String("from", "", "rebuild the report from a recording `FILE` (observed.jsonl) instead of watching")
 	var maxOverlap, maxGap, maxStale time.Duration
 	fs.DurationVar(&maxOverlap, "max-overlap", 0, "fail when two instances led at once for longer than `D` (0s: any overlap fails)")
@@ -97,8 +107,8 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var rec *observe.Recording
 	var dir string
 	if *from != "" {
-		if *redisAddr != "" || *redisURL != "" || *group != "" || *key != "" || *runFor != 0 {
-			return usageErr("observe: --from rebuilds from a recording: drop --redis-addr/--redis-url/--group/--key/--for")
+		if *redisAddr != "" || *redisURL != "" || *group != "" || *key != "" || *runFor != 0 || *nodes != "" || *sentinel != "" || *master != "" {
+			return usageErr("observe: --from rebuilds from a recording: drop --redis-addr/--redis-url/--sentinel/--master/--nodes/--group/--key/--for")
 		}
 		f, err := os.Open(*from)
 		if err != nil {
@@ -117,7 +127,13 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if (*group == "") == (*key == "") {
 			return usageErr("observe: give --group or --key (one of them)")
 		}
-		addr, auth, err := observeRedis(*redisAddr, *redisURL)
+		if (*sentinel == "") != (*master == "") {
+			return usageErr("observe: --sentinel and --master go together")
+		}
+		if *sentinel != "" && *nodes != "" {
+			return usageErr("observe: --nodes is for a Redis without Sentinel: the Sentinels name the primary")
+		}
+		addr, auth, err := observeRedis(*redisAddr, *redisURL, *sentinel != "")
 		if err != nil {
 			return err
 		}
@@ -132,11 +148,15 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
 		}
-		rec, err = watch(ctx, stdout, stderr, observe.Options{
-			Redis: redis.NewClient(auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})),
-			DB:    auth.DB,
-			Group: *group, Key: *key, Interval: *interval, Poll: *poll, Source: "redis " + addr,
-		}, filepath.Join(dir, recordingFile), *runFor)
+		nodeOpts := auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
+		o := observe.Options{DB: auth.DB, Group: *group, Key: *key, Interval: *interval, Poll: *poll, Addrs: splitList(*nodes)}
+		if *sentinel != "" {
+			o.Sentinel = &observe.SentinelOptions{Addrs: splitList(*sentinel), Master: *master,
+				Password: os.Getenv("LEASELAB_SENTINEL_PASSWORD"), NodeOptions: nodeOpts}
+		} else {
+			o.Redis, o.Source = redis.NewClient(nodeOpts), "redis "+addr
+		}
+		rec, err = watch(ctx, stdout, stderr, o, filepath.Join(dir, recordingFile), *runFor)
 		if err != nil {
 			return err
 		}
@@ -170,14 +190,14 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 // observeRedis is the Redis given by flags or their variables, as chaos
-// run reads them.
-func observeRedis(addr, url string) (string, env.Auth, error) {
+// run reads them. With Sentinels the address is not needed.
+func observeRedis(addr, url string, sentinel bool) (string, env.Auth, error) {
 	f := runFlags{redisAddr: addr, redisURL: url}
 	a, auth, err := f.redis()
 	if err != nil {
 		return "", env.Auth{}, err
 	}
-	if a == "" {
+	if a == "" && !sentinel {
 		return "", env.Auth{}, usageErr("observe: give --redis-addr or --redis-url (the Redis that serves the lease)")
 	}
 	return a, auth, nil
@@ -185,7 +205,9 @@ func observeRedis(addr, url string) (string, env.Auth, error) {
 
 // watch runs the watch with a live line on stderr, recording to path.
 func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, path string, runFor time.Duration) (*observe.Recording, error) {
-	defer o.Redis.Close()
+	if o.Redis != nil {
+		defer o.Redis.Close()
+	}
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
@@ -210,8 +232,11 @@ func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, pat
 		if p.Holder != "" {
 			holder = shortID(p.Holder)
 		}
-		line := fmt.Sprintf("observe %s  leaders %s  key held by %s  instances %d  entries %d (late %d)  lane %s",
-			p.Elapsed.Round(time.Second), leaders, holder, p.Instances, p.Entries, p.Late, p.Lane)
+		line := fmt.Sprintf("observe %s  leaders %s  key held by %s  instances %d  entries %d (late %d)  lane %s  on %s",
+			p.Elapsed.Round(time.Second), leaders, holder, p.Instances, p.Entries, p.Late, p.Lane, p.Node)
+		if p.Switches > 0 {
+			line += fmt.Sprintf(" (after %d failover(s))", p.Switches)
+		}
 		switch {
 		case live:
 			fmt.Fprintf(stderr, "\r\033[K%s", line)
@@ -226,12 +251,22 @@ func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, pat
 		wctx, cancel = context.WithTimeout(ctx, runFor)
 		defer cancel()
 	}
+	var start time.Time
 	o.OnStart = func(h observe.Header) {
+		start = h.Start
 		fmt.Fprintf(stdout, "observing %s (key %s, stream %s) on %s: lane %s, resolution %s\n",
 			nonEmptyStr(h.Group, h.Key), h.Key, h.Stream, h.Source, h.Lane, h.Resolution)
 		if h.LaneNote != "" {
 			fmt.Fprintln(stdout, "  "+h.LaneNote)
 		}
+		fmt.Fprintln(stdout, "  failover: "+h.Failover)
+	}
+	o.OnSwitch = func(s observe.Switch) {
+		if live {
+			fmt.Fprint(stderr, "\r\033[K")
+		}
+		fmt.Fprintf(stdout, "failover at %s: now following %s (was %s; %s); the lease key was not seen for %s, lane %s\n",
+			s.At.Sub(start).Round(time.Millisecond), s.To, s.From, s.Why, s.At.Sub(s.LastSeen).Round(100*time.Microsecond), s.Lane)
 	}
 	rec, err := observe.Watch(wctx, o)
 	if live {
@@ -266,6 +301,17 @@ func nonEmptyStr(s, alt string) string {
 		return alt
 	}
 	return s
+}
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 // safeName keeps a name usable as a directory.

@@ -90,4 +90,17 @@ func TestObserveBadInput(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "--group or --key") {
 		t.Errorf("no group: exit %d, stderr %q; want 2 asking for --group or --key", code, stderr)
 	}
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"--sentinel", "127.0.0.1:1", "--group", "g"}, "--sentinel and --master go together"},
+		{[]string{"--sentinel", "127.0.0.1:1", "--master", "m", "--nodes", "127.0.0.1:2", "--group", "g"}, "--nodes is for a Redis without Sentinel"},
+		{[]string{"--from", bad, "--sentinel", "127.0.0.1:1"}, "--from rebuilds from a recording"},
+	} {
+		code, _, stderr = chaos(t, append([]string{"observe"}, c.args...)...)
+		if code != exitUsage || !strings.Contains(stderr, c.says) {
+			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", c.args, code, stderr, c.says)
+		}
+	}
 }
