@@ -105,6 +105,11 @@ type FaultSize struct {
 	// its MOVED). 0: not given, and the prediction assumes the lease was
 	// lost.
 	Failover time.Duration `json:"failover,omitempty"`
+	// ClockFor is how long the slowest clock fault (ClockRate < 1) lasted
+	// (Unbounded if it never healed): after the heal the leader's renewal
+	// timer runs in real time again, which caps its late renewal. 0: not
+	// given, and the bound takes the clock as slow for good.
+	ClockFor time.Duration `json:"clock_for,omitempty"`
 	// FailoverLag is the longest lag of the failovers (model.Fault.Lag): 0
 	// when every one was clean.
 	FailoverLag time.Duration `json:"failover_lag,omitempty"`
@@ -141,7 +146,13 @@ type Prediction struct {
 	// modes where one decides the timing; CallFormula derives it.
 	Call        time.Duration `json:"call,omitempty"`
 	CallFormula string        `json:"call_formula,omitempty"`
-	Note        string        `json:"note"`
+	// MaxFailover is the worst failover time (the "failover" metric: from
+	// the fault's start to the first stable leader after the hit leader's
+	// demotion) of one fault of this mode; FailoverFormula derives it.
+	// Faults that follow each other compose in FailoverChain.
+	MaxFailover     time.Duration `json:"max_failover,omitempty"`
+	FailoverFormula string        `json:"failover_formula,omitempty"`
+	Note            string        `json:"note"`
 }
 
 // Within reports whether a measured value respects a predicted bound, give
@@ -607,6 +618,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 	if p.Safe {
 		safeMode(&pr, p, s)
 	}
+	failoverBound(&pr, p, s)
 	return pr, true
 }
 

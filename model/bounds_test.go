@@ -605,3 +605,41 @@ func TestPredictClusterClient(t *testing.T) {
 		t.Error("WithDefaults does not mark a cluster scenario's client")
 	}
 }
+
+// A later fault that starts within one's failover and a TTL, or while the
+// earlier one still reaches, lengthens the earlier one's bound to its end;
+// one that starts later does not.
+func TestFailoverChain(t *testing.T) {
+	p := Params{TTL: 5 * time.Second}
+	s := time.Second
+	cases := []struct {
+		name             string
+		at, reach, bound []time.Duration
+		want             time.Duration
+	}{
+		{"one", []time.Duration{4 * s}, []time.Duration{5 * s}, []time.Duration{11 * s}, 11 * s},
+		{"chained", []time.Duration{4 * s, 8 * s}, []time.Duration{5 * s, 9 * s}, []time.Duration{11 * s, 11 * s}, 15 * s},
+		{"any order", []time.Duration{8 * s, 4 * s}, []time.Duration{9 * s, 5 * s}, []time.Duration{11 * s, 11 * s}, 15 * s},
+		{"too late", []time.Duration{4 * s, 21 * s}, []time.Duration{5 * s, 22 * s}, []time.Duration{11 * s, 11 * s}, 11 * s},
+		{"within reach", []time.Duration{0, 21 * s}, []time.Duration{30 * s, 22 * s}, []time.Duration{2 * s, 11 * s}, 32 * s},
+		{"unbounded", []time.Duration{4 * s, 8 * s}, []time.Duration{5 * s, 9 * s}, []time.Duration{11 * s, Unbounded}, Unbounded},
+	}
+	for _, c := range cases {
+		if got := FailoverChain(p, c.at, c.reach, c.bound); got != c.want {
+			t.Errorf("%s: FailoverChain = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// The failover bound counts the old leader's demotion: a hung renewal's
+// TTL/2 + jitter + C, beyond TTL + Wait + jitter.
+func TestFailoverBoundCountsDemotion(t *testing.T) {
+	pr, _ := PredictMode(Params{}, ModePartitionBlackhole, FaultSize{})
+	if want := 2500*time.Millisecond + 5*time.Millisecond + pr.Call + hop; pr.MaxFailover != want {
+		t.Errorf("blackhole MaxFailover = %v (%s), want TTL/2 + jitter + C + hop = %v", pr.MaxFailover, pr.FailoverFormula, want)
+	}
+	pr, _ = PredictMode(Params{}, ModeClockDrift, FaultSize{ClockRate: 0.2, ClockFor: 14 * time.Second})
+	if pr.MaxFailover < 14*time.Second || pr.MaxFailover > 14400*time.Millisecond {
+		t.Errorf("clock-drift MaxFailover = %v (%s), want the heal-capped second renewal, ~14.33 s", pr.MaxFailover, pr.FailoverFormula)
+	}
+}

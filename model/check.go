@@ -457,7 +457,95 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 			bound, how = d, "predicted for "+names+", "+f
 		}
 	}
-	if metric == "failover" || metric == "heal_to_stable" {
+	if metric == "failover" {
+		// The failover also counts the old leader's demotion and how long
+		// the fault keeps the key out of reach (Prediction.MaxFailover),
+		// and a later fault that hits the new leader before it was stable
+		// restarts it (FailoverChain).
+		per := map[string]Prediction{}
+		var formulas []string
+		for _, p := range preds {
+			if modes[p.Mode] {
+				per[p.Mode] = p
+				formulas = append(formulas, p.Mode+": "+p.FailoverFormula)
+			}
+		}
+		fs := boundFaults(a)
+		at, reach, b := make([]time.Duration, len(fs)), make([]time.Duration, len(fs)), make([]time.Duration, len(fs))
+		for i, f := range fs {
+			at[i], reach[i], b[i] = f.Applied, f.Reach, per[f.Mode].MaxFailover
+		}
+		composed := false
+		for _, g := range togetherGroups(sc, fs, false) {
+			var ms []string
+			var alone time.Duration
+			for _, k := range g {
+				ms = append(ms, fs[k].Mode)
+				alone = max(alone, per[fs[k].Mode].MaxOverlap)
+			}
+			size := AppliedFaultSize(sc, a)
+			o, _, ok := ComposeOverlap(sc.Params, ms, size)
+			if !ok {
+				continue
+			}
+			if slices.Contains(ms, ModeLatency) || slices.Contains(ms, ModeClockDrift) {
+				// Latency or a slow clock with another delay may let any
+				// renewal while they last be the one that lapses: the key
+				// lasts up to the group's last heal + L + TTL.
+				var healed time.Duration
+				for _, k := range g {
+					if fs[k].Open {
+						healed = Unbounded
+						break
+					}
+					healed = max(healed, fs[k].Healed)
+				}
+				for _, i := range g {
+					v := Unbounded
+					if healed != Unbounded && o != Unbounded {
+						v = healed - at[i] + size.Latency + sc.Params.TTL + hop + max(o, sc.Params.Wait+sc.Params.Jitter())
+					}
+					if v > b[i] {
+						b[i], composed = v, true
+					}
+				}
+			}
+			if o <= alone {
+				continue
+			}
+			// Faults in force together delay the old leader more than
+			// any alone (ComposeOverlap): the extra delay Δ can push both
+			// the key's last extension and the demotion after it.
+			delta := o - alone
+			if o == Unbounded {
+				delta = Unbounded
+			}
+			for _, i := range g {
+				for _, m := range g {
+					if at[m] < at[i] {
+						continue
+					}
+					v := Unbounded
+					if delta != Unbounded && b[m] != Unbounded {
+						v = at[m] - at[i] + b[m] + 2*delta
+					}
+					if v > b[i] {
+						b[i], composed = v, true
+					}
+				}
+			}
+		}
+		if d := FailoverChain(sc.Params, at, reach, b); d > bound {
+			bound, how = d, "predicted for "+strings.Join(names, ", ")+" (failover): "+strings.Join(formulas, "; ")
+			if len(at) > 1 {
+				how += fmt.Sprintf("; %d faults chained (a later one that starts within a failover and a TTL lengthens it)", len(at))
+			}
+			if composed {
+				how += "; faults in force together: twice their extra delay (ComposeOverlap beyond the largest alone), and with latency or a slow clock among them the key may last until their last heal + L + TTL"
+			}
+		}
+	}
+	if metric == "heal_to_stable" || (metric == "failover" && bound == 0) {
 		floor := sc.Params.TTL + sc.Params.Wait + sc.Params.Jitter()
 		if floor > bound {
 			bound = floor
@@ -476,6 +564,19 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 // a partition that starts as the pause ends). Only groups of two or more
 // faults are returned.
 func together(sc Scenario, fs []FaultOutcome, sameInstance bool) [][]string {
+	var out [][]string
+	for _, g := range togetherGroups(sc, fs, sameInstance) {
+		var modes []string
+		for _, k := range g {
+			modes = append(modes, fs[k].Mode)
+		}
+		out = append(out, modes)
+	}
+	return out
+}
+
+// togetherGroups is together's grouping, as indexes into fs.
+func togetherGroups(sc Scenario, fs []FaultOutcome, sameInstance bool) [][]int {
 	// A renewal a fault delayed, or a call it slowed, can still be going
 	// a renewal interval plus the longest call after its heal.
 	renew := max(sc.Params.TTL, sc.Params.TTL/2+sc.Params.Jitter()) + longestCall(sc.Params) + longestLatencyCall(sc)
@@ -498,21 +599,15 @@ func together(sc Scenario, fs []FaultOutcome, sameInstance bool) [][]string {
 			}
 		}
 	}
-	var out [][]string
+	var out [][]int
 	members := map[int][]int{}
 	for i := range fs {
 		members[root(i)] = append(members[root(i)], i)
 	}
 	for i := range fs {
-		m := members[i]
-		if len(m) < 2 {
-			continue
+		if m := members[i]; len(m) >= 2 {
+			out = append(out, m)
 		}
-		var modes []string
-		for _, k := range m {
-			modes = append(modes, fs[k].Mode)
-		}
-		out = append(out, modes)
 	}
 	return out
 }
@@ -774,6 +869,13 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			}
 			if sf.Rate > 1 {
 				s.ClockRateMax = max(s.ClockRateMax, sf.Rate)
+			}
+			if sf.Rate > 0 && sf.Rate < 1 {
+				d := f.Healed - f.Applied
+				if f.Open {
+					d = Unbounded
+				}
+				s.ClockFor = max(s.ClockFor, d)
 			}
 		case FaultRedisRestart:
 			// From before the restart began to after Redis answered again:

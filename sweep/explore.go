@@ -954,8 +954,11 @@ func formulaOf(metric string, bound time.Duration, r *model.Result, applied map[
 		}
 		modes = append(modes, p.Mode)
 		v, f := p.MaxGap, p.GapFormula
-		if overlap {
+		switch {
+		case overlap:
 			v, f = p.MaxOverlap, p.OverlapFormula
+		case metric == exFailover:
+			v, f = p.MaxFailover, p.FailoverFormula
 		}
 		if v == bound && formula == "" {
 			formula = p.Mode + ": " + f
@@ -964,6 +967,9 @@ func formulaOf(metric string, bound time.Duration, r *model.Result, applied map[
 	if formula == "" && metric == exFailover {
 		p := r.Params
 		formula = fmt.Sprintf("TTL + Wait + jitter = %v + %v + %v = %v", p.TTL, p.Wait, p.Jitter(), p.TTL+p.Wait+p.Jitter())
+		if bound != p.TTL+p.Wait+p.Jitter() {
+			formula = "faults chained: a later fault that starts within one's failover and a TTL lengthens it (model.FailoverChain)"
+		}
 	}
 	return formula, modes
 }

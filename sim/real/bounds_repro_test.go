@@ -18,9 +18,13 @@ import (
 // lossy-failover-no-retries reproduced on real (gap 3.204 s) until the
 // real backend's instances started differently (24d2bc0): since then the
 // real switch loses the lease (stale 1.0 s, gap 0.74 s, within its bound),
-// a case the virtual one keeps; to be found out.
+// a case the virtual one keeps; to be found out. failover-repeated-resets
+// needs each of five resets to hit the next leader before it was stable,
+// which depends on who wins each handover: the real run (2026-12-01) had
+// 14.94 s where the virtual one has 22.98 s, within the bound on both.
 var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
-	"one-way-jittered-latency.yaml": true, "lossy-failover-no-retries.yaml": true}
+	"one-way-jittered-latency.yaml": true, "lossy-failover-no-retries.yaml": true,
+	"failover-repeated-resets.yaml": true}
 
 // The schedules that broke a "predicted" limit before the bound modelled
 // their case, on real Redis through real Toxiproxy at scale 1: each must
