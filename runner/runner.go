@@ -147,7 +147,9 @@ func (r *Runner) Done() <-chan struct{} { return r.done }
 // crashed. It releases nothing, acknowledges nothing, sends no more Redis
 // commands (the lease is left to expire, the tasks it was running to be
 // reclaimed by others) and reports no more events. Done is closed once its
-// goroutines have returned. To simulate a crash fully, also close its client.
+// goroutines have returned: like Stop, it waits for the fetcher's read in
+// flight (up to Block + 10 s when its reply is lost). To simulate a crash
+// fully, also close its client, which also ends that read at once.
 func (r *Runner) Start(ctx context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -197,7 +199,9 @@ func (r *Runner) ensureGroup(ctx context.Context) error {
 //
 // Every goroutine of the runner has returned when Stop returns, so Stop takes
 // as long as they do: ctx bounds the tasks in flight; the fetcher's current
-// read takes up to Block; the hand-back and leave calls, and the re-sends of
+// read takes up to Block — or, when its reply is lost, go-redis's
+// blocking-read timeout, Block + 10 s, since go-redis does not end a read
+// when its context is cancelled (closing the client does); the hand-back and leave calls, and the re-sends of
 // an unanswered acknowledgement of the tasks that completed, are bounded by
 // the elector's StopTimeout (default TTL), and so is the elector's release.
 // Against an unreachable Redis, go-redis honours those bounds only with
