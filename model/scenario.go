@@ -543,11 +543,7 @@ func (s Scenario) Validate() error {
 			}
 			due := []time.Duration{g.At}
 			if !g.Instant() {
-				heal := e.Duration
-				if g.For > 0 && g.At+g.For < heal {
-					heal = g.At + g.For
-				}
-				due = append(due, heal)
+				due = append(due, e.HealAt(g))
 			}
 			for _, t := range due {
 				if (t > f.At || (t == f.At && j > i)) && t <= f.At+f.Lag {

@@ -264,7 +264,7 @@ func Run(ctx context.Context, g Grid, o Options) (*Result, error) {
 // predict is the worst analytic bound over the modes of sc's faults.
 func predict(sc model.Scenario) Prediction {
 	e := sc.WithDefaults().Scaled()
-	size := faultSize(e)
+	size := model.ScheduledFaultSize(e)
 	var p Prediction
 	for _, f := range e.Faults {
 		m := model.ModeOf(f.Kind, f.Mode)
@@ -278,39 +278,6 @@ func predict(sc model.Scenario) Prediction {
 		p.MaxGap, p.MaxOverlap = max(p.MaxGap, pr.MaxGap), max(p.MaxOverlap, pr.MaxOverlap)
 	}
 	return p
-}
-
-// faultSize is the size of the scenario's faults as the schedule gives
-// them (the largest of each kind).
-func faultSize(sc model.Scenario) model.FaultSize {
-	var s model.FaultSize
-	for _, f := range sc.Faults {
-		for0 := f.For
-		if for0 == 0 {
-			for0 = sc.Duration - f.At
-		}
-		switch f.Kind {
-		case model.FaultLatency:
-			s.Latency = max(s.Latency, f.Latency+f.Jitter)
-		case model.FaultPause:
-			s.Pause = max(s.Pause, for0)
-		case model.FaultClock:
-			if f.Rate != 0 && (s.ClockRate == 0 || f.Rate < s.ClockRate) {
-				s.ClockRate = f.Rate
-			}
-		case model.FaultPartition:
-			if f.Mode == model.PartitionBlackholeReplies {
-				s.ReplyPartition = max(s.ReplyPartition, for0)
-			}
-		case model.FaultRedisFailover:
-			// The span the virtual backend gives it: the lag, then the
-			// switch.
-			s.Failover = max(s.Failover, f.Lag+virtual.DefaultFailoverSwitch)
-			s.FailoverLag = max(s.FailoverLag, f.Lag)
-			s.FailoverSwitch = virtual.DefaultFailoverSwitch
-		}
-	}
-	return s
 }
 
 // record keeps what the statistics need of one run.

@@ -143,18 +143,14 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if p.TTL <= 0 || p.Wait <= 0 {
 		return usageErr("--ttl and --wait must be positive")
 	}
-	size := model.FaultSize{Latency: latency, Pause: pause, ClockRate: rate}
-	for _, f := range sc.Faults {
-		switch f.Kind {
-		case model.FaultLatency:
-			size.Latency = max(size.Latency, f.Latency+f.Jitter)
-		case model.FaultPause:
-			size.Pause = max(size.Pause, f.For)
-		case model.FaultClock:
-			if f.Rate > 0 && size.ClockRate == 0 {
-				size.ClockRate = f.Rate
-			}
-		}
+	// The file's faults as a sweep cell of it sizes them; the flags add to
+	// them (a clock rate given wins).
+	eff := sc.WithDefaults()
+	eff.Params = p
+	size := model.ScheduledFaultSize(eff)
+	size.Latency, size.Pause = max(size.Latency, latency), max(size.Pause, pause)
+	if rate > 0 {
+		size.ClockRate = rate
 	}
 	jit := fmt.Sprintf("%dms", p.JitterMS)
 	if p.JitterMS < 0 {

@@ -2,10 +2,12 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // chaos sweep from flags, sharded and merged, equals the unsharded sweep
@@ -74,5 +76,71 @@ func TestAdviseCLI(t *testing.T) {
 	}
 	if code, _, _ := chaos(t, "advise", "--max-overlap", "0s"); code != exitUsage {
 		t.Errorf("advise without --max-gap: exit %d, want 2", code)
+	}
+}
+
+// chaos bounds FILE and a sweep cell of the same file predict the same
+// bounds: both size the faults the file schedules one way
+// (model.ScheduledFaultSize). The file has what the two used to size apart:
+// a second, slower clock rate, a pause that lasts to the end of the fault
+// phase (for: 0) and a replies-dropped partition.
+func TestBoundsFileAndSweepCellAgree(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "sized.yaml")
+	if err := os.WriteFile(file, []byte(`instances: 3
+duration: 20s
+recovery: 5s
+elector: {ttl: 2s, wait: 2s, jitter: 5ms}
+faults:
+  - {at: 2s, for: 3s, kind: clock, rate: 0.8, target: leader}
+  - {at: 6s, for: 3s, kind: clock, rate: 0.5, target: leader}
+  - {at: 10s, for: 2s, kind: partition, mode: blackhole-replies, target: leader}
+  - {at: 16s, kind: pause, target: leader}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := chaos(t, "bounds", file)
+	if code != exitOK {
+		t.Fatalf("bounds: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var gap, overlap time.Duration
+	modes := map[string]bool{"clock-drift": true, "pause": true, "partition-replies": true}
+	for _, line := range strings.Split(stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || !modes[f[0]] {
+			continue
+		}
+		delete(modes, f[0])
+		g, err1 := time.ParseDuration(f[1])
+		o, err2 := time.ParseDuration(f[2])
+		if err1 != nil || err2 != nil {
+			t.Fatalf("bounds gives %s no bound: %q", f[0], line)
+		}
+		gap, overlap = max(gap, g), max(overlap, o)
+	}
+	if len(modes) > 0 {
+		t.Fatalf("bounds lists no row for %v:\n%s", modes, stdout)
+	}
+	out := filepath.Join(dir, "sweep")
+	if code, stdout, stderr := chaos(t, "sweep", "--scenario", file, "--grid", "ttl=2s", "--seeds", "1", "--quiet", "--out", out); code != exitOK {
+		t.Fatalf("sweep: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "sized", "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Cells []struct {
+			Predicted struct {
+				MaxGap     time.Duration `json:"max_gap"`
+				MaxOverlap time.Duration `json:"max_overlap"`
+			} `json:"predicted"`
+		} `json:"cells"`
+	}
+	if err := json.Unmarshal(b, &res); err != nil || len(res.Cells) != 1 {
+		t.Fatalf("the sweep's result.json (%v): %d cells, want 1", err, len(res.Cells))
+	}
+	if p := res.Cells[0].Predicted; p.MaxGap != gap || p.MaxOverlap != overlap {
+		t.Errorf("sweep cell predicts gap %v, overlap %v; chaos bounds FILE predicts gap %v, overlap %v", p.MaxGap, p.MaxOverlap, gap, overlap)
 	}
 }

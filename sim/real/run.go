@@ -332,17 +332,10 @@ func (r *run) execute(ctx context.Context) error {
 	if preErr != nil {
 		return preErr
 	}
-	type action struct {
-		at    time.Duration
-		heal  bool
-		id    int
-		start int // an instance's delayed start (Scenario.Starts): its index + 1
-	}
-	var plan []action
+	plan := r.sc.FaultPlan()
 	for i, in := range r.instances {
 		if i < len(r.sc.Starts) && r.sc.Starts[i] > 0 {
-			plan = append(plan, action{at: r.sc.Starts[i], start: i + 1})
-			continue
+			continue // a delayed start: the plan's
 		}
 		if err := in.Start(); err != nil {
 			return err
@@ -353,18 +346,6 @@ func (r *run) execute(ctx context.Context) error {
 	// is lost, not merely late.
 	stopWork := sync.OnceFunc(r.workload())
 	defer stopWork()
-
-	for i, f := range r.sc.Faults {
-		plan = append(plan, action{at: f.At, id: i})
-		if !f.Instant() {
-			healAt := r.sc.Duration
-			if f.For > 0 && f.At+f.For < healAt {
-				healAt = f.At + f.For
-			}
-			plan = append(plan, action{at: healAt, heal: true, id: i})
-		}
-	}
-	sort.SliceStable(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
 
 	active := map[int]*activeFault{}
 	healAll := func() {
@@ -380,29 +361,28 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	defer healAll()
 	for _, a := range plan {
-		if err := sleepUntil(ctx, r.rec, a.at); err != nil {
+		if err := sleepUntil(ctx, r.rec, a.At); err != nil {
 			return err
 		}
-		if a.start > 0 {
-			if err := r.instances[a.start-1].Start(); err != nil {
+		switch a.Kind {
+		case model.ActionStart:
+			if err := r.instances[a.Index].Start(); err != nil {
 				return err
 			}
-			continue
-		}
-		if a.heal {
-			if af := active[a.id]; af != nil {
+		case model.ActionHeal:
+			if af := active[a.Index]; af != nil {
 				r.healFault(af)
-				delete(active, a.id)
+				delete(active, a.Index)
 			}
-			continue
-		}
-		af, err := r.apply(ctx, a.id, r.sc.Faults[a.id])
-		if err != nil {
-			r.fail(err)
-			continue
-		}
-		if af != nil && !r.sc.Faults[a.id].Instant() {
-			active[a.id] = af
+		case model.ActionInject:
+			af, err := r.apply(ctx, a.Index, r.sc.Faults[a.Index])
+			if err != nil {
+				r.fail(err)
+				continue
+			}
+			if af != nil && !r.sc.Faults[a.Index].Instant() {
+				active[a.Index] = af
+			}
 		}
 	}
 	if err := sleepUntil(ctx, r.rec, r.sc.Duration); err != nil {

@@ -147,8 +147,10 @@ func (o Options) withDefaults() Options {
 
 // DefaultFailoverSwitch is Options.FailoverSwitch's default: the real
 // backend measured 3-16 ms from the end of the lag to the instances
-// reaching the promoted node, clean and lossy, replicated and cluster.
-const DefaultFailoverSwitch = 10 * time.Millisecond
+// reaching the promoted node, clean and lossy, replicated and cluster. It is
+// the model's (model.DefaultFailoverSwitch), so predictions from a schedule
+// assume the switch this backend runs.
+const DefaultFailoverSwitch = model.DefaultFailoverSwitch
 
 // ErrRunnerMode is returned for a runner-mode scenario.
 var ErrRunnerMode = errors.New("virtual: runner mode is not modelled (chores, tasks and the runner's shared pool); run it on the real backend, or set mode: elector")

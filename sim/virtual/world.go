@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"sort"
 	"time"
 
 	"github.com/leaselab/leaselab/election"
@@ -155,31 +154,15 @@ func newWorld(sc model.Scenario, o Options) *world {
 		}
 		w.at(at, event{kind: evStart, a: int32(i)})
 	}
-	// The fault plan, as sim's execute builds it: applies and heals sorted
-	// stably by time, then the heal of everything at the end of the phase.
-	type action struct {
-		at   time.Duration
-		heal bool
-		id   int
-	}
-	var plan []action
-	for i, f := range sc.Faults {
-		plan = append(plan, action{at: f.At, id: i})
-		if !f.Instant() {
-			healAt := sc.Duration
-			if f.For > 0 && f.At+f.For < healAt {
-				healAt = f.At + f.For
-			}
-			plan = append(plan, action{at: healAt, heal: true, id: i})
+	// The fault plan (model.Scenario.FaultPlan), after the starts: its
+	// delayed starts are in the starts above, with this backend's offsets.
+	for _, a := range sc.FaultPlan() {
+		switch a.Kind {
+		case model.ActionInject:
+			w.at(a.At, event{kind: evFault, a: int32(a.Index)})
+		case model.ActionHeal:
+			w.at(a.At, event{kind: evHeal, a: int32(a.Index)})
 		}
-	}
-	sort.SliceStable(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
-	for _, a := range plan {
-		k := evFault
-		if a.heal {
-			k = evHeal
-		}
-		w.at(a.at, event{kind: k, a: int32(a.id)})
 	}
 	w.at(sc.Duration, event{kind: evPhaseEnd})
 	w.at(sc.Duration+sc.Recovery, event{kind: evRunEnd})

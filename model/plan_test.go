@@ -1,0 +1,53 @@
+package model
+
+import (
+	"reflect"
+	"testing"
+	"time"
+)
+
+// The plan: delayed starts first at their moment, each fault's injection
+// and (unless instant) its heal at At+For or the end of the fault phase,
+// stably by time.
+func TestFaultPlan(t *testing.T) {
+	s := time.Second
+	sc := Scenario{Instances: 3, Duration: 10 * s, Starts: []time.Duration{0, 2 * s},
+		Faults: []Fault{
+			{At: 2 * s, For: 3 * s, Kind: FaultPause},
+			{At: 1 * s, Kind: FaultPartition},          // heals at the end of the phase
+			{At: 4 * s, For: 20 * s, Kind: FaultPause}, // For past the phase: healed at its end
+			{At: 5 * s, Kind: FaultScriptFlush},        // instant: no heal
+		}}
+	want := []Action{
+		{At: 1 * s, Kind: ActionInject, Index: 1},
+		{At: 2 * s, Kind: ActionStart, Index: 1},
+		{At: 2 * s, Kind: ActionInject, Index: 0},
+		{At: 4 * s, Kind: ActionInject, Index: 2},
+		{At: 5 * s, Kind: ActionHeal, Index: 0},
+		{At: 5 * s, Kind: ActionInject, Index: 3},
+		{At: 10 * s, Kind: ActionHeal, Index: 1},
+		{At: 10 * s, Kind: ActionHeal, Index: 2},
+	}
+	if got := sc.FaultPlan(); !reflect.DeepEqual(got, want) {
+		t.Errorf("plan:\n got %v\nwant %v", got, want)
+	}
+}
+
+// The size of the faults a scenario schedules: the slowest clock rate, a
+// pause to the end of the phase as long as it lasts, the replies-dropped
+// partition, a failover's lag plus the default switch.
+func TestScheduledFaultSize(t *testing.T) {
+	s := time.Second
+	sc := Scenario{Redis: RedisReplicated, Duration: 20 * s, Faults: []Fault{
+		{At: 1 * s, For: s, Kind: FaultClock, Rate: 0.8},
+		{At: 3 * s, For: s, Kind: FaultClock, Rate: 0.5},
+		{At: 5 * s, For: 2 * s, Kind: FaultPartition, Mode: PartitionBlackholeReplies},
+		{At: 9 * s, Kind: FaultRedisFailover, Lag: 300 * time.Millisecond},
+		{At: 15 * s, Kind: FaultPause},
+	}}.WithDefaults()
+	got := ScheduledFaultSize(sc)
+	if got.ClockRate != 0.5 || got.Pause != 5*s || got.ReplyPartition != 2*s || got.Partition != 2*s ||
+		got.Failover != 300*time.Millisecond+DefaultFailoverSwitch || got.FailoverLag != 300*time.Millisecond || got.FailoverSwitch != DefaultFailoverSwitch {
+		t.Errorf("scheduled size %+v", got)
+	}
+}
