@@ -326,7 +326,8 @@ func (f Fault) Instant() bool {
 	return f.Kind.OnRedis() || (f.Kind == FaultClock && f.Rate == 0)
 }
 
-// WithDefaults fills the zero fields of the scenario with their defaults.
+// WithDefaults returns the scenario with its zero fields filled with their
+// defaults. The caller's scenario is left as it was.
 func (s Scenario) WithDefaults() Scenario {
 	if s.Seed == 0 {
 		s.Seed = 1
@@ -357,6 +358,10 @@ func (s Scenario) WithDefaults() Scenario {
 	if s.Workload.TaskDuration == 0 {
 		s.Workload.TaskDuration = 10 * time.Millisecond
 	}
+	// A copy: the caller's Faults share their array with s, and filling
+	// defaults must not change the caller's scenario (Validate fills them on
+	// its own copy of s).
+	s.Faults = slices.Clone(s.Faults)
 	for i := range s.Faults {
 		f := &s.Faults[i]
 		if f.Kind == FaultPartition && f.Mode == "" {

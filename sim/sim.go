@@ -91,8 +91,6 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
-	// WithDefaults fills the faults in place: keep the caller's slice as it was.
-	sc.Faults = append([]model.Fault(nil), sc.Faults...)
 	sc = sc.WithDefaults()
 	if err := b.Refuses(sc); err != nil {
 		return nil, &RefusedError{Backend: b.Name(), Reason: err}
