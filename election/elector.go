@@ -72,7 +72,8 @@ func TokenKey(name string) string { return tokenKeyOf(LeaderKey(name)) }
 // OwnerKey returns the key that holds the process nonce of the safe-mode
 // elector that last acquired the lease of name:
 // taskrunner:{taskrunner:leader:<base32(sha1(name))>}:owner, in the lease's
-// hash slot, with no TTL. It tells two processes that share an ID apart
+// hash slot. It expires with the lease (the safe acquire and renew give it
+// the lease's TTL, the safe release deletes it with the lease). It tells two processes that share an ID apart
 // (ErrDuplicateID).
 func OwnerKey(name string) string { return ownerKeyOf(LeaderKey(name)) }
 

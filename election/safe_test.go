@@ -290,3 +290,39 @@ func TestSafeDuplicateIDRefused(t *testing.T) {
 		t.Fatalf("a lost the lease (demotes %d) to a process with its ID", a.demotes.Load())
 	}
 }
+
+// The owner key lives exactly as long as the lease: a safe acquire gives it
+// the lease's TTL, a renewal extends both, a release deletes both. Before,
+// it had no TTL and outlived every lease (one stale key per group and fixed
+// ID, forever).
+func TestOwnerKeyFollowsTheLease(t *testing.T) {
+	rdb := redistest.ClientAt(t, redistest.Addr(t))
+	ctx := context.Background()
+	name := t.Name()
+	lease, owner := election.LeaderKey(name), election.OwnerKey(name)
+	l := election.SafeLease{Key: lease, ID: "a", Nonce: "nonce-a", TTL: time.Minute}
+	sameExpiry := func(when string, atLeast time.Duration) {
+		t.Helper()
+		lt, ot := rdb.PTTL(ctx, lease).Val(), rdb.PTTL(ctx, owner).Val()
+		if ot < atLeast || ot > time.Minute || ot-lt > time.Millisecond || lt-ot > time.Millisecond {
+			t.Fatalf("%s: owner key PTTL %v, lease PTTL %v; want the lease's (at least %v)", when, ot, lt, atLeast)
+		}
+	}
+	if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, l); !ok || err != nil {
+		t.Fatalf("acquire: %v, %v", ok, err)
+	}
+	sameExpiry("after the acquire", 59*time.Second)
+	for _, k := range []string{lease, owner} { // time passes
+		rdb.PExpire(ctx, k, 10*time.Second)
+	}
+	if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, l); !ok || err != nil {
+		t.Fatalf("renew: %v, %v", ok, err)
+	}
+	sameExpiry("after the renewal", 59*time.Second)
+	if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRelease, l); !ok || err != nil {
+		t.Fatalf("release: %v, %v", ok, err)
+	}
+	if n := rdb.Exists(ctx, lease, owner).Val(); n != 0 {
+		t.Errorf("after the release %d of lease and owner key exist; want none", n)
+	}
+}

@@ -45,7 +45,7 @@ return 0`)
 // the caller's process nonce. It wins when the key is absent or already
 // holds id with the caller's nonce in the owner key (a reply lost after an
 // earlier acquire or renew must not leave a phantom lease), sets the lease
-// for ttl and the owner to the nonce, and returns the new fencing token; when
+// and the owner (the nonce) for ttl, and returns the new fencing token; when
 // another instance holds the lease it returns minus the counter (0 when
 // there is none), so that followers learn the latest token. When the lease
 // holds id under another nonce — another process uses the same ID — it
@@ -72,7 +72,7 @@ if cur and ARGV[4] ~= '' then
   end
 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4]) end
+if ARGV[4] ~= '' then redis.call('SET', KEYS[3], ARGV[4], 'PX', ARGV[2]) end
 local t = redis.call('TIME')
 local tok = tonumber(t[1]) * 1000000 + tonumber(t[2])
 if prev + 1 > tok then tok = prev + 1 end
@@ -85,7 +85,8 @@ var safeAcquireScript = redis.NewScript(safeAcquireLua)
 
 // Safe mode's renew: the spec's, and it refuses (DUPID) when the owner key
 // (KEYS[2]) holds another process's nonce than ARGV[3]: a process that
-// shares our ID acquired since. ARGV[1] id, ARGV[2] ttl ms.
+// shares our ID acquired since. It extends the owner key with the lease, so
+// that the two expire together. ARGV[1] id, ARGV[2] ttl ms.
 var safeRenewScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -94,6 +95,7 @@ local owner = redis.call('GET', KEYS[2])
 if ARGV[3] ~= '' and owner and owner ~= ARGV[3] then
   return redis.error_reply('` + dupIDPrefix + ` the lease holds this ID for another process')
 end
+if owner then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
 return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
 
 // Safe mode's release: the spec's, and it leaves the lease alone (0) when
@@ -101,7 +103,8 @@ return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
 // lease holds our ID for a process that shares it, which a release by ID
 // alone would delete. A Stop releases whenever the lease may be ours, also
 // after an acquire whose outcome it never learned (cancelled in flight), and
-// that acquire may have been refused as a duplicate. ARGV[1] id.
+// that acquire may have been refused as a duplicate. It deletes the owner
+// key with the lease. ARGV[1] id.
 var safeReleaseScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -110,6 +113,7 @@ local owner = redis.call('GET', KEYS[2])
 if ARGV[2] ~= '' and owner and owner ~= ARGV[2] then
   return 0
 end
+redis.call('DEL', KEYS[2])
 return redis.call('DEL', KEYS[1])`)
 
 // dupIDPrefix starts the error the safe scripts return when the lease holds

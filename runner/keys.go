@@ -19,7 +19,7 @@ import "github.com/leaselab/leaselab/election"
 //	taskrunner:{L}:instances   ZSET    instance id -> heartbeat expiry (Unix ms, Redis clock)
 //	taskrunner:{L}:capacity    HASH    capacity, version, leader: the published pool size
 //	taskrunner:{L}:token       STRING  the fencing token counter (election.TokenKey; safe mode), owned by the elector
-//	taskrunner:{L}:owner       STRING  the process nonce of the last safe acquire (election.OwnerKey), owned by the elector
+//	taskrunner:{L}:owner       STRING  the process nonce of the last safe acquire (election.OwnerKey), owned by the elector, expires with the lease
 //	L                          STRING  the lease (election.LeaderKey), owned by the elector
 type keys struct {
 	stream    string
