@@ -168,7 +168,7 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 		// Smaller spans (a write sent late under load) are in the
 		// uncertainty; a note is for what can hide a window.
 		if d := lost[id]; d >= noteLost {
-			obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s: a transition's write came %s later than its monotonic clock says, and its own write's round trip is unknown: the write was held (a partition) or the clock stopped (a suspended host, a clock fault); it is placed anywhere in that span, so windows near it may be wider than shown, or missing", short(id), d.Round(time.Millisecond)))
+			obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s: a transition's write came %s later than its monotonic clock says, and its own write's round trip is unknown: the write was held (a partition) or the clock stopped (a suspended host, a clock fault); it is placed at the end of that span where its belief is longest, ± the whole span, so an overlap near it is shown with that uncertainty (a gap instead lies within it)", short(id), d.Round(time.Millisecond)))
 		}
 	}
 	if h.Failover != "" {
@@ -304,7 +304,13 @@ func dedupe(in []publish.Entry) map[string][]publish.Entry {
 // i's own round trip is known (its write was quick), it is the clock, and
 // that write is not used; when it is not known, either may be, and the
 // placement widens to cover both. The transition is placed at the middle
-// of what is left, ± half its width.
+// of what is left, ± half its width — except where a disagreement widened
+// it by noteLost or more (a suspended host, a held write): the middle
+// could fall before another instance's promotion and hide the overlap the
+// other end makes. Such a promotion is placed at the span's start and such
+// a demotion at its end, where its belief is longest, ± the whole span: an
+// overlap it may have made is shown, with all the uncertainty the data
+// leaves (a gap it may have made instead lies within that).
 func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
 	var out []placed
 	pubs := make([]string, 0, len(per))
@@ -326,7 +332,16 @@ func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
 				lo = hi.Add(-max(observerRTT, time.Microsecond)) // no known round trip: the observer's
 			}
 			half := hi.Sub(lo) / 2
-			out = append(out, placed{Entry: e, at: lo.Add(half), u: max(half, time.Microsecond), rtt: rtts[i], lost: lost})
+			at, u := lo.Add(half), half
+			if lost >= noteLost {
+				switch e.Kind {
+				case election.Promoted:
+					at, u = lo, 2*half
+				case election.Demoted:
+					at, u = hi, 2*half
+				}
+			}
+			out = append(out, placed{Entry: e, at: at, u: max(u, time.Microsecond), rtt: rtts[i], lost: lost})
 		}
 	}
 	return out
