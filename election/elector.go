@@ -93,7 +93,10 @@ type Opts struct {
 	// Redis runs the lease scripts. *redis.Client and *redis.ClusterClient
 	// both satisfy it (the lease is a single key, so one slot).
 	Redis redis.Scripter
-	// Key names the lease; the Redis key is LeaderKey(Key).
+	// Key names the lease; the Redis key is LeaderKey(Key). Required, in
+	// spec mode too (Validate refuses ""): the spec derives the lease from a
+	// consumer group's name, and an empty name is a missing setting — every
+	// group that missed it would share one lease.
 	Key string
 	// TTL is how long the lease lives without renewal (PX, so whole
 	// milliseconds; at least 2ms; a fraction of a millisecond is cut off in
