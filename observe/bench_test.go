@@ -3,6 +3,7 @@ package observe_test
 import (
 	"bytes"
 	"context"
+	"flag"
 	"fmt"
 	"runtime"
 	"sync"
@@ -131,6 +132,14 @@ func watchCounting(b *testing.B, addr, group string) (*entryCounter, func() *obs
 //     watch's, lag how long after the last write it had read everything,
 //     missed what the stream's MAXLEN trimmed before it was read.
 //
+//   - replay: a live stream at a pace the fleet itself cannot reach on a
+//     shared 2-core machine: the fleet's own entries (written first to a
+//     stream of their own) are copied with pipelined XADDs to the watched
+//     stream, capped at MAXLEN ~10,000 as production's is, every 10ms a
+//     batch, at replay-rate entries/s. behind-max is the most entries
+//     written and not yet read at a 10ms sample: with the cap, falling
+//     10,000 behind loses entries (missed).
+//
 // peak-heap-MiB is the process's heap at its peak during the watch (the
 // fleet's buffers included in live).
 func BenchmarkFollow1000(b *testing.B) {
@@ -188,4 +197,76 @@ func BenchmarkFollow1000(b *testing.B) {
 		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
 		b.ReportMetric(0, "ns/op")
 	})
+	b.Run("replay", func(b *testing.B) {
+		ctx := context.Background()
+		src := fmt.Sprintf("%s-src-%d-%d", b.Name(), b.N, time.Now().UnixNano())
+		group := fmt.Sprintf("%s-%d-%d", b.Name(), b.N, time.Now().UnixNano())
+		publishN(b, fleet(b, addr, int64(b.N)+1000), src, b.N)
+		rdb := redistest.ClientAt(b, addr)
+		runtime.GC()
+		stop := make(chan struct{})
+		peak := heapPeak(stop)
+		c, end := watchCounting(b, addr, group)
+		const batch = 10 * time.Millisecond
+		per := max(1, replayRate*int(batch)/int(time.Second))
+		var behind int64
+		b.ResetTimer()
+		start := time.Now()
+		tick := time.NewTicker(batch)
+		written, last := 0, "-"
+		for written < b.N {
+			n := min(per, b.N-written)
+			msgs, err := rdb.XRangeN(ctx, publish.StreamKey(src), last, "+", int64(n)+1).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if last != "-" && len(msgs) > 0 && msgs[0].ID == last {
+				msgs = msgs[1:]
+			}
+			msgs = msgs[:min(n, len(msgs))]
+			if len(msgs) == 0 {
+				b.Fatalf("the source stream ran out after %d of %d", written, b.N)
+			}
+			pipe := rdb.Pipeline()
+			for _, m := range msgs {
+				pipe.XAdd(ctx, &redis.XAddArgs{Stream: publish.StreamKey(group), MaxLen: publish.DefaultMaxLen, Approx: true, Values: m.Values})
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				b.Fatal(err)
+			}
+			written += len(msgs)
+			last = msgs[len(msgs)-1].ID
+			behind = max(behind, int64(written)-c.n.Load())
+			<-tick.C
+		}
+		tick.Stop()
+		took := time.Since(start)
+		select {
+		case <-c.done:
+		case <-time.After(10 * time.Second): // entries trimmed before they were read never come
+		}
+		b.StopTimer()
+		end()
+		close(stop)
+		read := c.n.Load()
+		done := time.Since(start)
+		if at := c.doneAt.Load(); at != 0 {
+			done = time.Unix(0, at).Sub(start)
+		}
+		b.ReportMetric(float64(b.N)/took.Seconds(), "written/s")
+		b.ReportMetric(float64(read)/done.Seconds(), "read/s")
+		b.ReportMetric(float64(behind), "behind-max")
+		b.ReportMetric(float64(max(done-took, 0))/float64(time.Millisecond), "lag-ms")
+		b.ReportMetric(float64(int64(b.N)-read), "missed")
+		b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MiB")
+		b.ReportMetric(0, "ns/op")
+	})
+}
+
+// replayRate is the replay's pace, entries per second: BenchmarkFollow1000/
+// replay -replay-rate.
+var replayRate = 20_000
+
+func init() {
+	flag.IntVar(&replayRate, "replay-rate", replayRate, "BenchmarkFollow1000/replay: entries written per second")
 }
