@@ -669,6 +669,11 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		if g, f := sum(terms...); g > pr.MaxGap {
 			pr.MaxGap, pr.GapFormula = g, why+f
 		}
+		if pr.Mode == ModeLatency {
+			if g, f, ok := safeAcquirePhantom(p, s, 1); ok && g > pr.MaxGap {
+				pr.MaxGap, pr.GapFormula = g, f
+			}
+		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
 	case ModePause, ModeClockDrift, ModeLeaseLoss, ModeFailover:
 		if pr.Mode == ModeClockDrift && s.ClockRateMax > 1 {
@@ -1523,5 +1528,48 @@ func ComposeGap(p Params, modes []string, s FaultSize) (time.Duration, string, b
 		terms = append(terms, term{sym: "L", d: s.Latency})
 	}
 	d, f := sum(terms...)
-	return d, "composed, in force together: the key outlives the belief by at most TTL (+ L of a late landing): " + f, true
+	f = "composed, in force together: the key outlives the belief by at most TTL (+ L of a late landing): " + f
+	if g, gf, ok := safeFreshAcquirePhantom(p, modes, s); ok && g > d {
+		d, f = g, gf
+	}
+	return d, f, true
+}
+
+// safeFreshAcquirePhantom: in safe mode an acquire waits no longer than
+// its deadline, TTL - margin. An instance whose connection another fault
+// cut (or that restarted after a crash) acquires over a new one, whose
+// handshake's round trips come first: under latency the whole call can
+// outlast the deadline, and the abandoned SET NX still lands, a phantom
+// lease nobody believes, again at each attempt while the latency lasts:
+// D + L + TTL + Wait.
+func safeFreshAcquirePhantom(p Params, modes []string, s FaultSize) (time.Duration, string, bool) {
+	if !slices.Contains(modes, ModeLatency) || !(slices.Contains(modes, ModeLeaderCrash) || slices.ContainsFunc(modes, cutsConnections)) {
+		return 0, "", false
+	}
+	return safeAcquirePhantom(p, s, redisInitRoundTrips+1)
+}
+
+// safeAcquirePhantom is the phantom lease of a safe-mode acquire under
+// latency whose trips round trips (1 on a pooled connection, the handshake's
+// too on a new one) outlast its deadline, TTL - margin.
+func safeAcquirePhantom(p Params, s FaultSize, trips int) (time.Duration, string, bool) {
+	if !p.Safe || s.Latency <= 0 {
+		return 0, "", false
+	}
+	rtt := s.LatencyRTT
+	if rtt <= 0 {
+		rtt = 2 * s.Latency
+	}
+	validity := p.TTL - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	call := time.Duration(trips) * min(rtt, attemptTimeout(p))
+	if call <= validity {
+		return 0, "", false
+	}
+	dur := term{sym: "D", d: s.LatencyFor}
+	if s.LatencyFor <= 0 {
+		dur.d = Unbounded
+	}
+	g, gf := sum(dur, term{sym: "L", d: s.Latency}, term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait})
+	return g, fmt.Sprintf("safe mode: an acquire under latency, %d round trip(s) of up to %v = %v, outlasts its deadline TTL - margin = %v and lands unseen, a phantom lease at each attempt while the latency lasts: %s",
+		trips, min(rtt, attemptTimeout(p)), call, validity, gf), true
 }

@@ -643,3 +643,22 @@ func TestFailoverBoundCountsDemotion(t *testing.T) {
 		t.Errorf("clock-drift MaxFailover = %v (%s), want the heal-capped second renewal, ~14.33 s", pr.MaxFailover, pr.FailoverFormula)
 	}
 }
+
+// Safe mode: an acquire whose round trip under latency outlasts its
+// deadline (TTL - margin) is abandoned, yet lands: phantom leases while the
+// latency lasts (TestRandomSchedulesKeepBounds, draw seed 8, measured a
+// 3.664 s gap over the 3.579 s the bound gave before).
+func TestSafeLatencyAcquirePhantom(t *testing.T) {
+	p := Params{TTL: 1101 * time.Millisecond, Wait: 1609 * time.Millisecond, JitterMS: 3, Safe: true}
+	p.Client.ReadTimeout, p.Client.MaxRetries = 3103*time.Millisecond, 2
+	s := FaultSize{Latency: 1403 * time.Millisecond, LatencyRTT: 1403 * time.Millisecond, LatencyMinRTT: 1169 * time.Millisecond, LatencyFor: 7551 * time.Millisecond}
+	pr, _ := PredictMode(p, ModeLatency, s)
+	if want := s.LatencyFor + s.Latency + p.TTL + p.Wait; pr.MaxGap < want {
+		t.Errorf("safe latency MaxGap = %v (%s), want D + L + TTL + Wait = %v", pr.MaxGap, pr.GapFormula, want)
+	}
+	// A round trip within the deadline leaves no phantom.
+	s.Latency, s.LatencyRTT, s.LatencyMinRTT = 200*time.Millisecond, 200*time.Millisecond, 200*time.Millisecond
+	if pr, _ := PredictMode(p, ModeLatency, s); pr.MaxGap >= s.LatencyFor {
+		t.Errorf("short latency MaxGap = %v (%s): a phantom where none can be", pr.MaxGap, pr.GapFormula)
+	}
+}

@@ -457,6 +457,11 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 			bound, how = d, "predicted for "+names+", "+f
 		}
 	}
+	if metric == "max_overlap" {
+		if d, f := chainedOverlap(sc, a, preds); d > bound {
+			bound, how = d, f
+		}
+	}
 	if metric == "failover" {
 		// The failover also counts the old leader's demotion and how long
 		// the fault keeps the key out of reach (Prediction.MaxFailover),
@@ -573,6 +578,82 @@ func together(sc Scenario, fs []FaultOutcome, sameInstance bool) [][]string {
 		out = append(out, modes)
 	}
 	return out
+}
+
+// chainedOverlap bounds an overlap window that faults in force together on
+// different instances can make: at every moment of an overlap at most one
+// believer holds the key, so some other believer is stale, and one window
+// can pass from one stale leader to the next (a paused leader overlapped by
+// the winner, which a second fault then keeps believing past its own key).
+// The window is at most the sum of the stale bounds of the instances hit,
+// each its faults' composed bound (ComposeOverlap) or its mode's.
+func chainedOverlap(sc Scenario, a Analysis, preds []Prediction) (time.Duration, string) {
+	per := map[string]time.Duration{}
+	for _, p := range preds {
+		per[p.Mode] = p.MaxOverlap
+	}
+	fs := boundFaults(a)
+	size := AppliedFaultSize(sc, a)
+	var best time.Duration
+	how := ""
+	for _, g := range togetherGroups(sc, fs, false) {
+		// Split the group by instance: faults that share a target compose.
+		sub := map[int]int{}
+		for _, i := range g {
+			sub[i] = i
+		}
+		var find func(int) int
+		find = func(i int) int {
+			for sub[i] != i {
+				i = sub[i]
+			}
+			return i
+		}
+		for x, i := range g {
+			for _, j := range g[x+1:] {
+				if sharesTarget(fs[i], fs[j]) {
+					sub[find(j)] = find(i)
+				}
+			}
+		}
+		members := map[int][]string{}
+		var roots []int
+		for _, i := range g {
+			r := find(i)
+			if members[r] == nil {
+				roots = append(roots, r)
+			}
+			members[r] = append(members[r], fs[i].Mode)
+		}
+		if len(roots) < 2 {
+			continue
+		}
+		var total time.Duration
+		var parts []string
+		for _, r := range roots {
+			ms := members[r]
+			var v time.Duration
+			for _, m := range ms {
+				v = max(v, per[m])
+			}
+			if len(ms) > 1 {
+				if d, _, ok := ComposeOverlap(sc.Params, ms, size); ok {
+					v = max(v, d)
+				}
+			}
+			parts = append(parts, strings.Join(slices.Compact(slices.Clone(ms)), " + ")+" "+show(v))
+			if total == Unbounded || v == Unbounded {
+				total = Unbounded
+			} else {
+				total += v
+			}
+		}
+		if total > best {
+			best = total
+			how = "predicted for faults in force together on different instances: an overlap window can pass from one stale leader to the next, so the sum of their stale bounds: " + strings.Join(parts, " + ") + " = " + show(total)
+		}
+	}
+	return best, how
 }
 
 // togetherGroups is together's grouping, as indexes into fs.

@@ -22,9 +22,15 @@ import (
 // needs each of five resets to hit the next leader before it was stable,
 // which depends on who wins each handover: the real run (2026-12-01) had
 // 14.94 s where the virtual one has 22.98 s, within the bound on both.
+// safe-fresh-acquire-latency and safe-replies-latency-phantom: the virtual
+// backend's safe-mode acquire over a new connection under latency outlasts
+// its deadline and lands unseen (gaps 19.866 s and 3.002 s); the real runs
+// (2026-12-01) showed no phantom (gaps 7.998 s and 0.883 s): a calibration
+// gap, to be found out; the bounds hold on both.
 var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
 	"one-way-jittered-latency.yaml": true, "lossy-failover-no-retries.yaml": true,
-	"failover-repeated-resets.yaml": true}
+	"failover-repeated-resets.yaml": true, "safe-fresh-acquire-latency.yaml": true,
+	"safe-replies-latency-phantom.yaml": true}
 
 // The schedules that broke a "predicted" limit before the bound modelled
 // their case, on real Redis through real Toxiproxy at scale 1: each must
