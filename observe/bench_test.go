@@ -125,8 +125,10 @@ func watchCounting(b *testing.B, addr, group string) (*entryCounter, func() *obs
 // BenchmarkFollow1000 measures how fast a watch reads the transitions of a
 // 1,000-instance fleet, with its memory bounded (MaxEntries 10,000; the
 // recording streamed out as to a file), b.N entries in all:
+//
 //   - backlog: the fleet has written b.N entries before the watch starts,
 //     so the figure is the watch's own capacity (read/s);
+//
 //   - live: the fleet writes as fast as Redis takes it while the watch
 //     follows; written/s is the fleet's pace on this machine, read/s the
 //     watch's, lag how long after the last write it had read everything,
