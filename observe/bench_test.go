@@ -134,8 +134,8 @@ func watchCounting(b *testing.B, addr, group string) (*entryCounter, func() *obs
 //     watch's, lag how long after the last write it had read everything,
 //     missed what the stream's MAXLEN trimmed before it was read.
 //
-//   - replay: a live stream at a pace the fleet itself cannot reach on a
-//     shared 2-core machine: the fleet's own entries (written first to a
+//   - replay: a live stream at a steady pace (the fleet's is a burst, and
+//     on a busy shared machine a slow one): the fleet's own entries (written first to a
 //     stream of their own) are copied with pipelined XADDs to the watched
 //     stream, capped at MAXLEN ~10,000 as production's is, every 10ms a
 //     batch, at replay-rate entries/s. behind-max is the most entries

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/rediscluster"
 	"github.com/leaselab/leaselab/observe"
 	"github.com/leaselab/leaselab/publish"
 )
@@ -102,5 +104,61 @@ func TestObserveBadInput(t *testing.T) {
 		if code != exitUsage || !strings.Contains(stderr, c.says) {
 			t.Errorf("%q: exit %d, stderr %q; want 2 saying %q", c.args, code, stderr, c.says)
 		}
+	}
+}
+
+// TestObserveFollowsSentinelFailover: chaos observe --sentinel follows the
+// primary the Sentinels name, through a SENTINEL FAILOVER during the watch:
+// it prints the move and the report says when and what it may have missed.
+func TestObserveFollowsSentinelFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("spawns a replicated Redis with a Sentinel (-short)")
+	}
+	r := rediscluster.NewReplicated(t, rediscluster.ReplicatedOptions{Sentinels: 1})
+	ctx := context.Background()
+	old, err := r.Primary(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := t.TempDir()
+	type result struct {
+		code           int
+		stdout, stderr string
+	}
+	done := make(chan result, 1)
+	go func() {
+		code, stdout, stderr := chaos(t, "observe", "--sentinel", strings.Join(r.SentinelAddrs(), ","), "--master", rediscluster.MasterName,
+			"--group", "g", "--for", "6s", "--interval", "20ms", "--out", out)
+		done <- result{code, stdout, stderr}
+	}()
+	deadline := time.Now().Add(5 * time.Second)
+	for { // the watch has begun once its recording has a header
+		if b, _ := os.ReadFile(filepath.Join(out, "observed.jsonl")); len(b) > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watch did not begin within 5s")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	now, err := r.SentinelFailover(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := <-done
+	if res.code != exitOK {
+		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{"on redis " + old.Addr + " (Sentinel master", "failover: Sentinel", "now following " + now.Addr + " (was " + old.Addr} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("stdout does not say %q:\n%s", want, res.stdout)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(out, "report.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "followed a failover") || !strings.Contains(string(md), "not seen for") {
+		t.Errorf("report.md does not say that the watch switched and what it could not see:\n%s", md)
 	}
 }
