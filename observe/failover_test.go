@@ -39,7 +39,8 @@ func (l *lockedBuffer) String() string {
 // TestWatchFollowsFailover: the primary the watch follows fails over — a
 // replica promoted by hand (REPLICAOF NO ONE, the old primary made its
 // replica), found by the ROLE of the old primary with no address given;
-// and a SENTINEL FAILOVER, announced by +switch-master while the old
+// the same after the primary was killed (found among the replicas its
+// ROLE listed before it died); and a SENTINEL FAILOVER, announced by +switch-master while the old
 // primary still takes writes — and the watch moves: it records the
 // switch, then the stream entries and the key on the new primary (a
 // leader elected there after the move), and says in the report that it
@@ -49,11 +50,8 @@ func TestWatchFollowsFailover(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns a replicated Redis (-short)")
 	}
-	for _, sentinel := range []bool{false, true} {
-		name := "promote"
-		if sentinel {
-			name = "sentinel"
-		}
+	for _, name := range []string{"promote", "kill", "sentinel"} {
+		sentinel := name == "sentinel"
 		t.Run(name, func(t *testing.T) {
 			ro := rediscluster.ReplicatedOptions{Sentinels: -1}
 			if sentinel {
@@ -115,6 +113,9 @@ func TestWatchFollowsFailover(t *testing.T) {
 					if n != old {
 						now = n
 					}
+				}
+				if name == "kill" {
+					old.Kill()
 				}
 				if err := r.Promote(ctx, now); err != nil {
 					t.Fatal(err)
