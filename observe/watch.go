@@ -323,6 +323,9 @@ loop:
 			cur = n
 			stopTruth = truth(cur)
 			stopFollow() // the new stream is read from its start: what was read is skipped
+			w.mu.Lock()
+			w.lastID = "0" // the old node's IDs say nothing of the new one's (nor does its clock)
+			w.mu.Unlock()
 			stopFollow = follow(cur)
 			if o.OnSwitch != nil {
 				o.OnSwitch(sw)
