@@ -124,6 +124,10 @@ type FaultSize struct {
 	// shorter the partition, the longer its key outlives the leader's
 	// belief. 0: not given, and the bound assumes it outlasts the call.
 	Partition time.Duration `json:"partition,omitempty"`
+	// ResetPartition is how long the longest reset partition lasted
+	// (Unbounded if it never healed). One that heals within Wait lets the
+	// demoted leader's own next attempt through. 0: not given.
+	ResetPartition time.Duration `json:"reset_partition,omitempty"`
 	// Refusals is how many refuse partitions were applied. After more than
 	// one, an instance's pool may keep failed dial rounds from the earlier
 	// one (go-redis resets its dial breaker only when PoolSize rounds have
@@ -547,6 +551,16 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		pr.Call, pr.CallFormula = call, f
 		failingRenew(&pr, p, 0, call)
 		healedAfterExpiry(&pr, p) // the heal lets a retry after a backoff through
+		// The demoted leader is a follower too: Wait after its failed
+		// renewal it tries again. A reset that healed by then (shorter than
+		// Wait) lets that attempt through, and the key, which outlived the
+		// demotion by at most TTL - TTL/2, is gone by then if TTL/2 <= Wait.
+		if r := s.ResetPartition; r > 0 && r != Unbounded && r <= p.Wait && p.TTL-p.TTL/2 <= p.Wait {
+			if g, f := sum(term{sym: "Wait", d: p.Wait}, term{sym: "hop", d: hop}); g < pr.MaxGap {
+				pr.MaxGap = g
+				pr.GapFormula = fmt.Sprintf("the reset heals within Wait (%v <= %v) and TTL/2 <= Wait: the demoted leader's own next attempt wins: %s (else %s)", r, p.Wait, f, pr.GapFormula)
+			}
+		}
 		pr.Note = "The renewal fails after the client's retries (C); if TTL/2 + jitter + C exceeds " +
 			"the TTL a follower can win before the leader demotes. The gap case takes the failure as " +
 			"instant: a reset's retries are only backoffs. A reset acts on a connection's next use, " +

@@ -64,6 +64,14 @@ func failoverBound(pr *Prediction, p Params, s FaultSize) {
 	switch pr.Mode {
 	case ModeLeaderCrash, ModeGracefulStop, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse, ModePartitionReset, ModePause:
 		d, f = after([]term{lease, hopT}, "the key expires TTL after the last renewal that reached Redis, a hop after the fault at the latest")
+		if r := s.ResetPartition; pr.Mode == ModePartitionReset && r > 0 && r != Unbounded && r <= p.Wait && ttl-ttl/2 <= p.Wait {
+			// A reset shorter than Wait: the demoted leader's own next
+			// attempt, Wait after its renewal failed, wins if nobody did.
+			g, gf := sum(append(slices.Clone(renewI), term{sym: "C", d: pr.Call}, term{sym: "Wait", d: p.Wait}, hopT)...)
+			if g < d {
+				d, f = g, "the reset heals within Wait: the demoted leader's own next attempt wins at the latest: "+gf+" (else "+f+")"
+			}
+		}
 	case ModePartitionReplies:
 		d, f = after(append(slices.Clone(renewI), lease, hopT), "the renewal sent into the partition applies")
 		if s.ColdRenewal || s.ColdAfterLateReply {

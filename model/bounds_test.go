@@ -662,3 +662,18 @@ func TestSafeLatencyAcquirePhantom(t *testing.T) {
 		t.Errorf("short latency MaxGap = %v (%s): a phantom where none can be", pr.MaxGap, pr.GapFormula)
 	}
 }
+
+// A reset that heals within Wait (renew-blip, flapping-network) lets the
+// demoted leader's own next attempt win: the gap is Wait (+ a hop), not
+// TTL/2 + Wait; an unknown or longer reset keeps TTL/2 + Wait.
+func TestShortResetGap(t *testing.T) {
+	short, _ := PredictMode(Params{}, ModePartitionReset, FaultSize{ResetPartition: 2 * time.Second})
+	if want := 6*time.Second + hop; short.MaxGap != want {
+		t.Errorf("2 s reset: MaxGap = %v (%s), want Wait + hop = %v", short.MaxGap, short.GapFormula, want)
+	}
+	for _, r := range []time.Duration{0, 7 * time.Second, Unbounded} {
+		if pr, _ := PredictMode(Params{}, ModePartitionReset, FaultSize{ResetPartition: r}); pr.MaxGap != 8500*time.Millisecond {
+			t.Errorf("reset %v: MaxGap = %v (%s), want TTL/2 + Wait = 8.5s", r, pr.MaxGap, pr.GapFormula)
+		}
+	}
+}

@@ -978,6 +978,8 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			switch sf.Mode {
 			case PartitionRefuse:
 				s.Refusals++
+			case PartitionReset:
+				s.ResetPartition = max(s.ResetPartition, d)
 			case PartitionBlackholeReplies, PartitionBlackhole, "":
 				if sf.Mode == PartitionBlackholeReplies {
 					s.ReplyPartition = max(s.ReplyPartition, d)
