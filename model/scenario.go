@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"math"
+	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -420,11 +421,17 @@ func (s Scenario) Validate() error {
 	if !slices.Contains(Topologies, s.Redis) {
 		bad("redis", "%q; want single, replicated or cluster", s.Redis)
 	}
-	// Above 100 a default scenario would run for days, and the scaled
-	// durations start to overflow.
-	if s.TimeScale <= 0 || s.TimeScale > 100 {
-		bad("time_scale", "%v; want a factor above 0 and at most 100 (0.2 runs 5× faster)", s.TimeScale)
+	if s.Name != "" {
+		if msg := NameProblem(s.Name); msg != "" {
+			bad("name", "%s", msg)
+		}
+	}
+	if k := s.TimeScale; math.IsNaN(k) || k < MinTimeScale || k > MaxTimeScale {
+		bad("time_scale", "%v; want a factor from %v to %v (0.2 runs 5× faster)", k, MinTimeScale, MaxTimeScale)
 		return errs // nothing below can be scaled
+	}
+	if s.lengthProblems(bad) {
+		return errs // scaling would overflow
 	}
 	if s.Duration < 0 || s.Recovery < 0 {
 		bad("duration", "duration and recovery must not be negative")
@@ -562,6 +569,79 @@ func (s Scenario) Validate() error {
 		return errs
 	}
 	return nil
+}
+
+// lengthProblems reports (through bad) a run whose scaled length, or a
+// fault whose scaled time, exceeds MaxRunLength, computed without overflow
+// (Scaled saturates), and says whether it found one.
+func (s Scenario) lengthProblems(bad func(field, format string, a ...any)) bool {
+	k := s.TimeScale
+	over := func(v float64) bool { return math.IsNaN(v) || v > float64(MaxRunLength) }
+	found := false
+	if l := (float64(s.Duration) + float64(s.Recovery)) * k; over(l) {
+		bad("duration", "duration + recovery × time scale %g is %.3g h; a run may last at most %v", k, l/float64(time.Hour), MaxRunLength)
+		found = true
+	}
+	for i, f := range s.Faults {
+		if over((float64(f.At)+float64(f.For))*k) || over(float64(f.Jitter)*k) || over(float64(f.Latency)*k) ||
+			over(float64(f.Lag)*k) || over(math.Abs(float64(f.Jump))*k) {
+			bad(fmt.Sprintf("faults[%d]", i), "lasts beyond %v once scaled by %g", MaxRunLength, k)
+			found = true
+		}
+	}
+	return found
+}
+
+// Time scales a scenario may run at. Above 100 a default scenario runs for
+// days; below 0.01 a 5 s TTL is 50 ms, about what the harness resolves, and
+// scaled timings round to nothing.
+const (
+	MinTimeScale = 0.01
+	MaxTimeScale = 100
+)
+
+// MaxRunLength bounds a run's scaled length (fault phase plus recovery) and
+// every scaled fault time: beyond it a run is a typo (duration: 1000000h),
+// and far beyond it the scaled durations overflow.
+const MaxRunLength = 7 * 24 * time.Hour
+
+// MaxNameLen bounds a scenario's name: it names a report directory, and
+// most file systems refuse a component longer than 255 bytes.
+const MaxNameLen = 100
+
+// nameRule is what a scenario name may be made of: it names the run's Redis
+// keys and Toxiproxy proxies, so it stays a plain identifier.
+var nameRule = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// NameProblem says what is wrong with n as a scenario's name, or "" if
+// nothing is: the one name rule, of Validate and of scenario files. A name
+// is letters, digits, '.', '_' and '-', starting with a letter or a digit,
+// at most MaxNameLen bytes.
+func NameProblem(n string) string {
+	if len(n) > MaxNameLen {
+		return fmt.Sprintf("%.40q… is %d bytes; at most %d (it names the report directory)", n, len(n), MaxNameLen)
+	}
+	if !nameRule.MatchString(n) {
+		return fmt.Sprintf("%q; use letters, digits, '.', '_' and '-' (it names the run's Redis keys and proxies)", n)
+	}
+	return ""
+}
+
+// NameFrom turns s into a valid name (NameProblem), for a name made from
+// something else (a Go test's): every other character becomes '_', a
+// leading '.', '_' or '-' gets an 'x' before it, and it is cut to
+// MaxNameLen bytes.
+func NameFrom(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) == 0 || !(b[0] >= 'a' && b[0] <= 'z' || b[0] >= 'A' && b[0] <= 'Z' || b[0] >= '0' && b[0] <= '9') {
+		b = append([]byte("x"), b...)
+	}
+	return string(b[:min(len(b), MaxNameLen)])
 }
 
 // electorFields names the elector's options as a scenario file writes them.

@@ -31,10 +31,6 @@ var (
 	workloadKeys = []string{"dispatch_rate", "delayed_rate", "delay", "task_duration"}
 )
 
-// validName is what a scenario name may be: it names the run's Redis keys
-// and Toxiproxy proxies, so it stays a plain identifier.
-var validName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
-
 // Load reads and parses a scenario file; messages name the file by path.
 func Load(path string) (model.Scenario, error) {
 	data, err := os.ReadFile(path)
@@ -170,16 +166,17 @@ func (d *decoder) parse(name string, data []byte) (sc model.Scenario, root *yaml
 func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml.Node) {
 	if e, ok := top.get("name"); ok {
 		if v, ok := d.text(e.val, "name"); ok {
-			if validName.MatchString(v) {
+			// The one name rule is the model's.
+			if msg := model.NameProblem(v); msg == "" {
 				sc.Name = v
 			} else {
-				d.bad(e.val, "name", "%q; use letters, digits, '.', '_' and '-' (it names the run's Redis keys and proxies)", v)
+				d.bad(e.val, "name", "%s", msg)
 			}
 		}
 	} else {
 		base := filepath.Base(name)
 		v := strings.TrimSuffix(base, filepath.Ext(base))
-		if validName.MatchString(v) {
+		if model.NameProblem(v) == "" {
 			sc.Name = v
 		} else {
 			d.bad(root, "name", "the file name gives the name %q, which is not one; set name: to letters, digits, '.', '_' and '-'", v)

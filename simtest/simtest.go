@@ -71,7 +71,7 @@ func Label(t testing.TB) string {
 func Run(t testing.TB, sc model.Scenario, p env.Provider) *model.Result {
 	t.Helper()
 	if sc.Name == "" {
-		sc.Name = strings.NewReplacer("/", "-", " ", "_").Replace(t.Name())
+		sc.Name = model.NameFrom(strings.ReplaceAll(t.Name(), "/", "-"))
 	}
 	res, err := real.Run(t.Context(), sc, real.Options{Provider: p})
 	if errors.Is(err, env.ErrDockerUnavailable) || errors.Is(err, env.ErrImageUnavailable) {

@@ -12,7 +12,7 @@ import (
 
 // FuzzRunValidation fuzzes what a run validates: the parsed scenario, with
 // --time-scale applied, as the CLI checks it before anything runs. What it
-// accepts must be runnable: a positive length within maxRunLength, every
+// accepts must be runnable: a positive length within model.MaxRunLength, every
 // scaled fault time inside it, and a reproducing command on one line.
 func FuzzRunValidation(f *testing.F) {
 	quick, _ := os.ReadFile("testdata/quick.yaml")
@@ -32,7 +32,7 @@ func FuzzRunValidation(f *testing.F) {
 		if k != 0 {
 			fl.set["time-scale"] = true
 		}
-		if err := checkTimeScale(k); k != 0 && err == nil && (math.IsNaN(k) || k < minTimeScale || k > maxTimeScale) {
+		if err := checkTimeScale(k); k != 0 && err == nil && (math.IsNaN(k) || k < model.MinTimeScale || k > model.MaxTimeScale) {
 			t.Fatalf("time scale %v accepted", k)
 		}
 		scs := []model.Scenario{sc}
@@ -40,7 +40,7 @@ func FuzzRunValidation(f *testing.F) {
 			return
 		}
 		n := scs[0].Length()
-		if n <= 0 || n > maxRunLength {
+		if n <= 0 || n > model.MaxRunLength {
 			t.Fatalf("accepted a run of %v (scale %v)", n, k)
 		}
 		e := scs[0].WithDefaults().Scaled()

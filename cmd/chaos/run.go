@@ -460,9 +460,6 @@ func (f *runFlags) override(scs []model.Scenario) error {
 		if f.strictClaims {
 			scs[i].StrictClaims = true
 		}
-		if n := scs[i].Name; len(n) > maxNameLen || strings.ContainsAny(n, "/\\\x00") || n == "." || n == ".." {
-			return usageErr("scenario name %.40q…: a name must be at most %d bytes without / or \\ (it names the report directory)", n, maxNameLen)
-		}
 		switch f.safe {
 		case "":
 		case "on":
@@ -471,10 +468,6 @@ func (f *runFlags) override(scs []model.Scenario) error {
 			scs[i].Params.Safe, scs[i].Params.SafeMargin = false, 0
 		default:
 			return usageErr("--safe %q: want on or off", f.safe)
-		}
-		// Before Validate: its scaling must not see an overflowing product.
-		if err := checkLength(scs[i]); err != nil {
-			return err
 		}
 		if err := scs[i].Validate(); err != nil {
 			return &exitError{exitUsage, cappedErrors([]error{err})}
@@ -501,47 +494,15 @@ const perCPU = 16
 // 39 s instead of 38.
 const startStagger = 150 * time.Millisecond
 
-// Time scales the CLI takes. Above 100 a default scenario runs for days
-// (and files cap it there too); below 0.01 a 5 s TTL is 50 ms, about what
-// the harness resolves, and scaled timings round to nothing.
-const (
-	minTimeScale = 0.01
-	maxTimeScale = 100
-)
-
-// checkTimeScale refuses a --time-scale that is not a finite factor in
-// [minTimeScale, maxTimeScale] (NaN, Inf, 1e-300 and 1000 included).
+// checkTimeScale refuses a --time-scale that is not a finite factor in the
+// model's range (NaN, Inf, 1e-300, 0 and 1000 included): a flag given 0
+// would otherwise mean the scenario's own.
 func checkTimeScale(k float64) error {
-	if math.IsNaN(k) || math.IsInf(k, 0) || k < minTimeScale || k > maxTimeScale {
-		return usageErr("--time-scale %v: want a factor from %v to %v (0.2 runs 5× faster)", k, minTimeScale, maxTimeScale)
+	if math.IsNaN(k) || k < model.MinTimeScale || k > model.MaxTimeScale {
+		return usageErr("--time-scale %v: want a factor from %v to %v (0.2 runs 5× faster)", k, model.MinTimeScale, model.MaxTimeScale)
 	}
 	return nil
 }
-
-// maxRunLength bounds a run's scaled length: beyond it a run is a typo
-// (duration: 1000000h), and far beyond it the scaled durations overflow.
-const maxRunLength = 7 * 24 * time.Hour
-
-// checkLength refuses a scenario whose scaled length, or a fault's scaled
-// time, exceeds maxRunLength, computed without overflow.
-func checkLength(sc model.Scenario) error {
-	d := sc.WithDefaults()
-	k := d.TimeScale
-	over := func(v float64) bool { return math.IsNaN(v) || v > float64(maxRunLength) }
-	if over((float64(d.Duration) + float64(d.Recovery)) * k) {
-		return usageErr("%s: duration + recovery × time scale %g is %.3g h; a run may last at most %v", named(sc).Name, k, (float64(d.Duration)+float64(d.Recovery))*k/float64(time.Hour), maxRunLength)
-	}
-	for i, f := range d.Faults {
-		if over((float64(f.At)+float64(f.For))*k) || over(float64(f.Jitter)*k) || over(float64(f.Latency)*k) {
-			return usageErr("%s: faults[%d] lasts beyond %v once scaled by %g", named(sc).Name, i, maxRunLength, k)
-		}
-	}
-	return nil
-}
-
-// maxNameLen bounds a scenario's name: it names a directory, and most
-// file systems refuse a component longer than 255 bytes.
-const maxNameLen = 100
 
 // runOne runs one scenario and writes its report, also when the run was
 // interrupted (the report is then marked incomplete). A scenario the
