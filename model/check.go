@@ -598,40 +598,20 @@ func chainedOverlap(sc Scenario, a Analysis, preds []Prediction) (time.Duration,
 	how := ""
 	for _, g := range togetherGroups(sc, fs, false) {
 		// Split the group by instance: faults that share a target compose.
-		sub := map[int]int{}
-		for _, i := range g {
-			sub[i] = i
-		}
-		var find func(int) int
-		find = func(i int) int {
-			for sub[i] != i {
-				i = sub[i]
+		var roots [][]string
+		for _, sub := range connected(len(g), func(x, y int) bool { return sharesTarget(fs[g[x]], fs[g[y]]) }) {
+			var ms []string
+			for _, x := range sub {
+				ms = append(ms, fs[g[x]].Mode)
 			}
-			return i
-		}
-		for x, i := range g {
-			for _, j := range g[x+1:] {
-				if sharesTarget(fs[i], fs[j]) {
-					sub[find(j)] = find(i)
-				}
-			}
-		}
-		members := map[int][]string{}
-		var roots []int
-		for _, i := range g {
-			r := find(i)
-			if members[r] == nil {
-				roots = append(roots, r)
-			}
-			members[r] = append(members[r], fs[i].Mode)
+			roots = append(roots, ms)
 		}
 		if len(roots) < 2 {
 			continue
 		}
 		var total time.Duration
 		var parts []string
-		for _, r := range roots {
-			ms := members[r]
+		for _, ms := range roots {
 			var v time.Duration
 			for _, m := range ms {
 				v = max(v, per[m])
@@ -661,34 +641,51 @@ func togetherGroups(sc Scenario, fs []FaultOutcome, sameInstance bool) [][]int {
 	// A renewal a fault delayed, or a call it slowed, can still be going
 	// a renewal interval plus the longest call after its heal.
 	renew := max(sc.Params.TTL, sc.Params.TTL/2+sc.Params.Jitter()) + longestCall(sc.Params) + longestLatencyCall(sc)
-	group := make([]int, len(fs))
+	var out [][]int
+	for _, m := range connected(len(fs), func(i, j int) bool {
+		f, g := fs[i], fs[j]
+		return (!sameInstance || sharesTarget(f, g)) && g.Applied <= f.Healed+renew && f.Applied <= g.Healed+renew
+	}) {
+		if len(m) >= 2 {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// connected partitions 0..n-1 into the classes that join (called for i < j)
+// connects, each in increasing order, the classes in order of their first
+// member.
+func connected(n int, join func(i, j int) bool) [][]int {
+	group := make([]int, n)
 	for i := range group {
 		group[i] = i
 	}
-	var root func(int) int
-	root = func(i int) int {
+	root := func(i int) int {
 		for group[i] != i {
 			i = group[i]
 		}
 		return i
 	}
-	for i, f := range fs {
-		for j := i + 1; j < len(fs); j++ {
-			g := fs[j]
-			if (!sameInstance || sharesTarget(f, g)) && g.Applied <= f.Healed+renew && f.Applied <= g.Healed+renew {
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			if join(i, j) {
 				group[root(j)] = root(i)
 			}
 		}
 	}
-	var out [][]int
 	members := map[int][]int{}
-	for i := range fs {
-		members[root(i)] = append(members[root(i)], i)
-	}
-	for i := range fs {
-		if m := members[i]; len(m) >= 2 {
-			out = append(out, m)
+	var order []int
+	for i := range n {
+		r := root(i)
+		if members[r] == nil {
+			order = append(order, r)
 		}
+		members[r] = append(members[r], i)
+	}
+	out := make([][]int, 0, len(order))
+	for _, r := range order {
+		out = append(out, members[r])
 	}
 	return out
 }
