@@ -52,8 +52,10 @@ func (Backend) Name() string { return "process" }
 // ErrNoAgent is Run's error for a Backend without an Agent command.
 var ErrNoAgent = errors.New("process: no agent command (--agent \"CMD ARGS\", or agent: {command: [...]} in the scenario)")
 
-// Refuses says what a process cannot do that the scenario asks for, or what
-// the real backend refuses.
+// Refuses says what a process cannot do that the scenario asks for, what
+// the real backend refuses, or, for a scenario that needs a capability
+// (runner mode: runner; a clock fault: clock), that the agent's hello does
+// not declare it: the agent is started once to read its hello (probe).
 func (b Backend) Refuses(sc model.Scenario) error {
 	if sc.Redis == model.RedisCluster {
 		return errors.New("process: redis: cluster needs a proxy per node for each instance, and an agent is given one address (LEASELAB_REDIS_ADDR)")
@@ -63,7 +65,10 @@ func (b Backend) Refuses(sc model.Scenario) error {
 			return fmt.Errorf("process: faults[%d]: latency jitter is drawn per chunk from the seed in the in-process instance's connection gate; an agent's connection has none (use jitter: 0)", i)
 		}
 	}
-	return b.real().Refuses(sc)
+	if err := b.real().Refuses(sc); err != nil {
+		return err
+	}
+	return b.probe(sc)
 }
 
 func (b Backend) real() real.Backend {

@@ -83,30 +83,57 @@ func TestFaultsOnProcesses(t *testing.T) {
 	assertNoAgents(t)
 }
 
-// TestClockRefusedWithoutCapability: a clock fault on an agent that does
-// not declare clock fails with the reason; the run goes on.
-func TestClockRefusedWithoutCapability(t *testing.T) {
-	python := "/usr/bin/python3"
-	if exec.Command(python, "-c", "import redis").Run() != nil {
+// python is the Python agent's command, failing the test without redis-py.
+func python(t *testing.T) []string {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if exec.Command(py, "-c", "import redis").Run() != nil {
 		t.Fatal("no /usr/bin/python3 with redis-py (Debian: apt-get install python3-redis)")
 	}
-	b := process.Backend{Agent: []string{python, "../../examples/agent-python/agent.py"}}
-	sc := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
-	res, err := sim.Run(context.Background(), sc, b, sim.Options{})
-	if err != nil {
-		t.Fatal(err)
+	return []string{py, "../../examples/agent-python/agent.py"}
+}
+
+// TestRefusedWithoutCapability: a scenario that needs a capability the
+// agent's hello does not declare — runner mode (runner), a clock fault
+// (clock) — is refused before anything runs, naming the agent, the
+// capability and why; the probe that read the hello leaves nothing running.
+func TestRefusedWithoutCapability(t *testing.T) {
+	runner := short()
+	runner.Mode = model.ModeRunner
+	clock := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
+	for _, c := range []struct {
+		name string
+		sc   model.Scenario
+		want string
+	}{
+		{"runner", runner, `does not declare the "runner" capability in its hello (it declares stop): a runner-mode scenario needs`},
+		{"clock", clock, `does not declare the "clock" capability in its hello (it declares stop): a clock fault is the clock command`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := process.Backend{Agent: python(t)}
+			res, err := sim.Run(context.Background(), c.sc, b, sim.Options{})
+			if !sim.IsRefusal(err) || res != nil {
+				t.Fatalf("result %v, error %v: want a refusal, nothing run", res != nil, err)
+			}
+			if !strings.Contains(err.Error(), `process: agent "/usr/bin/python3 ../../examples/agent-python/agent.py" `+c.want) {
+				t.Fatalf("refusal %q, want the agent, the capability and why", err)
+			}
+			assertNoAgents(t)
+		})
 	}
-	refused, promotions := false, 0
-	for _, e := range res.Timeline {
-		if e.Kind == model.FaultHealed && strings.Contains(e.Err, `does not declare the "clock" capability`) {
-			refused = true
+}
+
+// TestNotRefusedWithCapability: chaos agent declares runner in runner mode
+// and clock: neither scenario is refused.
+func TestNotRefusedWithCapability(t *testing.T) {
+	b := process.Backend{Agent: chaosAgent(t)}
+	runner := short()
+	runner.Mode = model.ModeRunner
+	clock := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
+	for _, sc := range []model.Scenario{runner, clock} {
+		if err := b.Refuses(sc.WithDefaults()); err != nil {
+			t.Errorf("mode %q, %d faults: refused: %v", sc.Mode, len(sc.Faults), err)
 		}
-		if e.Kind == model.LeaderGained {
-			promotions++
-		}
-	}
-	if !refused || promotions == 0 {
-		t.Fatalf("clock fault refused: %v; promotions %d; errors %v", refused, promotions, res.Errors)
 	}
 	assertNoAgents(t)
 }

@@ -112,7 +112,7 @@ func (s *shell) environ(life int) ([]string, error) {
 // between wait in the pipe, and are stamped late, by as much as their
 // Lateness says).
 func (s *shell) Prestart() error {
-	inc, dec, err := s.launch()
+	inc, dec, err := s.launchFor()
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func (s *shell) Start() error {
 	s.mu.Unlock()
 	if inc == nil {
 		var err error
-		if inc, dec, err = s.launch(); err != nil {
+		if inc, dec, err = s.launchFor(); err != nil {
 			return err
 		}
 	}
@@ -197,15 +197,7 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 		inc.hello = h
 		hello <- err
 	}()
-	fail := func(err error) error {
-		proc.KillGroup(cmd.Process)
-		_ = cmd.Wait()
-		inc.closeLog()
-		if t := tail.String(); t != "" {
-			err = fmt.Errorf("%w; its stderr ends:\n%s", err, t)
-		}
-		return err
-	}
+	fail := inc.abort
 	select {
 	case err := <-hello:
 		if err != nil {
@@ -217,8 +209,32 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
 		return nil, nil, fail(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
 	}
-	if s.slot.Scenario.Mode == model.ModeRunner && !inc.hello.Has(agent.CapRunner) {
-		return nil, nil, fail(fmt.Errorf("%s: a runner-mode scenario needs an agent that declares %q (task events and dispatch)", inc.name, agent.CapRunner))
+	return inc, dec, nil
+}
+
+// abort kills an incarnation that never started and returns err with the
+// end of its stderr.
+func (inc *incarnation) abort(err error) error {
+	proc.KillGroup(inc.cmd.Process)
+	_ = inc.cmd.Wait()
+	inc.closeLog()
+	if t := inc.tail.String(); t != "" {
+		err = fmt.Errorf("%w; its stderr ends:\n%s", err, t)
+	}
+	return err
+}
+
+// launchFor launches an incarnation that is to run the scenario: one whose
+// hello lacks a capability the scenario needs is ended (Refuses's probe
+// turns such an agent away before the run; this is for an agent whose
+// later hello says less than the probe's).
+func (s *shell) launchFor() (*incarnation, *agent.Decoder, error) {
+	inc, dec, err := s.launch()
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := lacks(inc.name, s.slot.Scenario, inc.hello); err != nil {
+		return nil, nil, inc.abort(err)
 	}
 	return inc, dec, nil
 }
