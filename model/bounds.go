@@ -1189,6 +1189,12 @@ func predictLatency(pr *Prediction, p Params, s FaultSize) {
 			terms, why = []term{half, jit, {sym: "2 × " + rsym, d: 2 * r}}, "answered, cold script cache: "
 		}
 		o, f := sum(append(terms, lease.minus())...)
+		if !s.ColdRenewal && !s.ColdAfterLateReply && p.TTL/2+p.Jitter()+r+hop <= p.TTL {
+			// The key can lapse only if a renewal lands after it: the
+			// reply before it (late by its share of R) and its own request
+			// (the rest) take at most R on top of TTL/2 + jitter.
+			o, f = 0, fmt.Sprintf("0: TTL/2 + jitter + R + hop = %v <= TTL = %v: every renewal lands before the expiry (else %s)", p.TTL/2+p.Jitter()+r+hop, p.TTL, f)
+		}
 		pr.MaxOverlap = max(pr.MaxOverlap, o)
 		overlaps = append(overlaps, why+f)
 		if o > 0 { // the key can expire between renewals

@@ -677,3 +677,17 @@ func TestShortResetGap(t *testing.T) {
 		}
 	}
 }
+
+// Latency whose longest round trip still lets every warm renewal land
+// before the expiry (the latency built-in: 800 ± 200 ms each way) cannot
+// overlap or leave a gap; a cold renewal still can.
+func TestLatencyWarmNoLapse(t *testing.T) {
+	s := FaultSize{Latency: time.Second, LatencyRTT: 2 * time.Second, LatencyMinRTT: 1200 * time.Millisecond}
+	if pr, _ := PredictMode(Params{}, ModeLatency, s); pr.MaxOverlap != 0 || pr.MaxGap != 0 {
+		t.Errorf("warm 2 s round trips: overlap %v (%s), gap %v (%s), want 0 and 0", pr.MaxOverlap, pr.OverlapFormula, pr.MaxGap, pr.GapFormula)
+	}
+	s.ColdRenewal = true
+	if pr, _ := PredictMode(Params{}, ModeLatency, s); pr.MaxOverlap == 0 {
+		t.Errorf("cold renewal: overlap 0 (%s), want the cold case's 2R", pr.OverlapFormula)
+	}
+}
