@@ -367,7 +367,8 @@ func TestDocsCommandsRun(t *testing.T) {
 			}
 			args = append(args, "--quiet")
 		case "advise":
-			args = append(args, "--seeds", "2")
+			// A short confirming search: TestAdviseCLI checks what a full one finds.
+			args = append(args, "--seeds", "2", "--budget", "200")
 		case "init":
 			// Each page's reader starts afresh; init refuses to overwrite.
 			for _, d := range positionals(args[1:]) {
