@@ -51,6 +51,26 @@ func (p *proxied) dropReplies(t *testing.T) {
 	}
 }
 
+// dropsRepliesAfter is a one-worker runner's options whose task "t" drops
+// every reply at the proxy when its payload is "drop": the handler is done,
+// so its acknowledgement's reply is lost.
+func dropsRepliesAfter(t *testing.T, p *proxied, rec *recorder) Options {
+	return Options{
+		Group: "g",
+		Tasks: map[string]Task{"t": {Handler: func(_ context.Context, payload []byte) error {
+			if string(payload) == "drop" {
+				p.dropReplies(t)
+			}
+			return nil
+		}}},
+		Workers:       1,
+		Block:         50 * time.Millisecond,
+		ChoreInterval: time.Hour,
+		Election:      election.Opts{TTL: time.Minute, Wait: time.Hour, StopTimeout: time.Second},
+		OnEvent:       rec.add,
+	}
+}
+
 func (p *proxied) heal(t *testing.T) {
 	t.Helper()
 	if err := p.proxy.RemoveToxic("drop-replies"); err != nil {
@@ -78,20 +98,7 @@ func TestAckWhoseReplyIsLostIsNotLost(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 
 	rec := &recorder{}
-	cfg := Options{
-		Group: "g",
-		Tasks: map[string]Task{"t": {Handler: func(_ context.Context, payload []byte) error {
-			if string(payload) == "drop" {
-				p.dropReplies(t) // the handler is done: its acknowledgement's reply is lost
-			}
-			return nil
-		}}},
-		Workers:       1,
-		Block:         50 * time.Millisecond,
-		ChoreInterval: time.Hour,
-		Election:      election.Opts{TTL: time.Minute, Wait: time.Hour, StopTimeout: time.Second},
-		OnEvent:       rec.add,
-	}
+	cfg := dropsRepliesAfter(t, p, rec)
 	r, err := New(rdb, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -165,20 +172,7 @@ func TestKilledWithAckInFlightReportsAcknowledging(t *testing.T) {
 	rdb := redis.NewClient(&o)
 	t.Cleanup(func() { _ = rdb.Close() })
 	rec := &recorder{}
-	cfg := Options{
-		Group: "g",
-		Tasks: map[string]Task{"t": {Handler: func(_ context.Context, payload []byte) error {
-			if string(payload) == "drop" {
-				p.dropReplies(t)
-			}
-			return nil
-		}}},
-		Workers:       1,
-		Block:         50 * time.Millisecond,
-		ChoreInterval: time.Hour,
-		Election:      election.Opts{TTL: time.Minute, Wait: time.Hour, StopTimeout: time.Second},
-		OnEvent:       rec.add,
-	}
+	cfg := dropsRepliesAfter(t, p, rec)
 	r, err := New(rdb, cfg)
 	if err != nil {
 		t.Fatal(err)
