@@ -16,6 +16,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
 
@@ -48,65 +49,40 @@ func runDistributions(ctx context.Context, scs []model.Scenario, f runFlags, std
 	return nil
 }
 
-// runDistribution runs n seeds of sc on a pool of GOMAXPROCS workers. One
-// goroutine collects the results into a reports.Distribution, which keeps
-// only running statistics and the worst run, so memory does not grow with
-// n. It writes <out>/<scenario>/runs-<first>-<last>/: distribution.json,
-// .md, .html, histograms.svg/.png and worst/ (the worst run's full report).
+// runDistribution runs n seeds of sc on the virtual backend, GOMAXPROCS at
+// once (sim.Seeds), into a reports.Distribution, which keeps only running
+// statistics and the worst run, so memory does not grow with n. It writes
+// <out>/<scenario>/runs-<first>-<last>/: distribution.json, .md, .html,
+// histograms.svg/.png and worst/ (the worst run's full report).
 func runDistribution(ctx context.Context, sc model.Scenario, n int, out string, stdout io.Writer, quiet bool) (*reports.Distribution, string, time.Duration, error) {
 	start := time.Now()
 	d := reports.NewDistribution(sc, reports.BackendVirtual, n, func(seed int64, backend string) string {
 		return reproduceOn(sc, seed, sc.TimeScale, backend)
 	})
-	results := make(chan *model.Result, 64)
-	var (
-		next    atomic.Int64
-		wg      sync.WaitGroup
-		errOnce sync.Once
-		runErr  error
-	)
+	// The progress line reads a count of its own: d is Seeds' to update.
+	var done atomic.Int64
 	stop := make(chan struct{})
-	for range runtime.GOMAXPROCS(0) {
-		wg.Go(func() {
+	var ticker sync.WaitGroup
+	if !quiet {
+		ticker.Go(func() {
+			tick := time.NewTicker(time.Second)
+			defer tick.Stop()
 			for {
-				i := next.Add(1) - 1
-				if i >= int64(n) || ctx.Err() != nil {
-					return
-				}
-				s := sc
-				s.Seed = sc.Seed + i
-				res, err := virtual.Run(s, virtual.Options{})
-				if err != nil {
-					errOnce.Do(func() { runErr = fmt.Errorf("%s seed %d: %w", sc.Name, s.Seed, err) })
-					next.Store(int64(n)) // the others stop too
-					return
-				}
 				select {
-				case results <- res:
+				case <-tick.C:
+					fmt.Fprintf(stdout, "%s: %d of %d runs\n", sc.Name, done.Load(), n)
 				case <-stop:
 					return
 				}
 			}
 		})
 	}
-	go func() { wg.Wait(); close(results) }()
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for collecting := true; collecting; {
-		select {
-		case res, ok := <-results:
-			if !ok {
-				collecting = false
-				break
-			}
-			d.Add(res)
-		case <-tick.C:
-			if !quiet {
-				fmt.Fprintf(stdout, "%s: %d of %d runs\n", sc.Name, d.Runs, n)
-			}
-		}
-	}
+	runErr := sim.Seeds(ctx, sc, virtual.Backend{}, n, 0, func(res *model.Result) {
+		d.Add(res)
+		done.Add(1)
+	})
 	close(stop)
+	ticker.Wait()
 	if runErr != nil {
 		return nil, "", 0, &exitError{exitUsage, runErr}
 	}

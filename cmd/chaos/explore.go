@@ -253,12 +253,12 @@ func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, s
 	fmt.Fprintf(stdout, "real backend (the robust schedules, %s; same seeds):\n", "robust-*.yaml")
 	for i, o := range outs {
 		x := robust[i]
-		if o.res == nil {
-			fmt.Fprintf(stdout, "  %-17s not run: %v\n", x.Metric, o.err)
+		if o.Result == nil {
+			fmt.Fprintf(stdout, "  %-17s not run: %v\n", x.Metric, o.Err)
 			continue
 		}
 		real, how := "not measured", ""
-		for _, c := range o.res.Checks {
+		for _, c := range o.Result.Checks {
 			if c.Metric == x.Metric {
 				real = c.Value()
 				how = fmt.Sprintf(" (%s against %s)", c.Verdict, c.Want())

@@ -12,9 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	tclog "github.com/testcontainers/testcontainers-go/log"
@@ -319,16 +317,10 @@ func flagErr(err error) error {
 	return &exitError{exitUsage, errors.New("")} // the flag package printed it
 }
 
-// outcome is one scenario's run.
+// outcome is one scenario's run in a suite, and where its report is.
 type outcome struct {
-	sc  model.Scenario
-	res *model.Result
+	sim.SuiteRun
 	dir string // report directory, "" if none was written
-	err error
-	// refused is why the backend refused the scenario (nothing ran).
-	refused string
-	// notStarted: the run was interrupted before this scenario started.
-	notStarted bool
 }
 
 // testSize, set by tests, makes the progress a live area for a terminal of
@@ -376,7 +368,8 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 			if err != nil {
 				return nil, err
 			}
-			backend = process.Backend{Provider: provider, Agent: argv, LogDir: filepath.Join(f.out, "agent-logs")}
+			// The scenario's own agent, unless --agent replaces it.
+			backend = process.Backend{Provider: provider, Agent: argv, AgentWins: f.set["agent"], LogDir: filepath.Join(f.out, "agent-logs")}
 		}
 	} else if f.publish {
 		return nil, usageErr("--publish needs the real backend: the virtual one has no Redis to publish to")
@@ -391,44 +384,30 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	prog := startProgress(stdout, size, f.verbose, f.quiet, f.backend == backendVirtual, scs, parallel)
 	defer prog.close()
 	out := make([]outcome, len(scs))
-	sem := make(chan struct{}, parallel)
-	var wg sync.WaitGroup
-	for i, sc := range scs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-		}
-		if ctx.Err() != nil {
-			for j := i; j < len(scs); j++ {
-				out[j] = outcome{sc: named(scs[j]), notStarted: true, err: ctx.Err()}
-				if !f.quiet {
-					prog.notStarted(named(scs[j]).Name)
-				}
+	suite := sim.Suite{Backend: backend, Parallel: parallel,
+		Start: func(i int, sc model.Scenario) sim.RunObserver {
+			track := prog.start(named(sc))
+			return sim.RunObserver{Event: track.observe, Done: func(r *sim.SuiteRun) { out[i] = finish(r, f, track, prog) }}
+		},
+		NotStarted: func(_ int, sc model.Scenario) {
+			if !f.quiet {
+				prog.notStarted(named(sc).Name)
 			}
-			break
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer func() { <-sem }()
-			out[i] = runOne(ctx, sc, f, backend, prog)
-		}()
-		if f.backend != backendVirtual && i < len(scs)-1 && i < parallel-1 {
-			// Start the first wave one by one, so that environments do not
-			// all come up at once (see startStagger).
-			select {
-			case <-time.After(startStagger):
-			case <-ctx.Done():
-			}
+		}}
+	if f.backend != backendVirtual {
+		suite.Stagger = startStagger
+	}
+	for i, r := range suite.Run(ctx, namedAll(scs)) {
+		if r.NotStarted {
+			out[i] = outcome{SuiteRun: r}
 		}
 	}
-	wg.Wait()
 	// One precise message for a broken environment, however many runs
 	// met it; an interrupt during setup is an interrupt, not a broken
 	// environment.
 	for _, o := range out {
-		if o.res == nil && o.err != nil && errors.Is(o.err, env.ErrEnvironment) && ctx.Err() == nil {
-			return out, &exitError{exitEnv, envMessage(o.err, f)}
+		if o.Result == nil && o.Err != nil && errors.Is(o.Err, env.ErrEnvironment) && ctx.Err() == nil {
+			return out, &exitError{exitEnv, envMessage(o.Err, f)}
 		}
 	}
 	return out, nil
@@ -504,43 +483,34 @@ func checkTimeScale(k float64) error {
 	return nil
 }
 
-// runOne runs one scenario and writes its report, also when the run was
-// interrupted (the report is then marked incomplete). A scenario the
-// backend cannot run (runner mode on the virtual backend; a replicated or
-// cluster Redis on a Redis given to the run) is refused: the outcome says
-// why, and nothing ran.
-func runOne(ctx context.Context, sc model.Scenario, f runFlags, backend sim.Backend, prog *progress) outcome {
-	sc = named(sc)
-	if pb, ok := backend.(process.Backend); ok && sc.Agent != nil && !f.set["agent"] {
-		// The scenario's own agent, unless --agent replaces it.
-		pb.Agent, pb.Env = sc.Agent.Command, sc.Agent.Env
-		backend = pb
+// finish writes the report of a suite's run as it ends and prints its
+// verdict line. A refused scenario (runner mode on the virtual backend; a
+// replicated or cluster Redis on a Redis given to the run) has none: the
+// outcome says why, and nothing ran.
+func finish(r *sim.SuiteRun, f runFlags, track *track, prog *progress) outcome {
+	sc, res := r.Scenario, r.Result
+	if r.Refused != nil {
+		track.refused(r.Refused)
+		return outcome{SuiteRun: *r}
 	}
-	track := prog.start(sc)
-	res, err := sim.Run(ctx, sc, backend, sim.Options{Observe: track.observe})
-	if sim.IsRefusal(err) {
-		track.refused(err)
-		return outcome{sc: sc, refused: err.Error()}
-	}
-	o := outcome{sc: sc, res: res, err: err}
 	if res == nil {
-		track.done(nil, err)
-		return o
+		track.done(nil, r.Err)
+		return outcome{SuiteRun: *r}
 	}
-	o.dir = filepath.Join(f.out, sc.Name, res.RunID)
-	if _, werr := reports.WriteRun(o.dir, res, reports.Options{Command: reproduce(sc, res), MarkdownImage: f.markdownImage(sc.Name, res.RunID)}); werr != nil {
-		o.err = errors.Join(o.err, fmt.Errorf("writing the report: %w", werr))
-		o.dir = "" // not written: never print or link it
+	dir := filepath.Join(f.out, sc.Name, res.RunID)
+	if _, werr := reports.WriteRun(dir, res, reports.Options{Command: reproduce(sc, res), MarkdownImage: f.markdownImage(sc.Name, res.RunID)}); werr != nil {
+		r.Err = errors.Join(r.Err, fmt.Errorf("writing the report: %w", werr))
+		dir = "" // not written: never print or link it
 	} else {
 		latest := filepath.Join(f.out, sc.Name, "latest")
 		_ = os.Remove(latest)
 		_ = os.Symlink(res.RunID, latest)
 	}
-	track.done(res, o.err)
-	if o.dir != "" {
-		prog.printf("  report: %s\n", filepath.Join(o.dir, "report.html"))
+	track.done(res, r.Err)
+	if dir != "" {
+		prog.printf("  report: %s\n", filepath.Join(dir, "report.html"))
 	}
-	return o
+	return outcome{SuiteRun: *r, dir: dir}
 }
 
 // markdownImage is reports.Options.MarkdownImage for a run's report.
@@ -560,6 +530,15 @@ func named(sc model.Scenario) model.Scenario {
 		sc.Name = "scenario"
 	}
 	return sc
+}
+
+// namedAll is named of each scenario.
+func namedAll(scs []model.Scenario) []model.Scenario {
+	out := make([]model.Scenario, len(scs))
+	for i, sc := range scs {
+		out[i] = named(sc)
+	}
+	return out
 }
 
 // reproduce is the command that re-runs this exact scenario and seed, on
@@ -644,17 +623,12 @@ func verdict(ctx context.Context, runs []outcome) error {
 	if ctx.Err() != nil {
 		return &exitError{exitCanceled, errors.New("interrupted: partial reports written, marked incomplete")}
 	}
-	failed, unknown, refused := 0, 0, 0
-	for _, o := range runs {
-		switch {
-		case o.refused != "":
-			refused++
-		case o.err != nil || o.res == nil || o.res.Verdict == model.Fail:
-			failed++
-		case o.res.Verdict != model.Pass:
-			unknown++
-		}
+	srs := make([]sim.SuiteRun, len(runs))
+	for i, o := range runs {
+		srs[i] = o.SuiteRun
 	}
+	c := sim.Count(srs)
+	failed, unknown, refused := c.Failed, c.Unknown, c.Refused
 	if failed+unknown > 0 {
 		return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios did not pass: %d failed, %d unknown", failed+unknown, len(runs), failed, unknown)}
 	}
@@ -683,7 +657,10 @@ func writeJUnit(path string, runs []outcome) error {
 func suiteRuns(runs []outcome, out string) []reports.SuiteRun {
 	var suite []reports.SuiteRun
 	for _, o := range runs {
-		sr := reports.SuiteRun{Result: o.res, Err: o.err, Name: named(o.sc).Name, Refused: o.refused, NotStarted: o.notStarted}
+		sr := reports.SuiteRun{Result: o.Result, Err: o.Err, Name: named(o.Scenario).Name, NotStarted: o.NotStarted}
+		if o.Refused != nil {
+			sr.Refused = o.Refused.Error()
+		}
 		if o.dir != "" {
 			sr.Dir = o.dir
 			if out != "" {
@@ -727,53 +704,17 @@ Flags:
 // large file of unknown keys must not print megabytes.
 const maxShownErrors = 20
 
-// suiteScenarios are the scenarios a suite runs: the built-ins when args is
-// empty, else each DIR's *.yaml/*.yml files (sorted), each FILE and each
-// built-in NAME, in order. Every invalid file is reported (up to
-// maxShownErrors problems) before anything runs; two scenarios of one name
-// would share a report directory and are refused.
-func suiteScenarios(args []string, stderr io.Writer) ([]model.Scenario, error) {
-	if len(args) == 0 {
-		var scs []model.Scenario
-		for _, e := range scenarios.Builtin() {
-			scs = append(scs, e.Scenario)
-		}
-		return scs, nil
-	}
-	var scs []model.Scenario
-	var errs []error
-	for _, a := range args {
-		paths := []string{a}
-		if fi, err := os.Stat(a); err == nil && fi.IsDir() {
-			paths = nil
-			for _, pat := range []string{"*.yaml", "*.yml"} {
-				m, _ := filepath.Glob(filepath.Join(a, pat))
-				paths = append(paths, m...)
-			}
-			sort.Strings(paths)
-			if len(paths) == 0 {
-				errs = append(errs, fmt.Errorf("%s: no scenario files (*.yaml, *.yml) in this directory", a))
-			}
-		}
-		for _, p := range paths {
-			sc, err := scenarios.Open(p)
-			if err != nil {
-				errs = append(errs, err)
-				continue
-			}
-			scs = append(scs, sc)
-		}
-	}
-	if len(errs) > 0 {
+// suiteScenarios are the scenarios a suite runs (scenarios.OpenSuite):
+// every invalid file is reported (up to maxShownErrors problems) before
+// anything runs.
+func suiteScenarios(args []string) ([]model.Scenario, error) {
+	scs, err := scenarios.OpenSuite(args)
+	var errs scenarios.SuiteErrors
+	switch {
+	case errors.As(err, &errs):
 		return nil, &exitError{exitUsage, cappedErrors(errs)}
-	}
-	seen := map[string]bool{}
-	for _, sc := range scs {
-		n := named(sc).Name
-		if seen[n] {
-			return nil, usageErr("two scenarios are named %q: their reports would share a directory; rename one (its file name or name:)", n)
-		}
-		seen[n] = true
+	case err != nil:
+		return nil, &exitError{exitUsage, err}
 	}
 	return scs, nil
 }
@@ -816,7 +757,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	scs, err := suiteScenarios(rest, stderr)
+	scs, err := suiteScenarios(rest)
 	if err != nil {
 		return err
 	}
@@ -836,7 +777,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	refused := 0
 	for _, o := range runs {
-		if o.refused != "" {
+		if o.Refused != nil {
 			refused++
 		}
 	}
@@ -861,32 +802,32 @@ func printTotals(w io.Writer, runs []outcome) {
 	var found []line
 	for _, o := range runs {
 		switch {
-		case o.notStarted:
+		case o.NotStarted:
 			notStarted++
 			continue
-		case o.refused != "":
+		case o.Refused != nil:
 			refused++
 			continue
-		case o.res == nil || o.err != nil && o.res.Complete:
+		case o.Result == nil || o.Err != nil && o.Result.Complete:
 			failed++
-		case !o.res.Complete:
+		case !o.Result.Complete:
 			incomplete++
-		case o.res.Verdict == model.Pass:
+		case o.Result.Verdict == model.Pass:
 			passed++
-		case o.res.Verdict == model.Fail:
+		case o.Result.Verdict == model.Fail:
 			failed++
 		default:
 			unknown++
 		}
-		if o.res == nil {
+		if o.Result == nil {
 			continue
 		}
-		fs := findings(o.res)
+		fs := findings(o.Result)
 		if len(fs) > 0 {
 			withFindings++
 		}
 		for _, c := range fs {
-			found = append(found, line{named(o.sc).Name, reports.ShortFinding(c)})
+			found = append(found, line{named(o.Scenario).Name, reports.ShortFinding(c)})
 		}
 	}
 	fmt.Fprintf(w, "%d scenarios: %d passed, %d failed, %d unknown, %d incomplete", len(runs), passed, failed, unknown, incomplete)

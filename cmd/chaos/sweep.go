@@ -290,11 +290,11 @@ func realBeside(ctx context.Context, scs []model.Scenario, dir string, stderr io
 			s := v.Analysis.Summary
 			rc.VirtualGap, rc.VirtualOverlap, rc.VirtualStale = s.MaxGap, s.MaxOverlap, s.MaxStale
 		}
-		if o.res == nil {
-			rc.Error = fmt.Sprint(o.err)
+		if o.Result == nil {
+			rc.Error = fmt.Sprint(o.Err)
 		} else {
-			s := o.res.Analysis.Summary
-			rc.Verdict, rc.Gap, rc.Overlap, rc.Stale = string(o.res.Verdict), s.MaxGap, s.MaxOverlap, s.MaxStale
+			s := o.Result.Analysis.Summary
+			rc.Verdict, rc.Gap, rc.Overlap, rc.Stale = string(o.Result.Verdict), s.MaxGap, s.MaxOverlap, s.MaxStale
 		}
 		checks = append(checks, rc)
 	}

@@ -35,12 +35,17 @@ import (
 type Backend struct {
 	// Provider sets up Redis and Toxiproxy. Default env.Embedded{}.
 	Provider env.Provider
-	// Agent is the command (program and arguments) every instance runs.
-	// Required.
+	// Agent is the command (program and arguments) every instance runs,
+	// unless the scenario names its own (model.Scenario.Agent, with its
+	// Env instead of Env) and AgentWins is false. One of the two is
+	// required.
 	Agent []string
 	// Env is added to each agent's environment, after the LEASELAB_
 	// variables (docs/agents.md).
 	Env map[string]string
+	// AgentWins makes Agent and Env win over the scenario's agent (a
+	// command line's --agent).
+	AgentWins bool
 	// LogDir, if set, keeps each agent's stderr there, one file per
 	// incarnation (<run's group>/instance-I.N.log). Default: discarded.
 	LogDir string
@@ -77,6 +82,9 @@ func (b Backend) real() real.Backend {
 
 // Run runs eff with every instance an agent process.
 func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model.Event)) (*sim.Recording, error) {
+	if eff.Agent != nil && !b.AgentWins {
+		b.Agent, b.Env = eff.Agent.Command, eff.Agent.Env
+	}
 	if len(b.Agent) == 0 || strings.TrimSpace(b.Agent[0]) == "" {
 		return nil, ErrNoAgent
 	}

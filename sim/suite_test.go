@@ -1,0 +1,162 @@
+package sim_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// gateBackend runs a scenario until the test releases it, counting how many
+// run at once; it refuses the scenarios named "refused".
+type gateBackend struct {
+	mu            sync.Mutex
+	running, peak int
+	started       chan string
+	release       chan struct{}
+}
+
+func (*gateBackend) Name() string { return "gate" }
+
+func (*gateBackend) Refuses(sc model.Scenario) error {
+	if sc.Name == "refused" {
+		return errors.New("not on this backend")
+	}
+	return nil
+}
+
+func (b *gateBackend) Run(ctx context.Context, eff model.Scenario, observe func(model.Event)) (*sim.Recording, error) {
+	b.mu.Lock()
+	b.running++
+	b.peak = max(b.peak, b.running)
+	b.mu.Unlock()
+	defer func() {
+		b.mu.Lock()
+		b.running--
+		b.mu.Unlock()
+	}()
+	b.started <- eff.Name
+	e := model.Event{Kind: model.RunEnded, Instance: -1, Detail: "complete"}
+	if observe != nil {
+		observe(e)
+	}
+	rec := &sim.Recording{RunID: eff.Name, Timeline: model.Timeline{e}}
+	select {
+	case <-b.release:
+		return rec, nil
+	case <-ctx.Done():
+		return rec, ctx.Err()
+	}
+}
+
+func named(names ...string) []model.Scenario {
+	var scs []model.Scenario
+	for _, n := range names {
+		scs = append(scs, model.Scenario{Name: n, Instances: 1})
+	}
+	return scs
+}
+
+// A suite runs at most Parallel at once, in order; a refusal is neither
+// run nor failed; each run's observer sees its events and its end.
+func TestSuiteParallelRefusalsObservers(t *testing.T) {
+	b := &gateBackend{started: make(chan string, 10), release: make(chan struct{})}
+	var mu sync.Mutex
+	events, done := map[int]int{}, map[int]bool{}
+	s := sim.Suite{Backend: b, Parallel: 2, Start: func(i int, sc model.Scenario) sim.RunObserver {
+		return sim.RunObserver{
+			Event: func(model.Event) { mu.Lock(); events[i]++; mu.Unlock() },
+			Done:  func(r *sim.SuiteRun) { mu.Lock(); done[i] = true; mu.Unlock() },
+		}
+	}}
+	go func() {
+		for range 4 { // the four that run (one of the five is refused)
+			<-b.started
+			b.release <- struct{}{}
+		}
+	}()
+	runs := s.Run(context.Background(), named("a", "refused", "b", "c", "d"))
+	if b.peak > 2 {
+		t.Errorf("%d ran at once; Parallel is 2", b.peak)
+	}
+	if len(runs) != 5 || runs[1].Refused == nil || runs[1].Result != nil || runs[0].Result == nil || runs[0].Result.RunID != "a" || runs[4].Result.RunID != "d" {
+		t.Fatalf("runs %+v", runs)
+	}
+	for i := range 5 {
+		if !done[i] || (i != 1 && events[i] != 1) {
+			t.Errorf("run %d: done %v, %d events observed", i, done[i], events[i])
+		}
+	}
+	if c := sim.Count(runs); c.Refused != 1 || c.Failed+c.Unknown+c.Passed != 4 {
+		t.Errorf("counts %+v", c)
+	}
+}
+
+// Interrupted, the suite keeps the partial runs and marks the queued
+// scenarios not started, calling NotStarted for each.
+func TestSuiteInterrupt(t *testing.T) {
+	b := &gateBackend{started: make(chan string, 10), release: make(chan struct{})}
+	ctx, cancel := context.WithCancel(context.Background())
+	var skipped []int
+	s := sim.Suite{Backend: b, Parallel: 1, NotStarted: func(i int, _ model.Scenario) { skipped = append(skipped, i) }}
+	go func() {
+		<-b.started // "a" runs, holding the only slot
+		cancel()
+	}()
+	runs := s.Run(ctx, named("a", "b", "c"))
+	if runs[0].Result == nil || runs[0].Result.Complete || !errors.Is(runs[0].Err, context.Canceled) {
+		t.Errorf("the interrupted run: %+v; want its partial result with ctx's error", runs[0])
+	}
+	if !runs[1].NotStarted || !runs[2].NotStarted || len(skipped) != 2 || skipped[0] != 1 {
+		t.Errorf("queued runs %+v, NotStarted called for %v; want 1 and 2 not started", runs[1:], skipped)
+	}
+	if c := sim.Count(runs); c.Failed != 3 {
+		t.Errorf("counts %+v: an interrupted suite is no pass", c)
+	}
+}
+
+// countBackend records the seeds it ran; it cannot start seed 13.
+type countBackend struct {
+	mu    sync.Mutex
+	seeds []int64
+}
+
+func (*countBackend) Name() string                 { return "count" }
+func (*countBackend) Refuses(model.Scenario) error { return nil }
+func (b *countBackend) Run(_ context.Context, eff model.Scenario, _ func(model.Event)) (*sim.Recording, error) {
+	if eff.Seed == 13 {
+		return nil, errors.New("no environment")
+	}
+	b.mu.Lock()
+	b.seeds = append(b.seeds, eff.Seed)
+	b.mu.Unlock()
+	return &sim.Recording{Timeline: model.Timeline{{Kind: model.RunEnded, Instance: -1, Detail: "complete"}}}, nil
+}
+
+// Seeds runs every seed once, handing each result over one at a time; a
+// run that cannot start stops the sweep with its seed named.
+func TestSeeds(t *testing.T) {
+	b := &countBackend{}
+	sc := model.Scenario{Name: "s", Instances: 1, Seed: 1}
+	got := map[int64]bool{}
+	var inEach sync.Mutex
+	err := sim.Seeds(context.Background(), sc, b, 10, 3, func(r *model.Result) {
+		if !inEach.TryLock() {
+			t.Error("each called concurrently")
+			return
+		}
+		defer inEach.Unlock()
+		got[r.Seed] = true
+	})
+	if err != nil || len(got) != 10 || !got[1] || !got[10] {
+		t.Fatalf("Seeds: %v, seeds %v; want 1 to 10 once each", err, got)
+	}
+	err = sim.Seeds(context.Background(), sc, b, 20, 2, func(*model.Result) {})
+	if err == nil || !strings.Contains(err.Error(), "s seed 13: no environment") {
+		t.Errorf("a run that cannot start: %v", err)
+	}
+}
