@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/process"
 )
@@ -168,5 +169,53 @@ func assertNoAgents(t *testing.T) {
 				t.Errorf("left running: %s", strings.ReplaceAll(string(cmd), "\x00", " "))
 			}
 		}
+	}
+}
+
+// TestPauseBuiltinUnderSIGSTOP: the pause built-in passes on real SIGSTOP
+// whenever the agents start. Under SIGSTOP a follower wins during the pause
+// only if its retry falls between the key's expiry and SIGCONT, so agents
+// started 0.5 s late (2.5 s of scenario time at scale 0.2) make no overlap
+// at all: the built-in's former overlap_windows {exactly: 1}, true of the
+// frozen-clock pause, failed there; its stale_leadership minimum (the
+// paused leader believes past its lease, ≥ P − TTL) holds at every start.
+// And the paused leader's belief ends at once after SIGCONT: its overdue
+// renewal fires on resume.
+func TestPauseBuiltinUnderSIGSTOP(t *testing.T) {
+	bin := chaosAgent(t)
+	e, ok := scenarios.Lookup("pause")
+	if !ok {
+		t.Fatal("no built-in pause")
+	}
+	for _, delay := range []string{"0", "0.5"} {
+		t.Run("start+"+delay+"s", func(t *testing.T) {
+			sc := e.Scenario
+			sc.TimeScale = 0.2
+			b := process.Backend{Agent: append([]string{"sh", "-c", `sleep ` + delay + `; exec "$0" "$@"`}, bin...)}
+			res, err := sim.Run(context.Background(), sc, b, sim.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Verdict != model.Pass {
+				t.Errorf("verdict %s: %v", res.Verdict, res.Reasons)
+			}
+			var resumed time.Duration
+			paused := -1
+			for _, ev := range res.Timeline {
+				switch {
+				case ev.Kind == model.InstanceResumed:
+					resumed, paused = ev.At, ev.Instance
+				case ev.Kind == model.LeaderLost && ev.Instance == paused && resumed > 0:
+					if d := ev.At - resumed; d > 200*time.Millisecond {
+						t.Errorf("the resumed leader demoted %v after SIGCONT: its overdue renewal should fire at once", d)
+					}
+					paused = -1
+				}
+			}
+			if resumed == 0 || paused != -1 {
+				t.Errorf("resumed at %v; the paused leader's demotion after it not found", resumed)
+			}
+			assertNoAgents(t)
+		})
 	}
 }
