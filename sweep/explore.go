@@ -802,6 +802,21 @@ func (l *lane) followerStart(v float64) time.Duration {
 	return time.Duration(min(max(v, 0), 1) * float64(wait-time.Microsecond)).Round(time.Microsecond)
 }
 
+// wrapStart moves a follower's start into [0, Wait) modulo Wait: a
+// follower tries every Wait from its start, so its phase is circular, and a
+// search step past either end must come back at the other. Clamped, a
+// search stopped at the end: clock-drift's worst gap needs both followers'
+// attempts just before the key's expiry, which its refinement reached only
+// by moving a start from 6 s (the cap) on to 6.5 s ≡ 0.5 s (found 5.498 s of
+// the 6 s bound; wrapped, 5.998 s).
+func wrapStart(t, wait time.Duration) time.Duration {
+	t %= wait
+	if t < 0 {
+		t += wait
+	}
+	return t
+}
+
 // startAt is a start a fraction v into the window around base.
 func (l *lane) startAt(base time.Duration, v float64) time.Duration {
 	lo := max(base-l.s.Window/2, minFaultAt)
@@ -1125,7 +1140,7 @@ func (l *lane) refine(i int) (bool, error) {
 					if delta == 0 {
 						delta = time.Duration(sign) * time.Microsecond
 					}
-					y.Starts[k] = min(max(cur.Starts[k]+delta, 0), wait-time.Microsecond)
+					y.Starts[k] = wrapStart(cur.Starts[k]+delta, wait)
 				}
 				ok, err := l.evalWith(y, "refined", false, nil)
 				if err != nil {
@@ -1186,7 +1201,7 @@ func (l *lane) moves(x Schedule, d time.Duration) []Schedule {
 		for _, s := range []time.Duration{-d, d} {
 			y := x
 			y.Starts = slices.Clone(x.Starts)
-			y.Starts[k] = min(max(x.Starts[k]+s, 0), wait-time.Microsecond)
+			y.Starts[k] = wrapStart(x.Starts[k]+s, wait)
 			out = append(out, y)
 		}
 	}
