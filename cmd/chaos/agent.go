@@ -19,6 +19,7 @@ import (
 	"github.com/leaselab/leaselab/agent"
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/publish"
 	"github.com/leaselab/leaselab/runner"
 	"github.com/leaselab/leaselab/sim/real"
 )
@@ -83,6 +84,28 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	var rngMu sync.Mutex
 	eo.Jitter = func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
 
+	// LEASELAB_PUBLISH=1 (chaos run --publish): publish the transitions as
+	// a production instance does, on its own client and clock.
+	var pub *publish.Publisher
+	if os.Getenv("LEASELAB_PUBLISH") == "1" {
+		var err error
+		if pub, err = publish.New(publish.Options{Redis: rdb, Clock: clk, Logger: log}); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+		defer func() {
+			// A graceful stop flushes what waits, within a second.
+			fctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			_ = pub.Close(fctx)
+		}()
+	}
+	transition := func(ag *agent.Agent) func(election.Transition) {
+		if pub == nil {
+			return ag.Transition
+		}
+		return func(t election.Transition) { ag.Transition(t); pub.Observe(t) }
+	}
+
 	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
 	defer stop()
 	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop,
@@ -97,7 +120,7 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}}
 	if sc.Mode != model.ModeRunner {
 		ag := agent.New(o)
-		eo.Redis, eo.Key, eo.OnTransition = rdb, group, ag.Transition
+		eo.Redis, eo.Key, eo.OnTransition = rdb, group, transition(ag)
 		return agentElector(stopCtx, ag, eo, log)
 	}
 	var rn *runner.Runner
@@ -113,7 +136,7 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if eo.JitterMS == 0 {
 		eo.JitterMS = -1 // the runner reads 0 as the spec's 5; the scenario means none
 	}
-	eo.OnTransition = ag.Transition
+	eo.OnTransition = transition(ag)
 	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: real.Tasks(sc), ChoreInterval: p.ChoreInterval,
 		Election: eo, Clock: clk, OnEvent: ag.RunnerEvent, Logger: log})
 	if err != nil {

@@ -84,7 +84,7 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
 	fs.BoolVar(&f.strictClaims, "strict-claims", false, "fail a run in which a spec claim it exercised did not hold (split brain > TTL, gap > TTL + Wait), as `expect: {claims: held}` does; by default such a claim is a finding beside the verdict")
 	fs.BoolVar(&f.mdInline, "md-inline", false, "put the timeline plot inside report.md (a data URI) instead of linking timeline.png beside it, so the text can be pasted anywhere that shows data URIs (not GitHub)")
 	fs.StringVar(&f.mdImageBase, "md-image-base", "", "the `URL` where --out is published (a CI artifact link): report.md links the plot as URL/<scenario>/<run-id>/timeline.png, which survives being pasted into a PR")
-	fs.BoolVar(&f.publish, "publish", false, "the instances publish their transitions as production does (package publish), to the group named after the scenario, so that `chaos observe --group NAME` can watch the run from outside (real backend; give --redis-addr for a Redis both can reach, or watch the spawned one it prints)")
+	fs.BoolVar(&f.publish, "publish", false, "the instances publish their transitions as production does (package publish), to the group named after the scenario, so that `chaos observe --group NAME` can watch the run from outside (real and process backends: an agent is asked to with LEASELAB_PUBLISH=1, which chaos agent does; give --redis-addr for a Redis both can reach, or watch the spawned one it prints)")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
@@ -361,15 +361,15 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 			fmt.Fprintf(stderr, "%s: publishing transitions: chaos observe --redis-addr %s --group %s\n", group, addr, group)
 		}}
 		if f.backend == backendProcess {
-			if f.publish {
-				return nil, usageErr("--publish is for the real backend's in-process instances; an agent publishes itself (package publish)")
-			}
 			argv, err := f.agentCommand()
 			if err != nil {
 				return nil, err
 			}
-			// The scenario's own agent, unless --agent replaces it.
-			backend = process.Backend{Provider: provider, Agent: argv, AgentWins: f.set["agent"], LogDir: filepath.Join(f.out, "agent-logs")}
+			// The scenario's own agent, unless --agent replaces it. With
+			// --publish each agent is asked to publish (LEASELAB_PUBLISH=1).
+			rb := backend.(real.Backend)
+			backend = process.Backend{Provider: provider, Agent: argv, AgentWins: f.set["agent"], LogDir: filepath.Join(f.out, "agent-logs"),
+				Publish: rb.Publish, OnPublish: rb.OnPublish}
 		}
 	} else if f.publish {
 		return nil, usageErr("--publish needs the real backend: the virtual one has no Redis to publish to")

@@ -49,6 +49,15 @@ type Backend struct {
 	// LogDir, if set, keeps each agent's stderr there, one file per
 	// incarnation (<run's group>/instance-I.N.log). Default: discarded.
 	LogDir string
+	// Publish asks every agent to publish its transitions as production
+	// does (package publish), to the group named after the scenario, as
+	// real.Backend.Publish does for in-process instances: the agents get
+	// LEASELAB_PUBLISH=1. chaos agent publishes; another agent publishes
+	// only if it implements it (docs/agents.md).
+	Publish bool
+	// OnPublish, with Publish, is called once the environment is up with
+	// the group and the Redis address an observer can follow.
+	OnPublish func(group, redisAddr string)
 }
 
 // Name is "process".
@@ -77,7 +86,7 @@ func (b Backend) Refuses(sc model.Scenario) error {
 }
 
 func (b Backend) real() real.Backend {
-	return real.Backend{Provider: b.Provider, Shells: b.spawn}
+	return real.Backend{Provider: b.Provider, Shells: b.spawn, Publish: b.Publish, OnPublish: b.OnPublish}
 }
 
 // Run runs eff with every instance an agent process.

@@ -10,9 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
+	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/redistest"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/publish"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/sim/process"
 )
 
@@ -217,5 +223,53 @@ func TestPauseBuiltinUnderSIGSTOP(t *testing.T) {
 			}
 			assertNoAgents(t)
 		})
+	}
+}
+
+// With Publish, every chaos agent publishes its transitions as production
+// does (LEASELAB_PUBLISH=1), to the stream of the group named after the
+// scenario: each promotion the harness recorded is there, by the same
+// elector id. Before, --publish refused the process backend.
+func TestAgentsPublish(t *testing.T) {
+	addr := redistest.Addr(t) // outlives the run, to read the stream after it
+	var group string
+	b := process.Backend{Provider: env.Embedded{RedisAddr: addr}, Agent: chaosAgent(t), Publish: true,
+		OnPublish: func(g, _ string) { group = g }}
+	sc := short(model.Fault{At: 1200 * time.Millisecond, Kind: model.FaultStop, Target: model.Target{Role: "leader"}})
+	sc.Name = "process-publish"
+	res, err := sim.Run(context.Background(), sc, b, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if group != sc.Name {
+		t.Fatalf("published to group %q, want the scenario's name %q", group, sc.Name)
+	}
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	defer rdb.Close()
+	msgs, err := rdb.XRange(context.Background(), publish.StreamKey(group), "-", "+").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	published := map[string]int{}
+	for _, m := range msgs {
+		e, err := publish.ParseEntry(m.ID, m.Values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == election.Promoted {
+			published[e.Instance]++
+		}
+	}
+	promoted := 0
+	for _, e := range res.Timeline {
+		if e.Kind == model.LeaderGained {
+			promoted++
+			if published[e.ID] == 0 {
+				t.Errorf("%s was promoted (harness at %v) but published no promotion; published %v", e.ID, e.At, published)
+			}
+		}
+	}
+	if promoted < 2 {
+		t.Errorf("%d promotions; the stop of the leader should bring a second", promoted)
 	}
 }

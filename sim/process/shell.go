@@ -101,6 +101,9 @@ func (s *shell) environ(life int) ([]string, error) {
 		"LEASELAB_MODE="+string(sc.Mode),
 		"LEASELAB_SCENARIO="+string(raw),
 	)
+	if s.b.Publish {
+		e = append(e, "LEASELAB_PUBLISH=1")
+	}
 	for k, v := range s.b.Env {
 		e = append(e, k+"="+v)
 	}
