@@ -303,7 +303,9 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 				toxics = append(toxics, toxic{p, name})
 			}
 		}
-		if in := r.instances[i]; in.Live() && f.Jitter > 0 {
+		// Down or up, the instance gets the jitter: a restart during the
+		// fault keeps it (its new connection is as slow).
+		if in := r.instances[i]; f.Jitter > 0 {
 			var req, rep time.Duration
 			if f.Direction != model.DirectionReplies {
 				req = f.Jitter

@@ -35,6 +35,33 @@ type instance struct {
 	mu      sync.Mutex
 	inc     *incarnation // nil when down
 	stopped sync.WaitGroup
+	// jitter is the latency jitter in force on this instance's connection
+	// (Jitter), which a restart's new Gate keeps: the fault is on the
+	// network, not on one life of the process.
+	jitter jitterState
+}
+
+// jitterState is an instance's latency jitter: per direction, and the seed
+// of each later incarnation's draws (drawn from the fault's rng when it was
+// set, so that a run's draws repeat with its seed).
+type jitterState struct {
+	requests, replies time.Duration
+	seed              [2]uint64
+	restarts          uint64
+	version           uint64 // counts Jitter calls
+}
+
+// applyJitter gives gate the instance's jitter (called with in.mu held),
+// and returns the version applied.
+func (in *instance) applyJitter(gate *Gate) uint64 {
+	j := &in.jitter
+	if j.requests > 0 || j.replies > 0 {
+		j.restarts++
+		gate.SetJitter(j.requests, j.replies, rand.New(rand.NewPCG(j.seed[0], j.seed[1]+j.restarts)))
+	} else {
+		gate.SetJitter(0, 0, nil)
+	}
+	return j.version
 }
 
 // incarnation is one life of an instance.
@@ -123,6 +150,9 @@ func tlsOver(dial func(ctx context.Context, network, addr string) (net.Conn, err
 func (in *instance) Start() error {
 	p := in.run.sc.Params
 	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
+	in.mu.Lock()
+	jitterVersion := in.applyJitter(inc.gate)
+	in.mu.Unlock()
 	// The instance authenticates as the harness does: Toxiproxy forwards
 	// the bytes (AUTH and TLS included) untouched.
 	opts := in.run.env.Auth.Apply(RedisOptions(p.Client, in.dial, inc.gate))
@@ -203,6 +233,9 @@ func (in *instance) Start() error {
 		e.Start()
 	}
 	in.mu.Lock()
+	if in.jitter.version != jitterVersion {
+		in.applyJitter(inc.gate) // a latency fault began or ended while it started
+	}
 	in.inc = inc
 	in.mu.Unlock()
 	return nil
@@ -274,9 +307,17 @@ func (in *instance) Clock(rate float64, jump time.Duration) error {
 	return nil
 }
 
-// Jitter sets the latency jitter of the live incarnation's Gate.
+// Jitter sets the latency jitter of the instance's connection: the live
+// incarnation's Gate now, and every later incarnation's until it is cleared.
 func (in *instance) Jitter(requests, replies time.Duration, rng *rand.Rand) error {
-	if inc := in.current(); inc != nil {
+	in.mu.Lock()
+	in.jitter = jitterState{requests: requests, replies: replies, restarts: in.jitter.restarts, version: in.jitter.version + 1}
+	if rng != nil && (requests > 0 || replies > 0) {
+		in.jitter.seed = [2]uint64{rng.Uint64(), rng.Uint64()}
+	}
+	inc := in.inc
+	in.mu.Unlock()
+	if inc != nil {
 		inc.gate.SetJitter(requests, replies, rng)
 	}
 	return nil
