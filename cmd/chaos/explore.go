@@ -246,7 +246,7 @@ func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, s
 		return nil
 	}
 	f := runFlags{backend: backendReal, out: filepath.Join(dir, "real"), env: "embedded", quiet: true, set: map[string]bool{}}
-	outs, err := runAll(ctx, scs, f, io.Discard, stderr)
+	outs, _, err := runAll(ctx, scs, f, io.Discard, stderr)
 	if err != nil {
 		return err
 	}

@@ -269,10 +269,11 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		if err != nil {
 			return &exitError{exitUsage, cappedErrors([]error{err})}
 		}
-		// Asked for by name: a scenario the virtual backend cannot run is
-		// a usage error, before anything runs.
-		if f.backend == backendVirtual {
-			if err := virtual.Refuses(sc); err != nil {
+		// Asked for by name: a scenario a computing backend (the
+		// virtual one) cannot run is a usage error, before anything runs;
+		// its refusal needs no environment.
+		if b := unconfigured(f.backend); sim.Computes(b) {
+			if err := b.Refuses(sc); err != nil {
 				return usageErr("%s: %v", n, err)
 			}
 		}
@@ -281,7 +282,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	if f.runs > 0 {
 		return runDistributions(ctx, scs, f, stdout)
 	}
-	runs, err := runAll(ctx, scs, f, stdout, stderr)
+	runs, _, err := runAll(ctx, scs, f, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -328,60 +329,43 @@ type outcome struct {
 var testSize func() (int, int)
 
 // runAll runs the scenarios, up to f.parallel at once and started in the
-// order given, writing each report as it finishes. Scenarios still queued
-// when ctx is cancelled are returned as not started.
-func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, error) {
+// order given, writing each report as it finishes, on the backend it
+// returns. Scenarios still queued when ctx is cancelled are returned as not
+// started.
+func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, sim.Backend, error) {
 	if f.parallel < 0 {
-		return nil, usageErr("--parallel must be at least 1 (0: every scenario at once)")
+		return nil, nil, usageErr("--parallel must be at least 1 (0: every scenario at once)")
 	}
 	if !f.set["backend"] {
 		// Without --backend, the scenarios' own backend: if they agree.
 		if b := scenarioBackend(scs); b != "" {
 			f.backend = b
 			if err := f.check(); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
+	backend, err := f.newBackend(ctx, stderr)
+	if err != nil {
+		return nil, nil, err
+	}
+	computes := sim.Computes(backend)
 	parallel := f.parallel
 	if parallel == 0 {
 		parallel = min(len(scs), perCPU*runtime.GOMAXPROCS(0))
-		if f.backend == backendVirtual {
-			// Virtual runs compute rather than wait: one per core.
+		if computes {
+			// Runs that compute rather than wait: one per core.
 			parallel = min(len(scs), runtime.GOMAXPROCS(0))
 		}
 	}
-	var backend sim.Backend = virtual.Backend{}
-	if f.backend != backendVirtual {
-		provider, err := f.provider(ctx, stderr)
-		if err != nil {
-			return nil, err
-		}
-		backend = real.Backend{Provider: provider, Publish: f.publish, OnPublish: func(group, addr string) {
-			fmt.Fprintf(stderr, "%s: publishing transitions: chaos observe --redis-addr %s --group %s\n", group, addr, group)
-		}}
-		if f.backend == backendProcess {
-			argv, err := f.agentCommand()
-			if err != nil {
-				return nil, err
-			}
-			// The scenario's own agent, unless --agent replaces it. With
-			// --publish each agent is asked to publish (LEASELAB_PUBLISH=1).
-			rb := backend.(real.Backend)
-			backend = process.Backend{Provider: provider, Agent: argv, AgentWins: f.set["agent"], LogDir: filepath.Join(f.out, "agent-logs"),
-				Publish: rb.Publish, OnPublish: rb.OnPublish}
-		}
-	} else if f.publish {
-		return nil, usageErr("--publish needs the real backend: the virtual one has no Redis to publish to")
-	}
 	if err := f.override(scs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	size := testSize
 	if size == nil {
 		size = terminalSize(stdout)
 	}
-	prog := startProgress(stdout, size, f.verbose, f.quiet, f.backend == backendVirtual, scs, parallel)
+	prog := startProgress(stdout, size, f.verbose, f.quiet, computes, scs, parallel)
 	defer prog.close()
 	out := make([]outcome, len(scs))
 	suite := sim.Suite{Backend: backend, Parallel: parallel,
@@ -394,7 +378,8 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 				prog.notStarted(named(sc).Name)
 			}
 		}}
-	if f.backend != backendVirtual {
+	if !computes {
+		// Environments come up one by one (startStagger).
 		suite.Stagger = startStagger
 	}
 	for i, r := range suite.Run(ctx, namedAll(scs)) {
@@ -407,10 +392,53 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	// environment.
 	for _, o := range out {
 		if o.Result == nil && o.Err != nil && errors.Is(o.Err, env.ErrEnvironment) && ctx.Err() == nil {
-			return out, &exitError{exitEnv, envMessage(o.Err, f)}
+			return out, backend, &exitError{exitEnv, envMessage(o.Err, f)}
 		}
 	}
-	return out, nil
+	return out, backend, nil
+}
+
+// unconfigured is the backend --backend names, with none of the flags: enough
+// to ask what kind it is (sim.Computes) and, for one that computes, what it
+// refuses. newBackend configures it.
+func unconfigured(name string) sim.Backend {
+	switch name {
+	case backendVirtual:
+		return virtual.Backend{}
+	case backendProcess:
+		return process.Backend{}
+	}
+	return real.Backend{}
+}
+
+// newBackend is the backend f names, configured from the flags. A backend
+// that computes (the virtual one) has no environment: no provider is made.
+func (f *runFlags) newBackend(ctx context.Context, stderr io.Writer) (sim.Backend, error) {
+	b := unconfigured(f.backend)
+	if sim.Computes(b) {
+		if f.publish {
+			return nil, usageErr("--publish needs the real backend: the %s one has no Redis to publish to", b.Name())
+		}
+		return b, nil
+	}
+	provider, err := f.provider(ctx, stderr)
+	if err != nil {
+		return nil, err
+	}
+	rb := real.Backend{Provider: provider, Publish: f.publish, OnPublish: func(group, addr string) {
+		fmt.Fprintf(stderr, "%s: publishing transitions: chaos observe --redis-addr %s --group %s\n", group, addr, group)
+	}}
+	if _, ok := b.(process.Backend); !ok {
+		return rb, nil
+	}
+	argv, err := f.agentCommand()
+	if err != nil {
+		return nil, err
+	}
+	// The scenario's own agent, unless --agent replaces it. With --publish
+	// each agent is asked to publish (LEASELAB_PUBLISH=1).
+	return process.Backend{Provider: provider, Agent: argv, AgentWins: f.set["agent"], LogDir: filepath.Join(f.out, "agent-logs"),
+		Publish: rb.Publish, OnPublish: rb.OnPublish}, nil
 }
 
 // envMessage is the one message of an environment error: what failed and
@@ -762,7 +790,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	start := time.Now()
-	runs, err := runAll(ctx, scs, f, stdout, stderr)
+	runs, backend, err := runAll(ctx, scs, f, stdout, stderr)
 	if err != nil {
 		return err
 	}
@@ -782,10 +810,11 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	took := time.Since(start).Round(time.Second)
-	if f.backend == backendVirtual {
+	if sim.Computes(backend) {
+		// A computed suite takes well under a second.
 		took = time.Since(start).Round(time.Millisecond)
 	}
-	fmt.Fprintf(stdout, "suite: %d scenarios on the %s backend in %v", len(runs), f.backend, took)
+	fmt.Fprintf(stdout, "suite: %d scenarios on the %s backend in %v", len(runs), backend.Name(), took)
 	if refused > 0 {
 		fmt.Fprintf(stdout, ", %d refused (not run; each says why above)", refused)
 	}

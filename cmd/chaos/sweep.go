@@ -279,7 +279,7 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // the virtual backend's for the same file.
 func realBeside(ctx context.Context, scs []model.Scenario, dir string, stderr io.Writer) ([]sweep.RealCheck, error) {
 	f := runFlags{backend: backendReal, out: dir, env: "embedded", quiet: true, set: map[string]bool{}}
-	outs, err := runAll(ctx, append([]model.Scenario(nil), scs...), f, io.Discard, stderr)
+	outs, _, err := runAll(ctx, append([]model.Scenario(nil), scs...), f, io.Discard, stderr)
 	if err != nil {
 		return nil, err
 	}

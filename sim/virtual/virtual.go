@@ -188,6 +188,9 @@ func (Backend) Name() string { return "virtual" }
 // Refuses is the package's Refuses.
 func (Backend) Refuses(sc model.Scenario) error { return Refuses(sc) }
 
+// Computes is true: a run is computed in virtual time (sim.Computer).
+func (Backend) Computes() bool { return true }
+
 // Run simulates eff (validated, defaults filled, scaled) in virtual time;
 // see sim.Backend. It never fails, takes no notice of ctx (a run takes
 // milliseconds) and does not call observe: the timeline is whole when Run
