@@ -159,7 +159,7 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fmt.Fprintf(stdout, "TTL %v, Wait %v, jitter %s, OpTimeout %v; go-redis ReadTimeout %v, MaxRetries %d, ContextTimeoutEnabled %v\n\n",
 		p.TTL, p.Wait, jit, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
+	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tMAX FAILOVER\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
 	preds := model.Predict(p, size)
 	// The modes whose size nobody gave (no flag, no fault in the scenario)
 	// have no bound: say so, and show the formula with an example size and
@@ -173,7 +173,7 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	for _, pr := range preds {
 		if missing[pr.Mode] {
-			fmt.Fprintf(tw, "%s\tnot given (%s)\t—\t—\n", pr.Mode, exampleFlag[pr.Mode])
+			fmt.Fprintf(tw, "%s\tnot given (%s)\t—\t—\t—\n", pr.Mode, exampleFlag[pr.Mode])
 			continue
 		}
 		claim := "holds"
@@ -185,7 +185,11 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		case pr.MaxOverlap > p.TTL:
 			claim = "overlap exceeded"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", pr.Mode, showBound(pr.MaxGap), showBound(pr.MaxOverlap), claim)
+		failover := "—" // a mode with no failover bound (no leader hit)
+		if pr.FailoverFormula != "" {
+			failover = showBound(pr.MaxFailover)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pr.Mode, showBound(pr.MaxGap), showBound(pr.MaxOverlap), failover, claim)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -213,6 +217,9 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "\n%s\n", pr.Mode)
 		}
 		fmt.Fprintf(stdout, "  gap:     %s\n  overlap: %s\n", pr.GapFormula, pr.OverlapFormula)
+		if pr.FailoverFormula != "" {
+			fmt.Fprintf(stdout, "  failover: %s\n", pr.FailoverFormula)
+		}
 		if pr.CallFormula != "" {
 			fmt.Fprintf(stdout, "  call:    %s\n", pr.CallFormula)
 		}

@@ -319,6 +319,12 @@ func TestBoundsAndHelp(t *testing.T) {
 	if code, out, _ := chaos(t, "bounds", "--pause", "8s"); code != exitOK || regexp.MustCompile(`(?m)^pause\s+not given`).MatchString(out) {
 		t.Errorf("bounds --pause 8s:\n%s", out)
 	}
+	// The failover bound (the "failover: predicted" limit runs are judged
+	// by) is shown with the others, with its formula: the crash's is
+	// TTL + hop + Wait + jitter at the defaults.
+	if !regexp.MustCompile(`(?m)^leader-crash\s+11s\s+0s\s+11\.006s\s`).MatchString(out) || !strings.Contains(out, "  failover: ") {
+		t.Errorf("bounds does not show leader-crash's failover bound (11.006s) and the failover formulas:\n%s", out)
+	}
 	for _, cmd := range []string{"bounds", "list", "report", "run", "suite", "validate"} {
 		_, _, help := chaos(t, cmd, "--help")
 		if !strings.Contains(help, "Example") {
