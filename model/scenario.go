@@ -426,7 +426,7 @@ func (s Scenario) Validate() error {
 			bad("name", "%s", msg)
 		}
 	}
-	if k := s.TimeScale; math.IsNaN(k) || k < MinTimeScale || k > MaxTimeScale {
+	if k := s.TimeScale; !ValidTimeScale(k) {
 		bad("time_scale", "%v; want a factor from %v to %v (0.2 runs 5× faster)", k, MinTimeScale, MaxTimeScale)
 		return errs // nothing below can be scaled
 	}

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"math"
 	"net/url"
 	"os"
 	"os/exec"
@@ -452,30 +451,29 @@ func envMessage(err error, f runFlags) error {
 }
 
 // override applies the flags that override every scenario (--seed,
-// --time-scale, --strict-claims, --safe) and validates the result.
+// --time-scale, --strict-claims, --safe: model.Overrides) and validates the
+// result.
 func (f *runFlags) override(scs []model.Scenario) error {
+	if len(scs) == 0 {
+		return nil
+	}
+	o := model.Overrides{Seed: f.seed, StrictClaims: f.strictClaims}
+	if f.set["time-scale"] {
+		if err := checkTimeScale(f.timeScale); err != nil {
+			return err
+		}
+		o.TimeScale = f.timeScale
+	}
+	switch f.safe {
+	case "":
+	case "on", "off":
+		on := f.safe == "on"
+		o.Safe = &on
+	default:
+		return usageErr("--safe %q: want on or off", f.safe)
+	}
 	for i := range scs {
-		if f.seed != 0 {
-			scs[i].Seed = f.seed
-		}
-		if f.set["time-scale"] {
-			if err := checkTimeScale(f.timeScale); err != nil {
-				return err
-			}
-			scs[i].TimeScale = f.timeScale
-		}
-		if f.strictClaims {
-			scs[i].StrictClaims = true
-		}
-		switch f.safe {
-		case "":
-		case "on":
-			scs[i].Params.Safe = true
-		case "off":
-			scs[i].Params.Safe, scs[i].Params.SafeMargin = false, 0
-		default:
-			return usageErr("--safe %q: want on or off", f.safe)
-		}
+		scs[i] = o.Apply(scs[i])
 		if err := scs[i].Validate(); err != nil {
 			return &exitError{exitUsage, cappedErrors([]error{err})}
 		}
@@ -505,7 +503,7 @@ const startStagger = 150 * time.Millisecond
 // model's range (NaN, Inf, 1e-300, 0 and 1000 included): a flag given 0
 // would otherwise mean the scenario's own.
 func checkTimeScale(k float64) error {
-	if math.IsNaN(k) || k < model.MinTimeScale || k > model.MaxTimeScale {
+	if !model.ValidTimeScale(k) {
 		return usageErr("--time-scale %v: want a factor from %v to %v (0.2 runs 5× faster)", k, model.MinTimeScale, model.MaxTimeScale)
 	}
 	return nil

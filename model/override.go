@@ -1,0 +1,48 @@
+package model
+
+import "math"
+
+// Overrides are what a caller changes in every scenario it runs, as the
+// CLI's --seed, --time-scale, --strict-claims and --safe do, so that a Go
+// test or another tool overrides a scenario the same way. The zero value
+// changes nothing.
+type Overrides struct {
+	// Seed, if not 0, replaces the scenario's seed.
+	Seed int64
+	// TimeScale, if not 0, replaces the scenario's time scale. Validate
+	// refuses one outside MinTimeScale..MaxTimeScale (ValidTimeScale).
+	TimeScale float64
+	// StrictClaims, if true, turns strict claims on (Scenario.StrictClaims).
+	StrictClaims bool
+	// Safe, if not nil, turns the elector's safe mode on or off. Off also
+	// drops the safe margin, which means nothing without the guard.
+	Safe *bool
+}
+
+// Apply returns sc with the overrides. sc is a value and Apply writes none
+// of its slices or maps: the caller's scenario is unchanged.
+func (o Overrides) Apply(sc Scenario) Scenario {
+	if o.Seed != 0 {
+		sc.Seed = o.Seed
+	}
+	if o.TimeScale != 0 {
+		sc.TimeScale = o.TimeScale
+	}
+	if o.StrictClaims {
+		sc.StrictClaims = true
+	}
+	if o.Safe != nil {
+		sc.Params.Safe = *o.Safe
+		if !*o.Safe {
+			sc.Params.SafeMargin = 0
+		}
+	}
+	return sc
+}
+
+// ValidTimeScale reports whether k is a time scale Validate accepts: a
+// finite factor from MinTimeScale to MaxTimeScale (NaN, ±Inf and 0 are
+// not).
+func ValidTimeScale(k float64) bool {
+	return !math.IsNaN(k) && k >= MinTimeScale && k <= MaxTimeScale
+}
