@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -41,5 +42,15 @@ func TestSuiteOnTheScenariosBackendSaysWhich(t *testing.T) {
 	// Rounded to the second, two computed runs would show "in 0s".
 	if !regexp.MustCompile(`suite: 2 scenarios on the virtual backend in ([0-9]+ms|[0-9]+\.[0-9]+s);`).MatchString(out) {
 		t.Fatalf("the suite line does not say the virtual backend, to the millisecond:\n%s", out)
+	}
+}
+
+// The verdict line's measurement note is for a backend that waits: a
+// computed run measures exactly and shows none.
+func TestMeasurementNoteOnlyForWaitingBackends(t *testing.T) {
+	for name, want := range map[string]bool{backendVirtual: false, backendReal: true, backendProcess: true} {
+		if got := measurementNote(&model.Result{Backend: name}) != ""; got != want {
+			t.Errorf("%s: a measurement note %v, want %v", name, got, want)
+		}
 	}
 }

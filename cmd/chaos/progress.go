@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
 )
 
@@ -444,9 +445,10 @@ func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 // shows it: the real backend's keyspace-notification lateness (how late
 // the Redis lane saw the key change) and how late faults were injected
 // against their schedule. Parallel runs that starve the machine show here
-// first. The virtual backend measures exactly: nothing is shown.
+// first. A backend that computes (the virtual one) measures exactly:
+// nothing is shown.
 func measurementNote(res *model.Result) string {
-	if res.Backend == backendVirtual {
+	if sim.Computes(unconfigured(res.Backend)) {
 		return ""
 	}
 	late, fault := measurementError(res)

@@ -588,7 +588,7 @@ func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend strin
 	if safe {
 		cmd += " --safe " + map[bool]string{true: "on", false: "off"}[sc.Params.Safe]
 	}
-	if backend == backendVirtual || backend == backendProcess {
+	if backend != backendReal { // the default
 		cmd += " --backend " + backend
 	}
 	return cmd
