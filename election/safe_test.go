@@ -326,3 +326,36 @@ func TestOwnerKeyFollowsTheLease(t *testing.T) {
 		t.Errorf("after the release %d of lease and owner key exist; want none", n)
 	}
 }
+
+// A renewal never leaves the owner key expiring before the lease, and puts
+// back a missing one (an owner key that expired a millisecond before its
+// lease, or one a volatile-* maxmemory policy evicted): while the lease
+// holds a's ID, a twin with that ID is refused (DUPID). Before, a renewal
+// extended the owner key first (each command of a script reads the clock:
+// it could expire first) and never recreated it, so the twin's acquire won
+// and both led until a's next renewal.
+func TestRenewalRestoresTheOwnerKey(t *testing.T) {
+	rdb := redistest.ClientAt(t, redistest.Addr(t))
+	ctx := context.Background()
+	name := t.Name()
+	lease, owner := election.LeaderKey(name), election.OwnerKey(name)
+	a := election.SafeLease{Key: lease, ID: "same", Nonce: "nonce-a", TTL: time.Minute}
+	twin := election.SafeLease{Key: lease, ID: "same", Nonce: "nonce-b", TTL: time.Minute}
+	if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, a); !ok || err != nil {
+		t.Fatalf("acquire: %v, %v", ok, err)
+	}
+	rdb.Del(ctx, owner) // evicted, or expired just before the lease
+	if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpRenew, a); !ok || err != nil {
+		t.Fatalf("renew: %v, %v", ok, err)
+	}
+	if got := rdb.Get(ctx, owner).Val(); got != "nonce-a" {
+		t.Fatalf("owner key after the renewal: %q, want a's nonce back", got)
+	}
+	le, oe := rdb.PExpireTime(ctx, lease).Val(), rdb.PExpireTime(ctx, owner).Val()
+	if oe < le {
+		t.Errorf("owner key expires at %v, before the lease at %v", oe, le)
+	}
+	if ok, _, err := election.RunSafeOp(ctx, rdb, election.OpAcquire, twin); ok || !errors.Is(err, election.ErrDuplicateID) {
+		t.Errorf("twin's acquire: won %v, err %v; want refused with ErrDuplicateID", ok, err)
+	}
+}

@@ -85,8 +85,14 @@ var safeAcquireScript = redis.NewScript(safeAcquireLua)
 
 // Safe mode's renew: the spec's, and it refuses (DUPID) when the owner key
 // (KEYS[2]) holds another process's nonce than ARGV[3]: a process that
-// shares our ID acquired since. It extends the owner key with the lease, so
-// that the two expire together. ARGV[1] id, ARGV[2] ttl ms.
+// shares our ID acquired since. It extends the lease, then sets the owner
+// key to our nonce with the same TTL, so that it never expires before the
+// lease: each command of a script reads the clock anew (Redis 7.0), and an
+// owner key extended first could expire a millisecond before the lease,
+// which would let a twin's acquire through. It also puts back an owner key
+// that is missing (expired that way, or evicted by a volatile-* maxmemory
+// policy) while the lease holds our ID. ARGV[1] id, ARGV[2] ttl ms, ARGV[3]
+// nonce ("" skips the owner key).
 var safeRenewScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return 0
@@ -95,8 +101,13 @@ local owner = redis.call('GET', KEYS[2])
 if ARGV[3] ~= '' and owner and owner ~= ARGV[3] then
   return redis.error_reply('` + dupIDPrefix + ` the lease holds this ID for another process')
 end
-if owner then redis.call('PEXPIRE', KEYS[2], ARGV[2]) end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])`)
+local ok = redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if ARGV[3] ~= '' then
+  redis.call('SET', KEYS[2], ARGV[3], 'PX', ARGV[2])
+elseif owner then
+  redis.call('PEXPIRE', KEYS[2], ARGV[2])
+end
+return ok`)
 
 // Safe mode's release: the spec's, and it leaves the lease alone (0) when
 // the owner key (KEYS[2]) holds another process's nonce than ARGV[2]: the

@@ -375,10 +375,13 @@ type Analysis struct {
 	// held them at the end of the run (TaskHeld): late, not lost.
 	UnfinishedTasks []string `json:"unfinished_tasks,omitempty"`
 	// UnreportedTasks were dispatched, never reported completed, yet their
-	// acknowledgement was sent (TaskAcknowledging) and Redis no longer held
-	// them at the end: an instance acknowledged them and crashed before
-	// the reply reached it. Redis removes an entry only once it is
-	// acknowledged, so these completed; they are not lost.
+	// handler finished and their acknowledgement was sent
+	// (TaskAcknowledging), and Redis no longer held them at the end: the
+	// instance never learned the outcome (it crashed before the reply, or
+	// gave up re-sending and reported it unknown), and the entry is gone,
+	// which, barring Redis's own data loss (a restart without persistence,
+	// a lossy failover), means the acknowledgement applied. They ran; they
+	// are not lost.
 	UnreportedTasks []string `json:"unreported_tasks,omitempty"`
 	// DeadTasks were dispatched, not completed, and dead-lettered: in the
 	// dead-letter stream at the end of the run (TaskHeld, Detail "dead").

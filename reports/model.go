@@ -945,7 +945,7 @@ func (x *ctx) workSection() section {
 	}
 	if len(a.UnreportedTasks) > 0 {
 		tk.Rows = append(tk.Rows,
-			row(plain("Unreported (acknowledged by an instance that crashed before the reply; gone from Redis, so completed)"), plain(strconv.Itoa(s.TasksUnreported))),
+			row(plain("Unreported (ran; its acknowledgement was sent but its outcome never reached the instance; gone from Redis)"), plain(strconv.Itoa(s.TasksUnreported))),
 			row(plain("Unreported task ids"), plain(capped(a.UnreportedTasks))))
 	}
 	if len(a.RepeatedTasks) > 0 {

@@ -75,7 +75,12 @@ type Options struct {
 	AckBatch int
 	// Block is how long XREADGROUP waits for new entries. It is also how long
 	// a graceful Stop may wait for the fetcher, and the pause after a Redis
-	// error before the fetcher tries again. Default 1s.
+	// error before the fetcher tries again. Default 1s, and at most half of
+	// ClaimIdle minus the longest task Timeout: an entry may reach a
+	// blocked read up to Block after it was sent, the earliest Redis may
+	// have delivered it, and the runner counts ClaimIdle from that send, so
+	// a longer Block would leave such an entry too little time to run
+	// before another instance may reclaim it (it would be deferred instead).
 	Block time.Duration
 	// ClaimIdle is how long an entry must have been pending (delivered, not
 	// acknowledged) before another instance takes it over. It must exceed
@@ -208,6 +213,9 @@ func (c Options) withDefaults() (Options, error) {
 	c.ClaimIdle = positive(c.ClaimIdle, 2*longest)
 	if c.ClaimIdle <= longest {
 		return c, fmt.Errorf("runner: ClaimIdle %v must exceed the longest task Timeout %v, or running tasks get run twice", c.ClaimIdle, longest)
+	}
+	if most := (c.ClaimIdle - longest) / 2; c.Block > most {
+		c.Block = max(most, time.Millisecond)
 	}
 	if c.Block < time.Millisecond {
 		return c, fmt.Errorf("runner: Block %v is below XREADGROUP's 1ms resolution (0 would block forever)", c.Block)
