@@ -39,6 +39,9 @@ type Options struct {
 	// delay from now; 0: at once) and returns its id. ctx ends when the
 	// harness is gone.
 	OnDispatch func(ctx context.Context, task string, delay time.Duration) (string, error)
+	// Safe declares CapSafe: the service runs the elector's safe mode when
+	// the harness asks for it (LEASELAB_SAFE=1; election.Opts.Safe).
+	Safe bool
 	// Logger receives what the agent cannot tell the harness (a malformed
 	// command, a failed write). Default: none.
 	Logger *slog.Logger
@@ -89,6 +92,9 @@ func (a *Agent) Capabilities() []Capability {
 	}
 	if a.o.OnDispatch != nil {
 		caps = append(caps, CapRunner)
+	}
+	if a.o.Safe {
+		caps = append(caps, CapSafe)
 	}
 	return caps
 }

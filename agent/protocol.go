@@ -32,10 +32,14 @@ const (
 	// CapRunner: the agent is a task runner: it emits chore and task events
 	// and obeys the dispatch command.
 	CapRunner Capability = "runner"
+	// CapSafe: the agent runs the elector's safe mode (lease guard and
+	// fencing tokens) when LEASELAB_SAFE=1. A safe-mode scenario is refused
+	// for an agent that does not declare it.
+	CapSafe Capability = "safe"
 )
 
 // Capabilities lists the capabilities of this protocol version.
-var Capabilities = []Capability{CapStop, CapClock, CapRunner}
+var Capabilities = []Capability{CapStop, CapClock, CapRunner, CapSafe}
 
 // Hello is the first line an agent writes. Every field but Agent is
 // required.

@@ -108,7 +108,7 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
 	defer stop()
-	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop,
+	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop, Safe: true,
 		OnClock: func(rate float64, jump time.Duration) error {
 			if jump != 0 {
 				clk.Jump(jump)

@@ -56,7 +56,7 @@ func run() error {
 		ReadTimeout: ms("LEASELAB_READ_TIMEOUT_MS", 0),
 	})
 	defer rdb.Close()
-	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel}) // agent
+	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel, Safe: true}) // agent
 	e, promote, demote, errs := election.NewElector(election.Opts{
 		Redis:    rdb,
 		Key:      os.Getenv("LEASELAB_GROUP"),

@@ -57,8 +57,10 @@ class Agent:
         self.wait = env_ms("LEASELAB_WAIT_MS", 6.0)
         self.jitter = env_ms("LEASELAB_JITTER_MS", 0.005)
         timeout = env_ms("LEASELAB_READ_TIMEOUT_MS", 0) or 5.0
-        if os.environ.get("LEASELAB_SAFE") == "1":
-            sys.exit("agent.py: safe mode (lease guard, fencing tokens) is not implemented here")
+        # Safe mode (lease guard, fencing tokens) is not implemented here:
+        # the hello does not declare "safe", and the harness refuses a
+        # safe-mode scenario for this agent before running it.
+        self.safe = os.environ.get("LEASELAB_SAFE") == "1"
         self.id = uuid.uuid4().hex
         self.rdb = redis.Redis(host=host, port=int(port), socket_timeout=timeout,
                                socket_connect_timeout=timeout,
@@ -135,6 +137,8 @@ class Agent:
         signal.signal(signal.SIGTERM, self.stop)
         self.emit(type="hello", protocol=1, id=self.id, key=self.key,
                   capabilities=["stop"], agent="agent-python")
+        if self.safe:
+            sys.exit("agent.py: safe mode (lease guard, fencing tokens) is not implemented here")
         threading.Thread(target=self.commands, daemon=True).start()
         next_at = time.monotonic()
         while not self.stopping:

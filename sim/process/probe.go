@@ -17,12 +17,15 @@ import (
 const probeGroup = "leaselab-probe"
 
 // needs lists the capabilities sc asks of every agent: runner for a
-// runner-mode scenario (task events, the dispatch command), clock for a
-// clock fault (the clock command).
+// runner-mode scenario (task events, the dispatch command), safe for safe
+// mode, clock for a clock fault (the clock command).
 func needs(sc model.Scenario) []agent.Capability {
 	var caps []agent.Capability
 	if sc.Mode == model.ModeRunner {
 		caps = append(caps, agent.CapRunner)
+	}
+	if sc.Params.Safe {
+		caps = append(caps, agent.CapSafe)
 	}
 	for _, f := range sc.Faults {
 		if f.Kind == model.FaultClock {
@@ -36,6 +39,7 @@ func needs(sc model.Scenario) []agent.Capability {
 // why says what a capability is needed for, in refusals.
 var why = map[agent.Capability]string{
 	agent.CapRunner: "a runner-mode scenario needs task and chore events and the dispatch command",
+	agent.CapSafe:   "a safe-mode scenario needs the elector's lease guard and fencing tokens (LEASELAB_SAFE=1)",
 	agent.CapClock:  "a clock fault is the clock command, which only an agent that runs its timers on a clock the harness may bend obeys",
 }
 

@@ -108,6 +108,8 @@ func TestRefusedWithoutCapability(t *testing.T) {
 	runner := short()
 	runner.Mode = model.ModeRunner
 	clock := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
+	safe := short()
+	safe.Params.Safe = true
 	for _, c := range []struct {
 		name string
 		sc   model.Scenario
@@ -115,6 +117,9 @@ func TestRefusedWithoutCapability(t *testing.T) {
 	}{
 		{"runner", runner, `does not declare the "runner" capability in its hello (it declares stop): a runner-mode scenario needs`},
 		{"clock", clock, `does not declare the "clock" capability in its hello (it declares stop): a clock fault is the clock command`},
+		// Before, the Python agent exited before its hello in safe mode
+		// and the run ended incomplete.
+		{"safe", safe, `does not declare the "safe" capability in its hello (it declares stop): a safe-mode scenario needs`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := process.Backend{Agent: python(t)}
@@ -130,14 +135,16 @@ func TestRefusedWithoutCapability(t *testing.T) {
 	}
 }
 
-// TestNotRefusedWithCapability: chaos agent declares runner in runner mode
-// and clock: neither scenario is refused.
+// TestNotRefusedWithCapability: chaos agent declares runner, clock and
+// safe: none of these scenarios is refused.
 func TestNotRefusedWithCapability(t *testing.T) {
 	b := process.Backend{Agent: chaosAgent(t)}
 	runner := short()
 	runner.Mode = model.ModeRunner
 	clock := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
-	for _, sc := range []model.Scenario{runner, clock} {
+	safe := short()
+	safe.Params.Safe = true
+	for _, sc := range []model.Scenario{runner, clock, safe} {
 		if err := b.Refuses(sc.WithDefaults()); err != nil {
 			t.Errorf("mode %q, %d faults: refused: %v", sc.Mode, len(sc.Faults), err)
 		}
