@@ -21,6 +21,7 @@ const (
 	ModePartitionReplies   = "partition-replies"
 	ModeLatency            = "latency"
 	ModePause              = "pause"
+	ModeSuspend            = "suspend"
 	ModeClockDrift         = "clock-drift"
 	ModeLeaseLoss          = "lease-loss"
 	ModeGracefulStop       = "graceful-stop"
@@ -30,7 +31,7 @@ const (
 // Modes lists every failure mode in the order Predict returns them.
 var Modes = []string{
 	ModeLeaderCrash, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse,
-	ModePartitionReset, ModePartitionReplies, ModeLatency, ModePause, ModeClockDrift, ModeLeaseLoss,
+	ModePartitionReset, ModePartitionReplies, ModeLatency, ModePause, ModeSuspend, ModeClockDrift, ModeLeaseLoss,
 	ModeGracefulStop, ModeFailover,
 }
 
@@ -80,7 +81,8 @@ type FaultSize struct {
 	// it never healed). It bounds the phantom leases of a latency whose
 	// round trips straddle the attempt timeout. 0: not given.
 	LatencyFor time.Duration `json:"latency_for,omitempty"`
-	// Pause is how long the leader is frozen (clock stopped, traffic held).
+	// Pause is how long the leader is paused or suspended (traffic held;
+	// its clock runs on in a pause and stops in a suspend).
 	Pause time.Duration `json:"pause,omitempty"`
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
 	// at half speed. 0 means 1 (no drift).
@@ -195,6 +197,8 @@ func ModeOf(kind FaultKind, partition string) string {
 		return ModeLatency
 	case FaultPause:
 		return ModePause
+	case FaultSuspend:
+		return ModeSuspend
 	case FaultClock:
 		return ModeClockDrift
 	case FaultRedisRestart:
@@ -572,12 +576,19 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 	case ModeLatency:
 		predictLatency(&pr, p, s)
 
-	case ModePause:
+	case ModePause, ModeSuspend:
 		if s.Pause <= 0 {
 			pr.GapFormula, pr.OverlapFormula = "0: no pause given", "0: no pause given"
 			pr.Note = "FaultSize.Pause is 0."
 			break
 		}
+		// Both stop the leader for P, and the worst case is the same: the
+		// pause begins as the renewal falls due. A suspended leader's clock
+		// stops, so that renewal fires P late whenever in the lease the
+		// suspend began; a paused one's runs on, so the renewal fires at
+		// resume, P late only in that worst case (earlier in the lease it
+		// is less late, and a guard or renewal due meanwhile fires at once
+		// on resume).
 		paused := term{sym: "P", d: s.Pause}
 		if renew+s.Pause+hop <= ttl {
 			_, f := sum(half, jit, paused)
@@ -587,11 +598,21 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		}
 		pr.MaxOverlap, pr.OverlapFormula = sum(paused, half, jit, lease.minus())
 		pr.MaxGap, pr.GapFormula = sum(retry)
-		pr.Note = "A paused leader's clock stops, so its renewal fires TTL/2 + jitter of its own time " +
-			"after the last one: P late in real time. The key expired TTL after that renewal and a " +
-			"follower may hold it; the leader acts on its belief until the late renewal returns 0. If " +
-			"no follower won yet the renewal finds no key, and the gap lasts until the next follower " +
-			"attempt, within Wait. Beliefs count as held while paused."
+		if pr.Mode == ModeSuspend {
+			pr.Note = "A suspended leader's clock stops, so its renewal fires TTL/2 + jitter of its own time " +
+				"after the last one: P late in real time, wherever in the lease the suspend began. The key " +
+				"expired TTL after that renewal and a follower may hold it; the leader acts on its belief " +
+				"until the late renewal returns 0. If no follower won yet the renewal finds no key, and the " +
+				"gap lasts until the next follower attempt, within Wait. Beliefs count as held while suspended."
+		} else {
+			pr.Note = "A paused leader's clock runs on (SIGSTOP, a GC), so every timer due during the pause " +
+				"fires at once on resume: its renewal is at most P late, when the pause begins as it falls due " +
+				"(a pause earlier in the lease delays it less). The key expired TTL after the last renewal and " +
+				"a follower may hold it; the leader acts on its belief until the overdue renewal returns 0, a " +
+				"round trip after the resume (in safe mode its overdue guard demotes it at the resume). If no " +
+				"follower won yet the renewal finds no key, and the gap lasts until the next follower attempt, " +
+				"within Wait. Beliefs count as held while paused."
+		}
 
 	case ModeClockDrift:
 		k := s.ClockRate
@@ -689,7 +710,7 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 			}
 		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
-	case ModePause, ModeClockDrift, ModeLeaseLoss, ModeFailover:
+	case ModePause, ModeSuspend, ModeClockDrift, ModeLeaseLoss, ModeFailover:
 		if pr.Mode == ModeClockDrift && s.ClockRateMax > 1 {
 			// A fast clock fires the guard (TTL - margin)/k after the send,
 			// while the key lives TTL after it.
@@ -701,7 +722,7 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		if pr.MaxOverlap == 0 {
 			break
 		}
-		pr.Note += " Safe mode does not shorten this overlap: the guard counts on the leader's own clock (frozen by a pause, slow under drift beyond 1 - margin/TTL), and a lost key is not the leader's doing. The fence still refuses the stale leader's chores: no stale write lands."
+		pr.Note += " Safe mode does not shorten this overlap: the guard counts on the leader's own clock (stopped by a suspend, slow under drift beyond 1 - margin/TTL), a paused leader's guard cannot fire before the resume (it shortens the overlap only by the renewal's round trip), and a lost key is not the leader's doing. The fence still refuses the stale leader's chores: no stale write lands."
 	}
 }
 
@@ -1338,7 +1359,7 @@ func leaderDelays(p Params, mode string, s FaultSize) (timer, reply, call time.D
 	p = p.WithDefaults()
 	renew := p.TTL/2 + p.Jitter()
 	switch mode {
-	case ModePause:
+	case ModePause, ModeSuspend:
 		return s.Pause, 0, 0, s.Pause > 0
 	case ModeClockDrift:
 		if s.ClockRate <= 0 || s.ClockRate >= 1 {
@@ -1512,7 +1533,7 @@ func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, for
 		if s.ClockRate > 0 && s.ClockRate < 1 && slices.Contains(modes, ModeClockDrift) {
 			guard = time.Duration(float64(guard) / s.ClockRate)
 		}
-		if slices.Contains(modes, ModePause) {
+		if slices.Contains(modes, ModePause) || slices.Contains(modes, ModeSuspend) {
 			guard += s.Pause
 		}
 		g := guard

@@ -62,7 +62,7 @@ func failoverBound(pr *Prediction, p Params, s FaultSize) {
 	var d time.Duration
 	var f string
 	switch pr.Mode {
-	case ModeLeaderCrash, ModeGracefulStop, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse, ModePartitionReset, ModePause:
+	case ModeLeaderCrash, ModeGracefulStop, ModeRenewError, ModePartitionBlackhole, ModePartitionRefuse, ModePartitionReset, ModePause, ModeSuspend:
 		d, f = after([]term{lease, hopT}, "the key expires TTL after the last renewal that reached Redis, a hop after the fault at the latest")
 		if r := s.ResetPartition; pr.Mode == ModePartitionReset && r > 0 && r != Unbounded && r <= p.Wait && ttl-ttl/2 <= p.Wait {
 			// A reset shorter than Wait: the demoted leader's own next

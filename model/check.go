@@ -937,7 +937,7 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 				d = Unbounded
 			}
 			s.LatencyFor = max(s.LatencyFor, d)
-		case FaultPause:
+		case FaultPause, FaultSuspend:
 			for _, i := range f.Target {
 				paused[i] = append(paused[i], pause{f.Applied, f.Healed})
 			}

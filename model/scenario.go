@@ -126,7 +126,8 @@ const (
 	FaultStop         FaultKind = "stop"          // graceful stop (releases the lease); Restart brings up a fresh instance
 	FaultPartition    FaultKind = "partition"     // cut the instance from Redis; see Mode
 	FaultLatency      FaultKind = "latency"       // add Latency ± Jitter per Direction
-	FaultPause        FaultKind = "pause"         // freeze the instance's clock and traffic
+	FaultPause        FaultKind = "pause"         // stop the instance as SIGSTOP or a GC does: its clock runs on, timers due meanwhile fire at resume, traffic held
+	FaultSuspend      FaultKind = "suspend"       // suspend it as a VM or host suspend does: its clock stops (timers resume with the time they had left), traffic held
 	FaultClock        FaultKind = "clock"         // clock runs at Rate, or jumps by Jump
 	FaultRedisRestart FaultKind = "redis-restart" // restart Redis, empty (the lease is lost)
 	FaultScriptFlush  FaultKind = "script-flush"  // SCRIPT FLUSH (the NOSCRIPT path)
@@ -144,7 +145,7 @@ const (
 )
 
 // FaultKinds lists every kind, in the order documentation shows them.
-var FaultKinds = []FaultKind{FaultCrash, FaultStop, FaultPartition, FaultLatency, FaultPause, FaultClock, FaultRedisRestart, FaultScriptFlush, FaultRedisFailover, FaultSlotMigration}
+var FaultKinds = []FaultKind{FaultCrash, FaultStop, FaultPartition, FaultLatency, FaultPause, FaultSuspend, FaultClock, FaultRedisRestart, FaultScriptFlush, FaultRedisFailover, FaultSlotMigration}
 
 // OnRedis reports whether the kind acts on Redis itself: it takes no target
 // and is never skipped.
@@ -495,7 +496,7 @@ func (s Scenario) Validate() error {
 			bad(where+".target", "%q; want an index list or leader, follower, all, random", f.Target.Role)
 		}
 		switch f.Kind {
-		case FaultCrash, FaultStop, FaultPause, FaultScriptFlush:
+		case FaultCrash, FaultStop, FaultPause, FaultSuspend, FaultScriptFlush:
 		case FaultRedisRestart:
 			if e.Redis != RedisSingle {
 				bad(where+".kind", "redis-restart restarts a single Redis; with redis: %s use redis-failover", e.Redis)

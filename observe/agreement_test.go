@@ -93,7 +93,7 @@ func TestAgreesWithHarness(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs scenarios in real time (-short)")
 	}
-	for _, name := range []string{"partition-blackhole", "leader-stop", "pause", "replica-failover-lossy"} {
+	for _, name := range []string{"partition-blackhole", "leader-stop", "suspend", "replica-failover-lossy"} {
 		t.Run(name, func(t *testing.T) {
 			e, ok := scenarios.Lookup(name)
 			if !ok {
@@ -149,7 +149,7 @@ func TestAgreesWithHarness(t *testing.T) {
 				t.Fatal(err)
 			}
 			agree(t, hres, ores)
-			if name == "pause" && !unplaced(ores) {
+			if name == "suspend" && !unplaced(ores) {
 				t.Errorf("a leader paused with its clock stopped: no note that its transitions could not be placed (notes %q)", ores.Observed.Notes)
 			}
 		})

@@ -44,7 +44,7 @@ func kindList() string {
 // processKind reports whether the fault acts on the instance's process (so
 // it cannot hit an instance that is down), not on its proxy.
 func processKind(k model.FaultKind) bool {
-	return k == model.FaultCrash || k == model.FaultStop || k == model.FaultPause || k == model.FaultClock
+	return k == model.FaultCrash || k == model.FaultStop || k == model.FaultPause || k == model.FaultSuspend || k == model.FaultClock
 }
 
 // placed is a decoded fault and where it was written.

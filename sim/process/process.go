@@ -75,6 +75,9 @@ func (b Backend) Refuses(sc model.Scenario) error {
 		return errors.New("process: redis: cluster needs a proxy per node for each instance, and an agent is given one address (LEASELAB_REDIS_ADDR)")
 	}
 	for i, f := range sc.Faults {
+		if f.Kind == model.FaultSuspend {
+			return fmt.Errorf("process: faults[%d]: suspend stops the instance's monotonic clock (a VM or host suspend), and a process cannot stop its own: SIGSTOP is pause", i)
+		}
 		if f.Kind == model.FaultLatency && f.Jitter > 0 {
 			return fmt.Errorf("process: faults[%d]: latency jitter is drawn per chunk from the seed in the in-process instance's connection gate; an agent's connection has none (use jitter: 0)", i)
 		}

@@ -280,3 +280,16 @@ func TestAgentsPublish(t *testing.T) {
 		t.Errorf("%d promotions; the stop of the leader should bring a second", promoted)
 	}
 }
+
+// TestRefusesSuspend: a process cannot stop its own monotonic clock, so a
+// suspend is refused before anything runs, with the reason.
+func TestRefusesSuspend(t *testing.T) {
+	e, ok := scenarios.Lookup("suspend")
+	if !ok {
+		t.Fatal("no suspend built-in")
+	}
+	err := process.Backend{Agent: []string{"/bin/false"}}.Refuses(e.Scenario)
+	if err == nil || !strings.Contains(err.Error(), "suspend") || !strings.Contains(err.Error(), "monotonic clock") {
+		t.Fatalf("Refuses(suspend) = %v; want a refusal naming suspend and the monotonic clock", err)
+	}
+}

@@ -423,10 +423,11 @@ func (s *shell) Stop() {
 	})
 }
 
-// Pause SIGSTOPs the agent's group.
-func (s *shell) Pause() bool {
+// Pause SIGSTOPs the agent's group. A process cannot stop its monotonic
+// clock: Backend.Refuses refuses suspend before anything runs.
+func (s *shell) Pause(suspend bool) bool {
 	inc := s.current()
-	if inc == nil || inc.signal(syscall.SIGSTOP) != nil {
+	if inc == nil || suspend || inc.signal(syscall.SIGSTOP) != nil {
 		return false
 	}
 	s.rec.Record(model.Event{Kind: model.InstancePaused, Instance: s.slot.Index, ID: inc.hello.ID})

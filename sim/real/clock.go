@@ -12,14 +12,16 @@ import (
 
 // FaultyClock is the clock.Clock of one simulated instance, whose speed,
 // wall-clock reading and liveness a chaos harness changes while the instance
-// runs: SetRate (drift), Jump (a wall-clock step), Freeze and Unfreeze (a GC or
-// SIGSTOP pause). All its methods are safe for concurrent use. Use
+// runs: SetRate (drift), Jump (a wall-clock step), Stall (a GC or SIGSTOP
+// pause), Freeze (a VM or host suspend), and Resume, which ends either. All its methods are safe for concurrent use. Use
 // NewFaultyClock: the zero value is not ready.
 //
 // # Model
 //
 // The clock keeps a virtual "timer time" that runs at Rate() times real speed
-// and stands still while Frozen(); timers, tickers and timeouts run on it. Now
+// and stands still while Frozen(); timers, tickers and timeouts run on it.
+// While Stalled() it runs on, but a timer that falls due is held and fires
+// at Resume, as an overdue timer of a SIGSTOPped process does at SIGCONT. Now
 // is timer time plus Offset(). Jump moves only the offset, because a Go
 // process's timers run on the monotonic clock: a step of the wall clock changes
 // what time.Now reports but not when a pending timer fires. So Jump changes
@@ -39,7 +41,7 @@ import (
 // and Reset work only on timers of the real clock and of clock.Mock. So every
 // timer and ticker is a real one from clock.New(), set to its virtual duration
 // divided by the rate, and a registry keeps each one's virtual deadline or
-// period; SetRate, Freeze and Unfreeze call the returned object's own Reset to
+// period; SetRate, Freeze and Resume call the returned object's own Reset to
 // re-schedule it. A Timer (and After, Sleep) is a real AfterFunc timer whose C
 // is set to a channel of ours: its callback tells us when it fired, so it can
 // leave the registry, wait if it fired early, and send the virtual time.
@@ -49,7 +51,7 @@ import (
 // therefore first parks the timer (Reset to a duration that never ends) and
 // reads Reset's answer: a timer that was no longer active fired or was stopped,
 // and is dropped instead of re-armed. A frozen clock leaves its timers parked,
-// not stopped, so a Stop while frozen is still seen at Unfreeze.
+// not stopped, so a Stop while frozen is still seen at Resume.
 //
 // # Limitations
 //
@@ -62,14 +64,14 @@ import (
 //     the clock's Now at delivery; a Ticker's values are real time.Now readings.
 //   - time.Ticker.Stop reports nothing, so tickers stay registered for the
 //     clock's life, and a Ticker its user stopped is restarted by the next
-//     SetRate or Unfreeze, ticking into a channel nobody reads. Use one clock
-//     per instance incarnation. A rate change or an Unfreeze starts a ticker's
+//     SetRate or Resume, ticking into a channel nobody reads. Use one clock
+//     per instance incarnation. A rate change or a Resume starts a ticker's
 //     period afresh: the phase of its ticks is not kept.
 //   - WithTimeout and WithDeadline give a context a real deadline, converted
 //     at the rate in force at the call: a context cannot be paused, so a later
 //     SetRate or Freeze does not move it, and a freeze does not hold it back.
 //   - A timer its user stopped stays registered until the next SetRate, Freeze
-//     or Unfreeze, or until a second after it would have fired. A Stop that
+//     or Resume, or until a second after it would have fired. A Stop that
 //     races with the clock re-arming that same timer is honoured, but a Stop
 //     after the timer's callback began (Stop reports false) lets the firing
 //     through, as time.AfterFunc does.
@@ -79,6 +81,7 @@ type FaultyClock struct {
 	mu       sync.Mutex
 	rate     float64
 	frozen   bool
+	stalled  bool // Stall: time runs on, firings wait in held
 	offset   time.Duration
 	realBase time.Time // time.Now(), monotonic, when virtBase was taken
 	virtBase time.Time // timer time at realBase; no monotonic reading
@@ -88,7 +91,7 @@ type FaultyClock struct {
 	readings [64]reading
 	nextRead int
 	tickers  []*tickerEntry
-	held     []*timerEntry // fired while frozen, delivered by Unfreeze
+	held     []*timerEntry // fired while frozen or stalled, delivered by Resume
 
 	nextSweep   time.Time     // real time of the next sweep for stopped timers
 	forgetAfter time.Duration // how long past its due time a stopped timer is kept
@@ -104,7 +107,7 @@ const park = time.Duration(math.MaxInt64)
 type entryState uint8
 
 const (
-	// armed: registered; SetRate, Freeze and Unfreeze re-schedule it.
+	// armed: registered; SetRate, Freeze and Resume re-schedule it.
 	armed entryState = iota
 	// retired: no longer registered (it fired, or its user stopped it). A
 	// firing still to come is from an arming made before, so it is genuine.
@@ -186,8 +189,9 @@ func (c *FaultyClock) Offset() time.Duration {
 	return c.offset
 }
 
-// Freeze pauses the clock, as a GC pause or SIGSTOP would: Now stands still
-// and no timer or ticker fires until Unfreeze. Freezing a frozen clock does
+// Freeze stops the clock, as a VM or host suspend stops CLOCK_MONOTONIC:
+// Now stands still and no timer or ticker fires until Resume, after which
+// timers go on with the time they had left. Freezing a frozen clock does
 // nothing.
 func (c *FaultyClock) Freeze() {
 	c.mu.Lock()
@@ -201,19 +205,46 @@ func (c *FaultyClock) Freeze() {
 	c.reschedule(now)
 }
 
-// Unfreeze resumes a frozen clock: timers go on with the virtual time they
-// had left (one whose deadline was reached fires at once) and tickers start
-// again. Unfreezing a running clock does nothing.
-func (c *FaultyClock) Unfreeze() {
+// Stall stops the instance, not its clock, as a GC pause or SIGSTOP does:
+// Now runs on, but a timer that falls due is held, and every held timer
+// fires at once at Resume; tickers do not tick until then. Stalling a
+// stalled or frozen clock does nothing.
+func (c *FaultyClock) Stall() {
 	c.mu.Lock()
-	if !c.frozen {
+	defer c.mu.Unlock()
+	if c.stalled || c.frozen {
+		return
+	}
+	c.stalled = true
+	for _, k := range c.tickers {
+		k.t.Stop()
+	}
+}
+
+// Resume ends a freeze or a stall. After a freeze timers go on with the
+// virtual time they had left (one whose deadline was reached fires at once);
+// after a stall every timer that fell due meanwhile fires at once. Tickers
+// start again. Resuming a running clock does nothing.
+func (c *FaultyClock) Resume() {
+	c.mu.Lock()
+	if !c.frozen && !c.stalled {
 		c.mu.Unlock()
 		return
 	}
 	now := time.Now()
-	c.rebase(now)
-	c.frozen = false
-	c.reschedule(now)
+	if c.frozen {
+		c.rebase(now)
+		c.frozen, c.stalled = false, false
+		c.reschedule(now) // also retires the held timers: they fired
+	} else {
+		c.stalled = false
+		for _, e := range c.held {
+			c.retire(e)
+		}
+		for _, k := range c.tickers {
+			k.t.Reset(c.tickPeriod(k.period))
+		}
+	}
 	held := c.held
 	c.held = nil
 	at := c.timerTime(now).Add(c.offset)
@@ -226,6 +257,13 @@ func (c *FaultyClock) Unfreeze() {
 			e.deliver(at)
 		}
 	}
+}
+
+// Stalled reports whether the clock is stalled.
+func (c *FaultyClock) Stalled() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stalled
 }
 
 // Frozen reports whether the clock is frozen.
@@ -291,7 +329,7 @@ func (c *FaultyClock) Sleep(d time.Duration) { <-c.Timer(d).C }
 
 // AfterFunc runs f in its own goroutine once d of virtual time has passed.
 // The returned timer's C is nil, as with the real clock. Stop prevents the
-// call as time.Timer.Stop does, also across SetRate, Freeze and Unfreeze.
+// call as time.Timer.Stop does, also across SetRate, Freeze and Resume.
 func (c *FaultyClock) AfterFunc(d time.Duration, f func()) *clock.Timer {
 	return c.newTimer(d, nil, f)
 }
@@ -305,7 +343,7 @@ func (c *FaultyClock) Ticker(d time.Duration) *clock.Ticker {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.real.Ticker(c.tickPeriod(d))
-	if c.frozen {
+	if c.frozen || c.stalled {
 		t.Stop()
 	}
 	c.tickers = append(c.tickers, &tickerEntry{t: t, period: d})
@@ -380,8 +418,9 @@ func (c *FaultyClock) expire(e *timerEntry) {
 		c.setDue(e, now, rd)
 		c.mu.Unlock()
 		return
-	case c.frozen:
-		// It fired before the freeze but Freeze took the lock first.
+	case c.frozen || c.stalled:
+		// Due while stalled, or it fired before the freeze but Freeze
+		// took the lock first: Resume delivers it.
 		c.held = append(c.held, e)
 		c.mu.Unlock()
 		return
@@ -413,7 +452,7 @@ func (c *FaultyClock) reschedule(now time.Time) {
 		c.rearm(e, now, tt)
 	}
 	for _, k := range c.tickers {
-		if c.frozen {
+		if c.frozen || c.stalled {
 			k.t.Stop()
 		} else {
 			k.t.Reset(c.tickPeriod(k.period))

@@ -97,7 +97,7 @@ func TestClockFreezeHoldsTimersAndNow(t *testing.T) {
 		t.Fatal("Frozen() = false after Freeze")
 	}
 	frozenAt := c.Now()
-	// Due already, but created frozen: must wait for Unfreeze, then fire at once.
+	// Due already, but created frozen: must wait for Resume, then fire at once.
 	zero := c.Timer(0)
 	_, zeroFn := funcTimer(c, 0)
 
@@ -117,7 +117,7 @@ func TestClockFreezeHoldsTimersAndNow(t *testing.T) {
 	}
 
 	thawed := time.Now()
-	c.Unfreeze()
+	c.Resume()
 	near(t, "Timer(0) made while frozen", recv(t, "Timer(0)", zero.C, time.Second).Sub(thawed), 0)
 	near(t, "AfterFunc(0) made while frozen", recv(t, "AfterFunc(0)", zeroFn, time.Second).Sub(thawed), 0)
 	// 20ms ran before the freeze, so 40ms are left.
@@ -125,6 +125,41 @@ func TestClockFreezeHoldsTimersAndNow(t *testing.T) {
 	near(t, "AfterFunc(60ms) frozen at 20ms", recv(t, "AfterFunc", fn, time.Second).Sub(thawed), 40*time.Millisecond)
 	// The clock lost the 50ms it was frozen for, and no more.
 	near(t, "virtual time at the firing", c.Now().Sub(v0), time.Since(start)-50*time.Millisecond)
+}
+
+// A stall is a SIGSTOP or a GC: time runs on, so a timer that falls due
+// during it fires at once at Resume (not with the time it had left, as after
+// a freeze), and one still pending at Resume keeps its deadline.
+func TestClockStallHoldsDueTimersUntilResume(t *testing.T) {
+	c := NewFaultyClock()
+	start := time.Now()
+	v0 := c.Now()
+	due := c.Timer(40 * time.Millisecond)
+	_, dueFn := funcTimer(c, 40*time.Millisecond)
+	later := c.Timer(200 * time.Millisecond)
+	until(start, 20*time.Millisecond)
+	c.Stall()
+	if !c.Stalled() || c.Frozen() {
+		t.Fatalf("Stalled() = %v, Frozen() = %v after Stall; want true, false", c.Stalled(), c.Frozen())
+	}
+	select {
+	case <-due.C:
+		t.Fatal("Timer fired while stalled")
+	case <-dueFn:
+		t.Fatal("AfterFunc ran while stalled")
+	case <-time.After(80 * time.Millisecond):
+	}
+	// The clock ran on through the stall.
+	near(t, "virtual time in the stall", c.Now().Sub(v0), time.Since(start))
+
+	resumed := time.Now()
+	c.Resume()
+	if c.Stalled() {
+		t.Fatal("Stalled() = true after Resume")
+	}
+	near(t, "Timer(40ms) due in the stall", recv(t, "Timer", due.C, time.Second).Sub(resumed), 0)
+	near(t, "AfterFunc(40ms) due in the stall", recv(t, "AfterFunc", dueFn, time.Second).Sub(resumed), 0)
+	near(t, "Timer(200ms) pending at Resume", recv(t, "Timer", later.C, time.Second).Sub(start), 200*time.Millisecond)
 }
 
 func TestClockStoppedAfterFuncNeverRuns(t *testing.T) {
@@ -138,10 +173,10 @@ func TestClockStoppedAfterFuncNeverRuns(t *testing.T) {
 	if !during.Stop() {
 		t.Fatal("Stop of an AfterFunc made while frozen reported false")
 	}
-	c.Unfreeze()
+	c.Resume()
 	c.SetRate(2)
 	c.Freeze()
-	c.Unfreeze()
+	c.Resume()
 
 	// Re-armed, either would run after at most 30ms of virtual time.
 	recv(t, "sentinel", c.After(60*time.Millisecond), time.Second)
@@ -211,9 +246,9 @@ func TestClockTickerFollowsRateAndFreeze(t *testing.T) {
 	case <-time.After(60 * time.Millisecond):
 	}
 	thawed := time.Now()
-	c.Unfreeze()
+	c.Resume()
 	near(t, "first tick of a ticker made frozen", recv(t, "tick", made.C, time.Second).Sub(thawed), 5*time.Millisecond)
-	near(t, "first tick after Unfreeze", recv(t, "tick", tk.C, time.Second).Sub(thawed), 20*time.Millisecond)
+	near(t, "first tick after Resume", recv(t, "tick", tk.C, time.Second).Sub(thawed), 20*time.Millisecond)
 }
 
 func TestClockContextsAtHalfRate(t *testing.T) {
@@ -303,7 +338,7 @@ func TestClockConcurrentFaults(t *testing.T) {
 			case 1:
 				c.Freeze()
 			case 2:
-				c.Unfreeze()
+				c.Resume()
 			case 3:
 				c.Jump(time.Duration(rand.IntN(2000)-1000) * time.Millisecond)
 			}
@@ -343,7 +378,7 @@ func TestClockConcurrentFaults(t *testing.T) {
 	wg.Wait()
 	close(stopFaults)
 	harness.Wait()
-	c.Unfreeze()
+	c.Resume()
 	c.SetRate(1)
 
 	for _, ch := range chans {

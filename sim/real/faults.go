@@ -78,10 +78,10 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 		a.heal, err = r.partition(a.targets, f.Mode)
 	case model.FaultLatency:
 		a.heal, err = r.latency(id, a.targets, f)
-	case model.FaultPause:
+	case model.FaultPause, model.FaultSuspend:
 		var paused []int
 		for _, i := range a.targets {
-			if r.instances[i].Pause() {
+			if r.instances[i].Pause(f.Kind == model.FaultSuspend) {
 				paused = append(paused, i)
 			}
 		}

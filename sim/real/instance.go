@@ -284,10 +284,10 @@ func (in *instance) Live() bool { return in.current() != nil }
 func (in *instance) Leading() bool { return in.leading() }
 
 // Crash, Stop, Pause and Resume: see Shell.
-func (in *instance) Crash()      { in.crash() }
-func (in *instance) Stop()       { in.stop() }
-func (in *instance) Pause() bool { return in.pause() }
-func (in *instance) Resume()     { in.resume() }
+func (in *instance) Crash()                  { in.crash() }
+func (in *instance) Stop()                   { in.stop() }
+func (in *instance) Pause(suspend bool) bool { return in.pause(suspend) }
+func (in *instance) Resume()                 { in.resume() }
 
 // Wait waits until every incarnation is down.
 func (in *instance) Wait() { in.stopped.Wait() }
@@ -349,7 +349,7 @@ func (in *instance) Kill() {
 		} else {
 			inc.gate.Kill()
 		}
-		inc.clock.Unfreeze()
+		inc.clock.Resume()
 		in.stopped.Go(func() { in.wind(inc, graceful) })
 	}
 }
@@ -393,7 +393,7 @@ func (in *instance) crash() {
 	}
 	in.run.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: in.index, ID: inc.id})
 	inc.gate.Kill()
-	inc.clock.Unfreeze()
+	inc.clock.Resume()
 	in.stopped.Go(func() { in.wind(inc, false) })
 }
 
@@ -405,7 +405,7 @@ func (in *instance) stop() {
 		return
 	}
 	inc.gate.Release()
-	inc.clock.Unfreeze()
+	inc.clock.Resume()
 	in.stopped.Go(func() {
 		in.wind(inc, true)
 		in.run.rec.Record(model.Event{Kind: model.InstanceStopped, Instance: in.index, ID: inc.id})
@@ -441,13 +441,19 @@ func (in *instance) wind(inc *incarnation, graceful bool) {
 	_ = inc.rdb.Close()
 }
 
-// pause freezes the clock and holds the traffic; resume undoes it.
-func (in *instance) pause() bool {
+// pause holds the traffic and stalls the clock (a pause: time runs on,
+// timers due meanwhile fire at resume) or freezes it (suspend: time stops);
+// resume releases the traffic and resumes the clock.
+func (in *instance) pause(suspend bool) bool {
 	inc := in.current()
 	if inc == nil {
 		return false
 	}
-	inc.clock.Freeze()
+	if suspend {
+		inc.clock.Freeze()
+	} else {
+		inc.clock.Stall()
+	}
 	inc.gate.Hold()
 	in.run.rec.Record(model.Event{Kind: model.InstancePaused, Instance: in.index, ID: inc.id})
 	return true
@@ -459,7 +465,7 @@ func (in *instance) resume() {
 		return
 	}
 	inc.gate.Release()
-	inc.clock.Unfreeze()
+	inc.clock.Resume()
 	in.run.rec.Record(model.Event{Kind: model.InstanceResumed, Instance: in.index, ID: inc.id})
 }
 

@@ -27,8 +27,10 @@ type Shell interface {
 	// when done.
 	Stop()
 	// Pause stops the live incarnation until Resume (InstancePaused,
-	// InstanceResumed); false if none is live.
-	Pause() bool
+	// InstanceResumed); false if none is live. suspend: its clock stops
+	// too (fault kind suspend); otherwise it runs on and what fell due
+	// fires at Resume (pause, as SIGSTOP).
+	Pause(suspend bool) bool
 	Resume()
 	// Clock bends the live incarnation's clock: rate (0: unchanged) and
 	// jump (0: none). An error says why it cannot.

@@ -31,7 +31,8 @@
 //     the read timeout, and a context deadline (OpTimeout) that cuts reads
 //     only with ContextTimeoutEnabled but always stops sleeps;
 //   - the process: crash, graceful stop (demote, then release, bounded by
-//     the elector's StopTimeout), pause (clock frozen, traffic held), clock
+//     the elector's StopTimeout), pause (traffic and timers held, the clock
+//     running on: what fell due fires at resume), suspend (clock frozen, traffic held), clock
 //     rate and jump (a jump moves only wall time, which the elector never
 //     reads: its timers, its Elapsed and its guard deadline are monotonic,
 //     as time.Since and time.Time.Sub of time.Now readings are in

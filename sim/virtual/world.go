@@ -215,12 +215,20 @@ func (w *world) dispatch(e event) {
 		w.ended = true
 	case evWake:
 		in := w.incs[e.a]
+		if in.paused && in.alive {
+			in.parked = append(in.parked, e) // a pause: due now, fires at resume
+			return
+		}
 		if in.alive && in.wakeArmed && in.wakeGen == e.gen {
 			in.wakeArmed = false
 			w.feed(in, in.m.Timer())
 		}
 	case evDeadline:
 		in := w.incs[e.a]
+		if in.paused && in.alive {
+			in.parked = append(in.parked, e)
+			return
+		}
 		if in.alive && in.dlArmed && in.dlGen == e.gen {
 			in.dlArmed = false
 			before := in.m.InFlight()
@@ -464,12 +472,18 @@ func (w *world) stop(s *slot) {
 	w.feed(in, in.m.Stop())
 }
 
-func (w *world) pause(s *slot) bool {
+// pause holds the instance's traffic and its timers: a pause (SIGSTOP, a
+// GC) lets its clock run on, so a timer due meanwhile waits in parked and
+// fires at resume; a suspend also stops the clock, so timers resume with
+// the time they had left.
+func (w *world) pause(s *slot, suspend bool) bool {
 	in := s.cur
 	if in == nil {
 		return false
 	}
-	w.rebase(in, in.rate, true)
+	if suspend {
+		w.rebase(in, in.rate, true)
+	}
 	in.paused = true
 	w.record(model.Event{Kind: model.InstancePaused, Instance: s.idx, ID: in.eid})
 	return true
@@ -556,9 +570,9 @@ func (w *world) apply(id int) {
 				n.jRNG = rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(id)<<16|uint64(i)))
 			}
 		}
-	case model.FaultPause:
+	case model.FaultPause, model.FaultSuspend:
 		for _, i := range a.targets {
-			if w.pause(w.slots[i]) {
+			if w.pause(w.slots[i], f.Kind == model.FaultSuspend) {
 				a.paused = append(a.paused, i)
 			}
 		}
@@ -636,7 +650,7 @@ func (w *world) heal(a *activeFault) {
 			n.jReq, n.jRep, n.jRNG = 0, 0, nil
 			w.releaseHeld(w.slots[i].cur)
 		}
-	case model.FaultPause:
+	case model.FaultPause, model.FaultSuspend:
 		for _, i := range a.paused {
 			w.resume(w.slots[i])
 		}
