@@ -165,8 +165,8 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// have no bound: say so, and show the formula with an example size and
 	// the flag that gives it.
 	example := model.FaultSize{Latency: 200 * time.Millisecond, Pause: 8 * time.Second, ClockRate: 0.5}
-	exampleFlag := map[string]string{model.ModeLatency: "--latency 200ms", model.ModePause: "--pause 8s", model.ModeClockDrift: "--clock-rate 0.5"}
-	missing := map[string]bool{model.ModeLatency: size.Latency == 0, model.ModePause: size.Pause == 0, model.ModeClockDrift: size.ClockRate == 0}
+	exampleFlag := map[string]string{model.ModeLatency: "--latency 200ms", model.ModePause: "--pause 8s", model.ModeSuspend: "--pause 8s", model.ModeClockDrift: "--clock-rate 0.5"}
+	missing := map[string]bool{model.ModeLatency: size.Latency == 0, model.ModePause: size.Pause == 0, model.ModeSuspend: size.Pause == 0, model.ModeClockDrift: size.ClockRate == 0}
 	examples := map[string]model.Prediction{}
 	for _, pr := range model.Predict(p, example) {
 		examples[pr.Mode] = pr

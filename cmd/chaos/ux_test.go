@@ -310,13 +310,13 @@ func TestBoundsAndHelp(t *testing.T) {
 	if code != exitOK {
 		t.Fatal(code)
 	}
-	for _, mode := range []string{"pause", "latency", "clock-drift"} {
+	for _, mode := range []string{"pause", "suspend", "latency", "clock-drift"} {
 		re := regexp.MustCompile(`(?m)^` + mode + `\s+not given \(--`)
 		if !re.MatchString(out) {
 			t.Errorf("bounds without --%s does not say \"not given\":\n%s", mode, out)
 		}
 	}
-	if code, out, _ := chaos(t, "bounds", "--pause", "8s"); code != exitOK || regexp.MustCompile(`(?m)^pause\s+not given`).MatchString(out) {
+	if code, out, _ := chaos(t, "bounds", "--pause", "8s"); code != exitOK || regexp.MustCompile(`(?m)^(pause|suspend)\s+not given`).MatchString(out) {
 		t.Errorf("bounds --pause 8s:\n%s", out)
 	}
 	// The failover bound (the "failover: predicted" limit runs are judged
