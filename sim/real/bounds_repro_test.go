@@ -28,13 +28,20 @@ import (
 // virtual backend only until a restarted instance kept the latency jitter
 // in force (instance.Jitter): 7.996 s real before, 19.868 s now, 19.866 s
 // virtual.
+// chained-overlap-pauses needs the second suspend to find the slow-clocked
+// instance leading, which depends on who wins each handover: real runs gave
+// 4.288 s once and 0.948 s in another (virtual 4.580 s); with pause's
+// SIGSTOP meaning the overlap (real 3.896 s, virtual 3.946 s) no longer
+// passes the single-instance bound the file demonstrates, so it uses
+// suspend, the frozen clock it was found with.
 // safe-replies-latency-phantom (TTL 863 ms) needs the jittered round trips
 // to straddle a deadline of ~0.8 s: its real runs gave 3.004 s once (the
 // phantom, as the virtual 3.002 s) and 0.883 s and 0.613 s in others; the
 // gate draws its jitter per chunk, not per message: not timed reliably.
 var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
 	"one-way-jittered-latency.yaml": true, "lossy-failover-no-retries.yaml": true,
-	"failover-repeated-resets.yaml": true, "safe-replies-latency-phantom.yaml": true}
+	"failover-repeated-resets.yaml": true, "safe-replies-latency-phantom.yaml": true,
+	"chained-overlap-pauses.yaml": true}
 
 // The schedules that broke a "predicted" limit before the bound modelled
 // their case, on real Redis through real Toxiproxy at scale 1: each must
