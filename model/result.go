@@ -20,6 +20,15 @@ type Result struct {
 	// Backend is what made the run: "real" (redis-server and Toxiproxy,
 	// package sim/real) or "virtual" (the discrete-event model, sim/virtual).
 	Backend string `json:"backend,omitempty"`
+	// BackendAbout says what the backend is and what that means for the
+	// run's figures, in a few words ("redis-server through Toxiproxy,
+	// wall-clock time"); "" when the backend does not say. Reports show
+	// it beside Backend, so that a new backend needs no change of theirs.
+	BackendAbout string `json:"backend_about,omitempty"`
+	// VirtualTime is true when the run's clock was a model's, not the
+	// machine's (the virtual backend): its times are exact, with no
+	// lateness of notifications or faults to measure.
+	VirtualTime bool `json:"virtual_time,omitempty"`
 	// Scenario is the scenario as given (with defaults filled, unscaled).
 	Scenario Scenario `json:"scenario"`
 	// Params are the effective timings of the run (scaled by TimeScale).

@@ -192,7 +192,8 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	a := model.Analyze(tl, p)
 	res := &model.Result{
 		RunID: h.Start.UTC().Format("20060102-150405") + "-observed", Backend: reports.BackendObserve, Scenario: sc,
-		Params: a.Params, TimeScale: 1, Started: h.Start, Elapsed: end.Sub(h.Start), Complete: ended == "complete",
+		BackendAbout: "a live fleet, watched from outside: its published transitions and the lease key; every time is an estimate on Redis's clock, shown with its uncertainty",
+		Params:       a.Params, TimeScale: 1, Started: h.Start, Elapsed: end.Sub(h.Start), Complete: ended == "complete",
 		Timeline: tl, Analysis: a, Observed: obs,
 	}
 	if !res.Complete {

@@ -9,11 +9,14 @@ import (
 	"testing"
 )
 
+// virtualAbout is what the virtual backend says of itself (sim.Describer).
+const virtualAbout = "discrete-event model of Redis, the network and go-redis around the production election.Machine, virtual time"
+
 // A report says which backend made the run: in its facts (Markdown and
 // HTML), its JUnit system-out and its reproducing command.
 func TestBackendLabel(t *testing.T) {
 	res := passing()
-	res.Backend = BackendVirtual
+	res.Backend, res.BackendAbout, res.VirtualTime = "virtual", virtualAbout, true
 	var md bytes.Buffer
 	if err := Markdown(&md, res, Options{}); err != nil {
 		t.Fatal(err)
@@ -37,8 +40,17 @@ func TestBackendLabel(t *testing.T) {
 	if !strings.Contains(j.String(), "backend virtual, seed 7") {
 		t.Errorf("JUnit system-out does not name the backend:\n%s", j.String())
 	}
+	// A backend reports have never heard of is named with its own words,
+	// and its reproducing command names it.
+	res.Backend, res.BackendAbout = "wasm", "instances as WebAssembly modules, wall-clock time"
+	if f := factOf(build(res, Options{}).Facts, "Backend"); f != "wasm (instances as WebAssembly modules, wall-clock time)" {
+		t.Errorf("fact of an unknown backend: %q", f)
+	}
+	if cmd := defaultCommand(res); !strings.HasSuffix(cmd, " --backend wasm") {
+		t.Errorf("reproducing command of an unknown backend: %q", cmd)
+	}
 	// A result from before results named their backend was a real run.
-	res.Backend = ""
+	res.Backend, res.BackendAbout = "", ""
 	if f := build(res, Options{}).Facts; !strings.Contains(factOf(f, "Backend"), "real") {
 		t.Errorf("no backend recorded: fact %q, want real", factOf(f, "Backend"))
 	}
@@ -58,7 +70,7 @@ func factOf(f [][2]string, name string) string {
 func TestSuiteRefused(t *testing.T) {
 	dir := t.TempDir()
 	ok := passing()
-	ok.Backend = BackendVirtual
+	ok.Backend, ok.VirtualTime = "virtual", true
 	runs := []SuiteRun{
 		{Result: ok, Dir: "leader-crash"},
 		{Name: "steady-state", Refused: "virtual: runner mode is not modelled"},
@@ -67,7 +79,8 @@ func TestSuiteRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, "summary.md"))
-	for _, want := range []string{"**PASS**", "1 refused by the backend (not run)", "Backend: virtual.", "| steady-state | **REFUSED** |", "not run: virtual: runner mode is not modelled"} {
+	for _, want := range []string{"**PASS**", "1 refused by the backend (not run)", "Backend: virtual.", "| steady-state | **REFUSED** |", "| exact |", // a run in virtual time measures its lateness exactly
+		"not run: virtual: runner mode is not modelled"} {
 		if !strings.Contains(string(md), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}

@@ -22,7 +22,7 @@ func distResult(seed int64, overlap time.Duration, v model.Verdict) *model.Resul
 // runs arrive in.
 func TestDistributionStreaming(t *testing.T) {
 	build := func(order []int64) []byte {
-		d := NewDistribution(model.Scenario{Name: "x", Seed: 1}, BackendVirtual, 100, func(seed int64, b string) string { return b })
+		d := NewDistribution(model.Scenario{Name: "x", Seed: 1}, "virtual", 100, func(seed int64, b string) string { return b })
 		for _, s := range order {
 			v := model.Pass
 			if s > 98 {

@@ -111,7 +111,8 @@ func fixture() *model.Result {
 		},
 	}
 	res := &model.Result{
-		RunID: "20250102-030405-abcdef",
+		RunID:   "20250102-030405-abcdef",
+		Backend: "real", BackendAbout: "redis-server through Toxiproxy, wall-clock time", // as sim/real says
 		Scenario: model.Scenario{
 			Name: "partition-leader", Description: "Cut the leader off Redis (blackhole) for 15s and watch the takeover.",
 			Seed: 42, Instances: 3, Mode: model.ModeElector, Params: params,

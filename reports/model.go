@@ -128,8 +128,8 @@ func defaultCommand(res *model.Result) string {
 	}
 	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %s",
 		name, res.Seed, strconv.FormatFloat(scale, 'g', -1, 64))
-	if res.Backend == BackendVirtual {
-		cmd += " --backend virtual"
+	if b := backendName(res.Backend); b != BackendReal && res.Observed == nil {
+		cmd += " --backend " + b // the CLI's default is the real one; an observed fleet has none
 	}
 	return cmd
 }
@@ -302,7 +302,7 @@ func (x *ctx) facts() [][2]string {
 		f = append(f, [2]string{"Description", res.Scenario.Description})
 	}
 	f = append(f,
-		[2]string{"Backend", backendFact(res.Backend)},
+		[2]string{"Backend", backendFact(res)},
 		[2]string{"Seed", strconv.FormatInt(res.Seed, 10)},
 		[2]string{"Time scale", strconv.FormatFloat(x.scale, 'g', -1, 64) + scaleNote(x.scale)},
 		[2]string{"Run id", nonEmpty(res.RunID, "—")},
@@ -314,10 +314,11 @@ func (x *ctx) facts() [][2]string {
 	return f
 }
 
-// Backends a result can name (model.Result.Backend).
+// Backends a report names itself: the real one, the CLI's default and the
+// one a result written before results named their backend was made by;
+// and "observe", a live fleet watched from outside (package observe).
 const (
 	BackendReal    = "real"
-	BackendVirtual = "virtual"
 	BackendObserve = "observe"
 )
 
@@ -325,18 +326,13 @@ const (
 // results named their backend was made by the real one, the only one then.
 func backendName(b string) string { return nonEmpty(b, BackendReal) }
 
-// backendFact says which backend made the run and what that means for its
-// figures.
-func backendFact(b string) string {
-	switch b {
-	case BackendReal, "":
-		return "real (redis-server through Toxiproxy, wall-clock time)"
-	case BackendObserve:
-		return "observe (a live fleet, watched from outside: its published transitions and the lease key; every time is an estimate on Redis's clock, shown with its uncertainty)"
-	case BackendVirtual:
-		return "virtual (discrete-event model of Redis, the network and go-redis around the production election.Machine, virtual time; replay the seed on the real backend to confirm a finding)"
+// backendFact says which backend made the run and, in the backend's own
+// words (model.Result.BackendAbout), what that means for its figures.
+func backendFact(res *model.Result) string {
+	if res.BackendAbout == "" {
+		return backendName(res.Backend)
 	}
-	return b
+	return backendName(res.Backend) + " (" + res.BackendAbout + ")"
 }
 
 func scaleNote(k float64) string {

@@ -192,7 +192,7 @@ func buildSuite(runs []SuiteRun) *suite {
 		row.Elapsed = dur(res.Elapsed.Round(time.Millisecond))
 		row.Lateness = "—"
 		switch nl := res.Analysis.Redis.NotificationLateness; {
-		case res.Backend == "virtual":
+		case res.VirtualTime:
 			row.Lateness = "exact"
 		case nl.Count > 0:
 			row.Lateness = "≤ " + dur(nl.Max.Round(100*time.Microsecond))

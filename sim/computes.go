@@ -23,3 +23,19 @@ func Computes(b Backend) bool {
 	c, ok := b.(Computer)
 	return ok && c.Computes()
 }
+
+// Describer is implemented by a backend that says what it is, for reports
+// (model.Result.BackendAbout): a few words on what runs and on what clock.
+type Describer interface {
+	// About describes the backend ("redis-server through Toxiproxy,
+	// wall-clock time").
+	About() string
+}
+
+// About is b's description (Describer), or "" if it gives none.
+func About(b Backend) string {
+	if d, ok := b.(Describer); ok {
+		return d.About()
+	}
+	return ""
+}

@@ -103,20 +103,22 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 		return nil, runErr
 	}
 	res := &model.Result{
-		Backend:   b.Name(),
-		RunID:     rec.RunID,
-		Scenario:  sc,
-		Params:    eff.Params,
-		Seed:      sc.Seed,
-		TimeScale: sc.TimeScale,
-		Versions:  rec.Versions,
-		Started:   rec.Started,
-		Elapsed:   rec.Elapsed,
-		Complete:  runErr == nil,
-		Errors:    rec.Errors,
-		Timeline:  rec.Timeline,
-		Setup:     rec.Setup,
-		Cost:      rec.Cost,
+		Backend:      b.Name(),
+		BackendAbout: About(b),
+		VirtualTime:  Computes(b),
+		RunID:        rec.RunID,
+		Scenario:     sc,
+		Params:       eff.Params,
+		Seed:         sc.Seed,
+		TimeScale:    sc.TimeScale,
+		Versions:     rec.Versions,
+		Started:      rec.Started,
+		Elapsed:      rec.Elapsed,
+		Complete:     runErr == nil,
+		Errors:       rec.Errors,
+		Timeline:     rec.Timeline,
+		Setup:        rec.Setup,
+		Cost:         rec.Cost,
 	}
 	if runErr != nil {
 		res.Incomplete = runErr.Error()

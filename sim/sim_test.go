@@ -86,3 +86,27 @@ func TestRunInterruptedIsIncomplete(t *testing.T) {
 		t.Fatalf("Run = %+v, %v; want the partial result marked incomplete with ctx's error", res, err)
 	}
 }
+
+// describedBackend says what it is and computes: the result carries both,
+// so that reports need not know its name.
+type describedBackend struct{ fakeBackend }
+
+func (describedBackend) About() string  { return "a model, virtual time" }
+func (describedBackend) Computes() bool { return true }
+
+func TestRunRecordsWhatTheBackendSaysOfItself(t *testing.T) {
+	res, err := sim.Run(context.Background(), scenario(), &describedBackend{}, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BackendAbout != "a model, virtual time" || !res.VirtualTime {
+		t.Errorf("about %q, virtual time %v; want the backend's description and virtual time", res.BackendAbout, res.VirtualTime)
+	}
+	res, err = sim.Run(context.Background(), scenario(), &fakeBackend{}, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.BackendAbout != "" || res.VirtualTime {
+		t.Errorf("a backend that says nothing: about %q, virtual time %v", res.BackendAbout, res.VirtualTime)
+	}
+}

@@ -56,7 +56,7 @@ func runDistributions(ctx context.Context, scs []model.Scenario, f runFlags, std
 // histograms.svg/.png and worst/ (the worst run's full report).
 func runDistribution(ctx context.Context, sc model.Scenario, n int, out string, stdout io.Writer, quiet bool) (*reports.Distribution, string, time.Duration, error) {
 	start := time.Now()
-	d := reports.NewDistribution(sc, reports.BackendVirtual, n, func(seed int64, backend string) string {
+	d := reports.NewDistribution(sc, virtual.Backend{}.Name(), n, func(seed int64, backend string) string {
 		return reproduceOn(sc, seed, sc.TimeScale, backend)
 	})
 	// The progress line reads a count of its own: d is Seeds' to update.

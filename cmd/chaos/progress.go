@@ -14,7 +14,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
 )
 
@@ -448,7 +447,7 @@ func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
 // first. A backend that computes (the virtual one) measures exactly:
 // nothing is shown.
 func measurementNote(res *model.Result) string {
-	if sim.Computes(unconfigured(res.Backend)) {
+	if res.VirtualTime {
 		return ""
 	}
 	late, fault := measurementError(res)

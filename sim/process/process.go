@@ -63,6 +63,11 @@ type Backend struct {
 // Name is "process".
 func (Backend) Name() string { return "process" }
 
+// About describes the backend for reports (sim.Describer).
+func (Backend) About() string {
+	return "every instance an agent process, against redis-server through Toxiproxy, wall-clock time"
+}
+
 // ErrNoAgent is Run's error for a Backend without an Agent command.
 var ErrNoAgent = errors.New("process: no agent command (--agent \"CMD ARGS\", or agent: {command: [...]} in the scenario)")
 

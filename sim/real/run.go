@@ -57,6 +57,9 @@ type Backend struct {
 // Name is "real".
 func (Backend) Name() string { return "real" }
 
+// About describes the backend for reports (sim.Describer).
+func (Backend) About() string { return "redis-server through Toxiproxy, wall-clock time" }
+
 // Run runs the scenario on the real backend with o's provider: sim.Run with
 // a Backend. See Backend.Run for what it changes in the process.
 func Run(ctx context.Context, sc model.Scenario, o Options) (*model.Result, error) {

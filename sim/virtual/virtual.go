@@ -192,6 +192,11 @@ func (Backend) Refuses(sc model.Scenario) error { return Refuses(sc) }
 // Computes is true: a run is computed in virtual time (sim.Computer).
 func (Backend) Computes() bool { return true }
 
+// About describes the backend for reports (sim.Describer).
+func (Backend) About() string {
+	return "discrete-event model of Redis, the network and go-redis around the production election.Machine, virtual time; replay the seed on the real backend to confirm a finding"
+}
+
 // Run simulates eff (validated, defaults filled, scaled) in virtual time;
 // see sim.Backend. It never fails, takes no notice of ctx (a run takes
 // milliseconds) and does not call observe: the timeline is whole when Run
