@@ -83,9 +83,6 @@ func (b Backend) Refuses(sc model.Scenario) error {
 		if f.Kind == model.FaultSuspend {
 			return fmt.Errorf("process: faults[%d]: suspend stops the instance's monotonic clock (a VM or host suspend), and a process cannot stop its own: SIGSTOP is pause", i)
 		}
-		if f.Kind == model.FaultLatency && f.Jitter > 0 {
-			return fmt.Errorf("process: faults[%d]: latency jitter is drawn per chunk from the seed in the in-process instance's connection gate; an agent's connection has none (use jitter: 0)", i)
-		}
 	}
 	if err := b.real().Refuses(sc); err != nil {
 		return err

@@ -2,6 +2,7 @@ package process_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -291,5 +292,85 @@ func TestRefusesSuspend(t *testing.T) {
 	err := process.Backend{Agent: []string{"/bin/false"}}.Refuses(e.Scenario)
 	if err == nil || !strings.Contains(err.Error(), "suspend") || !strings.Contains(err.Error(), "monotonic clock") {
 		t.Fatalf("Refuses(suspend) = %v; want a refusal naming suspend and the monotonic clock", err)
+	}
+}
+
+// envSeen is an env.Embedded that hands the test each environment it
+// sets up, so the test can look at the run's proxies.
+type envSeen struct{ seen chan *env.Environment }
+
+func (e envSeen) Environment(ctx context.Context) (*env.Environment, error) {
+	en, err := env.Embedded{}.Environment(ctx)
+	if err == nil {
+		e.seen <- en
+	}
+	return en, err
+}
+
+// TestLatencyJitterOnProcesses: an agent's connection passes no gate of the
+// harness's, so a latency fault with jitter is run, not refused, with
+// Toxiproxy's own jitter: the target's proxy carries Latency ± Jitter in the
+// fault's direction while the fault lasts, and nothing after it.
+func TestLatencyJitterOnProcesses(t *testing.T) {
+	seen := make(chan *env.Environment, 1)
+	b := process.Backend{Agent: chaosAgent(t), Provider: envSeen{seen}}
+	sc := short(model.Fault{At: 500 * time.Millisecond, For: 1500 * time.Millisecond, Kind: model.FaultLatency,
+		Latency: 120 * time.Millisecond, Jitter: 80 * time.Millisecond, Direction: model.DirectionRequests,
+		Target: model.Target{Indexes: []int{1}}})
+	if err := b.Refuses(sc.WithDefaults()); err != nil {
+		t.Fatalf("Refuses: %v; want latency jitter run on processes", err)
+	}
+	applied, healed := make(chan struct{}), make(chan struct{})
+	type found struct {
+		toxics []string
+		err    error
+	}
+	during := make(chan found, 1)
+	go func() {
+		en := <-seen
+		<-applied
+		var f found
+		proxies, err := en.Toxiproxy.Proxies()
+		if err != nil {
+			during <- found{err: err}
+			return
+		}
+		for name, p := range proxies {
+			toxics, err := p.Toxics()
+			if err != nil {
+				f.err = err
+				break
+			}
+			for _, x := range toxics {
+				f.toxics = append(f.toxics, fmt.Sprintf("%s %s %s latency=%v jitter=%v", name, x.Type, x.Stream, x.Attributes["latency"], x.Attributes["jitter"]))
+			}
+		}
+		during <- f
+	}()
+	res, err := sim.Run(context.Background(), sc, b, sim.Options{Observe: func(e model.Event) {
+		switch e.Kind {
+		case model.FaultApplied:
+			close(applied)
+		case model.FaultHealed:
+			close(healed)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors %v", res.Errors)
+	}
+	select {
+	case <-healed:
+	default:
+		t.Fatal("the run ended without healing its latency fault")
+	}
+	f := <-during
+	if f.err != nil {
+		t.Fatalf("reading the toxics: %v", f.err)
+	}
+	if len(f.toxics) != 1 || !strings.Contains(f.toxics[0], "latency upstream latency=120 jitter=80") {
+		t.Fatalf("toxics during the fault: %q; want one latency upstream latency=120 jitter=80 on instance 1's proxy", f.toxics)
 	}
 }

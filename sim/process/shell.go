@@ -466,13 +466,14 @@ func (s *shell) Clock(rate float64, jump time.Duration) error {
 	return nil
 }
 
-// Jitter: an agent's connection has no gate to draw jitter in (Refuses
-// turns such scenarios away); clearing it is a no-op.
+// Jitter: an agent's connection has no gate to draw jitter in, so the
+// latency fault gives its proxy Toxiproxy's own jitter (real.ErrNoJitterGate);
+// clearing it is a no-op.
 func (s *shell) Jitter(requests, replies time.Duration, _ *rand.Rand) error {
 	if requests == 0 && replies == 0 {
 		return nil
 	}
-	return errors.New("an agent's connection has no gate for seeded latency jitter")
+	return real.ErrNoJitterGate
 }
 
 // Dispatch sends the dispatch command.

@@ -265,10 +265,17 @@ func (r *run) partition(targets []int, mode string) (func(), error) {
 	return heal, nil
 }
 
+// ErrNoJitterGate is a Shell's answer to Jitter when its connection passes
+// no gate of the harness's to draw the jitter in (an agent process).
+var ErrNoJitterGate = errors.New("the connection has no gate for seeded latency jitter")
+
 // latency adds Latency ± Jitter to the targets' traffic in the fault's
 // direction(s): Toxiproxy delays every chunk by Latency − Jitter, and the
 // instance's Gate adds a uniform [0, 2×Jitter] per chunk drawn from the
-// scenario's seed (see Gate.SetJitter for why not Toxiproxy's jitter).
+// scenario's seed (see Gate.SetJitter for why not Toxiproxy's jitter). An
+// instance without a gate (ErrNoJitterGate) gets Toxiproxy's own jitter:
+// the same uniform Latency ± Jitter per chunk, but unseeded, so its draws
+// differ from run to run.
 func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 	streams := map[string][]string{
 		model.DirectionBoth:     {"upstream", "downstream"},
@@ -291,20 +298,10 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 			}
 		}
 	}
-	base := f.Latency - f.Jitter
 	for _, i := range targets {
-		for _, p := range r.proxies[i] {
-			for _, s := range streams {
-				name := fmt.Sprintf("latency-%d-%s", id, s)
-				if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": base.Milliseconds(), "jitter": 0}); err != nil {
-					remove()
-					return nil, err
-				}
-				toxics = append(toxics, toxic{p, name})
-			}
-		}
 		// Down or up, the instance gets the jitter: a restart during the
 		// fault keeps it (its new connection is as slow).
+		base, proxyJitter := f.Latency-f.Jitter, time.Duration(0)
 		if in := r.instances[i]; f.Jitter > 0 {
 			var req, rep time.Duration
 			if f.Direction != model.DirectionReplies {
@@ -313,11 +310,25 @@ func (r *run) latency(id int, targets []int, f model.Fault) (func(), error) {
 			if f.Direction != model.DirectionRequests {
 				rep = f.Jitter
 			}
-			if err := in.Jitter(req, rep, rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)<<16|uint64(i)))); err != nil {
+			switch err := in.Jitter(req, rep, rand.New(rand.NewPCG(uint64(r.sc.Seed), uint64(id)<<16|uint64(i)))); {
+			case errors.Is(err, ErrNoJitterGate):
+				base, proxyJitter = f.Latency, f.Jitter
+			case err != nil:
 				remove()
 				return nil, fmt.Errorf("instance %d: %w", i, err)
+			default:
+				jittered = append(jittered, in)
 			}
-			jittered = append(jittered, in)
+		}
+		for _, p := range r.proxies[i] {
+			for _, s := range streams {
+				name := fmt.Sprintf("latency-%d-%s", id, s)
+				if _, err := p.AddToxic(name, "latency", s, 1, toxiclient.Attributes{"latency": base.Milliseconds(), "jitter": proxyJitter.Milliseconds()}); err != nil {
+					remove()
+					return nil, err
+				}
+				toxics = append(toxics, toxic{p, name})
+			}
 		}
 	}
 	return remove, nil

@@ -36,7 +36,10 @@ type Shell interface {
 	// jump (0: none). An error says why it cannot.
 	Clock(rate float64, jump time.Duration) error
 	// Jitter sets the latency jitter added per chunk of requests and
-	// replies, drawn from rng (0, 0, nil: none).
+	// replies, drawn from rng (0, 0, nil: none). A shell whose traffic
+	// passes no gate of the harness's (an agent process) returns
+	// ErrNoJitterGate: the latency fault then asks Toxiproxy for its own,
+	// unseeded jitter.
 	Jitter(requests, replies time.Duration, rng *rand.Rand) error
 	// Dispatch dispatches one task of the workload through the live
 	// incarnation (runner mode), due delay from now.
