@@ -28,9 +28,12 @@ type StarterOptions struct {
 	// Latency is the one-way latency of the latency scenario. Default
 	// min(200ms, TTL/10): slow, but survivable by the spec's renewal.
 	Latency time.Duration
-	// Pause is how long the pause scenario freezes the leader (a GC or VM
+	// Pause is how long the pause scenario stops the leader (a GC or VM
 	// stall). Default 1s.
 	Pause time.Duration
+	// Suspend is how long the suspend scenario suspends the leader's VM or
+	// host (its clock stops too); 0: no suspend scenario.
+	Suspend time.Duration
 	// Instances is how many electors each scenario runs. Default 3.
 	Instances int
 }
@@ -40,7 +43,7 @@ var StarterMetrics = []string{"max_gap", "max_overlap", "stale_leadership"}
 
 // Starter is a suite to check the timings in CI from day one: one scenario
 // per failure mode an elector meets — a leader crash, a graceful stop, each
-// partition mode, latency, a pause and a Redis restart — each on bare
+// partition mode, latency, a pause (and a suspend if sized) and a Redis restart — each on bare
 // electors with the fault on the leader, expecting the limits (or the
 // bound calculator's worst case). Every scenario validates and runs on
 // both backends.
@@ -82,7 +85,12 @@ func Starter(o StarterOptions) ([]model.Scenario, error) {
 	}
 	faults = append(faults,
 		fault{"latency", fmt.Sprintf("Every call of the leader is %v slower each way.", o.Latency), model.Fault{Kind: model.FaultLatency, For: long, Latency: o.Latency, Target: leader}},
-		fault{"pause", fmt.Sprintf("The leader's process is frozen for %v (a GC or VM stall): clock stopped, traffic held.", o.Pause), model.Fault{Kind: model.FaultPause, For: o.Pause, Target: leader}},
+		fault{"pause", fmt.Sprintf("The leader's process is stopped for %v (a GC or VM stall, SIGSTOP): its clock runs on, timers due meanwhile fire at the resume, traffic held.", o.Pause), model.Fault{Kind: model.FaultPause, For: o.Pause, Target: leader}},
+	)
+	if o.Suspend > 0 {
+		faults = append(faults, fault{"suspend", fmt.Sprintf("The leader's VM or host is suspended for %v: its clock stops too, traffic held.", o.Suspend), model.Fault{Kind: model.FaultSuspend, For: o.Suspend, Target: leader}})
+	}
+	faults = append(faults,
 		fault{"redis-restart", "Redis restarts empty: the lease vanishes behind the leader's back.", model.Fault{Kind: model.FaultRedisRestart}},
 	)
 	written := p

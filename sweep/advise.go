@@ -33,8 +33,14 @@ type Envelope struct {
 	// is the worst one-way latency spike to survive (the latency mode).
 	LatencyP99 time.Duration `json:"latency_p99"`
 	LatencyMax time.Duration `json:"latency_max"`
-	// MaxPause is the longest process pause (GC, VM steal, SIGSTOP).
+	// MaxPause is the longest process pause (GC, VM steal, SIGSTOP): the
+	// instance's clock runs on, so its overdue timers fire at the resume.
 	MaxPause time.Duration `json:"max_pause"`
+	// MaxSuspend is the longest suspend of an instance's VM or host (a
+	// live migration's stun, a snapshot, a laptop lid closed): its clock
+	// stops with it, so its renewal fires that much late wherever in the
+	// lease the suspend began (the suspend mode). 0: none.
+	MaxSuspend time.Duration `json:"max_suspend,omitempty"`
 	// MaxClockDrift is how much slower than real time an instance's clock
 	// may run, as a fraction: 0.01 = 1% slow (rate 0.99).
 	MaxClockDrift float64 `json:"max_clock_drift"`
@@ -74,7 +80,7 @@ func (c Constraints) check(e Envelope) error {
 	if e.MaxClockDrift < 0 || e.MaxClockDrift >= 0.99 {
 		probs = append(probs, fmt.Sprintf("clock drift %v; want a fraction from 0 to 0.99 (0.01 = 1%% slow)", e.MaxClockDrift))
 	}
-	if e.LatencyP99 < 0 || e.LatencyMax < 0 || e.MaxPause < 0 || e.RedisDowntime < 0 {
+	if e.LatencyP99 < 0 || e.LatencyMax < 0 || e.MaxPause < 0 || e.MaxSuspend < 0 || e.RedisDowntime < 0 {
 		probs = append(probs, "envelope durations must not be negative")
 	}
 	if len(probs) > 0 {
@@ -255,7 +261,8 @@ type candidate struct {
 }
 
 // envelopeModes are the failure modes the envelope asks to survive, and
-// their fault sizes.
+// their fault sizes (P is the longest pause; modeSize gives the suspend
+// mode its own).
 func envelopeModes(e Envelope) ([]string, model.FaultSize) {
 	modes := []string{model.ModeLeaderCrash, model.ModeGracefulStop, model.ModeRenewError}
 	for _, p := range e.Partitions {
@@ -273,6 +280,9 @@ func envelopeModes(e Envelope) ([]string, model.FaultSize) {
 		modes = append(modes, model.ModePause)
 		size.Pause = e.MaxPause
 	}
+	if e.MaxSuspend > 0 {
+		modes = append(modes, model.ModeSuspend)
+	}
 	if e.MaxClockDrift > 0 {
 		modes = append(modes, model.ModeClockDrift)
 		size.ClockRate = 1 - e.MaxClockDrift
@@ -287,6 +297,16 @@ func envelopeModes(e Envelope) ([]string, model.FaultSize) {
 	return modes, size
 }
 
+// modeSize is the fault size mode is predicted and confirmed with: s, but
+// for the suspend mode P is the envelope's longest suspend (a pause and a
+// suspend share FaultSize.Pause, and an envelope may give both).
+func modeSize(mode string, s model.FaultSize, e Envelope) model.FaultSize {
+	if mode == model.ModeSuspend {
+		s.Pause = e.MaxSuspend
+	}
+	return s
+}
+
 // minReadTimeout: healthy calls must not time out: 3 × the p99 round trip,
 // at least 100ms.
 func minReadTimeout(e Envelope) time.Duration {
@@ -298,7 +318,7 @@ func evaluate(p model.Params, c Constraints, e Envelope, target float64) candida
 	modes, size := envelopeModes(e)
 	cd := candidate{p: p}
 	for _, m := range modes {
-		pr, _ := model.PredictMode(p, m, size)
+		pr, _ := model.PredictMode(p, m, modeSize(m, size, e))
 		cd.preds = append(cd.preds, pr)
 		if pr.MaxGap > cd.gap || cd.gapMode == "" {
 			cd.gap, cd.gapMode = max(cd.gap, pr.MaxGap), m
@@ -625,6 +645,9 @@ func envelopeRelax(c Constraints, e Envelope, target float64) []Relax {
 	if e.MaxPause > 0 {
 		try("pauses", e.MaxPause, func(x *Envelope, v time.Duration) { x.MaxPause = v })
 	}
+	if e.MaxSuspend > 0 {
+		try("suspends", e.MaxSuspend, func(x *Envelope, v time.Duration) { x.MaxSuspend = v })
+	}
 	if e.LatencyMax > 0 {
 		try("latency spikes", e.LatencyMax, func(x *Envelope, v time.Duration) { x.LatencyMax = max(v, x.LatencyP99) })
 	}
@@ -683,6 +706,10 @@ func breaks(p model.Params, c Constraints, e Envelope) ([]Break, string) {
 	ttl := float64(p.TTL)
 	scan("pause", dur(e.MaxPause), float64(e.MaxPause), steps(float64(e.MaxPause)+float64(5*time.Millisecond), 4*ttl, float64(5*time.Millisecond)),
 		func(x *Envelope, v float64) { x.MaxPause = time.Duration(v) }, ms)
+	if e.MaxSuspend > 0 { // only where the envelope has one: it breaks where a pause does
+		scan("suspend", dur(e.MaxSuspend), float64(e.MaxSuspend), steps(float64(e.MaxSuspend)+float64(5*time.Millisecond), 4*ttl, float64(5*time.Millisecond)),
+			func(x *Envelope, v float64) { x.MaxSuspend = time.Duration(v) }, ms)
+	}
 	scan("latency (one way, max)", dur(e.LatencyMax), float64(e.LatencyMax), steps(float64(e.LatencyMax)+float64(time.Millisecond), 2*ttl, float64(time.Millisecond)),
 		func(x *Envelope, v float64) { x.LatencyMax = time.Duration(v) }, ms)
 	scan("clock drift (slow)", fmt.Sprintf("%.3g%%", 100*e.MaxClockDrift), e.MaxClockDrift, steps(e.MaxClockDrift+0.001, 0.98, 0.001),
@@ -727,11 +754,11 @@ func breaks(p model.Params, c Constraints, e Envelope) ([]Break, string) {
 // confirmScenario builds the scenario that exercises one mode of the
 // envelope with the recommended timings.
 func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, bool) {
-	return ModeScenario(mode, p, model.FaultSize{Latency: e.LatencyMax, Pause: e.MaxPause, ClockRate: 1 - e.MaxClockDrift})
+	return ModeScenario(mode, p, modeSize(mode, model.FaultSize{Latency: e.LatencyMax, Pause: e.MaxPause, ClockRate: 1 - e.MaxClockDrift}, e))
 }
 
 // ModeScenario builds a scenario that exercises one failure mode with the
-// timings p and the fault size s (latency, pause, clock rate): three bare
+// timings p and the fault size s (latency, pause or suspend, clock rate): three bare
 // electors, the fault on the leader a TTL in, lasting long enough for the
 // mode's worst case. false: the mode has no fault to inject (renew-error,
 // graceful-stop, failover) or its size is not given.
@@ -754,11 +781,14 @@ func ModeScenario(mode string, p model.Params, s model.FaultSize) (model.Scenari
 			return model.Scenario{}, false
 		}
 		f.Kind, f.For, f.Latency = model.FaultLatency, long, s.Latency.Round(time.Millisecond)
-	case model.ModePause:
+	case model.ModePause, model.ModeSuspend:
 		if s.Pause <= 0 {
 			return model.Scenario{}, false
 		}
 		f.Kind, f.For = model.FaultPause, s.Pause
+		if mode == model.ModeSuspend {
+			f.Kind = model.FaultSuspend
+		}
 	case model.ModeClockDrift:
 		if s.ClockRate <= 0 {
 			return model.Scenario{}, false
@@ -954,8 +984,11 @@ func (a Advice) Markdown() string {
 	if c.NoStaleWrites {
 		w(", no stale writes")
 	}
-	w(".  \n**Envelope:** one-way latency p99 %s, max %s; pauses up to %s; clocks up to %.3g%% slow; partitions: %s; Redis restarts: ",
-		dur(e.LatencyP99), dur(e.LatencyMax), dur(e.MaxPause), 100*e.MaxClockDrift, orNone(strings.Join(e.Partitions, ", ")))
+	w(".  \n**Envelope:** one-way latency p99 %s, max %s; pauses up to %s", dur(e.LatencyP99), dur(e.LatencyMax), dur(e.MaxPause))
+	if e.MaxSuspend > 0 {
+		w("; suspends up to %s", dur(e.MaxSuspend))
+	}
+	w("; clocks up to %.3g%% slow; partitions: %s; Redis restarts: ", 100*e.MaxClockDrift, orNone(strings.Join(e.Partitions, ", ")))
 	if e.RedisRestarts {
 		w("yes (down up to %v)", e.RedisDowntime)
 	} else {

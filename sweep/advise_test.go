@@ -2,10 +2,14 @@ package sweep_test
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -123,5 +127,61 @@ func TestAdviseRejectsBadInput(t *testing.T) {
 	}
 	if _, err := sweep.Advise(context.Background(), sweep.Constraints{MaxGap: time.Second}, sweep.Envelope{Partitions: []string{"blackhoel"}}, sweep.AdviseOptions{}); err == nil {
 		t.Error("unknown partition accepted")
+	}
+}
+
+// TestAdviseSuspend: an envelope with host suspends of up to 8 s beside
+// 1 s pauses gets a suspend row of its own, predicted with P = 8 s (the
+// pause row keeps its 1 s), and the confirming search of the suspend
+// scenario on the virtual backend stays within that bound and comes near
+// it. The starter suite has a suspend scenario of that size.
+func TestAdviseSuspend(t *testing.T) {
+	e := envelope()
+	e.MaxSuspend = 8 * time.Second
+	c := sweep.Constraints{MaxGap: 12 * time.Second, MaxOverlap: sweep.NoLimit, MaxStale: sweep.NoLimit}
+	a, err := sweep.Advise(context.Background(), c, e, sweep.AdviseOptions{Confirm: true, Seeds: 2, Budget: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Feasible {
+		t.Fatalf("not feasible: %+v", a.Relax)
+	}
+	p := a.Params.WithDefaults()
+	modes := map[string]sweep.ModeCheck{}
+	for _, m := range a.Modes {
+		modes[m.Mode] = m
+	}
+	pause, suspend := modes[model.ModePause], modes[model.ModeSuspend]
+	if suspend.Mode == "" || pause.Mode == "" {
+		t.Fatalf("modes %v, want a pause and a suspend row", slices.Collect(maps.Keys(modes)))
+	}
+	want := max(0, e.MaxSuspend+p.TTL/2+p.Jitter()-p.TTL)
+	if suspend.Prediction.MaxOverlap != want || want == 0 {
+		t.Errorf("suspend overlap predicted %v, want P + TTL/2 + jitter - TTL = %v (TTL %v)", suspend.Prediction.MaxOverlap, want, p.TTL)
+	}
+	if pause.Prediction.MaxOverlap >= suspend.Prediction.MaxOverlap {
+		t.Errorf("pause overlap predicted %v, want the 1s pause's, below the 8s suspend's %v", pause.Prediction.MaxOverlap, suspend.Prediction.MaxOverlap)
+	}
+	m := suspend.Measured
+	if m == nil {
+		t.Fatal("suspend not confirmed")
+	}
+	t.Logf("suspend (TTL %v): overlap %v of %v, gap %v of %v, %d runs", p.TTL, m.MaxOverlap, want, m.MaxGap, suspend.Prediction.MaxGap, m.Runs)
+	if len(m.Exceeds) > 0 || m.MaxOverlap > want || m.MaxGap > suspend.Prediction.MaxGap {
+		t.Errorf("suspend measured above its bound: %v", m.Exceeds)
+	}
+	if m.MaxOverlap < want*95/100 {
+		t.Errorf("suspend overlap %v, want within 5%% of its bound %v", m.MaxOverlap, want)
+	}
+	if md := a.Markdown(); !strings.Contains(md, "suspends up to 8s") || !strings.Contains(md, model.ModeSuspend) {
+		t.Errorf("markdown lacks the suspend envelope or row:\n%s", md)
+	}
+	suite, err := scenarios.Starter(a.Starter())
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := slices.IndexFunc(suite, func(sc model.Scenario) bool { return sc.Name == "suspend" })
+	if i < 0 || suite[i].Faults[0].Kind != model.FaultSuspend || suite[i].Faults[0].For != e.MaxSuspend {
+		t.Errorf("starter suite has no 8s suspend scenario (index %d)", i)
 	}
 }

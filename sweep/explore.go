@@ -1063,7 +1063,7 @@ func (l *lane) align(budget int) error {
 			}
 			for k, r := range l.s.Vary {
 				if r.Param != ParamFor && !(r.Param == ParamPartition && f.Kind == model.FaultPartition) &&
-					!(r.Param == ParamPause && f.Kind == model.FaultPause) {
+					!(r.Param == ParamPause && stopsInstance(f)) {
 					continue
 				}
 				for _, m := range moments {

@@ -20,7 +20,7 @@ const (
 	ParamReadTimeout = "read_timeout" // Client.ReadTimeout and WriteTimeout
 	ParamMaxRetries  = "max_retries"  // Client.MaxRetries; 0 = no retries (as in scenario files)
 	ParamSafe        = "safe"         // Params.Safe: false (spec mode) or true
-	ParamPause       = "pause"        // For of every pause fault
+	ParamPause       = "pause"        // For of every pause and suspend fault (both P in the bounds)
 	ParamLatency     = "latency"      // Latency of every latency fault
 	ParamClockRate   = "clock_rate"   // Rate of every clock-drift fault
 	ParamPartition   = "partition"    // For of every partition fault
@@ -207,13 +207,21 @@ func (g Grid) Check() error {
 	return nil
 }
 
+// stopsInstance reports whether the pause axis sizes f: a pause (SIGSTOP,
+// a GC) or a suspend (a VM or host suspend, its clock stopped too). The
+// bounds take both as the same P (model.FaultSize.Pause), so one axis sizes
+// both, as one --pause sizes both in chaos bounds.
+func stopsInstance(f model.Fault) bool {
+	return f.Kind == model.FaultPause || f.Kind == model.FaultSuspend
+}
+
 // needsFault says why a fault-size axis cannot apply to sc ("" if it can).
 func needsFault(sc model.Scenario, param string) string {
 	has := func(ok func(model.Fault) bool) bool { return slices.ContainsFunc(sc.Faults, ok) }
 	switch param {
 	case ParamPause:
-		if !has(func(f model.Fault) bool { return f.Kind == model.FaultPause }) {
-			return "pause: the base scenario has no pause fault to size"
+		if !has(stopsInstance) {
+			return "pause: the base scenario has no pause or suspend fault to size"
 		}
 	case ParamLatency:
 		if !has(func(f model.Fault) bool { return f.Kind == model.FaultLatency }) {
@@ -337,7 +345,7 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 		case ParamSafe:
 			p.Safe = v.b
 		case ParamPause:
-			faults(func(f model.Fault) bool { return f.Kind == model.FaultPause }, func(f *model.Fault) { f.For = v.d })
+			faults(stopsInstance, func(f *model.Fault) { f.For = v.d })
 		case ParamLatency:
 			faults(func(f model.Fault) bool { return f.Kind == model.FaultLatency }, func(f *model.Fault) {
 				f.Latency, f.Jitter = v.d, min(f.Jitter, v.d)

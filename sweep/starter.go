@@ -5,7 +5,7 @@ import "github.com/leaselab/leaselab/scenarios"
 // Starter is the starter suite that keeps checking an advice in CI: the
 // recommended timings, the constraints as limits for the failure modes of
 // the envelope (the others expect the bound calculator's worst case), and
-// the envelope's latency and pause as the faults' sizes.
+// the envelope's latency, pause and suspend as the faults' sizes.
 func (a Advice) Starter() scenarios.StarterOptions {
 	modes, size := envelopeModes(a.Envelope.withDefaults())
 	o := scenarios.StarterOptions{
@@ -14,6 +14,7 @@ func (a Advice) Starter() scenarios.StarterOptions {
 		Within:  modes,
 		Latency: size.Latency,
 		Pause:   size.Pause,
+		Suspend: a.Envelope.MaxSuspend,
 	}
 	if a.Constraints.MaxOverlap != NoLimit {
 		o.Limits["max_overlap"] = dur(a.Constraints.MaxOverlap)

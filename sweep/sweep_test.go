@@ -29,7 +29,7 @@ func TestParseGridErrors(t *testing.T) {
 		"testdata/bad.yaml:7: sweep.axes.ttl: 2s is given twice (first on line 7)",
 		"testdata/bad.yaml:8: sweep.axes.read_timeout.to: is below from",
 		"testdata/bad.yaml:9: sweep.axes.max_retries: \"many\"",
-		"testdata/bad.yaml:10: sweep.axes.pause: the base scenario has no pause fault to size",
+		"testdata/bad.yaml:10: sweep.axes.pause: the base scenario has no pause or suspend fault to size",
 		"testdata/bad.yaml:11: sweep.axes: unknown key \"wiat\"",
 	}
 	msg := err.Error()
@@ -348,5 +348,45 @@ func TestBoundFailuresApart(t *testing.T) {
 	}
 	if failing == 0 {
 		t.Errorf("no cell failed its phase-specific expectation: the test proves nothing")
+	}
+}
+
+// The pause axis sizes a suspend fault too (both are P in the bounds): a
+// grid over the suspend built-in stops the leader for each value, and each
+// cell's overlap is within its own bound, P + TTL/2 + jitter - TTL. The
+// 10 s cell overlaps longer than the built-in's 8 s suspend can (5.505 s).
+func TestPauseAxisSizesSuspend(t *testing.T) {
+	e, ok := scenarios.Lookup("suspend")
+	if !ok {
+		t.Fatal("no suspend built-in")
+	}
+	sizes := []time.Duration{4 * time.Second, 10 * time.Second}
+	g := sweep.Grid{Name: "suspend", Base: e.Scenario, Seeds: 2, Axes: []sweep.Axis{sweep.Durations(sweep.ParamPause, sizes...)}}
+	for i, p := range sizes {
+		sc, err := g.Scenario(i, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := sc.Faults[0]; f.Kind != model.FaultSuspend || f.For != p {
+			t.Errorf("cell %d: fault %s for %v, want suspend for %v", i, f.Kind, f.For, p)
+		}
+	}
+	r, err := sweep.Run(context.Background(), g, sweep.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.Scenario.Params.WithDefaults()
+	bound := func(pause time.Duration) time.Duration { return pause + p.TTL/2 + p.Jitter() - p.TTL }
+	for i, c := range r.Cells {
+		t.Logf("suspend %v: overlap %v, predicted %v", c.Values, c.Overlap.Max, c.Predicted.MaxOverlap)
+		if c.Predicted.MaxOverlap != bound(sizes[i]) {
+			t.Errorf("suspend %v: predicted overlap %v, want P + TTL/2 + jitter - TTL = %v", c.Values, c.Predicted.MaxOverlap, bound(sizes[i]))
+		}
+		if c.Overlap.Max > c.Predicted.MaxOverlap || c.BoundFailures > 0 {
+			t.Errorf("suspend %v: overlap %v above its bound %v (%d bound failures)", c.Values, c.Overlap.Max, c.Predicted.MaxOverlap, c.BoundFailures)
+		}
+	}
+	if last := r.Cells[len(r.Cells)-1]; last.Overlap.Max <= bound(e.Scenario.Faults[0].For) {
+		t.Errorf("suspend 10s: overlap %v, want above the 8s suspend's bound %v: the axis did not size the fault", last.Overlap.Max, bound(e.Scenario.Faults[0].For))
 	}
 }

@@ -204,6 +204,7 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	fs.DurationVar(&e.LatencyP99, "latency-p99", 0, "p99 one-way latency to Redis in normal operation")
 	fs.DurationVar(&e.LatencyMax, "latency-max", 0, "worst one-way latency spike to survive")
 	fs.DurationVar(&e.MaxPause, "max-pause", 0, "longest process pause (GC, VM steal, SIGSTOP)")
+	fs.DurationVar(&e.MaxSuspend, "max-suspend", 0, "longest VM or host suspend (the instance's clock stops too)")
 	fs.Float64Var(&e.MaxClockDrift, "max-drift", 0, "how much slower than real time a clock may run, a fraction (0.01 = 1%)")
 	fs.StringVar(&partitions, "partitions", "", "partition modes to survive, comma-separated: blackhole, refuse, reset, blackhole-requests, blackhole-replies")
 	fs.BoolVar(&e.RedisRestarts, "redis-restarts", false, "Redis may restart empty (the lease is lost)")
