@@ -84,3 +84,35 @@ type Cost struct {
 	// CPUPerInstancePercent is CPU / elapsed / instances, in percent of one core.
 	CPUPerInstancePercent float64 `json:"cpu_per_instance_percent"`
 }
+
+// Findings are the spec claims the run measured not held: a disagreement
+// with the spec, whatever the verdict (which only StrictClaims makes them
+// part of).
+func (res *Result) Findings() []Claim {
+	var out []Claim
+	for _, c := range res.Analysis.Claims {
+		if c.Verdict == NotHeld {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// FaultLateness is how late the worst fault was applied against its
+// schedule (the scenario's At, scaled by the run's time scale): with the
+// notification lateness, the measurement error of a run in wall-clock time.
+func (res *Result) FaultLateness() time.Duration {
+	k := res.TimeScale
+	if k == 0 {
+		k = 1
+	}
+	var late time.Duration
+	for _, e := range res.Timeline {
+		if e.Kind != FaultApplied || e.FaultID < 0 || e.FaultID >= len(res.Scenario.Faults) {
+			continue
+		}
+		want := time.Duration(float64(res.Scenario.Faults[e.FaultID].At) * k)
+		late = max(late, e.At-want)
+	}
+	return late
+}

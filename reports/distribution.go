@@ -372,6 +372,9 @@ const (
 	FileDistHTML = "distribution.html"
 	FileDistSVG  = "histograms.svg"
 	FileDistPNG  = "histograms.png"
+	// DirDistWorst is where a written distribution keeps its worst run's
+	// full report.
+	DirDistWorst = "worst"
 )
 
 // WriteDistribution writes distribution.json, distribution.md,

@@ -13,6 +13,9 @@
 // for the same input, whatever GOMAXPROCS, and Merge of the shards of a
 // sweep equals the unsharded sweep byte for byte.
 //
-// Package sweep is orchestration only: it imports model, virtual and
-// scenarios, and nothing of the real backend.
+// Seeds runs one scenario over many seeds into a reports.Distribution (chaos
+// run --runs N).
+//
+// Package sweep is orchestration only: it imports model, sim, virtual,
+// scenarios and reports, and nothing of the real backend.
 package sweep

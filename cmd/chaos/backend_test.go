@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -42,16 +41,5 @@ func TestSuiteOnTheScenariosBackendSaysWhich(t *testing.T) {
 	// Rounded to the second, two computed runs would show "in 0s".
 	if !regexp.MustCompile(`suite: 2 scenarios on the virtual backend in ([0-9]+ms|[0-9]+\.[0-9]+s);`).MatchString(out) {
 		t.Fatalf("the suite line does not say the virtual backend, to the millisecond:\n%s", out)
-	}
-}
-
-// The verdict line's measurement note is for a run in wall-clock time: a
-// run in virtual time measures exactly and shows none, whatever its
-// backend's name.
-func TestMeasurementNoteOnlyForWaitingBackends(t *testing.T) {
-	for _, virtualTime := range []bool{false, true} {
-		if got := measurementNote(&model.Result{Backend: "any", VirtualTime: virtualTime}) != ""; got == virtualTime {
-			t.Errorf("virtual time %v: a measurement note %v, want %v", virtualTime, got, !virtualTime)
-		}
 	}
 }

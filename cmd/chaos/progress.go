@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
-	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -14,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/reports/live"
 	"github.com/leaselab/leaselab/sim/env"
 )
 
@@ -221,10 +220,11 @@ func (p *progress) eta() time.Duration {
 	var longest time.Duration
 	for _, t := range p.tracks {
 		t.mu.Lock()
-		if t.running {
-			longest = max(longest, t.total-t.now)
-		}
+		running := t.running
 		t.mu.Unlock()
+		if running {
+			longest = max(longest, t.run.Left())
+		}
 	}
 	return max(longest, p.queued/time.Duration(p.parallel)).Round(time.Second)
 }
@@ -238,30 +238,27 @@ func fit(s string, width int) string {
 	return string(r[:width-1]) + "…"
 }
 
-// track follows one scenario's run through its events.
+// track follows one scenario's run through its events (live.Run) and
+// whether it is still running.
 type track struct {
-	p     *progress
-	name  string
-	total time.Duration
+	p   *progress
+	run *live.Run
 
 	mu      sync.Mutex
 	running bool
-	now     time.Duration
-	leaders map[int]bool
-	faults  map[int]string
 }
 
 func (p *progress) start(sc model.Scenario) *track {
-	t := &track{p: p, name: sc.Name, total: sc.Length(), leaders: map[int]bool{}, faults: map[int]string{}, running: true}
+	t := &track{p: p, run: live.NewRun(sc), running: true}
 	p.mu.Lock()
 	p.tracks = append(p.tracks, t)
-	p.queued = max(p.queued-t.total, 0)
+	p.queued = max(p.queued-t.run.Total, 0)
 	p.mu.Unlock()
 	if !p.quiet && !p.live {
 		if p.virtual {
-			p.printf("%s: started (%v of virtual time)\n", sc.Name, t.total.Round(time.Second))
+			p.printf("%s: started (%v of virtual time)\n", sc.Name, t.run.Total.Round(time.Second))
 		} else {
-			p.printf("%s: started (%v)\n", sc.Name, t.total.Round(time.Second))
+			p.printf("%s: started (%v)\n", sc.Name, t.run.Total.Round(time.Second))
 		}
 	}
 	return t
@@ -269,78 +266,26 @@ func (p *progress) start(sc model.Scenario) *track {
 
 // observe is the run's Observe hook: it must be fast.
 func (t *track) observe(e model.Event) {
-	t.mu.Lock()
-	t.now = e.At
-	switch e.Kind {
-	case model.LeaderGained:
-		t.leaders[e.Instance] = true
-	case model.LeaderLost, model.InstanceCrashed, model.InstanceStopped:
-		delete(t.leaders, e.Instance)
-	case model.FaultApplied:
-		t.faults[e.FaultID] = fmt.Sprintf("%s %v", e.Fault, e.Target)
-	case model.FaultHealed:
-		delete(t.faults, e.FaultID)
-	}
-	t.mu.Unlock()
+	t.run.Observe(e)
 	if t.p.quiet {
 		return
 	}
 	if t.p.verbose {
-		t.p.printf("%s\n", strings.TrimRight(fmt.Sprintf("%s %9s %-16s %s", t.name, e.At.Round(time.Millisecond), e.Kind, eventText(e)), " "))
+		t.p.printf("%s\n", live.EventLine(t.run.Name, e))
 	} else if !t.p.live && (e.Kind == model.FaultApplied || e.Kind == model.FaultHealed) {
-		t.p.printf("%s\n", strings.TrimRight(fmt.Sprintf("%s %9s %s %s %v %s", t.name, e.At.Round(time.Millisecond), e.Kind, e.Fault, e.Target, e.Detail), " "))
+		t.p.printf("%s\n", live.FaultLine(t.run.Name, e))
 	}
 }
 
-func eventText(e model.Event) string {
-	var b strings.Builder
-	if e.Instance >= 0 {
-		fmt.Fprintf(&b, "#%d ", e.Instance)
-	}
-	for _, kv := range [][2]string{{"id", short(e.ID)}, {"holder", short(e.Holder)}, {"fault", e.Fault}, {"chore", e.Chore}, {"task", e.Task}, {"err", e.Err}, {"", e.Detail}} {
-		if kv[1] == "" {
-			continue
-		}
-		if kv[0] != "" {
-			b.WriteString(kv[0] + "=")
-		}
-		b.WriteString(kv[1] + " ")
-	}
-	return strings.TrimSpace(b.String())
-}
-
-func short(id string) string {
-	if len(id) > 8 {
-		return id[:8]
-	}
-	return id
-}
-
+// status is the run's line while it runs, "" after.
 func (t *track) status() string {
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if !t.running {
+	running := t.running
+	t.mu.Unlock()
+	if !running {
 		return ""
 	}
-	var leaders []string
-	for i := range t.leaders {
-		leaders = append(leaders, fmt.Sprint(i))
-	}
-	sort.Strings(leaders)
-	leader := "none"
-	if len(leaders) > 0 {
-		leader = "#" + strings.Join(leaders, ",#")
-	}
-	var faults []string
-	for _, f := range t.faults {
-		faults = append(faults, f)
-	}
-	sort.Strings(faults)
-	fs := "none"
-	if len(faults) > 0 {
-		fs = strings.Join(faults, "; ")
-	}
-	return fmt.Sprintf("%s %v/%v leader %s faults %s", t.name, t.now.Round(time.Second), t.total.Round(time.Second), leader, fs)
+	return t.run.Status()
 }
 
 // finish marks the track done and counts its outcome as one of the
@@ -360,7 +305,7 @@ func (t *track) finish(count *int, finding bool) {
 // refused prints why the backend refused the scenario.
 func (t *track) refused(err error) {
 	t.finish(&t.p.other, false)
-	t.p.printf("%s: REFUSED, not run: %v\n", t.name, err)
+	t.p.printf("%s: REFUSED, not run: %v\n", t.run.Name, err)
 }
 
 // done prints the scenario's verdict line: the verdict, the findings (spec
@@ -371,13 +316,13 @@ func (t *track) done(res *model.Result, err error) {
 		t.finish(&t.p.failed, false)
 		if !errors.Is(err, env.ErrEnvironment) || t.p.verbose {
 			// An environment error ends the command with one message.
-			t.p.printf("%s: ERROR %v\n", t.name, err)
+			t.p.printf("%s: ERROR %v\n", t.run.Name, err)
 		}
 	case !res.Complete:
 		t.finish(&t.p.other, false)
-		t.p.printf("%s: INCOMPLETE (%s)\n", t.name, res.Incomplete)
+		t.p.printf("%s: INCOMPLETE (%s)\n", t.run.Name, res.Incomplete)
 	default:
-		n := len(findings(res))
+		n := len(res.Findings())
 		switch {
 		case err != nil:
 			t.finish(&t.p.failed, n > 0)
@@ -388,17 +333,8 @@ func (t *track) done(res *model.Result, err error) {
 		default:
 			t.finish(&t.p.unknown, n > 0)
 		}
-		s := res.Analysis.Summary
-		t.p.printf("%s: %s  max gap %v, max overlap %v, failover max %v, stale max %v%s\n", t.name, verdictText(res),
-			ms(s.MaxGap), ms(s.MaxOverlap), ms(s.Failover.Max), ms(s.MaxStale), measurementNote(res))
-		for _, r := range res.Reasons {
-			t.p.printf("  %s: %s\n", res.Verdict, r)
-		}
-		for _, e := range res.Errors {
-			t.p.printf("  harness error: %s\n", e)
-		}
-		if err != nil {
-			t.p.printf("  ERROR: %v\n", err)
+		for _, l := range live.VerdictLines(t.run.Name, res, err) {
+			t.p.printf("%s\n", l)
 		}
 	}
 }
@@ -409,70 +345,4 @@ func (p *progress) notStarted(name string) {
 	p.other++
 	p.mu.Unlock()
 	p.printf("%s: NOT STARTED (interrupted)\n", name)
-}
-
-// verdictText is the verdict as the terminal shows it: "PASS", or
-// "PASS · 1 finding" when a spec claim did not hold in a run that met its
-// expectations, so that neither hides the other.
-func verdictText(res *model.Result) string {
-	v := strings.ToUpper(string(res.Verdict))
-	switch n := len(findings(res)); n {
-	case 0:
-		return v
-	case 1:
-		return v + " · 1 finding"
-	default:
-		return fmt.Sprintf("%s · %d findings", v, n)
-	}
-}
-
-// findings are the spec claims the run measured not held.
-func findings(res *model.Result) []model.Claim {
-	var out []model.Claim
-	for _, c := range res.Analysis.Claims {
-		if c.Verdict == model.NotHeld {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// ms rounds a duration to the millisecond for the terminal.
-func ms(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-
-// measurementNote is the run's measurement error, as the verdict line
-// shows it: the real backend's keyspace-notification lateness (how late
-// the Redis lane saw the key change) and how late faults were injected
-// against their schedule. Parallel runs that starve the machine show here
-// first. A backend that computes (the virtual one) measures exactly:
-// nothing is shown.
-func measurementNote(res *model.Result) string {
-	if res.VirtualTime {
-		return ""
-	}
-	late, fault := measurementError(res)
-	n := "none timed"
-	if res.Analysis.Redis.NotificationLateness.Count > 0 {
-		n = fmt.Sprintf("≤ %v late", ms(late))
-	}
-	stamps := ""
-	if sl := res.Analysis.StampLateness; sl.Count > 0 {
-		stamps = fmt.Sprintf(", agent lines stamped ≤ %v late (median %v)", ms(sl.Max), ms(sl.Median))
-	}
-	return fmt.Sprintf("; measurement error: notifications %s, faults ≤ %v late%s", n, ms(fault), stamps)
-}
-
-// measurementError is the worst keyspace-notification lateness and the
-// worst lateness of a fault injection against its (scaled) schedule.
-func measurementError(res *model.Result) (notify, fault time.Duration) {
-	notify = res.Analysis.Redis.NotificationLateness.Max
-	k := nonZero(res.TimeScale)
-	for _, e := range res.Timeline {
-		if e.Kind != model.FaultApplied || e.FaultID < 0 || e.FaultID >= len(res.Scenario.Faults) {
-			continue
-		}
-		want := time.Duration(float64(res.Scenario.Faults[e.FaultID].At) * k)
-		fault = max(fault, e.At-want)
-	}
-	return notify, fault
 }

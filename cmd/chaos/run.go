@@ -18,6 +18,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/reports/live"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
@@ -817,67 +818,6 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, ", %d refused (not run; each says why above)", refused)
 	}
 	fmt.Fprintf(stdout, "; summary: %s\n", filepath.Join(f.out, "index.html"))
-	printTotals(stdout, runs)
+	live.Totals(stdout, suite)
 	return verdict(ctx, runs)
-}
-
-// printTotals ends a suite's output: the counts, then the findings — every
-// spec claim a run measured not held, per scenario, in one short block.
-func printTotals(w io.Writer, runs []outcome) {
-	var passed, failed, unknown, incomplete, notStarted, refused, withFindings int
-	type line struct{ name, text string }
-	var found []line
-	for _, o := range runs {
-		switch {
-		case o.NotStarted:
-			notStarted++
-			continue
-		case o.Refused != nil:
-			refused++
-			continue
-		case o.Result == nil || o.Err != nil && o.Result.Complete:
-			failed++
-		case !o.Result.Complete:
-			incomplete++
-		case o.Result.Verdict == model.Pass:
-			passed++
-		case o.Result.Verdict == model.Fail:
-			failed++
-		default:
-			unknown++
-		}
-		if o.Result == nil {
-			continue
-		}
-		fs := findings(o.Result)
-		if len(fs) > 0 {
-			withFindings++
-		}
-		for _, c := range fs {
-			found = append(found, line{named(o.Scenario).Name, reports.ShortFinding(c)})
-		}
-	}
-	fmt.Fprintf(w, "%d scenarios: %d passed, %d failed, %d unknown, %d incomplete", len(runs), passed, failed, unknown, incomplete)
-	if notStarted > 0 {
-		fmt.Fprintf(w, ", %d not started", notStarted)
-	}
-	if refused > 0 {
-		fmt.Fprintf(w, ", %d refused", refused)
-	}
-	if withFindings > 0 {
-		fmt.Fprintf(w, "; %d with findings", withFindings)
-	}
-	fmt.Fprintln(w)
-	if len(found) == 0 {
-		fmt.Fprintln(w, "findings: none (every spec claim a run exercised held)")
-		return
-	}
-	fmt.Fprintf(w, "findings (%d spec claims not held):\n", len(found))
-	width := 0
-	for _, l := range found {
-		width = max(width, len(l.name))
-	}
-	for _, l := range found {
-		fmt.Fprintf(w, "  %-*s  %s\n", width, l.name, l.text)
-	}
 }
