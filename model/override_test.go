@@ -43,3 +43,26 @@ func TestValidTimeScale(t *testing.T) {
 		t.Error("ValidTimeScale(NaN) = true")
 	}
 }
+
+// A suite's scenarios pick its backend only when they all name the same.
+func TestSharedBackend(t *testing.T) {
+	for _, c := range []struct {
+		backends []string
+		want     string
+	}{
+		{nil, ""},
+		{[]string{"virtual"}, "virtual"},
+		{[]string{"process", "process"}, "process"},
+		{[]string{"process", ""}, ""},
+		{[]string{"", "virtual"}, ""},
+		{[]string{"real", "virtual"}, ""},
+	} {
+		var scs []Scenario
+		for _, b := range c.backends {
+			scs = append(scs, Scenario{Backend: b})
+		}
+		if got := SharedBackend(scs); got != c.want {
+			t.Errorf("SharedBackend(%q) = %q, want %q", c.backends, got, c.want)
+		}
+	}
+}

@@ -82,6 +82,20 @@ type Agent struct {
 // Backends a scenario may name.
 var Backends = []string{"real", "virtual", "process"}
 
+// SharedBackend is the backend every scenario of a suite names, which runs
+// them when the caller names none; "" when one names none or they differ
+// (the caller's default then).
+func SharedBackend(scs []Scenario) string {
+	b := ""
+	for i, sc := range scs {
+		if i > 0 && sc.Backend != b {
+			return ""
+		}
+		b = sc.Backend
+	}
+	return b
+}
+
 // Mode selects what an instance is.
 type Mode string
 

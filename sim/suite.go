@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"runtime"
 	"sync"
 	"time"
 
@@ -15,11 +16,13 @@ import (
 type Suite struct {
 	// Backend runs every scenario. Required.
 	Backend Backend
-	// Parallel is how many scenarios run at once. 0: all at once.
+	// Parallel is how many scenarios run at once. 0: DefaultParallel.
 	Parallel int
 	// Stagger separates the starts of the first wave (the first Parallel
 	// scenarios): environments that all come up at once contend for the
-	// CPU, which moves a real run's phase-dependent figures. 0: no stagger.
+	// CPU, which moves a real run's phase-dependent figures. 0:
+	// DefaultStagger for a backend whose runs wait, none for one that
+	// computes (it has no environment); negative: none.
 	Stagger time.Duration
 	// Start, if not nil, is called as each scenario starts, on the run's
 	// goroutine, with its index; what it returns observes that run.
@@ -27,6 +30,35 @@ type Suite struct {
 	// NotStarted, if not nil, is called for each scenario still queued when
 	// ctx is cancelled, in order, as the suite stops starting them.
 	NotStarted func(i int, sc model.Scenario)
+}
+
+// PerCPU is how many scenarios a suite runs at once per core by default
+// on a backend whose runs wait (DefaultParallel). Runs mostly wait on
+// timers: measured on 2 cores (docs/cli.md, "Suites and parallelism"),
+// the 25 built-ins on the real backend all at once took 37.6 s (12 at a
+// time: 75.8 s; 4: 188 s) and 18.9 s of CPU, a quarter of the machine,
+// with notification lateness ≤ 10.2 ms (≤ 11.2 ms at 4) and faults
+// ≤ 21 ms late (≤ 29 ms at 4). 16 per core keeps the CPU near half the
+// machine, the limit chosen from that measurement.
+const PerCPU = 16
+
+// DefaultStagger separates the starts of the first wave on a backend whose
+// runs wait (Suite.Stagger). Measured (docs/cli.md, "Suites and
+// parallelism"): 25 real environments coming up at once took 1.3–1.8 s
+// each instead of ~50 ms, and the CPU contention spread the instances'
+// start-up, which moved phase-dependent figures (leader-stop's gap
+// 0.02–0.08 s instead of 5.74 s). 150 ms apart, setup stays ≤ 55 ms and
+// the figures are those of 4 at a time; the suite takes 39 s instead of 38.
+const DefaultStagger = 150 * time.Millisecond
+
+// DefaultParallel is how many of n scenarios a suite runs at once on b by
+// default: on a backend that computes (Computes), one per core; on one
+// whose runs wait, PerCPU per core.
+func DefaultParallel(b Backend, n int) int {
+	if Computes(b) {
+		return min(n, runtime.GOMAXPROCS(0))
+	}
+	return min(n, PerCPU*runtime.GOMAXPROCS(0))
 }
 
 // RunObserver watches one run of a suite. Nil fields observe nothing.
@@ -62,7 +94,11 @@ type SuiteRun struct {
 func (s Suite) Run(ctx context.Context, scs []model.Scenario) []SuiteRun {
 	parallel := s.Parallel
 	if parallel <= 0 {
-		parallel = len(scs)
+		parallel = max(DefaultParallel(s.Backend, len(scs)), 1)
+	}
+	stagger := s.Stagger
+	if stagger == 0 && !Computes(s.Backend) {
+		stagger = DefaultStagger
 	}
 	out := make([]SuiteRun, len(scs))
 	sem := make(chan struct{}, parallel)
@@ -87,9 +123,9 @@ func (s Suite) Run(ctx context.Context, scs []model.Scenario) []SuiteRun {
 			defer func() { <-sem }()
 			out[i] = s.runOne(ctx, i, sc)
 		}()
-		if s.Stagger > 0 && i < len(scs)-1 && i < parallel-1 {
+		if stagger > 0 && i < len(scs)-1 && i < parallel-1 {
 			// The first wave one by one (see Stagger).
-			t := time.NewTimer(s.Stagger)
+			t := time.NewTimer(stagger)
 			select {
 			case <-t.C:
 			case <-ctx.Done():

@@ -3,9 +3,11 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim"
@@ -158,5 +160,48 @@ func TestSeeds(t *testing.T) {
 	err = sim.Seeds(context.Background(), sc, b, 20, 2, func(*model.Result) {})
 	if err == nil || !strings.Contains(err.Error(), "s seed 13: no environment") {
 		t.Errorf("a run that cannot start: %v", err)
+	}
+}
+
+// By default a suite runs one scenario per core on a backend that
+// computes, PerCPU per core on one that waits, never more than it has.
+func TestDefaultParallel(t *testing.T) {
+	cores := runtime.GOMAXPROCS(0)
+	waits, computes := &fakeBackend{}, &describedBackend{}
+	if got := sim.DefaultParallel(waits, 1000); got != sim.PerCPU*cores {
+		t.Errorf("waiting backend: %d at once, want %d", got, sim.PerCPU*cores)
+	}
+	if got := sim.DefaultParallel(computes, 1000); got != cores {
+		t.Errorf("computing backend: %d at once, want %d", got, cores)
+	}
+	if got := sim.DefaultParallel(waits, 1); got != 1 {
+		t.Errorf("one scenario: %d at once", got)
+	}
+}
+
+// stampBackend records when each run started.
+type stampBackend struct {
+	fakeBackend
+	mu     sync.Mutex
+	starts []time.Time
+}
+
+func (b *stampBackend) Run(context.Context, model.Scenario, func(model.Event)) (*sim.Recording, error) {
+	b.mu.Lock()
+	b.starts = append(b.starts, time.Now())
+	b.mu.Unlock()
+	return &sim.Recording{}, nil
+}
+
+// On a backend whose runs wait, the first wave starts DefaultStagger apart
+// unless Stagger says otherwise.
+func TestSuiteDefaultStagger(t *testing.T) {
+	b := &stampBackend{}
+	sim.Suite{Backend: b}.Run(context.Background(), named("a", "b"))
+	if len(b.starts) != 2 {
+		t.Fatalf("%d runs started, want 2", len(b.starts))
+	}
+	if d := b.starts[1].Sub(b.starts[0]); d < sim.DefaultStagger {
+		t.Errorf("second start %v after the first; want at least DefaultStagger (%v)", d, sim.DefaultStagger)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 
@@ -338,7 +337,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	}
 	if !f.set["backend"] {
 		// Without --backend, the scenarios' own backend: if they agree.
-		if b := scenarioBackend(scs); b != "" {
+		if b := model.SharedBackend(scs); b != "" {
 			f.backend = b
 			if err := f.check(); err != nil {
 				return nil, nil, err
@@ -349,14 +348,9 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	if err != nil {
 		return nil, nil, err
 	}
-	computes := sim.Computes(backend)
 	parallel := f.parallel
 	if parallel == 0 {
-		parallel = min(len(scs), perCPU*runtime.GOMAXPROCS(0))
-		if computes {
-			// Runs that compute rather than wait: one per core.
-			parallel = min(len(scs), runtime.GOMAXPROCS(0))
-		}
+		parallel = sim.DefaultParallel(backend, len(scs))
 	}
 	if err := f.override(scs); err != nil {
 		return nil, nil, err
@@ -365,7 +359,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	if size == nil {
 		size = terminalSize(stdout)
 	}
-	prog := startProgress(stdout, size, f.verbose, f.quiet, computes, scs, parallel)
+	prog := startProgress(stdout, size, f.verbose, f.quiet, sim.Computes(backend), scs, parallel)
 	defer prog.close()
 	out := make([]outcome, len(scs))
 	suite := sim.Suite{Backend: backend, Parallel: parallel,
@@ -378,10 +372,6 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 				prog.notStarted(named(sc).Name)
 			}
 		}}
-	if !computes {
-		// Environments come up one by one (startStagger).
-		suite.Stagger = startStagger
-	}
 	for i, r := range suite.Run(ctx, namedAll(scs)) {
 		if r.NotStarted {
 			out[i] = outcome{SuiteRun: r}
@@ -482,24 +472,6 @@ func (f *runFlags) override(scs []model.Scenario) error {
 	return nil
 }
 
-// perCPU is how many real-backend scenarios --parallel 0 (the suite's
-// default) runs at once per core. Runs mostly wait on timers: measured on 2
-// cores (README, "Using the CLI"), the 25 built-ins all at once took 37.6 s
-// (12 at a time: 75.8 s; 4: 188 s) and 18.9 s of CPU, a quarter of the
-// machine, with notification lateness ≤ 10.2 ms (≤ 11.2 ms at 4) and
-// faults ≤ 21 ms late (≤ 29 ms at 4). 16 per core keeps the CPU near half
-// the machine, the limit we chose from that measurement.
-const perCPU = 16
-
-// startStagger separates the starts of the real backend's first wave of
-// scenarios. Measured (README, "Using the CLI"): 25 environments coming up
-// at once took 1.3–1.8 s each instead of ~50 ms, and the CPU contention
-// spread the instances' start-up, which moved phase-dependent figures
-// (leader-stop's gap 0.02–0.08 s instead of 5.74 s). 150 ms apart, setup
-// stays ≤ 55 ms and the figures are those of 4 at a time; the suite takes
-// 39 s instead of 38.
-const startStagger = 150 * time.Millisecond
-
 // checkTimeScale refuses a --time-scale that is not a finite factor in the
 // model's range (NaN, Inf, 1e-300, 0 and 1000 included): a flag given 0
 // would otherwise mean the scenario's own.
@@ -593,19 +565,6 @@ func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend strin
 		cmd += " --backend " + backend
 	}
 	return cmd
-}
-
-// scenarioBackend is the backend every scenario names, or "" when one
-// names none or they differ.
-func scenarioBackend(scs []model.Scenario) string {
-	b := ""
-	for i, sc := range scs {
-		if i > 0 && sc.Backend != b {
-			return ""
-		}
-		b = sc.Backend
-	}
-	return b
 }
 
 // agentCommand is --agent split at spaces, or this program's `chaos agent`.
