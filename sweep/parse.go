@@ -355,13 +355,7 @@ func (p *parser) rangeValues(n *yaml.Node, field, param string) []string {
 			p.bad(vn, join(field, key), "%v", err)
 			return 0, false
 		}
-		switch param {
-		case ParamMaxRetries:
-			return float64(v.i), true
-		case ParamClockRate:
-			return v.f, true
-		}
-		return float64(v.d), true
+		return number(param, v), true
 	}
 	from, ok1 := num("from")
 	to, ok2 := num("to")
@@ -412,26 +406,5 @@ func (p *parser) rangeValues(n *yaml.Node, field, param string) []string {
 		p.bad(n, field, "a range needs steps (how many values) or step (the spacing)")
 		return nil
 	}
-	var out []string
-	for k := range steps {
-		x := from
-		if steps > 1 {
-			x = from + (to-from)*float64(k)/float64(steps-1)
-		}
-		var v value
-		switch param {
-		case ParamMaxRetries:
-			v.i = int(math.Round(x))
-		case ParamClockRate:
-			v.f = math.Round(x*1e6) / 1e6
-		default:
-			v.d = time.Duration(math.Round(x/float64(time.Millisecond))) * time.Millisecond
-		}
-		s := canonical(param, v)
-		if len(out) > 0 && out[len(out)-1] == s {
-			continue
-		}
-		out = append(out, s)
-	}
-	return out
+	return linear(param, from, to, steps)
 }

@@ -336,83 +336,14 @@ type gridFlags []sweep.Axis
 
 func (g *gridFlags) String() string { return fmt.Sprint(len(*g), " axes") }
 
-// Set parses PARAM=v1,v2 or PARAM=FROM..TO/STEPS (durations).
+// Set parses one --grid axis (sweep.ParseAxis).
 func (g *gridFlags) Set(s string) error {
-	param, values, ok := strings.Cut(s, "=")
-	if !ok || values == "" {
-		return fmt.Errorf("want PARAM=VALUES, e.g. ttl=1s,2s,5s or ttl=1s..10s/10")
-	}
-	var ax sweep.Axis
-	switch param {
-	case "max_retries":
-		var vs []int
-		for _, v := range strings.Split(values, ",") {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				return fmt.Errorf("%s: %q is not a whole number", param, v)
-			}
-			vs = append(vs, n)
-		}
-		ax = sweep.Ints(param, vs...)
-	case "clock_rate":
-		var vs []float64
-		for _, v := range strings.Split(values, ",") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				return fmt.Errorf("%s: %q is not a number", param, v)
-			}
-			vs = append(vs, f)
-		}
-		ax = sweep.Floats(param, vs...)
-	case "safe":
-		var vs []bool
-		for _, v := range strings.Split(values, ",") {
-			b, err := strconv.ParseBool(v)
-			if err != nil {
-				return fmt.Errorf("%s: %q is not true or false", param, v)
-			}
-			vs = append(vs, b)
-		}
-		ax = sweep.Bools(param, vs...)
-	default:
-		ds, err := durationValues(values)
-		if err != nil {
-			return fmt.Errorf("%s: %v", param, err)
-		}
-		ax = sweep.Durations(param, ds...)
+	ax, err := sweep.ParseAxis(s)
+	if err != nil {
+		return err
 	}
 	*g = append(*g, ax)
 	return nil
-}
-
-// durationValues reads "1s,2s" or "1s..10s/10" (10 values, ends included).
-func durationValues(s string) ([]time.Duration, error) {
-	if from, rest, ok := strings.Cut(s, ".."); ok {
-		to, steps, ok := strings.Cut(rest, "/")
-		if !ok {
-			return nil, fmt.Errorf("a range is FROM..TO/STEPS, e.g. 1s..10s/10")
-		}
-		a, err1 := time.ParseDuration(from)
-		b, err2 := time.ParseDuration(to)
-		n, err3 := strconv.Atoi(steps)
-		if err := errors.Join(err1, err2, err3); err != nil || n < 2 || b <= a {
-			return nil, fmt.Errorf("%q: want FROM < TO and at least 2 steps", s)
-		}
-		out := make([]time.Duration, n)
-		for i := range out {
-			out[i] = a + time.Duration(int64(b-a)*int64(i)/int64(n-1))
-		}
-		return out, nil
-	}
-	var out []time.Duration
-	for _, v := range strings.Split(s, ",") {
-		d, err := time.ParseDuration(v)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, d)
-	}
-	return out, nil
 }
 
 // sweepProgress reports progress: a line redrawn in place with an ETA on a
