@@ -220,23 +220,7 @@ func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, pat
 	}
 	var lastPlain time.Time
 	o.Progress = func(p observe.Progress) {
-		leaders := "none"
-		if len(p.Leaders) > 0 {
-			short := make([]string, len(p.Leaders))
-			for i, l := range p.Leaders {
-				short[i] = shortID(l)
-			}
-			leaders = strings.Join(short, ",")
-		}
-		holder := "none"
-		if p.Holder != "" {
-			holder = shortID(p.Holder)
-		}
-		line := fmt.Sprintf("observe %s  leaders %s  key held by %s  instances %d  entries %d (late %d)  lane %s  on %s",
-			p.Elapsed.Round(time.Second), leaders, holder, p.Instances, p.Entries, p.Late, p.Lane, p.Node)
-		if p.Switches > 0 {
-			line += fmt.Sprintf(" (after %d failover(s))", p.Switches)
-		}
+		line := p.Line()
 		switch {
 		case live:
 			fmt.Fprintf(stderr, "\r\033[K%s", line)
@@ -254,19 +238,15 @@ func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, pat
 	var start time.Time
 	o.OnStart = func(h observe.Header) {
 		start = h.Start
-		fmt.Fprintf(stdout, "observing %s (key %s, stream %s) on %s: lane %s, resolution %s\n",
-			nonEmptyStr(h.Group, h.Key), h.Key, h.Stream, h.Source, h.Lane, h.Resolution)
-		if h.LaneNote != "" {
-			fmt.Fprintln(stdout, "  "+h.LaneNote)
+		for _, l := range h.Lines() {
+			fmt.Fprintln(stdout, l)
 		}
-		fmt.Fprintln(stdout, "  failover: "+h.Failover)
 	}
 	o.OnSwitch = func(s observe.Switch) {
 		if live {
 			fmt.Fprint(stderr, "\r\033[K")
 		}
-		fmt.Fprintf(stdout, "failover at %s: now following %s (was %s; %s); the lease key was not seen for %s, lane %s\n",
-			s.At.Sub(start).Round(time.Millisecond), s.To, s.From, s.Why, s.At.Sub(s.LastSeen).Round(100*time.Microsecond), s.Lane)
+		fmt.Fprintln(stdout, s.Line(start))
 	}
 	rec, err := observe.Watch(wctx, o)
 	if live {
@@ -287,20 +267,6 @@ func printObserved(w io.Writer, res *model.Result) {
 	for _, r := range res.Reasons {
 		fmt.Fprintln(w, "  "+r)
 	}
-}
-
-func shortID(id string) string {
-	if len(id) > 6 {
-		return id[:6]
-	}
-	return id
-}
-
-func nonEmptyStr(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
 }
 
 // splitList splits a comma-separated list, dropping empty items.
