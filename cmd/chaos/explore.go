@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
@@ -229,17 +228,9 @@ func cmdExploreMerge(args []string, stdout, stderr io.Writer) error {
 // the real backend (spawned redis-server, in-process Toxiproxy), all at
 // once, and prints the real figure beside the virtual ones.
 func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, stdout, stderr io.Writer) error {
-	var scs []model.Scenario
-	var robust []sweep.Robust
-	for _, x := range res.Robust {
-		if !x.Found {
-			continue
-		}
-		sc, err := res.RobustScenario(x)
-		if err != nil {
-			return err
-		}
-		scs, robust = append(scs, sc), append(robust, x)
+	scs, robust, err := res.Confirmable()
+	if err != nil {
+		return err
 	}
 	if len(scs) == 0 {
 		fmt.Fprintln(stdout, "real backend: no schedule to confirm")
@@ -257,13 +248,7 @@ func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, s
 			fmt.Fprintf(stdout, "  %-17s not run: %v\n", x.Metric, o.Err)
 			continue
 		}
-		real, how := "not measured", ""
-		for _, c := range o.Result.Checks {
-			if c.Metric == x.Metric {
-				real = c.Value()
-				how = fmt.Sprintf(" (%s against %s)", c.Verdict, c.Want())
-			}
-		}
+		real, how := x.Real(o.Result)
 		fmt.Fprintf(stdout, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.dir)
 	}
 	return nil

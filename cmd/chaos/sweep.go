@@ -18,7 +18,6 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
-	"github.com/leaselab/leaselab/sim/virtual"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -286,18 +285,7 @@ func realBeside(ctx context.Context, scs []model.Scenario, dir string, stderr io
 	}
 	var checks []sweep.RealCheck
 	for i, o := range outs {
-		rc := sweep.RealCheck{Scenario: scs[i].Name}
-		if v, err := virtual.Run(scs[i], virtual.Options{}); err == nil {
-			s := v.Analysis.Summary
-			rc.VirtualGap, rc.VirtualOverlap, rc.VirtualStale = s.MaxGap, s.MaxOverlap, s.MaxStale
-		}
-		if o.Result == nil {
-			rc.Error = fmt.Sprint(o.Err)
-		} else {
-			s := o.Result.Analysis.Summary
-			rc.Verdict, rc.Gap, rc.Overlap, rc.Stale = string(o.Result.Verdict), s.MaxGap, s.MaxOverlap, s.MaxStale
-		}
-		checks = append(checks, rc)
+		checks = append(checks, sweep.RealCheckOf(scs[i], o.Result, o.Err))
 	}
 	return checks, nil
 }

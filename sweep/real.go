@@ -1,0 +1,59 @@
+package sweep
+
+import (
+	"fmt"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/virtual"
+)
+
+// RealCheckOf puts sc's run on the real backend (res, or, when it could
+// not run, err) beside the virtual backend's figures for the same scenario
+// and seed, which it computes.
+func RealCheckOf(sc model.Scenario, res *model.Result, err error) RealCheck {
+	rc := RealCheck{Scenario: sc.Name}
+	if v, verr := virtual.Run(sc, virtual.Options{}); verr == nil {
+		s := v.Analysis.Summary
+		rc.VirtualGap, rc.VirtualOverlap, rc.VirtualStale = s.MaxGap, s.MaxOverlap, s.MaxStale
+	}
+	if res == nil {
+		rc.Error = fmt.Sprint(err)
+		return rc
+	}
+	s := res.Analysis.Summary
+	rc.Verdict, rc.Gap, rc.Overlap, rc.Stale = string(res.Verdict), s.MaxGap, s.MaxOverlap, s.MaxStale
+	return rc
+}
+
+// Confirmable are the robust schedules the search found, as scenarios to
+// run on the real backend (RobustScenario), each beside its Robust.
+func (r *ExploreResult) Confirmable() ([]model.Scenario, []Robust, error) {
+	var scs []model.Scenario
+	var robust []Robust
+	for _, x := range r.Robust {
+		if !x.Found {
+			continue
+		}
+		sc, err := r.RobustScenario(x)
+		if err != nil {
+			return nil, nil, err
+		}
+		scs, robust = append(scs, sc), append(robust, x)
+	}
+	return scs, robust, nil
+}
+
+// Real is the robust schedule's metric as res (its run on the real
+// backend) measured it, and how that compares with the scenario's
+// expectation of it: "not measured" and "" when res checked no such
+// metric.
+func (x Robust) Real(res *model.Result) (value, how string) {
+	value = "not measured"
+	for _, c := range res.Checks {
+		if c.Metric == x.Metric {
+			value = c.Value()
+			how = fmt.Sprintf(" (%s against %s)", c.Verdict, c.Want())
+		}
+	}
+	return value, how
+}
