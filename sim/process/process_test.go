@@ -374,3 +374,95 @@ func TestLatencyJitterOnProcesses(t *testing.T) {
 		t.Fatalf("toxics during the fault: %q; want one latency upstream latency=120 jitter=80 on instance 1's proxy", f.toxics)
 	}
 }
+
+// shAgent is an agent in sh: its hello, then script. LEASELAB_INSTANCE
+// and the other variables are in its environment.
+func shAgent(script string) []string {
+	return []string{"sh", "-c", `echo "{\"type\":\"hello\",\"protocol\":1,\"id\":\"sh-$LEASELAB_INSTANCE-$$\",\"key\":\"$LEASELAB_KEY\",\"capabilities\":[]}"; ` + script}
+}
+
+// runWithin runs sc and fails the test if the run has not returned within
+// limit: a hang shows as that failure, not as the test binary's timeout.
+func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.Backend) (*model.Result, error) {
+	t.Helper()
+	type ran struct {
+		res *model.Result
+		err error
+	}
+	done := make(chan ran, 1)
+	go func() {
+		res, err := sim.Run(context.Background(), sc, b, sim.Options{})
+		done <- ran{res, err}
+	}()
+	select {
+	case r := <-done:
+		return r.res, r.err
+	case <-time.After(limit):
+		t.Fatalf("the run did not return within %v", limit)
+		return nil, nil
+	}
+}
+
+// assertNoZombies fails if a child of this test process has exited and
+// was never reaped.
+func assertNoZombies(t *testing.T) {
+	t.Helper()
+	me := strconv.Itoa(os.Getpid())
+	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, d := range dirs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[1] == me && f[0] == "Z" {
+			t.Errorf("never reaped: %s", s[:strings.LastIndexByte(s, ')')+1])
+		}
+	}
+}
+
+// TestPrestartedAgentsReapedOnFailure: when one agent fails before its
+// hello, the run ends with that error, and the agents already launched for
+// it (prestarted, never started) are killed and reaped. Before, nothing
+// reaped them and the run waited for ever: a loaded suite hung at its end.
+func TestPrestartedAgentsReapedOnFailure(t *testing.T) {
+	b := process.Backend{Agent: []string{"sh", "-c", `if [ "$LEASELAB_INSTANCE" = 2 ]; then echo 'no hello' >&2; exit 3; fi; ` + shAgent("exec sleep 30")[2]}}
+	res, err := runWithin(t, 20*time.Second, short(), b)
+	if err == nil || !strings.Contains(err.Error(), "instance 2") {
+		t.Fatalf("result %v, error %v: want instance 2's missing hello", res != nil, err)
+	}
+	assertNoAgents(t)
+	assertNoZombies(t)
+}
+
+// TestDelayedStartLaunchesLate: an instance whose start Scenario.Starts
+// delays is launched at its start, not with the others: its process must
+// not run (and elect) before. The agent writes a line at once after its
+// hello; prestarted with the others, the harness read it only at the
+// delayed start, 1.5 s late.
+func TestDelayedStartLaunchesLate(t *testing.T) {
+	sc := short()
+	sc.Starts = []time.Duration{0, 0, 1500 * time.Millisecond}
+	b := process.Backend{Agent: shAgent(`echo "{\"type\":\"error\",\"err\":\"first line\",\"t\":$(date +%s%N)}"; exec sleep 30`)}
+	res, err := runWithin(t, 20*time.Second, sc, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var started time.Duration
+	for _, e := range res.Timeline {
+		switch {
+		case e.Kind == model.InstanceStarted && e.Instance == 2:
+			started = e.At
+		case e.Kind == model.ElectorError && e.Instance == 2:
+			if started < 1500*time.Millisecond {
+				t.Errorf("instance 2 started at %v, want its delayed start 1.5s", started)
+			}
+			if e.Lateness > time.Second {
+				t.Errorf("instance 2's first line was stamped %v late: its process ran before its start", e.Lateness)
+			}
+			return
+		}
+	}
+	t.Fatal("instance 2's first line is not in the timeline")
+}

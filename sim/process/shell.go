@@ -245,9 +245,7 @@ func (s *shell) launchFor() (*incarnation, *agent.Decoder, error) {
 // read records the agent's events until its stdout ends, then reaps it.
 func (s *shell) read(inc *incarnation, dec *agent.Decoder) {
 	defer func() {
-		err := inc.cmd.Wait()
-		inc.closeLog()
-		close(inc.exited)
+		err := inc.reap()
 		s.mu.Lock()
 		own := s.cur == inc // not crashed, stopped or killed by the harness
 		if own {
@@ -485,14 +483,21 @@ func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
 	return inc.command(ctx, agent.Command{Cmd: agent.CmdDispatch, Task: "work", DelayNS: int64(delay)})
 }
 
-// Kill ends the live agent at the end of the run, recording nothing.
+// Kill ends the live agent at the end of the run, recording nothing, and
+// one launched but never started (the run ended first: another agent's
+// hello failed, or the run was cancelled).
 func (s *shell) Kill() {
 	s.mu.Lock()
-	if s.pre != nil {
-		// Launched, never started (the run ended first).
-		s.cur, s.pre, s.preDec = s.pre, nil, nil
-	}
+	pre := s.pre
+	s.pre, s.preDec = nil, nil
 	s.mu.Unlock()
+	if pre != nil {
+		// Nothing reads a prestarted agent until Start, so nothing would
+		// reap it and Wait would wait for ever (a loaded suite hung so at
+		// its end, its unstarted agents zombies).
+		proc.KillGroup(pre.cmd.Process)
+		s.down.Go(func() { _ = pre.reap() })
+	}
 	if inc := s.take(); inc != nil {
 		proc.KillGroup(inc.cmd.Process)
 		s.down.Go(func() { <-inc.exited })
@@ -501,6 +506,15 @@ func (s *shell) Kill() {
 
 // Wait waits until every agent process of this instance is reaped.
 func (s *shell) Wait() { s.down.Wait() }
+
+// reap waits for the exited process, closes its pipes and log, and marks
+// it exited; it returns the process's exit error.
+func (inc *incarnation) reap() error {
+	err := inc.cmd.Wait()
+	inc.closeLog()
+	close(inc.exited)
+	return err
+}
 
 func (inc *incarnation) closeLog() {
 	_ = inc.stdin.Close()

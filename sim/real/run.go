@@ -320,7 +320,10 @@ func (r *run) execute(ctx context.Context) error {
 		preMu  sync.Mutex
 		preErr error
 	)
-	for _, in := range r.instances {
+	for i, in := range r.instances {
+		if i < len(r.sc.Starts) && r.sc.Starts[i] > 0 {
+			continue // started later by the plan: launched then, not now
+		}
 		if p, ok := in.(Prestarter); ok {
 			pre.Go(func() {
 				if err := p.Prestart(); err != nil {

@@ -51,9 +51,11 @@ type Shell interface {
 }
 
 // Prestarter is a Shell whose first Start is slow (an agent process
-// loading its runtime): the run calls Prestart on every such shell at once
-// before it starts the instances in index order, so that the schedule is not
-// late by the sum of their start-up times.
+// loading its runtime): the run calls Prestart on every such shell that
+// starts with the run (not one whose start Scenario.Starts delays: its
+// process must not run before its start) at once, before it starts the
+// instances in index order, so that the schedule is not late by the sum of
+// their start-up times.
 type Prestarter interface {
 	Prestart() error
 }
