@@ -12,6 +12,13 @@ stdin (stop); stderr is its log. It implements the spec's algorithm:
   stop:     (SIGTERM or the stop command) step down, release (GET == id ->
             DEL), say stopped, exit
 
+Every delay is counted from the end of the call before it, as the spec's
+timers are armed when a result comes back. Each call is one redis-py
+attempt bounded by the read timeout (LEASELAB_READ_TIMEOUT_MS, default
+5 s), with no retries: a timed-out call takes one read timeout where
+go-redis's, whose defaults the harness's predictions assume, retries
+(docs/agents.md says what that changes).
+
 It needs redis-py (Debian: python3-redis). Clock commands are not declared:
 its timers run on the machine's monotonic clock, which the harness does not
 bend.
@@ -145,7 +152,14 @@ class Agent:
             delay = next_at - time.monotonic()
             if delay > 0 and self.wake.wait(delay):
                 continue
-            next_at = time.monotonic() + self.step()
+            # The spec times the next call from this one's end (a slow
+            # renewal delays the next by its own length): step() first,
+            # then the clock. `time.monotonic() + self.step()` read the
+            # clock before the call, timing it from the send, which hid the
+            # slow-redis finding (renewals every max(TTL/2, call) instead of
+            # TTL/2 + call) and retried Wait after a timed-out call's send.
+            delay = self.step()
+            next_at = time.monotonic() + delay
         if self.leader:
             self.leader = False
             self.emit(type="demoted", reason="stop")
