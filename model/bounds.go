@@ -84,6 +84,10 @@ type FaultSize struct {
 	// Pause is how long the leader is paused or suspended (traffic held;
 	// its clock runs on in a pause and stops in a suspend).
 	Pause time.Duration `json:"pause,omitempty"`
+	// PauseMin is the shortest of several pauses or suspends (0: Pause is
+	// the only one). The gap bounds shrink as a pause grows, so they take
+	// the shortest, where the overlap bounds take the longest.
+	PauseMin time.Duration `json:"pause_min,omitempty"`
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
 	// at half speed. 0 means 1 (no drift).
 	ClockRate float64 `json:"clock_rate,omitempty"`
@@ -598,6 +602,21 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		}
 		pr.MaxOverlap, pr.OverlapFormula = sum(paused, half, jit, lease.minus())
 		pr.MaxGap, pr.GapFormula = sum(retry)
+		// The leader believes until its late renewal returns 0, at least
+		// P + TTL/2 - TTL past its key's expiry under a suspend (the
+		// renewal is P late wherever the suspend began), P - TTL under a
+		// pause (one that began just after a renewal's reply). A follower
+		// attempts within Wait of the expiry: one that falls in that
+		// window wins before the demotion, so the gap is what is left of
+		// the Wait (hop: the round trips; 0: every attempt falls in it).
+		window := []term{lease, term{sym: "P", d: -shortestPause(s)}}
+		if pr.Mode == ModeSuspend {
+			window = append(window, half.minus())
+		}
+		if g, f := sum(append(append([]term{retry}, window...), term{sym: "hop", d: hop})...); g < pr.MaxGap {
+			pr.MaxGap = g
+			pr.GapFormula = "a follower's attempt within Wait of the expiry wins if it falls before the leader's demotion: " + f
+		}
 		if pr.Mode == ModeSuspend {
 			pr.Note = "A suspended leader's clock stops, so its renewal fires TTL/2 + jitter of its own time " +
 				"after the last one: P late in real time, wherever in the lease the suspend began. The key " +
@@ -657,6 +676,15 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 	return pr, true
 }
 
+// shortestPause is the pause the gap bounds take: the shortest of several
+// (FaultSize.PauseMin), else the only one.
+func shortestPause(s FaultSize) time.Duration {
+	if s.PauseMin > 0 {
+		return min(s.PauseMin, s.Pause)
+	}
+	return s.Pause
+}
+
 // safeMode adjusts a spec-mode prediction for the elector's safe mode
 // (Params.Safe). The lease guard demotes the leader at the send time of its
 // last successful acquire or renewal + TTL − margin, by its own clock, and
@@ -711,6 +739,20 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
 	case ModePause, ModeSuspend, ModeClockDrift, ModeLeaseLoss, ModeFailover:
+		if renew, short := p.TTL/2+p.Jitter(), shortestPause(s); pr.Mode == ModePause && short > 0 && short < p.TTL && renew+short > p.TTL-margin {
+			// The guard is a timer too: a pause that ends past it (the
+			// last send + TTL - margin) demotes the leader at the resume,
+			// before its key expires when the pause is shorter than the
+			// TTL, where the spec's late renewal would still land (its gap
+			// 0). The demoted leader tries again Wait later and wins: the
+			// key is gone by then, or still its own (safe mode's acquire
+			// takes it back), unless a follower won first. Found by chaos
+			// explore (pause-safe in elector mode, 2.45 s: 6.0001 s of a
+			// 0 s bound).
+			if g, f := sum(term{sym: "Wait", d: p.Wait}, term{sym: "hop", d: hop}); g > pr.MaxGap {
+				pr.MaxGap, pr.GapFormula = g, "safe mode: a resume past the guard demotes the leader before its key expires; its own next attempt, Wait later, finds the key gone: "+f
+			}
+		}
 		if pr.Mode == ModeClockDrift && s.ClockRateMax > 1 {
 			// A fast clock fires the guard (TTL - margin)/k after the send,
 			// while the key lives TTL after it.

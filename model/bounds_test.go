@@ -252,11 +252,27 @@ func TestPredictModes(t *testing.T) {
 		// a reply late by L), and late writes extend the key
 		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 10565 * ms},
 		{ModeLatency, Params{}, FaultSize{}, 0, 0},
-		{ModePause, Params{}, s, 6 * time.Second, 7505 * ms},
+		// a 10s pause: the leader believes at least P - TTL = 5s past the
+		// expiry, so a follower's attempt, within Wait of it, misses that
+		// window by at most Wait + TTL - P (+ hop)
+		{ModePause, Params{}, s, 1001 * ms, 7505 * ms},
+		// a suspend: at least P + TTL/2 - TTL = 7.5s > Wait: a follower
+		// always wins first
+		{ModeSuspend, Params{}, s, 0, 7505 * ms},
+		// 8s: 8s + 2.5s - 5s = 5.5s of the 6s Wait
+		{ModeSuspend, Params{}, FaultSize{Pause: 8 * time.Second}, 501 * ms, 5505 * ms},
 		{ModePause, Params{}, FaultSize{Pause: 2 * time.Second}, 0, 0},
 		// 2.505s + 2.6s > TTL: the late renewal misses the expiry by 105ms
 		{ModePause, Params{}, FaultSize{Pause: 2600 * ms}, 6 * time.Second, 105 * ms},
 		{ModePause, Params{}, FaultSize{}, 0, 0},
+		// safe mode: a 2.45s pause ends past the guard (TTL - margin =
+		// 4.948s after the send) but before the key expires: demoted there,
+		// the leader's own attempt Wait later wins (spec mode: gap 0)
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 2450 * ms}, 6001 * ms, 0},
+		// ... a 2.4s one ends before the guard: the late renewal lands
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 2400 * ms}, 0, 0},
+		// ... the clock stops under a suspend: the renewal fires before the guard
+		{ModeSuspend, Params{Safe: true}, FaultSize{Pause: 2450 * ms}, 0, 0},
 		{ModeClockDrift, Params{}, s, 6 * time.Second, 1262500 * time.Microsecond},
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 0.6}, 0, 0},
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 3}, 0, 0},

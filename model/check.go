@@ -997,6 +997,9 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			}
 			run += p.to - p.from
 			s.Pause = max(s.Pause, run)
+			if d := p.to - p.from; d > 0 && (s.PauseMin == 0 || d < s.PauseMin) {
+				s.PauseMin = d
+			}
 		}
 	}
 	return s
