@@ -110,3 +110,23 @@ func TestSuiteRefused(t *testing.T) {
 		t.Errorf("a suite in which nothing ran passed:\n%s", md)
 	}
 }
+
+// --junit's file is JUnitRuns's XML; a path that cannot be written says
+// what was being written.
+func TestWriteJUnitRuns(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "junit.xml")
+	if err := WriteJUnitRuns(path, []SuiteRun{{Result: passing()}, {Name: "steady-state", Refused: "not modelled"}}); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	var j junitSuites
+	if err := xml.Unmarshal(b, &j); err != nil {
+		t.Fatal(err)
+	}
+	if s := j.Suites[0]; s.Tests != 2 || s.Skipped != 1 || s.Failures != 0 {
+		t.Errorf("junit: tests %d skipped %d failures %d; want 2 1 0", s.Tests, s.Skipped, s.Failures)
+	}
+	if err := WriteJUnitRuns(filepath.Join(t.TempDir(), "no", "such", "dir.xml"), nil); err == nil || !strings.HasPrefix(err.Error(), "writing JUnit: ") {
+		t.Errorf("unwritable path: %v", err)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/xml"
 	"fmt"
 	"io"
+	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -35,6 +36,20 @@ func JUnitRuns(w io.Writer, runs []SuiteRun) error {
 		in[i] = junitInput{name: r.Name, res: r.Result, err: r.Err, dir: r.Dir, refused: r.Refused, notStarted: r.NotStarted}
 	}
 	return writeJUnit(w, in)
+}
+
+// WriteJUnitRuns writes JUnitRuns to the file at path (chaos run and
+// suite --junit).
+func WriteJUnitRuns(path string, runs []SuiteRun) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("writing JUnit: %w", err)
+	}
+	if err := JUnitRuns(fh, runs); err != nil {
+		fh.Close()
+		return fmt.Errorf("writing JUnit: %w", err)
+	}
+	return fh.Close()
 }
 
 // junitInput is one testcase to write: a result, or why there is none.

@@ -286,7 +286,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if f.junit != "" {
-		if err := writeJUnit(f.junit, runs); err != nil {
+		if err := reports.WriteJUnitRuns(f.junit, suiteRuns(runs, "")); err != nil {
 			return err
 		}
 	}
@@ -624,20 +624,6 @@ func verdict(ctx context.Context, runs []outcome) error {
 	return nil
 }
 
-// writeJUnit writes --junit: one testcase per scenario, with those that
-// could not start (errors), were refused or never started (skipped).
-func writeJUnit(path string, runs []outcome) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("writing JUnit: %w", err)
-	}
-	if err := reports.JUnitRuns(fh, suiteRuns(runs, "")); err != nil {
-		fh.Close()
-		return fmt.Errorf("writing JUnit: %w", err)
-	}
-	return fh.Close()
-}
-
 // suiteRuns are the outcomes as reports lists them, their directories
 // relative to out ("" : as they are).
 func suiteRuns(runs []outcome, out string) []reports.SuiteRun {
@@ -757,7 +743,7 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return fmt.Errorf("writing the suite summary: %w", err)
 	}
 	if f.junit != "" {
-		if err := writeJUnit(f.junit, runs); err != nil {
+		if err := reports.WriteJUnitRuns(f.junit, suiteRuns(runs, "")); err != nil {
 			return err
 		}
 	}
