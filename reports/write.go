@@ -66,6 +66,15 @@ const (
 	FileJUnit    = "junit.xml"
 )
 
+// LinkLatest points the link name, beside dir, at dir (its base name),
+// replacing the link there: a scenario's "latest" reports. It is best
+// effort: where links cannot be made, the reports are still in dir.
+func LinkLatest(dir, name string) {
+	link := filepath.Join(filepath.Dir(dir), name)
+	_ = os.Remove(link)
+	_ = os.Symlink(filepath.Base(dir), link)
+}
+
 // WriteRun writes every report of one run into dir, creating it: report.html,
 // report.md, result.json (the full result, from which ReadResult and the
 // renderers can redo everything), events.jsonl, timeline.svg, timeline.png

@@ -269,3 +269,19 @@ func TestWriteSuiteUnknown(t *testing.T) {
 		}
 	}
 }
+
+// The latest link points at the newest run's directory, replacing the one
+// before.
+func TestLinkLatest(t *testing.T) {
+	base := t.TempDir()
+	for _, run := range []string{"run-1", "run-2"} {
+		dir := filepath.Join(base, run)
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		LinkLatest(dir, "latest")
+		if got, err := os.Readlink(filepath.Join(base, "latest")); err != nil || got != run {
+			t.Errorf("latest -> %q (%v), want %s", got, err, run)
+		}
+	}
+}

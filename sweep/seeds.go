@@ -3,7 +3,6 @@ package sweep
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -76,8 +75,6 @@ func Seeds(ctx context.Context, sc model.Scenario, o SeedsOptions) (*reports.Dis
 	if err := reports.WriteDistribution(dir, d, reports.DirDistWorst); err != nil {
 		return d, dir, took, fmt.Errorf("writing the distribution: %w", err)
 	}
-	latest := filepath.Join(o.Out, sc.Name, "latest-runs")
-	_ = os.Remove(latest)
-	_ = os.Symlink(filepath.Base(dir), latest)
+	reports.LinkLatest(dir, "latest-runs")
 	return d, dir, took, nil
 }

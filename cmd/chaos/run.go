@@ -501,9 +501,7 @@ func finish(r *sim.SuiteRun, f runFlags, track *track, prog *progress) outcome {
 		r.Err = errors.Join(r.Err, fmt.Errorf("writing the report: %w", werr))
 		dir = "" // not written: never print or link it
 	} else {
-		latest := filepath.Join(f.out, sc.Name, "latest")
-		_ = os.Remove(latest)
-		_ = os.Symlink(res.RunID, latest)
+		reports.LinkLatest(dir, "latest")
 	}
 	track.done(res, r.Err)
 	if dir != "" {
