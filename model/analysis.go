@@ -1237,9 +1237,10 @@ func summarize(a Analysis, ev []Event) Summary {
 func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	// (1) Worst-case gap <= TTL + Wait. Exercised once leadership was lost or
 	// changed hands; excused gaps (nobody could lead) do not count.
+	gapBound, splitBound := ClaimBounds(p)
 	gap := Claim{
 		Name: ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait",
-		Bound: p.TTL + p.Wait, Slack: ClaimSlack,
+		Bound: gapBound, Slack: ClaimSlack,
 	}
 	// An excused gap counts only by its longest part in which some instance
 	// could have led: a moment with everyone down must not excuse the rest.
@@ -1279,7 +1280,7 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	// (2) The split-brain window is bounded by the TTL.
 	split := Claim{
 		Name: ClaimSplitBrain, Statement: "split-brain (overlap) window <= TTL",
-		Bound: p.TTL, Slack: ClaimSlack, Measured: a.Summary.MaxOverlap,
+		Bound: splitBound, Slack: ClaimSlack, Measured: a.Summary.MaxOverlap,
 	}
 	switch {
 	case len(faults) == 0 && len(a.Overlaps) == 0:

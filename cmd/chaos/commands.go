@@ -177,12 +177,12 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			continue
 		}
 		claim := "holds"
-		switch {
-		case pr.MaxGap > p.TTL+p.Wait && pr.MaxOverlap > p.TTL:
+		switch gap, overlap := pr.ExceedsClaims(p); {
+		case gap && overlap:
 			claim = "BOTH exceeded"
-		case pr.MaxGap > p.TTL+p.Wait:
+		case gap:
 			claim = "gap exceeded"
-		case pr.MaxOverlap > p.TTL:
+		case overlap:
 			claim = "overlap exceeded"
 		}
 		failover := "—" // a mode with no failover bound (no leader hit)
