@@ -115,11 +115,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 		return &exitError{exitCanceled, errors.New("interrupted")}
 	}
-	name := res.Space.Name
-	if shard != "" {
-		name += "-shard-" + strings.ReplaceAll(shard, "/", "-of-")
-	}
-	dir := filepath.Join(out, name)
+	dir := filepath.Join(out, res.Space.Name+o.Shard.DirSuffix())
 	if err := writeExplore(dir, res, stderr); err != nil {
 		return err
 	}

@@ -121,11 +121,11 @@ func cmdSweep(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		return &exitError{exitCanceled, errors.New("interrupted")}
 	}
-	dir := filepath.Join(out, sweepDirName(g, shard))
+	dir := filepath.Join(out, g.DirName(o.Shard))
 	if _, err := sweep.WriteFiles(dir, res); err != nil {
 		return fmt.Errorf("writing the sweep: %w", err)
 	}
-	fmt.Fprintf(stdout, "%s\n", sweepSummary(res))
+	fmt.Fprintf(stdout, "%s\n", res.Summary())
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, "index.html"))
 	if runErr != nil {
 		return &exitError{exitCanceled, errors.New("interrupted: the partial sweep is written, marked incomplete")}
@@ -157,7 +157,7 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if _, err := sweep.WriteFiles(*out, merged); err != nil {
 		return fmt.Errorf("writing the merged sweep: %w", err)
 	}
-	fmt.Fprintf(stdout, "%s\nreport: %s\n", sweepSummary(merged), filepath.Join(*out, "index.html"))
+	fmt.Fprintf(stdout, "%s\nreport: %s\n", merged.Summary(), filepath.Join(*out, "index.html"))
 	if !merged.Complete {
 		return &exitError{exitFailed, fmt.Errorf("the merged sweep is incomplete: %s", merged.Incomplete)}
 	}
@@ -364,44 +364,4 @@ func sweepProgress(w io.Writer, quiet bool) func(done, total int) {
 			fmt.Fprintf(w, "%d/%d runs, %v elapsed, ETA %v\n", done, total, elapsed.Round(100*time.Millisecond), eta.Round(100*time.Millisecond))
 		}
 	}
-}
-
-// sweepDirName names a sweep's directory: its name, and its shard.
-func sweepDirName(g sweep.Grid, shard string) string {
-	name := g.Name
-	if name == "" {
-		name = g.Base.Name
-	}
-	if name == "" {
-		name = "sweep"
-	}
-	if shard != "" {
-		name += "-shard-" + strings.ReplaceAll(shard, "/", "-of-")
-	}
-	return name
-}
-
-// sweepSummary is the sweep's closing line.
-func sweepSummary(r *sweep.Result) string {
-	safe, done, failing, broken := 0, 0, 0, 0
-	for _, c := range r.Cells {
-		if c.Status == sweep.StatusDone {
-			done++
-		}
-		if c.Safe {
-			safe++
-		}
-		if c.Verdicts.Fail > 0 {
-			failing++
-		}
-		if c.BoundFailures > 0 {
-			broken++
-		}
-	}
-	s := fmt.Sprintf("%d cells (%d done), %d runs in %v; %d cells in the safe region; %d cells failing an expectation, %d of them a predicted bound",
-		len(r.Cells), done, r.Runs, r.Elapsed.Round(time.Millisecond), safe, failing, broken)
-	if !r.Complete {
-		s += "; INCOMPLETE: " + r.Incomplete
-	}
-	return s
 }
