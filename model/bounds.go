@@ -243,14 +243,15 @@ func ModeOf(kind FaultKind, partition string) string {
 //     though the first attempt's command applies in Redis (and HELLO does).
 //     Dropping only the requests is a plain blackhole.
 //   - partition-refuse: the proxy closed the pooled connection, which the
-//     pool cannot health-check through the harness's Gate (no syscall.Conn),
-//     so the first attempt gets EOF at once; every retry then dials a
-//     refused port: DialerRetries tries with DialerRetryPeriod between them.
-//     MaxRetries dial rounds plus the backoffs: 3 × 400ms + 170ms = 1.37s
-//     with defaults (measured 1.26-1.32 s), 0 with MaxRetries -1. A client
-//     whose pool health-checks the idle connection dials on the first
-//     attempt too, one more round (1.77 s); so does a call with no pooled
-//     connection (an acquire after a failure), which a renewal never is.
+//     pool's health check (a MSG_PEEK of the socket when it takes an idle
+//     connection) finds closed and drops, so every attempt, the first too,
+//     dials a refused port: DialerRetries tries with DialerRetryPeriod
+//     between them. MaxRetries + 1 dial rounds plus the backoffs:
+//     4 × 400ms + 170ms = 1.77s with defaults (measured 1.69-1.81 s in agent
+//     processes and, since the harness's Gate exposes the socket as a plain
+//     TCP connection does, in-process), 400ms with MaxRetries -1. A
+//     connection go-redis cannot health-check (TLS: a *tls.Conn is no
+//     syscall.Conn) takes the EOF at first use instead, one round less.
 //   - partition-reset: the proxy accepts and resets at the first byte, so no
 //     I/O takes time: it is all backoffs. A reset is a non-timeout net.Error,
 //     which v9.23.0 retries. The pooled attempt fails, then each retry's new
@@ -330,14 +331,13 @@ func callBound(p Params, mode string) (time.Duration, string) {
 		}
 		f += " = " + show(d)
 	case ModePartitionRefuse:
-		if retries == 0 {
-			return 0, "MaxRetries none: the pooled connection's EOF fails it at once = 0s"
-		}
+		// The health check drops the closed pooled connection: the first
+		// attempt dials as every retry does.
 		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
 		backoff := retryBackoffs(retries)
-		d = time.Duration(retries)*dial + backoff
-		f = fmt.Sprintf("MaxRetries × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
-			retries, dial, backoff, d)
+		d = time.Duration(retries+1)*dial + backoff
+		f = fmt.Sprintf("(MaxRetries + 1) × (DialerRetries - 1) × DialerRetryPeriod + backoffs = %d × %v + %v = %v",
+			retries+1, dial, backoff, d)
 		return capByContext(p, d, f)
 	case ModePartitionReset:
 		if retries == 0 {
@@ -422,20 +422,19 @@ func callMin(p Params, mode string) (time.Duration, string) {
 		}
 		return d, f
 	case ModePartitionRefuse:
-		if retries == 0 {
-			return 0, "MaxRetries none = 0s"
-		}
-		// After PoolSize failed dial rounds the pool fails dials at once
-		// (its dial breaker); PoolSize 0 is 10 per CPU, at least 10. This
-		// assumes no failed rounds left over from an earlier outage.
+		// Every attempt dials (the health check dropped the closed pooled
+		// connection). After PoolSize failed dial rounds the pool fails
+		// dials at once (its dial breaker); PoolSize 0 is 10 per CPU, at
+		// least 10. This assumes no failed rounds left over from an earlier
+		// outage.
 		pool := c.PoolSize
 		if pool <= 0 {
 			pool = 10
 		}
-		rounds := min(retries, pool)
+		rounds := min(retries+1, pool)
 		dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
 		d := time.Duration(rounds)*dial + time.Duration(retries)*redisMinRetryBackoff
-		f := fmt.Sprintf("min(MaxRetries, PoolSize) × (DialerRetries - 1) × DialerRetryPeriod + MaxRetries × MinRetryBackoff = %d × %v + %d × %v = %v",
+		f := fmt.Sprintf("min(MaxRetries + 1, PoolSize) × (DialerRetries - 1) × DialerRetryPeriod + MaxRetries × MinRetryBackoff = %d × %v + %d × %v = %v",
 			rounds, dial, retries, redisMinRetryBackoff, d)
 		return capByContext(p, d, f)
 	case ModePartitionReset:
@@ -821,12 +820,22 @@ func refusedMin(p Params, refusals int) (time.Duration, string) {
 	if retries == 0 {
 		return 0, "MaxRetries none: the EOF fails it at once = 0s"
 	}
+	dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
 	if refusals > 1 {
-		d := (redisDialerRetries - 1) * redisDialerRetryPeriod
-		d, f := capByContext(p, d, "one dial round, the breaker may keep failed rounds of an earlier refusal: (DialerRetries - 1) × DialerRetryPeriod = "+show(d))
+		d, f := capByContext(p, dial, "one dial round, the breaker may keep failed rounds of an earlier refusal: (DialerRetries - 1) × DialerRetryPeriod = "+show(dial))
 		return d, f
 	}
-	return callMin(p, ModePartitionRefuse)
+	// The call's own connection was in use, not idle, so no health check
+	// saw it close: the first attempt takes the EOF, only the retries dial.
+	pool := p.Client.PoolSize
+	if pool <= 0 {
+		pool = 10
+	}
+	rounds := min(retries, pool)
+	d := time.Duration(rounds)*dial + time.Duration(retries)*redisMinRetryBackoff
+	f := fmt.Sprintf("min(MaxRetries, PoolSize) × (DialerRetries - 1) × DialerRetryPeriod + MaxRetries × MinRetryBackoff = %d × %v + %d × %v = %v",
+		rounds, dial, retries, redisMinRetryBackoff, d)
+	return capByContext(p, d, f)
 }
 
 // guardLeft is how long after a renewal's send the safe-mode guard may

@@ -34,11 +34,12 @@ func TestCallBound(t *testing.T) {
 		{"blackhole, no read timeout", Params{Client: ClientParams{ReadTimeout: -1}}, ModePartitionBlackhole, Unbounded},
 		{"blackhole, no read timeout but a context deadline", Params{OpTimeout: 2 * time.Second, Client: ClientParams{ReadTimeout: -1, ContextTimeoutEnabled: true}}, ModePartitionBlackhole, 2 * time.Second},
 		{"latency is bounded like a blackhole", Params{}, ModeLatency, 10*time.Second + 60*ms},
-		// The pooled connection the proxy closed fails at once (EOF); each
-		// retry then dials a refused port DialerRetries times, 100ms apart.
-		{"refuse, defaults: EOF, then 3 dial rounds of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 3*400*ms + (30+50+90)*ms},
-		{"refuse, ReadTimeout does not enter", Params{Client: ClientParams{ReadTimeout: 300 * ms}}, ModePartitionRefuse, 1370 * ms},
-		{"refuse, no retries: the EOF ends it", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 0},
+		// The pool's health check drops the connection the proxy closed;
+		// every attempt then dials a refused port DialerRetries times, 100ms
+		// apart.
+		{"refuse, defaults: the health check drops the closed connection, 4 dial rounds of 4 × 100ms plus backoffs", Params{}, ModePartitionRefuse, 4*400*ms + (30+50+90)*ms},
+		{"refuse, ReadTimeout does not enter", Params{Client: ClientParams{ReadTimeout: 300 * ms}}, ModePartitionRefuse, 1770 * ms},
+		{"refuse, no retries: one dial round", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 400 * ms},
 		{"refuse, context deadline caps it", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionRefuse, 450 * ms},
 		// the backoff and dial-retry sleeps watch the context anyway
 		{"refuse, OpTimeout caps it without ContextTimeoutEnabled", Params{OpTimeout: 450 * ms}, ModePartitionRefuse, 450 * ms},
@@ -71,8 +72,8 @@ func TestCallMin(t *testing.T) {
 		mode string
 		want time.Duration
 	}{
-		{"refuse: 3 dial rounds and 3 minimal backoffs", Params{Client: rt300}, ModePartitionRefuse, 3*400*ms + 30*ms},
-		{"refuse, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 0},
+		{"refuse: 4 dial rounds and 3 minimal backoffs", Params{Client: rt300}, ModePartitionRefuse, 4*400*ms + 30*ms},
+		{"refuse, no retries: one dial round", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionRefuse, 400 * ms},
 		{"refuse, context deadline", Params{OpTimeout: 450 * ms, Client: ClientParams{ContextTimeoutEnabled: true}}, ModePartitionRefuse, 450 * ms},
 		{"reset: 4 × 3 minimal backoffs", Params{Client: rt300}, ModePartitionReset, 120 * ms},
 		{"reset, no retries", Params{Client: ClientParams{MaxRetries: -1}}, ModePartitionReset, 0},
@@ -229,14 +230,15 @@ func TestPredictModes(t *testing.T) {
 		// connection: its key lives TTL, its retries dial for 1.23s at least
 		{ModePartitionRefuse, Params{}, s, 9770 * ms, 0},
 		{ModePartitionReset, Params{}, s, 8500 * ms, 0},
-		// no retries: the pooled connection's EOF fails the renewal at once,
-		// maybe after it reached Redis: TTL + Wait
-		{ModePartitionRefuse, tunedTimings, s, 1500 * ms, 0},
+		// no retries: the renewal dials one round (400ms) and fails,
+		// 150ms past the 500ms TTL; a renewal that reached Redis before the
+		// close takes the EOF at once: TTL + Wait
+		{ModePartitionRefuse, tunedTimings, s, 1500 * ms, 150 * ms},
 		// an earlier refusal may have left the dial breaker one round from
 		// tripping: 1 round of 400ms
 		{ModePartitionRefuse, Params{}, FaultSize{Refusals: 2}, 10600 * ms, 0},
-		// retries: 1.37s of dialing a refused port outlasts a 1s TTL
-		{ModePartitionRefuse, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 870 * ms},
+		// retries: 1.77s of dialing a refused port outlasts a 1s TTL
+		{ModePartitionRefuse, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 1270 * ms},
 		// reset: 680ms of backoffs
 		{ModePartitionReset, Params{TTL: time.Second, Wait: time.Second, JitterMS: -1}, s, 1500 * ms, 180 * ms},
 		{ModeLatency, Params{}, FaultSize{Latency: 200 * ms}, 0, 0},

@@ -15,10 +15,7 @@ import (
 // on the real backend (the leader kept every renewal, 0 errors, where the
 // virtual one's replies straddle the read timeout: its one-way jitter is
 // not calibrated against Toxiproxy's; its bound held on both);
-// lossy-failover-no-retries reproduced on real (gap 3.204 s) until the
-// real backend's instances started differently (24d2bc0): since then the
-// real switch loses the lease (stale 1.0 s, gap 0.74 s, within its bound),
-// a case the virtual one keeps; to be found out. failover-repeated-resets
+// failover-repeated-resets
 // needs each of five resets to hit the next leader before it was stable,
 // which depends on who wins each handover: the real run (2026-12-01) had
 // 14.94 s where the virtual one has 22.98 s, within the bound on both.
@@ -39,7 +36,7 @@ import (
 // phantom, as the virtual 3.002 s) and 0.883 s and 0.613 s in others; the
 // gate draws its jitter per chunk, not per message: not timed reliably.
 var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
-	"one-way-jittered-latency.yaml": true, "lossy-failover-no-retries.yaml": true,
+	"one-way-jittered-latency.yaml": true,
 	"failover-repeated-resets.yaml": true, "safe-replies-latency-phantom.yaml": true,
 	"chained-overlap-pauses.yaml": true}
 

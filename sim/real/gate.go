@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -148,6 +149,21 @@ func (g *Gate) Dialer(addr string) func(ctx context.Context, network, _ string) 
 type gatedConn struct {
 	net.Conn
 	g *Gate
+}
+
+// SyscallConn exposes the socket, as the *net.TCPConn of go-redis's own
+// dialer does, so that the pool health-checks an idle connection before
+// reusing it (a non-blocking MSG_PEEK, which reads nothing): it finds one the
+// proxy or Redis closed and dials instead, as a production client does,
+// rather than sending on it and taking the EOF. Without it a refuse
+// partition's renewal took one dial round less in-process than in an agent
+// process (issue 24's calibration: 1.28 s against 1.69-1.81 s).
+func (c *gatedConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("sim: gated connection has no socket")
+	}
+	return sc.SyscallConn()
 }
 
 // Read also waits after the data arrived: a reply that lands while the

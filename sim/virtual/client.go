@@ -278,23 +278,24 @@ func (w *world) backoff(in *inc, a int) time.Duration {
 	return min(maxRetryBackoff, minRetryBackoff+time.Duration(in.backoff.Int64N(int64(minRetryBackoff<<a))))
 }
 
-// begin starts an attempt: the pool's idle connection (not health-checked:
-// a closed one fails with EOF at first use) or a new one.
+// begin starts an attempt: the pool's idle connection or a new one. The
+// pool health-checks an idle connection as it takes it (a MSG_PEEK of the
+// socket) and drops one the proxy or Redis closed, so a closed connection
+// is never sent on: the attempt dials instead.
 func (w *world) begin(c *call) {
 	if c.ctxDone(w.now) {
 		w.finish(c, false, 0, c.ctxErr())
 		return
 	}
 	in := c.in
-	if k := len(in.idle); k > 0 {
-		c.epoch = in.idle[k-1]
+	for k := len(in.idle); k > 0; k-- {
+		epoch := in.idle[k-1]
 		in.idle = in.idle[:k-1]
-		if c.epoch != in.slot.net.epoch {
-			w.attemptFailed(c, errEOF, true)
+		if epoch == in.slot.net.epoch {
+			c.epoch = epoch
+			w.send(c)
 			return
 		}
-		w.send(c)
-		return
 	}
 	c.dialTry = 0
 	w.dial(c)

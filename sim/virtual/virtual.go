@@ -26,7 +26,7 @@
 //     use);
 //   - the go-redis v9.23.0 client as measured (model/bounds.go's CallBound and
 //     callMin, checked by sim's TestCallBoundMeasured): attempts, retries with go-redis's backoff (drawn
-//     from the seed), a pooled connection that is not health-checked, a new
+//     from the seed), a pooled connection health-checked as it is taken (a closed one is dropped), a new
 //     connection's HELLO + CLIENT SETINFO handshake, the dialer's retries,
 //     the read timeout, and a context deadline (OpTimeout) that cuts reads
 //     only with ContextTimeoutEnabled but always stops sleeps;

@@ -126,7 +126,10 @@ var calibration = []real{
 	{"partition-blackhole-tuned", "gap", 3989 * ms, 4000 * ms, ""},
 	{"partition-one-way", "overlap", 2040 * ms, 2060 * ms, ""},
 	{"partition-one-way", "stale", 5030 * ms, 5050 * ms, ""},
-	{"partition-refuse", "gap", 3130 * ms, 3220 * ms, ""},
+	// Since the gated connection is health-checked as a plain TCP one is
+	// (issue 24: a refused renewal dials four rounds, not three): seeds 1-2,
+	// one run at a time, 2026-12-01; 3.13-3.22 s before.
+	{"partition-refuse", "gap", 2733 * ms, 2784 * ms, ""},
 	{"partition-reset", "gap", 4040 * ms, 4130 * ms, ""},
 	// pause is SIGSTOP's meaning: real backend 2.241/2.246 s and 4.232/4.233 s
 	// (seeds 1, 2, 2026-12-01), process backend 2.222/2.224 s and 4.217/4.213 s.
