@@ -466,3 +466,32 @@ func TestDelayedStartLaunchesLate(t *testing.T) {
 	}
 	t.Fatal("instance 2's first line is not in the timeline")
 }
+
+// The run's clock starts when the first agent said hello, where its
+// election began, as an in-process instance's begins when it is started:
+// agents 0.6 s slow to start (sh sleeps first) still win their first
+// election at the clock's start, not 0.6 s into the schedule, and the
+// first promotion is stamped as it is written.
+func TestScheduleCountsFromTheFirstHello(t *testing.T) {
+	bin := chaosAgent(t)
+	agentCmd := append([]string{"sh", "-c", `sleep 0.6; exec "$0" "$@"`}, bin...)
+	sc := short(model.Fault{At: 300 * time.Millisecond, Kind: model.FaultCrash, Target: model.Target{Role: "leader"}})
+	res, err := sim.Run(context.Background(), sc, process.Backend{Agent: agentCmd}, sim.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var first *model.Event
+	for i, e := range res.Timeline {
+		if e.Kind == model.LeaderGained {
+			first = &res.Timeline[i]
+			break
+		}
+	}
+	if first == nil {
+		t.Fatal("no promotion")
+	}
+	if first.At > 300*time.Millisecond || first.Lateness > 100*time.Millisecond {
+		t.Errorf("first promotion at %v, stamped %v late; want at the clock's start (within 300 ms), stamped on time", first.At, first.Lateness)
+	}
+	assertNoAgents(t)
+}

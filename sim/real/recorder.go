@@ -27,7 +27,29 @@ func NewRecorder(observe func(model.Event)) *Recorder {
 }
 
 // Since returns the run's clock: the time since the run started.
-func (r *Recorder) Since() time.Duration { return time.Since(r.start) }
+func (r *Recorder) Since() time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return time.Since(r.start)
+}
+
+// Rebase restarts the run's clock at t, a moment since it started, and moves
+// the events recorded so far with it (none before zero). The run calls it
+// once its agent processes have said hello: their elections begin there, as
+// an in-process instance's does when it is started, so the fault schedule,
+// on this clock, finds them in the phase it finds in-process instances in.
+func (r *Recorder) Rebase(t time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	shift := t.Sub(r.start)
+	if shift <= 0 {
+		return
+	}
+	r.start = t
+	for i := range r.events {
+		r.events[i].At = max(r.events[i].At-shift, 0)
+	}
+}
 
 // Record stamps e with the run's clock and appends it. Events of an
 // incarnation that crashed are dropped: a crashed instance emits nothing

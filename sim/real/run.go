@@ -319,6 +319,7 @@ func (r *run) execute(ctx context.Context) error {
 		pre    sync.WaitGroup
 		preMu  sync.Mutex
 		preErr error
+		began  time.Time // the earliest prestarted instance's start
 	)
 	for i, in := range r.instances {
 		if i < len(r.sc.Starts) && r.sc.Starts[i] > 0 {
@@ -326,10 +327,15 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		if p, ok := in.(Prestarter); ok {
 			pre.Go(func() {
-				if err := p.Prestart(); err != nil {
-					preMu.Lock()
+				t, err := p.Prestart()
+				preMu.Lock()
+				defer preMu.Unlock()
+				if err != nil {
 					preErr = errors.Join(preErr, err)
-					preMu.Unlock()
+					return
+				}
+				if began.IsZero() || t.Before(began) {
+					began = t
 				}
 			})
 		}
@@ -337,6 +343,14 @@ func (r *run) execute(ctx context.Context) error {
 	pre.Wait()
 	if preErr != nil {
 		return preErr
+	}
+	if !began.IsZero() {
+		// The schedule counts from when the first instance began, as it
+		// does in-process, not from before the agents were launched: a
+		// process's start-up (30-570 ms here) would otherwise shift every
+		// fault against the elections' phase, which a slow clock fault
+		// multiplies (issue 24's calibration).
+		r.rec.Rebase(began)
 	}
 	plan := r.sc.FaultPlan()
 	for i, in := range r.instances {

@@ -55,9 +55,11 @@ type Shell interface {
 // starts with the run (not one whose start Scenario.Starts delays: its
 // process must not run before its start) at once, before it starts the
 // instances in index order, so that the schedule is not late by the sum of
-// their start-up times.
+// their start-up times. Prestart starts the instance (the later first Start
+// does nothing) and returns when it began running; the run's clock starts
+// at the earliest of these (Recorder.Rebase).
 type Prestarter interface {
-	Prestart() error
+	Prestart() (began time.Time, err error)
 }
 
 // Slot is what a Spawner is given for one instance.
