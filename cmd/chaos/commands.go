@@ -227,7 +227,7 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			fmt.Fprintf(stdout, "  why:     %s\n", pr.Note)
 		}
 		if w, ok := explored[pr.Mode]; ok {
-			fmt.Fprintf(stdout, "  explored (%d runs, virtual): gap %s; overlap %s\n", w.Runs, exploredText(w.Gap), exploredText(w.Overlap))
+			fmt.Fprintf(stdout, "  explored (%d runs, virtual): gap %s; overlap %s\n", w.Runs, w.Gap.BesideBound(), w.Overlap.BesideBound())
 		}
 	}
 	for _, w := range explored {
@@ -236,19 +236,6 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 	}
 	return nil
-}
-
-// exploredText is a searched worst case beside its bound.
-func exploredText(w sweep.Worst) string {
-	switch {
-	case !w.Found:
-		return "not measured"
-	case w.Violated:
-		return fmt.Sprintf("%v, BOUND VIOLATED (bound %v; seed %d)", w.Measured.Round(time.Microsecond), w.Predicted, w.Schedule.Seed)
-	case w.Predicted > 0 && w.Predicted != model.Unbounded:
-		return fmt.Sprintf("%v of %v (ratio %.3f)", w.Measured.Round(time.Microsecond), w.Predicted, w.Ratio)
-	}
-	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), showBound(w.Predicted))
 }
 
 // optInt is an int flag whose default is "not given" (-1): its help shows

@@ -8,11 +8,8 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"time"
 
-	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
-	"github.com/leaselab/leaselab/sim/virtual"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -119,7 +116,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := writeExplore(dir, res, stderr); err != nil {
 		return err
 	}
-	printExplore(stdout, res)
+	res.WriteTable(stdout)
 	if confirmReal && runErr == nil {
 		if err := confirmExplore(ctx, res, dir, stdout, stderr); err != nil {
 			return err
@@ -135,54 +132,14 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
-// writeExplore writes the search's files and, per metric, the run report
-// of its worst schedule.
+// writeExplore writes the search's files and its worst runs' reports
+// (sweep.WriteExploreRuns), saying on stderr which report could not be.
 func writeExplore(dir string, res *sweep.ExploreResult, stderr io.Writer) error {
-	if _, err := sweep.WriteExplore(dir, res); err != nil {
-		return fmt.Errorf("writing the search: %w", err)
+	reportErrs, err := sweep.WriteExploreRuns(dir, res)
+	for _, e := range reportErrs {
+		fmt.Fprintf(stderr, "chaos: %v\n", e)
 	}
-	for _, w := range res.Worst {
-		if !w.Found {
-			continue
-		}
-		r, err := res.WorstRun(w, virtual.Options{})
-		if err != nil {
-			return fmt.Errorf("re-running the worst %s: %w", w.Metric, err)
-		}
-		sub := filepath.Join(dir, strings.TrimSuffix(sweep.WorstFile(w.Metric), ".yaml"))
-		if _, err := reports.WriteRun(sub, r, reports.Options{}); err != nil {
-			fmt.Fprintf(stderr, "chaos: the report of the worst %s: %v\n", w.Metric, err)
-		}
-	}
-	return nil
-}
-
-// printExplore prints the per-metric table.
-func printExplore(w io.Writer, res *sweep.ExploreResult) {
-	fmt.Fprintf(w, "%s: %d runs in %v\n", res.Space.Name, res.Runs, res.Elapsed.Round(time.Millisecond))
-	for _, x := range res.Worst {
-		if !x.Found {
-			fmt.Fprintf(w, "  %-17s not measured (%d runs unknown: %s)\n", x.Metric, x.Unknown, x.Why)
-			continue
-		}
-		verdict := "within bound"
-		if x.Violated {
-			verdict = "BOUND VIOLATED"
-		}
-		ratio := "—"
-		if x.Ratio > 0 {
-			ratio = fmt.Sprintf("%.3f", x.Ratio)
-		}
-		pred := x.Predicted.String()
-		if x.Predicted == 1<<63-1 {
-			pred = "unbounded"
-		}
-		fmt.Fprintf(w, "  %-17s worst %-14v predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
-			x.Metric, x.Measured, pred, ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
-	}
-	if !res.Complete {
-		fmt.Fprintf(w, "INCOMPLETE: %s\n", res.Incomplete)
-	}
+	return err
 }
 
 // cmdExploreMerge combines shard results.
@@ -209,7 +166,7 @@ func cmdExploreMerge(args []string, stdout, stderr io.Writer) error {
 	if err := writeExplore(*out, merged, stderr); err != nil {
 		return err
 	}
-	printExplore(stdout, merged)
+	merged.WriteTable(stdout)
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(*out, "index.html"))
 	if !merged.Complete {
 		return &exitError{exitFailed, fmt.Errorf("the merged search is incomplete: %s", merged.Incomplete)}

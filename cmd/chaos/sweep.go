@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -255,7 +254,7 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprint(stdout, adv.Markdown())
 	}
 	if out != "" {
-		if err := writeAdvice(out, adv); err != nil {
+		if err := sweep.WriteAdvice(out, adv); err != nil {
 			return err
 		}
 		fmt.Fprintf(stdout, "\nwritten to %s\n", out)
@@ -288,35 +287,6 @@ func realBeside(ctx context.Context, scs []model.Scenario, dir string, stderr io
 		checks = append(checks, sweep.RealCheckOf(scs[i], o.Result, o.Err))
 	}
 	return checks, nil
-}
-
-// writeAdvice writes advice.md, advice.json and the confirming scenarios.
-func writeAdvice(dir string, adv sweep.Advice) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	b, err := json.MarshalIndent(adv, "", "  ")
-	if err != nil {
-		return err
-	}
-	files := map[string][]byte{"advice.md": []byte(adv.Markdown()), "advice.json": append(b, '\n')}
-	for i, sc := range adv.Scenarios {
-		y, err := scenarios.Marshal(sc)
-		if err != nil {
-			return fmt.Errorf("writing confirming scenario %d: %w", i, err)
-		}
-		name := sc.Name
-		if name == "" {
-			name = "confirm-" + strconv.Itoa(i)
-		}
-		files[name+".yaml"] = y
-	}
-	for name, data := range files {
-		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // gridFlags are --grid axes.

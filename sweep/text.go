@@ -1,0 +1,111 @@
+package sweep
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/virtual"
+)
+
+// WriteTable prints the search's per-metric table for a terminal: the
+// worst found, the bound predicted, their ratio, whether it held, and the
+// formula.
+func (r *ExploreResult) WriteTable(w io.Writer) {
+	fmt.Fprintf(w, "%s: %d runs in %v\n", r.Space.Name, r.Runs, r.Elapsed.Round(time.Millisecond))
+	for _, x := range r.Worst {
+		if !x.Found {
+			fmt.Fprintf(w, "  %-17s not measured (%d runs unknown: %s)\n", x.Metric, x.Unknown, x.Why)
+			continue
+		}
+		verdict := "within bound"
+		if x.Violated {
+			verdict = "BOUND VIOLATED"
+		}
+		ratio := "—"
+		if x.Ratio > 0 {
+			ratio = fmt.Sprintf("%.3f", x.Ratio)
+		}
+		fmt.Fprintf(w, "  %-17s worst %-14v predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
+			x.Metric, x.Measured, showBound(x.Predicted), ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+	}
+	if !r.Complete {
+		fmt.Fprintf(w, "INCOMPLETE: %s\n", r.Incomplete)
+	}
+}
+
+// BesideBound is the searched worst case beside its bound, in a few words
+// ("1.2s of 5s (ratio 0.240)"; the seed when it broke the bound).
+func (w Worst) BesideBound() string {
+	switch {
+	case !w.Found:
+		return "not measured"
+	case w.Violated:
+		return fmt.Sprintf("%v, BOUND VIOLATED (bound %v; seed %d)", w.Measured.Round(time.Microsecond), w.Predicted, w.Schedule.Seed)
+	case w.Predicted > 0 && w.Predicted != NoLimit:
+		return fmt.Sprintf("%v of %v (ratio %.3f)", w.Measured.Round(time.Microsecond), w.Predicted, w.Ratio)
+	}
+	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), showBound(w.Predicted))
+}
+
+// WriteExploreRuns writes the search (WriteExplore) and, per metric it
+// found a worst schedule of, that schedule's run report (re-run on the
+// virtual backend) in <dir>/worst-<metric>/. A report that could not be
+// written does not stop the others: it is in the errors returned beside
+// err, which says the search itself could not be written or re-run.
+func WriteExploreRuns(dir string, r *ExploreResult) (reportErrs []error, err error) {
+	if _, err := WriteExplore(dir, r); err != nil {
+		return nil, fmt.Errorf("writing the search: %w", err)
+	}
+	for _, w := range r.Worst {
+		if !w.Found {
+			continue
+		}
+		res, err := r.WorstRun(w, virtual.Options{})
+		if err != nil {
+			return reportErrs, fmt.Errorf("re-running the worst %s: %w", w.Metric, err)
+		}
+		sub := filepath.Join(dir, strings.TrimSuffix(WorstFile(w.Metric), ".yaml"))
+		if _, err := reports.WriteRun(sub, res, reports.Options{}); err != nil {
+			reportErrs = append(reportErrs, fmt.Errorf("the report of the worst %s: %w", w.Metric, err))
+		}
+	}
+	return reportErrs, nil
+}
+
+// WriteAdvice writes advice.md, advice.json and the confirming scenarios
+// (<name>.yaml, or confirm-<i>.yaml for an unnamed one) into dir.
+func WriteAdvice(dir string, adv Advice) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(adv, "", "  ")
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{"advice.md": []byte(adv.Markdown()), "advice.json": append(b, '\n')}
+	for i, sc := range adv.Scenarios {
+		y, err := scenarios.Marshal(sc)
+		if err != nil {
+			return fmt.Errorf("writing confirming scenario %d: %w", i, err)
+		}
+		name := sc.Name
+		if name == "" {
+			name = "confirm-" + strconv.Itoa(i)
+		}
+		files[name+".yaml"] = y
+	}
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
