@@ -35,9 +35,9 @@ func (r *Recorder) Since() time.Duration {
 
 // Rebase restarts the run's clock at t, a moment since it started, and moves
 // the events recorded so far with it (none before zero). The run calls it
-// once its agent processes have said hello: their elections begin there, as
-// an in-process instance's does when it is started, so the fault schedule,
-// on this clock, finds them in the phase it finds in-process instances in.
+// where its instances' elections begin (an in-process instance's at its
+// Start, an agent process's at its hello), so that the fault schedule, on
+// this clock, finds every backend's instances in the same phase.
 func (r *Recorder) Rebase(t time.Time) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

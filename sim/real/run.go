@@ -344,14 +344,15 @@ func (r *run) execute(ctx context.Context) error {
 	if preErr != nil {
 		return preErr
 	}
-	if !began.IsZero() {
-		// The schedule counts from when the first instance began, as it
-		// does in-process, not from before the agents were launched: a
-		// process's start-up (30-570 ms here) would otherwise shift every
-		// fault against the elections' phase, which a slow clock fault
-		// multiplies (issue 24's calibration).
-		r.rec.Rebase(began)
+	if began.IsZero() {
+		began = time.Now() // in-process instances begin at their Start, now
 	}
+	// The schedule counts from when the first instance began, not from
+	// before the environment was watched and the agents launched: that
+	// setup (an agent's start-up 30-570 ms here, the truth lane's 2-150 ms
+	// in-process) would otherwise shift every fault against the elections'
+	// phase, which a slow clock fault multiplies (issue 24's calibration).
+	r.rec.Rebase(began)
 	plan := r.sc.FaultPlan()
 	for i, in := range r.instances {
 		if i < len(r.sc.Starts) && r.sc.Starts[i] > 0 {
