@@ -13,11 +13,10 @@ stdin (stop); stderr is its log. It implements the spec's algorithm:
             DEL), say stopped, exit
 
 Every delay is counted from the end of the call before it, as the spec's
-timers are armed when a result comes back. Each call is one redis-py
-attempt bounded by the read timeout (LEASELAB_READ_TIMEOUT_MS, default
-5 s), with no retries: a timed-out call takes one read timeout where
-go-redis's, whose defaults the harness's predictions assume, retries
-(docs/agents.md says what that changes).
+timers are armed when a result comes back. Each redis-py attempt is bounded
+by the read timeout (LEASELAB_READ_TIMEOUT_MS, default 5 s), and a timed-out
+call is retried once, as go-redis, whose options the scenario's client
+gives and the harness's predictions read, does (timeout_retry).
 
 It needs redis-py (Debian: python3-redis). Clock commands are not declared:
 its timers run on the machine's monotonic clock, which the harness does not
@@ -34,6 +33,8 @@ import time
 import uuid
 
 import redis
+from redis.backoff import ConstantBackoff
+from redis.retry import Retry
 
 RENEW = """
 if redis.call('GET', KEYS[1]) == ARGV[1] then
@@ -56,6 +57,26 @@ def env_ms(name, default):
     return float(v) / 1000.0 if v else default
 
 
+def timeout_retry():
+    """redis-py options for go-redis's handling of a timed-out call.
+
+    The scenario's client (LEASELAB_SCENARIO's params.client) is go-redis's,
+    and the harness predicts from it: a call whose reply never comes is
+    retried once when max_retries allows retries (go-redis retries the
+    command on a new connection whose handshake times out in turn), so it
+    fails after 2 x the read timeout plus a backoff, not one. With no
+    retries (max_retries -1) it fails after one. Refused and reset calls
+    fail at once, as redis-py's do (go-redis spends its dial retries on
+    them: docs/agents.md).
+    """
+    scenario = json.loads(os.environ.get("LEASELAB_SCENARIO") or "{}")
+    retries = scenario.get("params", {}).get("client", {}).get("max_retries", 0)
+    if retries < 0:  # -1: none; 0 is go-redis's default, 3
+        return {}
+    # go-redis's backoff before a first retry is 10-30 ms.
+    return {"retry": Retry(ConstantBackoff(0.01), 1), "retry_on_timeout": True}
+
+
 class Agent:
     def __init__(self):
         host, _, port = os.environ["LEASELAB_REDIS_ADDR"].rpartition(":")
@@ -70,7 +91,7 @@ class Agent:
         self.safe = os.environ.get("LEASELAB_SAFE") == "1"
         self.id = uuid.uuid4().hex
         self.rdb = redis.Redis(host=host, port=int(port), socket_timeout=timeout,
-                               socket_connect_timeout=timeout,
+                               socket_connect_timeout=timeout, **timeout_retry(),
                                username=os.environ.get("LEASELAB_REDIS_USERNAME") or None,
                                password=os.environ.get("LEASELAB_REDIS_PASSWORD") or None,
                                db=int(os.environ.get("LEASELAB_REDIS_DB") or 0))
