@@ -134,6 +134,11 @@ func (e Embedded) Environment(ctx context.Context) (env *Environment, err error)
 	if env.Toxiproxy, err = toxiproxyAt(e.ToxiproxyAddr, &cs); err != nil {
 		return nil, err
 	}
+	if e.ToxiproxyAddr == "" {
+		// The in-process proxies listen on this machine's loopback:
+		// ports a refuse partition's heal can listen on again (ports.go).
+		env.ProxyListen = ports.listen
+	}
 	env.Close = cs.close
 	return env, nil
 }

@@ -9,6 +9,7 @@ import (
 	mrand "math/rand/v2"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -241,13 +242,22 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 	var slots []Slot
 	for i := range eff.Instances {
 		proxy := func(name, upstream string) (string, error) {
-			listen := "127.0.0.1:0"
-			if environ.ProxyListen != nil {
-				listen = environ.ProxyListen(i)
-			}
-			p, err := environ.Toxiproxy.CreateProxy(name, listen, upstream)
-			if err != nil {
-				return "", fmt.Errorf("%w: creating proxy %s: %v", env.ErrEnvironment, name, err)
+			var p *toxiclient.Proxy
+			// A port the environment found free can be taken before the
+			// proxy listens on it (another harness on the machine): the
+			// next one then.
+			for try := 0; ; try++ {
+				listen := "127.0.0.1:0"
+				if environ.ProxyListen != nil {
+					listen = environ.ProxyListen(i)
+				}
+				p, err = environ.Toxiproxy.CreateProxy(name, listen, upstream)
+				if err == nil {
+					break
+				}
+				if try == 2 || environ.ProxyListen == nil || !strings.Contains(err.Error(), "address already in use") {
+					return "", fmt.Errorf("%w: creating proxy %s: %v", env.ErrEnvironment, name, err)
+				}
 			}
 			for len(r.proxies) <= i {
 				r.proxies = append(r.proxies, nil)
