@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/leaselab/leaselab/scenarios"
 )
 
 // virtualAbout is what the virtual backend says of itself (sim.Describer).
@@ -46,7 +48,7 @@ func TestBackendLabel(t *testing.T) {
 	if f := factOf(build(res, Options{}).Facts, "Backend"); f != "wasm (instances as WebAssembly modules, wall-clock time)" {
 		t.Errorf("fact of an unknown backend: %q", f)
 	}
-	if cmd := defaultCommand(res); !strings.HasSuffix(cmd, " --backend wasm") {
+	if cmd := scenarios.CommandOf(res); !strings.HasSuffix(cmd, " --backend wasm") {
 		t.Errorf("reproducing command of an unknown backend: %q", cmd)
 	}
 	// A result from before results named their backend was a real run.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
 )
 
 // JUnit writes the results as one JUnit testsuite with one testcase per run,
@@ -58,7 +59,7 @@ type junitInput struct {
 	res  *model.Result
 	err  error
 	dir  string
-	cmd  string // reproducing command; default defaultCommand
+	cmd  string // reproducing command; default scenarios.CommandOf
 	// refused is why the backend refused the scenario (nothing ran): a
 	// skipped testcase, with the reason.
 	refused string
@@ -223,7 +224,7 @@ func junitCaseOf(x junitInput) junitCase {
 
 	var out []string
 	out = append(out, fmt.Sprintf("backend %s, seed %d, time scale %s, run %s", backendName(res.Backend), res.Seed, strconv.FormatFloat(nonZero(res.TimeScale), 'g', -1, 64), nonEmpty(res.RunID, "—")))
-	out = append(out, "reproduce: "+nonEmpty(x.cmd, defaultCommand(res)))
+	out = append(out, "reproduce: "+nonEmpty(x.cmd, scenarios.CommandOf(res)))
 	for _, ch := range res.Checks {
 		out = append(out, "expectation: "+ch.String())
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
 )
 
 // The report is built once as a format-neutral document (this file) and then
@@ -116,24 +117,6 @@ func verdictOf(res *model.Result) (verdict, class string) {
 	return verdictFail, "fail"
 }
 
-// defaultCommand is the CLI invocation that reproduces a run.
-func defaultCommand(res *model.Result) string {
-	scale := res.TimeScale
-	if scale == 0 {
-		scale = 1
-	}
-	name := res.Scenario.Name
-	if name == "" {
-		name = "<scenario>"
-	}
-	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %s",
-		name, res.Seed, strconv.FormatFloat(scale, 'g', -1, 64))
-	if b := backendName(res.Backend); b != BackendReal && res.Observed == nil {
-		cmd += " --backend " + b // the CLI's default is the real one; an observed fleet has none
-	}
-	return cmd
-}
-
 // ctx carries what several sections need.
 type ctx struct {
 	res   *model.Result
@@ -154,7 +137,7 @@ func newCtx(res *model.Result, o Options) *ctx {
 	x.slack = model.DefaultSlack
 	x.end = max(res.Analysis.End, res.Elapsed)
 	if x.cmd == "" {
-		x.cmd = defaultCommand(res)
+		x.cmd = scenarios.CommandOf(res)
 	}
 	return x
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
@@ -20,8 +21,8 @@ type SeedsOptions struct {
 	Runs int
 	// Out is where the reports are written (see Seeds). "": nowhere.
 	Out string
-	// Command, if not nil, is the command that replays seed on a backend,
-	// for the reports.
+	// Command is the command that replays seed on a backend, for the
+	// reports. Default: scenarios.Command of the scenario at its time scale.
 	Command func(seed int64, backend string) string
 	// Done, if not nil, is called as each run ends, one call at a time.
 	Done func()
@@ -42,6 +43,9 @@ type SeedsOptions struct {
 // could not be written, the distribution and the error.
 func Seeds(ctx context.Context, sc model.Scenario, o SeedsOptions) (*reports.Distribution, string, time.Duration, error) {
 	start := time.Now()
+	if o.Command == nil {
+		o.Command = func(seed int64, backend string) string { return scenarios.Command(sc, seed, sc.TimeScale, backend) }
+	}
 	b := virtual.Backend{}
 	d := reports.NewDistribution(sc, b.Name(), o.Runs, o.Command)
 	runErr := sim.Seeds(ctx, sc, b, o.Runs, 0, func(res *model.Result) {
@@ -65,10 +69,7 @@ func Seeds(ctx context.Context, sc model.Scenario, o SeedsOptions) (*reports.Dis
 		return d, "", took, nil
 	}
 	dir := filepath.Join(o.Out, sc.Name, fmt.Sprintf("runs-%d-%d", sc.Seed, sc.Seed+int64(o.Runs)-1))
-	var cmd string
-	if o.Command != nil {
-		cmd = o.Command(d.Worst.Seed, d.Worst.Backend)
-	}
+	cmd := o.Command(d.Worst.Seed, d.Worst.Backend)
 	if _, err := reports.WriteRun(filepath.Join(dir, reports.DirDistWorst), d.Worst, reports.Options{Command: cmd}); err != nil {
 		return d, dir, took, fmt.Errorf("writing the worst run's report: %w", err)
 	}

@@ -301,7 +301,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) error {
 	if dir == "" {
 		dir = filepath.Dir(pos[0])
 	}
-	o := reports.Options{Command: reproduce(res.Scenario, res), MarkdownImage: *imageURL}
+	o := reports.Options{MarkdownImage: *imageURL}
 	if *inline {
 		o.MarkdownImage = reports.MarkdownInline
 	}

@@ -26,8 +26,7 @@ func runDistributions(ctx context.Context, scs []model.Scenario, f runFlags, std
 	for _, sc := range scs {
 		sc = named(sc.WithDefaults())
 		tk := ticking(stdout, sc.Name, f.runs, f.quiet)
-		d, dir, took, err := sweep.Seeds(ctx, sc, sweep.SeedsOptions{Runs: f.runs, Out: f.out, Done: tk.done,
-			Command: func(seed int64, backend string) string { return reproduceOn(sc, seed, sc.TimeScale, backend) }})
+		d, dir, took, err := sweep.Seeds(ctx, sc, sweep.SeedsOptions{Runs: f.runs, Out: f.out, Done: tk.done})
 		tk.stop()
 		if d != nil {
 			live.Distribution(stdout, d, dir, took, runtime.GOMAXPROCS(0))

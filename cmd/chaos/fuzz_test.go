@@ -49,7 +49,7 @@ func FuzzRunValidation(f *testing.F) {
 				t.Fatalf("faults[%d] at %v for %v in a run of %v", i, f.At, f.For, n)
 			}
 		}
-		if cmd := reproduceOn(scs[0], 1, k, backendReal); strings.ContainsAny(cmd, "\n\r") {
+		if cmd := scenarios.Command(scs[0], 1, k, "real"); strings.ContainsAny(cmd, "\n\r") {
 			t.Fatalf("reproduce command over lines: %q", cmd)
 		}
 	})

@@ -497,7 +497,7 @@ func finish(r *sim.SuiteRun, f runFlags, track *track, prog *progress) outcome {
 		return outcome{SuiteRun: *r}
 	}
 	dir := filepath.Join(f.out, sc.Name, res.RunID)
-	if _, werr := reports.WriteRun(dir, res, reports.Options{Command: reproduce(sc, res), MarkdownImage: f.markdownImage(sc.Name, res.RunID)}); werr != nil {
+	if _, werr := reports.WriteRun(dir, res, reports.Options{MarkdownImage: f.markdownImage(sc.Name, res.RunID)}); werr != nil {
 		r.Err = errors.Join(r.Err, fmt.Errorf("writing the report: %w", werr))
 		dir = "" // not written: never print or link it
 	} else {
@@ -538,33 +538,6 @@ func namedAll(scs []model.Scenario) []model.Scenario {
 	return out
 }
 
-// reproduce is the command that re-runs this exact scenario and seed, on
-// the backend that made res.
-func reproduce(sc model.Scenario, res *model.Result) string {
-	return reproduceOn(sc, res.Seed, res.TimeScale, nonEmpty(res.Backend, backendReal))
-}
-
-// reproduceOn is the command that runs sc with seed and time scale on a
-// backend; --safe is added when the run's safe mode is not the built-in's
-// (for a file, when it is on).
-func reproduceOn(sc model.Scenario, seed int64, timeScale float64, backend string) string {
-	name := sc.Name
-	safe := sc.Params.Safe
-	if e, ok := scenarios.Lookup(name); ok {
-		safe = safe != e.Scenario.Params.Safe
-	} else {
-		name = sc.Name + ".yaml"
-	}
-	cmd := fmt.Sprintf("go run ./cmd/chaos run %s --seed %d --time-scale %g", shellQuote(name), seed, nonZero(timeScale))
-	if safe {
-		cmd += " --safe " + map[bool]string{true: "on", false: "off"}[sc.Params.Safe]
-	}
-	if backend != backendReal { // the default
-		cmd += " --backend " + backend
-	}
-	return cmd
-}
-
 // agentCommand is --agent split at spaces, or this program's `chaos agent`.
 func (f *runFlags) agentCommand() ([]string, error) {
 	if argv := strings.Fields(f.agent); len(argv) > 0 {
@@ -575,31 +548,6 @@ func (f *runFlags) agentCommand() ([]string, error) {
 		return nil, fmt.Errorf("finding this program for its 'chaos agent' (or give --agent): %w", err)
 	}
 	return []string{self, "agent"}, nil
-}
-
-// shellQuote quotes s for a POSIX shell unless it is made only of
-// characters no shell treats specially.
-func shellQuote(s string) string {
-	if s != "" && strings.IndexFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:,@%", r))
-	}) < 0 {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
-func nonEmpty(s, alt string) string {
-	if s == "" {
-		return alt
-	}
-	return s
-}
-
-func nonZero(k float64) float64 {
-	if k == 0 {
-		return 1
-	}
-	return k
 }
 
 // verdict turns the outcomes into the exit code.

@@ -245,20 +245,6 @@ func TestBadInputsRefused(t *testing.T) {
 	}
 }
 
-// The reproduce command quotes a name a shell would read otherwise.
-func TestReproduceQuotesTheName(t *testing.T) {
-	for name, want := range map[string]string{
-		"leader-crash":   "run leader-crash --seed",
-		"my test; rm -r": `run 'my test; rm -r.yaml' --seed`,
-		"it's":           `run 'it'\''s.yaml' --seed`,
-	} {
-		got := reproduceOn(model.Scenario{Name: name}, 1, 1, backendReal)
-		if !strings.Contains(got, want) {
-			t.Errorf("%q: %s; want %s", name, got, want)
-		}
-	}
-}
-
 // Environment errors: one precise message, printed once.
 func TestEnvironmentErrorOnce(t *testing.T) {
 	t.Setenv("LEASELAB_REDIS_ADDR", "")
