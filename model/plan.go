@@ -106,3 +106,27 @@ func ScheduledFaultSize(sc Scenario) FaultSize {
 	}
 	return AppliedFaultSize(sc, a)
 }
+
+// PredictScheduled is the prediction of each mode sc's faults put the
+// election in (in the order of the faults, each mode once; a fault whose
+// mode has no bound, none), sized as the scenario schedules them
+// (ScheduledFaultSize of its effective, scaled form): what a run of sc is
+// predicted to measure at worst, before it runs. chaos init's table and a
+// sweep cell's prediction are it.
+func PredictScheduled(sc Scenario) []Prediction {
+	e := sc.WithDefaults().Scaled()
+	size := ScheduledFaultSize(e)
+	var out []Prediction
+	seen := map[string]bool{}
+	for _, f := range e.Faults {
+		m := ModeOf(f.Kind, f.Mode)
+		if m == "" || seen[m] {
+			continue
+		}
+		seen[m] = true
+		if pr, ok := PredictMode(e.Params, m, size); ok {
+			out = append(out, pr)
+		}
+	}
+	return out
+}

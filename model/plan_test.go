@@ -51,3 +51,28 @@ func TestScheduledFaultSize(t *testing.T) {
 		t.Errorf("scheduled size %+v", got)
 	}
 }
+
+// A scenario's prediction before it runs is each of its faults' modes,
+// once, sized as scheduled, at the scenario's time scale: a pause of 8 s
+// predicts what PredictMode does for that pause, not a pause of 0.
+func TestPredictScheduled(t *testing.T) {
+	s := time.Second
+	sc := Scenario{Duration: 20 * s, Faults: []Fault{
+		{At: 1 * s, For: 8 * s, Kind: FaultPause},
+		{At: 12 * s, For: 2 * s, Kind: FaultPause},
+		{At: 15 * s, Kind: FaultCrash},
+	}}
+	got := PredictScheduled(sc)
+	e := sc.WithDefaults()
+	want, _ := PredictMode(e.Params, ModePause, ScheduledFaultSize(e))
+	if len(got) != 2 || got[0] != want || got[1].Mode != ModeOf(FaultCrash, "") {
+		t.Fatalf("predictions %+v, want the pause's %+v then the crash's", got, want)
+	}
+	if zero, _ := PredictMode(e.Params, ModePause, FaultSize{}); got[0].MaxOverlap == zero.MaxOverlap {
+		t.Errorf("the pause's overlap %v is an unsized pause's", got[0].MaxOverlap)
+	}
+	sc.TimeScale = 0.5
+	if half := PredictScheduled(sc); half[0].MaxGap >= got[0].MaxGap || half[0].MaxGap == 0 {
+		t.Errorf("at time scale 0.5: gap %v, at 1: %v", half[0].MaxGap, got[0].MaxGap)
+	}
+}

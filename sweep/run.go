@@ -261,20 +261,11 @@ func Run(ctx context.Context, g Grid, o Options) (*Result, error) {
 	return res, nil
 }
 
-// predict is the worst analytic bound over the modes of sc's faults.
+// predict is the worst analytic bound over the modes of sc's faults
+// (model.PredictScheduled).
 func predict(sc model.Scenario) Prediction {
-	e := sc.WithDefaults().Scaled()
-	size := model.ScheduledFaultSize(e)
 	var p Prediction
-	for _, f := range e.Faults {
-		m := model.ModeOf(f.Kind, f.Mode)
-		if m == "" {
-			continue
-		}
-		pr, ok := model.PredictMode(e.Params, m, size)
-		if !ok {
-			continue
-		}
+	for _, pr := range model.PredictScheduled(sc) {
 		p.MaxGap, p.MaxOverlap = max(p.MaxGap, pr.MaxGap), max(p.MaxOverlap, pr.MaxOverlap)
 	}
 	return p

@@ -228,12 +228,12 @@ func printStarter(w io.Writer, dir string, suite []model.Scenario, o scenarios.S
 	fmt.Fprintln(tw, "SCENARIO\tPREDICTED GAP\tPREDICTED OVERLAP\tEXPECTS")
 	var warn []string
 	for _, sc := range suite {
-		f := sc.Faults[0]
-		size := model.FaultSize{Latency: f.Latency}
-		if f.Kind == model.FaultPause {
-			size.Pause = f.For
+		var pr model.Prediction
+		preds := model.PredictScheduled(sc) // a starter scenario has one fault
+		ok := len(preds) > 0
+		if ok {
+			pr = preds[0]
 		}
-		pr, ok := model.PredictMode(p, model.ModeOf(f.Kind, f.Mode), size)
 		gap, overlap := "—", "—"
 		if ok {
 			gap, overlap = pr.MaxGap.String(), pr.MaxOverlap.String()
