@@ -160,19 +160,15 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		p.TTL, p.Wait, jit, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tMAX FAILOVER\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
-	preds := model.Predict(p, size)
-	// The modes whose size nobody gave (no flag, no fault in the scenario)
-	// have no bound: say so, and show the formula with an example size and
-	// the flag that gives it.
-	example := model.FaultSize{Latency: 200 * time.Millisecond, Pause: 8 * time.Second, ClockRate: 0.5}
-	exampleFlag := map[string]string{model.ModeLatency: "--latency 200ms", model.ModePause: "--pause 8s", model.ModeSuspend: "--pause 8s", model.ModeClockDrift: "--clock-rate 0.5"}
-	missing := map[string]bool{model.ModeLatency: size.Latency == 0, model.ModePause: size.Pause == 0, model.ModeSuspend: size.Pause == 0, model.ModeClockDrift: size.ClockRate == 0}
-	examples := map[string]model.Prediction{}
-	for _, pr := range model.Predict(p, example) {
-		examples[pr.Mode] = pr
-	}
+	preds := model.PredictGiven(p, size)
+	// A mode whose size nobody gave (no flag, no fault in the scenario) has
+	// no bound: say so, with the flag that gives it; its formulas are shown
+	// with the example size.
+	ex := model.ExampleFaultSize
+	exampleFlag := map[string]string{model.ModeLatency: fmt.Sprintf("--latency %v", ex.Latency), model.ModePause: fmt.Sprintf("--pause %v", ex.Pause),
+		model.ModeSuspend: fmt.Sprintf("--pause %v", ex.Pause), model.ModeClockDrift: fmt.Sprintf("--clock-rate %g", ex.ClockRate)}
 	for _, pr := range preds {
-		if missing[pr.Mode] {
+		if pr.Example {
 			fmt.Fprintf(tw, "%s\tnot given (%s)\t—\t—\t—\n", pr.Mode, exampleFlag[pr.Mode])
 			continue
 		}
@@ -210,8 +206,7 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintln(stdout, "\nFormulas:")
 	for _, pr := range preds {
-		if missing[pr.Mode] {
-			pr = examples[pr.Mode]
+		if pr.Example {
 			fmt.Fprintf(stdout, "\n%s (size not given; shown with %s)\n", pr.Mode, exampleFlag[pr.Mode])
 		} else {
 			fmt.Fprintf(stdout, "\n%s\n", pr.Mode)
