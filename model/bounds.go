@@ -84,10 +84,17 @@ type FaultSize struct {
 	// Pause is how long the leader is paused or suspended (traffic held;
 	// its clock runs on in a pause and stops in a suspend).
 	Pause time.Duration `json:"pause,omitempty"`
-	// PauseMin is the shortest of several pauses or suspends (0: Pause is
-	// the only one). The gap bounds shrink as a pause grows, so they take
-	// the shortest, where the overlap bounds take the longest.
+	// PauseMin is the shortest of the pauses or suspends that hit a leader
+	// (0: Pause is the only one). The gap bounds shrink as a pause grows,
+	// so they take the shortest, where the overlap bounds take the
+	// longest. A pause of an instance that was not leading is no leader's
+	// failure: its own term chains onto the gap (StoppedAcquire).
 	PauseMin time.Duration `json:"pause_min,omitempty"`
+	// PauseShortMax is the longest of the pauses or suspends that hit a
+	// leader and lasted no longer than the TTL (0: none). In safe mode such
+	// a pause that ends past the guard demotes the leader before its key
+	// expires (the gap Wait + hop), however short the others are.
+	PauseShortMax time.Duration `json:"pause_short_max,omitempty"`
 	// ClockRate is the leader's clock speed relative to real time: 0.5 runs
 	// at half speed. 0 means 1 (no drift).
 	ClockRate float64 `json:"clock_rate,omitempty"`
@@ -600,7 +607,9 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 			break
 		}
 		pr.MaxOverlap, pr.OverlapFormula = sum(paused, half, jit, lease.minus())
-		pr.MaxGap, pr.GapFormula = sum(retry)
+		// The late renewal returns 0 a hop after the resume, past the
+		// expiry, and the next attempt comes within Wait of the expiry.
+		pr.MaxGap, pr.GapFormula = sum(retry, term{sym: "hop", d: hop})
 		// The leader believes until its late renewal returns 0, at least
 		// P + TTL/2 - TTL past its key's expiry under a suspend (the
 		// renewal is P late wherever the suspend began), P - TTL under a
@@ -675,6 +684,54 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 	return pr, true
 }
 
+// StoppedAcquire is what a pause or suspend of length stop on an instance
+// that was not leading adds to the gap and failover bounds of a leader's
+// fault in force with it: a follower stopped between its SET NX landing and
+// the reply holds the key without believing. The gap the leader's fault
+// leaves runs on until the stopped follower resumes and believes (stop + a
+// hop) or, if it cannot believe (safe mode abandons an acquire that
+// outlasted its deadline, TTL - margin), until the key it set expired and
+// the next attempt came: TTL + Wait. A follower that resumes too late for
+// its first renewal (stop + TTL/2 + jitter past the landing, beyond the
+// TTL) believes a key gone: that belief ends in a second gap, up to
+// TTL/2 + Wait - stop after it, and delays a stable leader by the belief
+// (stop + TTL/2 + jitter), or by the key it held (TTL + Wait + jitter).
+// extra adds to the leader's gap bound, alone bounds a gap by itself
+// (0: none), and failover adds to the failover bound.
+func StoppedAcquire(p Params, stop time.Duration) (extra, alone, failover time.Duration, formula string) {
+	p = p.WithDefaults()
+	margin := (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	held := p.TTL + p.Wait
+	if p.Safe && stop >= p.TTL-margin {
+		// The acquire's deadline passed: abandoned, never believed.
+		f := fmt.Sprintf("a follower stopped %v mid-acquire (safe mode abandons it past TTL - margin = %v) holds the key unbelieved: + TTL + Wait + hop = %v", stop, p.TTL-margin, held+hop)
+		return held + hop, 0, held + p.Jitter(), f
+	}
+	extra = min(stop, held) + hop
+	if stop <= p.TTL-p.TTL/2-p.Jitter()-hop {
+		return extra, 0, stop + hop, fmt.Sprintf("a follower stopped %v mid-acquire holds the key unbelieved until it resumes: + min(P_f, TTL + Wait) + hop = %v", stop, extra)
+	}
+	alone = max(0, p.TTL/2+p.Wait-stop) + 2*hop
+	failover = Unbounded
+	if stop != Unbounded {
+		failover = max(held+p.Jitter(), stop+p.TTL/2+p.Jitter()+2*hop)
+	}
+	return extra, alone, failover, fmt.Sprintf("a follower stopped %v mid-acquire holds the key unbelieved until it resumes: + min(P_f, TTL + Wait) + hop = %v; its first renewal, P_f + TTL/2 + jitter after the landing, finds the key gone (a second gap of up to TTL/2 + Wait - P_f = %v; the failover waits for that belief's end or the key's: + max(TTL + Wait + jitter, P_f + TTL/2 + jitter) = %v)", stop, extra, alone, failover)
+}
+
+// shortPause is the pause safe mode's guard term takes: the longest that
+// hit a leader and lasted no longer than ttl (FaultSize.PauseShortMax),
+// else the only one when it is that short.
+func shortPause(s FaultSize, ttl time.Duration) time.Duration {
+	if s.PauseShortMax > 0 {
+		return s.PauseShortMax
+	}
+	if s.Pause <= ttl {
+		return s.Pause
+	}
+	return 0
+}
+
 // shortestPause is the pause the gap bounds take: the shortest of several
 // (FaultSize.PauseMin), else the only one.
 func shortestPause(s FaultSize) time.Duration {
@@ -738,7 +795,7 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 		}
 		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
 	case ModePause, ModeSuspend, ModeClockDrift, ModeLeaseLoss, ModeFailover:
-		if renew, short := p.TTL/2+p.Jitter(), shortestPause(s); pr.Mode == ModePause && short > 0 && short < p.TTL && renew+short > p.TTL-margin {
+		if renew, short := p.TTL/2+p.Jitter(), shortPause(s, p.TTL); pr.Mode == ModePause && short > 0 && short <= p.TTL && renew+short > p.TTL-margin {
 			// The guard is a timer too: a pause that ends past it (the
 			// last send + TTL - margin) demotes the leader at the resume,
 			// before its key expires when the pause is shorter than the

@@ -264,8 +264,11 @@ func TestPredictModes(t *testing.T) {
 		// 8s: 8s + 2.5s - 5s = 5.5s of the 6s Wait
 		{ModeSuspend, Params{}, FaultSize{Pause: 8 * time.Second}, 501 * ms, 5505 * ms},
 		{ModePause, Params{}, FaultSize{Pause: 2 * time.Second}, 0, 0},
-		// 2.505s + 2.6s > TTL: the late renewal misses the expiry by 105ms
-		{ModePause, Params{}, FaultSize{Pause: 2600 * ms}, 6 * time.Second, 105 * ms},
+		// 2.505s + 2.6s > TTL: the late renewal misses the expiry by 105ms,
+		// and returns 0 a hop after the resume, past it
+		{ModePause, Params{}, FaultSize{Pause: 2600 * ms}, 6001 * ms, 105 * ms},
+		// P = TTL: the window P - TTL is empty, the cap keeps the hop
+		{ModePause, Params{}, FaultSize{Pause: 5 * time.Second}, 6001 * ms, 2505 * ms},
 		{ModePause, Params{}, FaultSize{}, 0, 0},
 		// safe mode: a 2.45s pause ends past the guard (TTL - margin =
 		// 4.948s after the send) but before the key expires: demoted there,
@@ -275,6 +278,19 @@ func TestPredictModes(t *testing.T) {
 		{ModePause, Params{Safe: true}, FaultSize{Pause: 2400 * ms}, 0, 0},
 		// ... the clock stops under a suspend: the renewal fires before the guard
 		{ModeSuspend, Params{Safe: true}, FaultSize{Pause: 2450 * ms}, 0, 0},
+		// ... a pause of exactly the TTL ends past the guard too
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 5 * time.Second}, 6001 * ms, 2505 * ms},
+		// several pauses: a 1s one does not hide the 2.45s one from the
+		// guard term (PauseShortMax), nor an 8s one
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 2450 * ms, PauseMin: time.Second, PauseShortMax: 2450 * ms}, 6001 * ms, 0},
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 8 * time.Second, PauseMin: 2450 * ms, PauseShortMax: 2450 * ms}, 6001 * ms, 5505 * ms},
+		// ... the gap takes the shortest: 2.45s leaves Wait (+ hop) of the window
+		{ModePause, Params{}, FaultSize{Pause: 8 * time.Second, PauseMin: 2450 * ms, PauseShortMax: 2450 * ms}, 6001 * ms, 5505 * ms},
+		// ... two long ones: 8s and 10s, the 8s one's window
+		{ModePause, Params{}, FaultSize{Pause: 10 * time.Second, PauseMin: 8 * time.Second}, 3001 * ms, 7505 * ms},
+		// ... safe mode, a 2.4s pause is before the guard: only the 8s one
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 8 * time.Second, PauseMin: 2400 * ms, PauseShortMax: 2400 * ms}, 6001 * ms, 5505 * ms},
+		{ModePause, Params{Safe: true}, FaultSize{Pause: 8 * time.Second, PauseMin: 8 * time.Second}, 3001 * ms, 5505 * ms},
 		{ModeClockDrift, Params{}, s, 6 * time.Second, 1262500 * time.Microsecond},
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 0.6}, 0, 0},
 		{ModeClockDrift, Params{}, FaultSize{ClockRate: 3}, 0, 0},

@@ -457,6 +457,19 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 			bound, how = d, "predicted for "+names+", "+f
 		}
 	}
+	stopped := stoppedFollowers(sc, a)
+	if !overlap && metric != "failover" && len(stopped) > 0 {
+		var extra, alone time.Duration
+		var fs []string
+		for _, st := range stopped {
+			e, al, _, f := StoppedAcquire(sc.Params, st.stop)
+			extra += e
+			alone = max(alone, al)
+			fs = append(fs, fmt.Sprintf("fault %d: %s", st.fault.ID, f))
+		}
+		bound = max(addBound(bound, extra), alone)
+		how += "; chained: " + strings.Join(fs, "; ")
+	}
 	if metric == "max_overlap" {
 		if d, f := chainedOverlap(sc, a, preds); d > bound {
 			bound, how = d, f
@@ -540,10 +553,23 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 				}
 			}
 		}
+		var chained []string
+		for _, st := range stopped {
+			_, _, e, f := StoppedAcquire(sc.Params, st.stop)
+			for i, g := range fs {
+				if g.ID != st.fault.ID && overlapsInTime(sc, st.fault, g, a.End) {
+					b[i] = addBound(b[i], e)
+				}
+			}
+			chained = append(chained, fmt.Sprintf("fault %d: %s", st.fault.ID, f))
+		}
 		if d := FailoverChain(sc.Params, at, reach, b); d > bound {
 			bound, how = d, "predicted for "+strings.Join(names, ", ")+" (failover): "+strings.Join(formulas, "; ")
 			if len(at) > 1 {
 				how += fmt.Sprintf("; %d faults chained (a later one that starts within a failover and a TTL lengthens it)", len(at))
+			}
+			if len(chained) > 0 {
+				how += "; chained: " + strings.Join(chained, "; ")
 			}
 			if composed {
 				how += "; faults in force together: twice their extra delay (ComposeOverlap beyond the largest alone), and with latency or a slow clock among them the key may last until their last heal + L + TTL"
@@ -558,6 +584,47 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		}
 	}
 	return bound, how, strings.Join(Preconditions(sc, a, !overlap), "; ")
+}
+
+// stoppedFollower is a pause or suspend of an instance that was not
+// leading, in force with a leader's fault (StoppedAcquire).
+type stoppedFollower struct {
+	fault FaultOutcome
+	stop  time.Duration
+}
+
+// stoppedFollowers are the pauses and suspends that stopped an instance
+// not leading at their injection while a fault a bound is taken for (another
+// one) was in force or could still reach: that follower's acquire may have
+// landed just before, and it holds the key unbelieved while stopped.
+func stoppedFollowers(sc Scenario, a Analysis) []stoppedFollower {
+	used := boundFaults(a)
+	var out []stoppedFollower
+	for _, g := range a.Faults {
+		if k := FaultKind(g.Kind); k != FaultPause && k != FaultSuspend {
+			continue
+		}
+		follower := slices.ContainsFunc(g.Target, func(i int) bool {
+			return !slices.ContainsFunc(g.LeadersAtInjection, func(m Member) bool { return m.Instance == i })
+		})
+		if !follower || !slices.ContainsFunc(used, func(f FaultOutcome) bool { return f.ID != g.ID && overlapsInTime(sc, g, f, a.End) }) {
+			continue
+		}
+		stop := g.Healed - g.Applied
+		if g.Open {
+			stop = Unbounded
+		}
+		out = append(out, stoppedFollower{g, stop})
+	}
+	return out
+}
+
+// addBound adds two bounds, Unbounded absorbing.
+func addBound(a, b time.Duration) time.Duration {
+	if a == Unbounded || b == Unbounded {
+		return Unbounded
+	}
+	return a + b
 }
 
 // together groups the faults that are in force together, each group's
@@ -895,7 +962,10 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 	// longest failing call, since a call that hangs between two pauses
 	// keeps the belief (and the guard's count) going.
 	window := max(a.Params.TTL, a.Params.TTL/2+a.Params.Jitter()) + longestCall(a.Params)
-	type pause struct{ from, to time.Duration }
+	type pause struct {
+		from, to time.Duration
+		leader   bool // the pause hit a leader (not a follower mid-acquire)
+	}
 	paused := map[int][]pause{}
 	for _, f := range a.Faults {
 		if f.ID < 0 || f.ID >= len(sc.Faults) {
@@ -939,7 +1009,7 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			s.LatencyFor = max(s.LatencyFor, d)
 		case FaultPause, FaultSuspend:
 			for _, i := range f.Target {
-				paused[i] = append(paused[i], pause{f.Applied, f.Healed})
+				paused[i] = append(paused[i], pause{f.Applied, f.Healed, f.LeaderHit && slices.ContainsFunc(f.LeadersAtInjection, func(m Member) bool { return m.Instance == i })})
 			}
 		case FaultClock:
 			if sf.Rate > 0 && (s.ClockRate == 0 || sf.Rate < s.ClockRate) {
@@ -997,8 +1067,16 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 			}
 			run += p.to - p.from
 			s.Pause = max(s.Pause, run)
+			if !p.leader {
+				continue // a follower's: StoppedAcquire chains it
+			}
 			if d := p.to - p.from; d > 0 && (s.PauseMin == 0 || d < s.PauseMin) {
 				s.PauseMin = d
+			}
+			for _, d := range []time.Duration{p.to - p.from, run} {
+				if d > 0 && d <= a.Params.TTL {
+					s.PauseShortMax = max(s.PauseShortMax, d)
+				}
 			}
 		}
 	}

@@ -392,3 +392,88 @@ func TestPredictedPreconditionsUnknown(t *testing.T) {
 		})
 	}
 }
+
+// A follower paused between its SET NX landing and the reply holds the key
+// without believing: the gap the leader's pause left runs on while it is
+// stopped (b2-midacquire: the leader's 8 s pause, then the winning
+// follower's 4.9 s one, a gap of 7.9 s over the 3.001 s of the leader's
+// pause alone).
+func TestFollowerStoppedMidAcquireChainsTheGap(t *testing.T) {
+	s := time.Second
+	sc := Scenario{Params: specTimings, Instances: 3, Faults: []Fault{
+		{At: 5 * s, For: 8 * s, Kind: FaultPause, Target: Target{Role: RoleLeader}},
+		{At: 16 * s, For: 4900 * time.Millisecond, Kind: FaultPause, Target: Target{Indexes: []int{1}}},
+	}, Expect: []Expectation{{Metric: "max_gap", Max: "predicted"}, {Metric: "failover", Max: "predicted"}}}
+	tl := new(analysisScript).gain(0, 0, "a").
+		fault(5, 0, "pause", "", 0).pause(5, 0).resume(13, 0).heal(13, 0).lose(13, 0, "a").
+		fault(16, 1, "pause", "", 1).pause(16, 1).resume(20.9, 1).heal(20.9, 1).gain(20.9, 1, "b").end(40)
+	a, ev := evaluateOn(sc, tl)
+	if size := AppliedFaultSize(sc.WithDefaults(), a); size.PauseMin != 8*s || size.PauseShortMax != 0 {
+		t.Errorf("size %+v: the follower's pause is not the leader's", size)
+	}
+	for _, m := range []string{"max_gap", "failover"} {
+		c := checkOf(t, ev, m)
+		if c.Verdict != Pass || !strings.Contains(c.Detail, "mid-acquire") {
+			t.Errorf("%s: %s (%s); want a pass chaining the stopped follower", m, c, c.Detail)
+		}
+	}
+	if c := checkOf(t, ev, "max_gap"); c.Max < 7901*time.Millisecond {
+		t.Errorf("gap bound %v, want at least 3.001s + 4.9s", c.Max)
+	}
+}
+
+// StoppedAcquire: a stop too short for the resumed follower's renewal to
+// lapse adds the stop; a longer one can also leave a second gap and a
+// stale belief; safe mode abandons an acquire past its deadline (the key
+// held unbelieved for a TTL, the next attempt within Wait).
+func TestStoppedAcquire(t *testing.T) {
+	ms := time.Millisecond
+	for _, tt := range []struct {
+		p                      Params
+		stop                   time.Duration
+		extra, alone, failover time.Duration
+	}{
+		{specTimings, 2 * time.Second, 2001 * ms, 0, 2001 * ms},
+		{specTimings, 4900 * ms, 4901 * ms, 3602 * ms, 11 * time.Second},
+		{specTimings, 8 * time.Second, 8001 * ms, 502 * ms, 11 * time.Second},
+		{specTimings, 20 * time.Second, 11001 * ms, 2 * ms, 22502 * ms},
+		{Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, Safe: true}, 4990 * ms, 11001 * ms, 0, 11 * time.Second},
+	} {
+		e, al, f, formula := StoppedAcquire(tt.p, tt.stop)
+		if e != tt.extra || al != tt.alone || f != tt.failover || !strings.Contains(formula, show(e)) {
+			t.Errorf("%v (safe %v): %v %v %v, want %v %v %v (%s)", tt.stop, tt.p.Safe, e, al, f, tt.extra, tt.alone, tt.failover, formula)
+		}
+	}
+}
+
+// The pause sizes of several pauses: the longest (adding up on one
+// instance within a renewal interval) for the overlap, of every instance;
+// the shortest and the longest within a TTL for the gap, of the leaders'
+// only (a follower's pause chains through StoppedAcquire). Scheduled, a
+// follower-role target never hits a leader and every other may.
+func TestPauseSizesOfLeadersAndFollowers(t *testing.T) {
+	s := time.Second
+	sc := Scenario{Params: specTimings, Instances: 3, Duration: 60 * s, Faults: []Fault{
+		{At: 6 * s, For: 8 * s, Kind: FaultPause, Target: Target{Role: RoleLeader}},
+		{At: 9 * s, For: s, Kind: FaultPause, Target: Target{Role: RoleFollower}},
+		{At: 30 * s, For: 2450 * time.Millisecond, Kind: FaultSuspend, Target: Target{Role: RoleLeader}},
+		{At: 40 * s, For: 4 * s, Kind: FaultPause, Target: Target{Role: RoleFollower}},
+		{At: 50 * s, For: 9 * s, Kind: FaultSuspend, Target: Target{Role: RoleFollower}},
+	}}.WithDefaults()
+	tl := new(analysisScript).gain(0, 0, "a").
+		fault(6, 0, "pause", "", 0).heal(14, 0).
+		fault(9, 1, "pause", "", 1).heal(10, 1).
+		fault(30, 2, "suspend", "", 0).heal(32.45, 2).
+		fault(40, 3, "pause", "", 2).heal(44, 3).
+		fault(50, 4, "suspend", "", 1).heal(59, 4).end(60)
+	a := Analyze(tl, sc.Params)
+	applied := AppliedFaultSize(sc, a)
+	if applied.Pause != 9*s || applied.PauseMin != 2450*time.Millisecond || applied.PauseShortMax != 2450*time.Millisecond {
+		t.Errorf("applied %+v: want Pause 9s (a follower's counts for the overlap), PauseMin and PauseShortMax 2.45s (the leaders')", applied)
+	}
+	// Scheduled, every role target may hit every instance: their pauses
+	// add up for the overlap (Pause 15.45s here), never for the gap.
+	if got := ScheduledFaultSize(sc); got.Pause < applied.Pause || got.PauseMin != 2450*time.Millisecond || got.PauseShortMax != 2450*time.Millisecond {
+		t.Errorf("scheduled %+v: want Pause at least 9s, PauseMin and PauseShortMax 2.45s", got)
+	}
+}

@@ -102,7 +102,14 @@ func ScheduledFaultSize(sc Scenario) FaultSize {
 		default:
 			sp.Target = every
 		}
-		a.Faults = append(a.Faults, FaultOutcome{FaultSpan: sp})
+		// Any fault but one on a follower may hit a leader.
+		o := FaultOutcome{FaultSpan: sp, LeaderHit: f.Target.Role != RoleFollower}
+		if o.LeaderHit {
+			for _, i := range sp.Target {
+				o.LeadersAtInjection = append(o.LeadersAtInjection, Member{Instance: i})
+			}
+		}
+		a.Faults = append(a.Faults, o)
 	}
 	return AppliedFaultSize(sc, a)
 }

@@ -35,10 +35,18 @@ import (
 // to straddle a deadline of ~0.8 s: its real runs gave 3.004 s once (the
 // phantom, as the virtual 3.002 s) and 0.883 s and 0.613 s in others; the
 // gate draws its jitter per chunk, not per message: not timed reliably.
+// The follower-*-mid-acquire and follower-*-after-leader-* repros stop a
+// follower between its SET NX's landing and the reply (a window of ~100 µs
+// on the virtual backend), and safe-short-pause-hidden(-by-suspend) needs
+// the pause to end within ~7 ms past the guard with the followers' phases
+// placed by explore: not run on the real backend (2026-12-01).
 var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
 	"one-way-jittered-latency.yaml": true,
 	"failover-repeated-resets.yaml": true, "safe-replies-latency-phantom.yaml": true,
-	"chained-overlap-pauses.yaml": true}
+	"chained-overlap-pauses.yaml":     true,
+	"follower-pause-mid-acquire.yaml": true, "follower-pause-after-leader-pause.yaml": true,
+	"follower-shorter-pause-after-leader-pause.yaml": true, "follower-suspend-after-leader-suspend.yaml": true,
+	"safe-short-pause-hidden.yaml": true, "safe-short-pause-hidden-by-suspend.yaml": true}
 
 // The schedules that broke a "predicted" limit before the bound modelled
 // their case, on real Redis through real Toxiproxy at scale 1: each must
