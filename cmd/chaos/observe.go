@@ -192,10 +192,9 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // observeRedis is the Redis given by flags or their variables, as chaos
 // run reads them. With Sentinels the address is not needed.
 func observeRedis(addr, url string, sentinel bool) (string, env.Auth, error) {
-	f := runFlags{redisAddr: addr, redisURL: url}
-	a, auth, err := f.redis()
+	a, auth, err := env.Choice{RedisAddr: addr, RedisURL: url, Getenv: os.Getenv, Names: flagNames}.Redis()
 	if err != nil {
-		return "", env.Auth{}, err
+		return "", env.Auth{}, usageErr("%v", err)
 	}
 	if a == "" && !sentinel {
 		return "", env.Auth{}, usageErr("observe: give --redis-addr or --redis-url (the Redis that serves the lease)")

@@ -8,12 +8,9 @@ import (
 	"io"
 	"net/url"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
-
-	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
@@ -88,92 +85,34 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
 
-// redis is the Redis the user gave (--redis-url, --redis-addr, or their
-// variables), with its auth; "" when none was given.
-func (f *runFlags) redis() (string, env.Auth, error) {
-	if f.redisURL != "" && f.redisAddr != "" {
-		return "", env.Auth{}, usageErr("give --redis-url or --redis-addr, not both")
-	}
-	u := f.redisURL
-	if u == "" && f.redisAddr == "" {
-		u = os.Getenv("LEASELAB_REDIS_URL")
-	}
-	if u != "" {
-		addr, auth, err := env.ParseRedisURL(u)
-		if err != nil {
-			return "", env.Auth{}, usageErr("%v", err)
-		}
-		return addr, auth, nil
-	}
-	addr := f.redisAddr
-	if addr == "" {
-		addr = os.Getenv("LEASELAB_REDIS_ADDR")
-	}
-	if addr == "" {
-		return "", env.Auth{}, nil
-	}
-	return addr, env.Auth{Password: os.Getenv("LEASELAB_REDIS_PASSWORD")}, nil
-}
+// flagNames are how env.Choice's errors name its fields: as the flags
+// that set them.
+var flagNames = map[string]string{"Env": "--env", "RedisURL": "--redis-url", "RedisAddr": "--redis-addr",
+	"ToxiproxyAddr": "--toxiproxy-addr", "ProxyPorts": "--proxy-ports", "ProxyUpstream": "--proxy-upstream"}
 
-// provider is where Redis and Toxiproxy come from. With nothing given and
-// no redis-server installed, a Docker Engine that answers is used instead
-// (the container environment), and stderr says so in one line.
-func (f *runFlags) provider(ctx context.Context, stderr io.Writer) (env.Provider, error) {
-	redisAddr, auth, err := f.redis()
-	if err != nil {
-		return nil, err
-	}
-	switch f.env {
-	case "container":
-		if redisAddr != "" || f.toxiproxyAddr != "" || f.proxyPorts != "" || f.proxyUpstream != "" {
-			return nil, usageErr("--env container starts its own Redis and Toxiproxy: drop --redis-addr/--redis-url (and LEASELAB_REDIS_ADDR/URL), --toxiproxy-addr, --proxy-ports and --proxy-upstream")
-		}
-		return f.containers(), nil
-	case "embedded":
-	default:
-		return nil, usageErr("--env: %q is neither embedded nor container", f.env)
-	}
-	if f.proxyPorts == "" && f.proxyUpstream == "" {
-		if redisAddr == "" && f.redisServer == "" && f.toxiproxyAddr == "" {
-			if _, err := exec.LookPath("redis-server"); err != nil {
-				if !f.verbose {
-					tclog.SetDefault(tclog.NewNoopLogger()) // its banner
-				}
-				dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-				derr := env.DockerAvailable(dctx)
-				cancel()
-				if derr == nil {
-					fmt.Fprintln(stderr, "chaos: no redis-server on PATH; a Docker Engine answers, so Redis and Toxiproxy run as containers (--env container)")
-					return f.containers(), nil
-				}
-			}
-		}
-		return env.Embedded{RedisServer: f.redisServer, RedisAddr: redisAddr, RedisAuth: auth, ToxiproxyAddr: f.toxiproxyAddr}, nil
-	}
-	if redisAddr == "" || f.toxiproxyAddr == "" {
-		return nil, usageErr("--proxy-ports and --proxy-upstream are for a Toxiproxy in a container: give --redis-addr (or --redis-url) and --toxiproxy-addr too")
-	}
-	ext := env.External{RedisAddr: redisAddr, RedisAuth: auth, ToxiproxyAddr: f.toxiproxyAddr, ProxyUpstream: f.proxyUpstream}
-	if f.proxyPorts != "" {
-		r, err := env.ParsePortRange(f.proxyPorts)
-		if err != nil {
-			return nil, usageErr("--proxy-ports: %v", err)
-		}
-		ext.ProxyPorts = r
-	}
-	return ext, nil
-}
-
-// containers is the container environment (testcontainers-go).
-func (f *runFlags) containers() env.Provider {
-	c := env.Containers{}
+// envChoice is where the flags (and their variables) say Redis and
+// Toxiproxy come from.
+func (f *runFlags) envChoice(stderr io.Writer) env.Choice {
+	c := env.Choice{Env: f.env, RedisURL: f.redisURL, RedisAddr: f.redisAddr, RedisServer: f.redisServer,
+		ToxiproxyAddr: f.toxiproxyAddr, ProxyPorts: f.proxyPorts, ProxyUpstream: f.proxyUpstream,
+		Getenv: os.Getenv, Names: flagNames,
+		Fallback: func() {
+			fmt.Fprintln(stderr, "chaos: no redis-server on PATH; a Docker Engine answers, so Redis and Toxiproxy run as containers (--env container)")
+		}}
 	if f.verbose {
 		c.Logf = func(format string, args ...any) { fmt.Fprintf(os.Stderr, "testcontainers: "+format+"\n", args...) }
-	} else {
-		// testcontainers-go prints a banner through its global logger.
-		tclog.SetDefault(tclog.NewNoopLogger())
 	}
 	return c
+}
+
+// provider is where Redis and Toxiproxy come from (env.Choice.Provider); a
+// choice it refuses is a usage error.
+func (f *runFlags) provider(ctx context.Context, stderr io.Writer) (env.Provider, error) {
+	c := f.envChoice(stderr)
+	if err := c.Validate(); err != nil {
+		return nil, usageErr("%v", err)
+	}
+	return c.Provider(ctx)
 }
 
 const runUsage = `Usage: chaos run NAME|FILE... [flags]
