@@ -185,3 +185,22 @@ func TestAdviseSuspend(t *testing.T) {
 		t.Errorf("starter suite has no 8s suspend scenario (index %d)", i)
 	}
 }
+
+// ModeScenario injects the fault of its mode: a suspend for suspend (the
+// clock stopped), a pause for pause, each on the leader for P, so chaos
+// bounds --explore searches both.
+func TestModeScenarioInjectsSuspend(t *testing.T) {
+	p := model.Params{}.WithDefaults()
+	for mode, kind := range map[string]model.FaultKind{model.ModeSuspend: model.FaultSuspend, model.ModePause: model.FaultPause} {
+		sc, ok := sweep.ModeScenario(mode, p, model.FaultSize{Pause: 8 * time.Second})
+		if !ok || len(sc.Faults) != 1 {
+			t.Fatalf("%s: %v %+v", mode, ok, sc.Faults)
+		}
+		if f := sc.Faults[0]; f.Kind != kind || f.For != 8*time.Second || f.Target.Role != model.RoleLeader {
+			t.Errorf("%s: fault %+v, want a %s of the leader for 8s", mode, f, kind)
+		}
+	}
+	if _, ok := sweep.ModeScenario(model.ModeSuspend, p, model.FaultSize{}); ok {
+		t.Errorf("suspend without a size: want no scenario")
+	}
+}

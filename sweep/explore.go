@@ -363,13 +363,38 @@ func (w Worst) excess() time.Duration {
 	return w.Measured - w.Predicted
 }
 
-// worse reports whether a is worse than b: the larger excess over its
+// closeness is how near a run within its bound came to it, Measured /
+// Predicted (0 for an unbounded or zero bound).
+func (w Worst) closeness() float64 {
+	if w.Predicted <= 0 || w.Predicted == model.Unbounded {
+		return 0
+	}
+	return float64(w.Measured) / float64(w.Predicted)
+}
+
+// worse reports whether a is worse than b: a found run first, and one that
+// measured something (0 of a 0 bound found nothing: ranked by excess it
+// would beat every run near its bound, and a search varying the fault's
+// size would refine only schedules where nothing happened); then a broken
+// bound by the larger excess, then a kept one by the larger share of its
 // bound, then the larger measurement. Ties keep b (the earlier).
 func (a Worst) worse(b Worst) bool {
 	if a.Found != b.Found {
 		return a.Found
 	}
-	if ea, eb := a.excess(), b.excess(); ea != eb {
+	if na, nb := a.Measured == 0 && a.Predicted == 0, b.Measured == 0 && b.Predicted == 0; na != nb {
+		return nb
+	}
+	ea, eb := a.excess(), b.excess()
+	if va, vb := ea > 0, eb > 0; va != vb {
+		return va
+	} else if va && ea != eb {
+		return ea > eb
+	}
+	if ca, cb := a.closeness(), b.closeness(); ca != cb {
+		return ca > cb
+	}
+	if ea != eb {
 		return ea > eb
 	}
 	return a.Measured > b.Measured

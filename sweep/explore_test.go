@@ -245,3 +245,29 @@ func TestParseRangeAndMetric(t *testing.T) {
 		t.Fatalf("vary lag on a pause scenario: %v", err)
 	}
 }
+
+// A run that measured 0 of a 0 bound found nothing, so it ranks below any
+// run that came near its bound; broken bounds rank by excess, kept ones by
+// their share of the bound. Ranked by excess alone (0 for 0 of 0), a
+// --vary pause search refined only schedules where nothing happened.
+func TestWorstRanking(t *testing.T) {
+	s := time.Second
+	w := func(measured, predicted time.Duration) Worst {
+		return Worst{Found: true, Measured: measured, Predicted: predicted}
+	}
+	for _, tt := range []struct {
+		name string
+		a, b Worst
+	}{
+		{"near a bound beats 0 of 0", w(2999*time.Millisecond, 3001*time.Millisecond), w(0, 0)},
+		{"a violation beats 0 of 0", w(6*s, 3*s), w(0, 0)},
+		{"a larger excess beats a smaller", w(6*s, 3*s), w(4*s, 3*s)},
+		{"any violation beats a kept bound", w(3100*time.Millisecond, 3*s), w(10*s, 11*s)},
+		{"a larger share of the bound beats a smaller excess", w(2900*time.Millisecond, 3*s), w(8*s, 11*s)},
+		{"a found run beats one not found", w(0, 0), Worst{Measured: 5 * s, Predicted: 3 * s}},
+	} {
+		if !tt.a.worse(tt.b) || tt.b.worse(tt.a) {
+			t.Errorf("%s: %+v should rank above %+v", tt.name, tt.a, tt.b)
+		}
+	}
+}
