@@ -192,6 +192,7 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 		if noLeader && c.Verdict != Fail {
 			c.Verdict, c.Detail = Unknown, "no instance ever led"
 		}
+		withinUncertainty(&c, a.Summary)
 		ev.Checks = append(ev.Checks, c)
 	}
 	if sc.StrictClaims {
@@ -217,6 +218,29 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 		ev.Verdict = Pass
 	}
 	return ev
+}
+
+// withinUncertainty makes a check of a window's length whose limit lies
+// within the measurement's uncertainty (the longest window's, Summary's
+// Max…Uncertainty: an observed fleet's estimates, an agent's lines stamped
+// late) unknown: the window's true length is within ± that of the measured
+// one, so neither a pass nor a fail can be claimed.
+func withinUncertainty(c *Check, s Summary) {
+	u := map[string]time.Duration{"max_overlap": s.MaxOverlapUncertainty, "max_gap": s.MaxGapUncertainty,
+		"stale_leadership": s.MaxStaleUncertainty}
+	d, ok := u[c.Metric]
+	if !ok || d == 0 || !c.HasMax || c.NotMeasured {
+		return
+	}
+	if (c.Verdict == Fail && c.Measured-d <= c.Max && !c.Open && !(c.HasMin && c.Measured < c.Min)) || (c.Verdict == Pass && c.Measured+d > c.Max) {
+		c.Verdict = Unknown
+		msg := fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", d)
+		if c.Detail == "" {
+			c.Detail = msg
+		} else {
+			c.Detail += "; " + msg
+		}
+	}
 }
 
 // evaluate checks one expectation.

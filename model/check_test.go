@@ -477,3 +477,33 @@ func TestPauseSizesOfLeadersAndFollowers(t *testing.T) {
 		t.Errorf("scheduled %+v: want Pause at least 9s, PauseMin and PauseShortMax 2.45s", got)
 	}
 }
+
+// A window's limit within the measurement's uncertainty is neither held nor
+// broken: an agent's promotion stamped U late makes the gap it ends
+// measured within ± U, so a gap over its bound by less than U is unknown,
+// not a failure, and one under it by less than U not a pass.
+func TestEvaluateWithinUncertainty(t *testing.T) {
+	bound := specTimings.TTL + specTimings.Wait + DefaultSlack // the crash's gap: 11.25 s
+	for _, c := range []struct {
+		gap, u float64
+		want   Verdict
+	}{
+		{11.4, 0.2, Unknown}, // 150 ms over, stamped up to 200 ms late
+		{11.4, 0.1, Fail},    // over by more than the uncertainty
+		{11.2, 0.1, Unknown}, // under by less than it
+		{11.2, 0, Pass},
+	} {
+		tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(10, 0).
+			add(Event{At: atSec(10 + c.gap), Kind: LeaderGained, Instance: 1, ID: "b", Uncertainty: atSec(c.u)}).end(30)
+		sc := crashScenario
+		sc.Expect = []Expectation{{Metric: "max_gap", Max: "predicted"}}
+		_, ev := evaluateOn(sc, tl)
+		g := checkOf(t, ev, "max_gap")
+		if g.Max != bound || g.Verdict != c.want || ev.Verdict != c.want {
+			t.Errorf("gap %vs ± %vs against %v: check %s, run %s; want %s", c.gap, c.u, g.Max, g.Verdict, ev.Verdict, c.want)
+		}
+		if c.want == Unknown && !strings.Contains(g.Detail, "within the measurement's uncertainty (± "+atSec(c.u).String()+")") {
+			t.Errorf("detail %q does not say why", g.Detail)
+		}
+	}
+}

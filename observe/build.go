@@ -199,8 +199,7 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	if !res.Complete {
 		res.Incomplete = ended
 	}
-	res.Evaluation = model.Evaluate(sc, a, nil)
-	withinUncertainty(&res.Evaluation, a.Summary)
+	res.Evaluation = model.Evaluate(sc, a, nil) // a limit within the uncertainty: unknown
 	res.Settle()
 	return res, nil
 }
@@ -231,38 +230,6 @@ func switchNote(sw Switch, per map[string][]publish.Entry, start time.Time) stri
 	return fmt.Sprintf("followed a failover at %s from %s to %s (%s): the lease key was not seen for %s (a change of holder in that span is placed in its middle, ± half of it); the new primary's clock is %s from the old one's, and later times are on it; %s",
 		sw.At.Sub(start).Round(time.Millisecond), sw.From, sw.To, sw.Why, blind.Round(10*time.Microsecond),
 		reports.Uncertain(sw.ClockStep, sw.ClockStepUncertainty), lost)
-}
-
-// withinUncertainty makes a check whose limit lies inside the measurement's
-// uncertainty unknown: neither a pass nor a fail can be claimed.
-func withinUncertainty(ev *model.Evaluation, s model.Summary) {
-	u := map[string]time.Duration{"max_overlap": s.MaxOverlapUncertainty, "max_gap": s.MaxGapUncertainty,
-		"stale_leadership": s.MaxStaleUncertainty}
-	changed := false
-	for i := range ev.Checks {
-		c := &ev.Checks[i]
-		d, ok := u[c.Metric]
-		if !ok || d == 0 || !c.HasMax || c.NotMeasured {
-			continue
-		}
-		if (c.Verdict == model.Fail && c.Measured-d <= c.Max && !c.Open) || (c.Verdict == model.Pass && c.Measured+d > c.Max) {
-			c.Verdict = model.Unknown
-			c.Detail = join(c.Detail, fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", d))
-			changed = true
-		}
-	}
-	if !changed {
-		return
-	}
-	ev.Verdict, ev.Reasons = model.Pass, nil
-	for _, c := range ev.Checks {
-		if c.Verdict == model.Fail || (c.Verdict == model.Unknown && ev.Verdict == model.Pass) {
-			ev.Verdict = c.Verdict
-		}
-		if c.Verdict != model.Pass {
-			ev.Reasons = append(ev.Reasons, c.String())
-		}
-	}
 }
 
 // dedupe drops repeats of (Publisher, Seq) — a write that timed out may

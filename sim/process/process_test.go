@@ -495,3 +495,28 @@ func TestScheduleCountsFromTheFirstHello(t *testing.T) {
 	}
 	assertNoAgents(t)
 }
+
+// TestStampLatenessIsUncertainty: a line the harness reads late by L (the
+// agent's t says when it was written) puts its event at most L after the
+// fact: the event carries L as its uncertainty, and so does the window it
+// opens, so a limit within it is neither held nor broken (model.Evaluate).
+func TestStampLatenessIsUncertainty(t *testing.T) {
+	// Instance 0 says it was promoted 300 ms before it writes the line.
+	b := process.Backend{Agent: shAgent(`if [ "$LEASELAB_INSTANCE" = 0 ]; then echo "{\"type\":\"promoted\",\"term\":1,\"t\":$(( $(date +%s%N) - 300000000 ))}"; fi; exec sleep 30`)}
+	res, err := runWithin(t, 20*time.Second, short(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var gained *model.Event
+	for i, e := range res.Timeline {
+		if e.Kind == model.LeaderGained {
+			gained = &res.Timeline[i]
+		}
+	}
+	if gained == nil || gained.Lateness < 300*time.Millisecond || gained.Uncertainty != gained.Lateness {
+		t.Fatalf("promotion %+v: want lateness ≥ 300ms, and as much uncertainty", gained)
+	}
+	if bs := res.Analysis.Beliefs; len(bs) != 1 || bs[0].Uncertainty != gained.Uncertainty {
+		t.Fatalf("beliefs %+v: want instance 0's, uncertain by its promotion's %v", bs, gained.Uncertainty)
+	}
+}

@@ -290,6 +290,10 @@ func (s *shell) event(inc *incarnation, e agent.Event) {
 		// How late this stamp is: the agent wrote the line at its wall
 		// time T; the same machine's wall clock reads it now.
 		ev.Lateness = max(time.Duration(time.Now().UnixNano()-e.T), 0)
+		// The agent acted by T, so At may be that much late: a window
+		// between two lines is measured within ± their lateness, and a
+		// limit inside that is neither held nor broken (model.Evaluate).
+		ev.Uncertainty = ev.Lateness
 	}
 	switch e.Type {
 	case agent.Promoted:
