@@ -40,6 +40,21 @@ func (o Overrides) Apply(sc Scenario) Scenario {
 	return sc
 }
 
+// ApplyAll applies the overrides to each of scs in place and validates
+// each result (Scenario.Validate), as a run of them needs: an override can
+// make a scenario invalid (a time scale that stretches it past
+// MaxRunLength). The first refused is the error; the scenarios before it
+// are overridden.
+func (o Overrides) ApplyAll(scs []Scenario) error {
+	for i := range scs {
+		scs[i] = o.Apply(scs[i])
+		if err := scs[i].Validate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // ValidTimeScale reports whether k is a time scale Validate accepts: a
 // finite factor from MinTimeScale to MaxTimeScale (NaN, ±Inf and 0 are
 // not).

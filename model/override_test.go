@@ -26,6 +26,25 @@ func TestOverridesApply(t *testing.T) {
 	}
 }
 
+// ApplyAll overrides every scenario and refuses the first the overrides
+// make invalid.
+func TestOverridesApplyAll(t *testing.T) {
+	scs := []Scenario{{Name: "a", Seed: 1}, {Name: "b", Seed: 2}}
+	if err := (Overrides{Seed: 7}).ApplyAll(scs); err != nil || scs[0].Seed != 7 || scs[1].Seed != 7 {
+		t.Fatalf("seeds %d %d, %v", scs[0].Seed, scs[1].Seed, err)
+	}
+	long := []Scenario{{Name: "long", Duration: MaxRunLength / 2}}
+	if err := long[0].Validate(); err != nil {
+		t.Fatalf("at time scale 1: %v", err)
+	}
+	if err := (Overrides{TimeScale: MaxTimeScale}).ApplyAll(long); err == nil {
+		t.Errorf("a %v run at time scale %v accepted", long[0].Duration, MaxTimeScale)
+	}
+	if err := (Overrides{TimeScale: MaxTimeScale}).ApplyAll(nil); err != nil {
+		t.Errorf("no scenarios: %v", err)
+	}
+}
+
 func TestValidTimeScale(t *testing.T) {
 	for k, want := range map[float64]bool{1: true, MinTimeScale: true, MaxTimeScale: true, 0.2: true, 0: false, 1e-300: false, 1000: false, math.Inf(1): false, math.Inf(-1): false, -1: false} {
 		if got := ValidTimeScale(k); got != want {

@@ -402,11 +402,8 @@ func (f *runFlags) override(scs []model.Scenario) error {
 	default:
 		return usageErr("--safe %q: want on or off", f.safe)
 	}
-	for i := range scs {
-		scs[i] = o.Apply(scs[i])
-		if err := scs[i].Validate(); err != nil {
-			return &exitError{exitUsage, cappedErrors([]error{err})}
-		}
+	if err := o.ApplyAll(scs); err != nil {
+		return &exitError{exitUsage, cappedErrors([]error{err})}
 	}
 	return nil
 }
