@@ -22,14 +22,26 @@ const backendReal = "real"
 // --backend when backend is not the one the command would run without it
 // (the scenario's own, or real); backend "" adds none.
 func Command(sc model.Scenario, seed int64, timeScale float64, backend string) string {
-	arg, safe, strict := "<scenario>.yaml", sc.Params.Safe, sc.StrictClaims
 	if e, ok := Lookup(sc.Name); ok && sc.Name != "" {
-		arg = sc.Name
-		safe = safe != e.Scenario.Params.Safe
-		strict = strict && !e.Scenario.StrictClaims
-	} else if sc.Name != "" {
-		arg = shellQuote(sc.Name + ".yaml")
+		safe := sc.Params.Safe != e.Scenario.Params.Safe
+		strict := sc.StrictClaims && !e.Scenario.StrictClaims
+		return command(sc.Name, sc, safe, strict, seed, timeScale, backend)
 	}
+	if sc.Name == "" {
+		return command("<scenario>.yaml", sc, sc.Params.Safe, sc.StrictClaims, seed, timeScale, backend)
+	}
+	return FileCommand(sc.Name+".yaml", sc, seed, timeScale, backend)
+}
+
+// FileCommand is Command of sc read from the file at path (as `chaos
+// explore` writes its worst schedules): the path quoted for a shell if
+// need be, --safe on and --strict-claims when sc has them.
+func FileCommand(path string, sc model.Scenario, seed int64, timeScale float64, backend string) string {
+	return command(shellQuote(path), sc, sc.Params.Safe, sc.StrictClaims, seed, timeScale, backend)
+}
+
+// command is the command line of arg with the flags it needs.
+func command(arg string, sc model.Scenario, safe, strict bool, seed int64, timeScale float64, backend string) string {
 	if timeScale == 0 {
 		timeScale = 1
 	}

@@ -81,3 +81,16 @@ func TestCommandOf(t *testing.T) {
 		t.Errorf("observed: %s", got)
 	}
 }
+
+// A file's command names its path, quoted if need be, with the safe mode
+// and strict claims it has.
+func TestFileCommand(t *testing.T) {
+	sc := model.Scenario{Name: "pause-worst-overlap", StrictClaims: true}
+	if got, want := FileCommand("out/pause/worst-overlap.yaml", sc, 4, 0.5, "virtual"),
+		"go run ./cmd/chaos run out/pause/worst-overlap.yaml --seed 4 --time-scale 0.5 --strict-claims --backend virtual"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	if got := FileCommand("my dir/w.yaml", sc, 1, 1, "real"); !strings.Contains(got, "run 'my dir/w.yaml' --seed") {
+		t.Errorf("unquoted path: %s", got)
+	}
+}

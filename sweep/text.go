@@ -73,7 +73,8 @@ func WriteExploreRuns(dir string, r *ExploreResult) (reportErrs []error, err err
 			return reportErrs, fmt.Errorf("re-running the worst %s: %w", w.Metric, err)
 		}
 		sub := filepath.Join(dir, strings.TrimSuffix(WorstFile(w.Metric), ".yaml"))
-		if _, err := reports.WriteRun(sub, res, reports.Options{}); err != nil {
+		cmd := scenarios.FileCommand(filepath.Join(dir, WorstFile(w.Metric)), res.Scenario, res.Seed, res.TimeScale, res.Backend)
+		if _, err := reports.WriteRun(sub, res, reports.Options{Command: cmd}); err != nil {
 			reportErrs = append(reportErrs, fmt.Errorf("the report of the worst %s: %w", w.Metric, err))
 		}
 	}

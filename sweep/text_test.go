@@ -50,6 +50,11 @@ func TestExploreWriteAndTable(t *testing.T) {
 			t.Errorf("%s not written: %v", f, err)
 		}
 	}
+	// The worst run's report reproduces it from the file beside it.
+	md, err := os.ReadFile(filepath.Join(dir, "worst-overlap", "report.md"))
+	if want := "go run ./cmd/chaos run " + filepath.Join(dir, "worst-overlap.yaml") + " --seed "; err != nil || !strings.Contains(string(md), want) {
+		t.Errorf("the worst run's report does not say %q (%v)", want, err)
+	}
 	var w bytes.Buffer
 	r.WriteTable(&w)
 	for _, want := range []string{"pause: ", "max_overlap", "predicted", "ratio", "P + TTL/2 + jitter - TTL"} {
