@@ -329,23 +329,36 @@ func TestLatencyJitterOnProcesses(t *testing.T) {
 	go func() {
 		en := <-seen
 		<-applied
-		var f found
-		proxies, err := en.Toxiproxy.Proxies()
-		if err != nil {
-			during <- found{err: err}
+		// fault-applied is recorded before the fault's action: poll the
+		// proxies until the toxic is there or the fault has healed.
+		for {
+			var f found
+			proxies, err := en.Toxiproxy.Proxies()
+			if err != nil {
+				during <- found{err: err}
+				return
+			}
+			for name, p := range proxies {
+				toxics, err := p.Toxics()
+				if err != nil {
+					f.err = err
+					break
+				}
+				for _, x := range toxics {
+					f.toxics = append(f.toxics, fmt.Sprintf("%s %s %s latency=%v jitter=%v", name, x.Type, x.Stream, x.Attributes["latency"], x.Attributes["jitter"]))
+				}
+			}
+			select {
+			case <-healed:
+			default:
+				if len(f.toxics) == 0 && f.err == nil {
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+			}
+			during <- f
 			return
 		}
-		for name, p := range proxies {
-			toxics, err := p.Toxics()
-			if err != nil {
-				f.err = err
-				break
-			}
-			for _, x := range toxics {
-				f.toxics = append(f.toxics, fmt.Sprintf("%s %s %s latency=%v jitter=%v", name, x.Type, x.Stream, x.Attributes["latency"], x.Attributes["jitter"]))
-			}
-		}
-		during <- f
 	}()
 	res, err := sim.Run(context.Background(), sc, b, sim.Options{Observe: func(e model.Event) {
 		switch e.Kind {
