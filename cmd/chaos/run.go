@@ -262,7 +262,7 @@ type outcome struct {
 	dir string // report directory, "" if none was written
 }
 
-// testSize, set by tests, makes the progress a live area for a terminal of
+// testSize, set by tests, makes the live view a live area for a terminal of
 // that size.
 var testSize func() (int, int)
 
@@ -298,17 +298,19 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	if size == nil {
 		size = terminalSize(stdout)
 	}
-	prog := startProgress(stdout, size, f.verbose, f.quiet, sim.Computes(backend), scs, parallel)
-	defer prog.close()
+	// An environment error ends the command with one message.
+	prog := live.NewView(scs, live.Options{Out: stdout, Size: size, Verbose: f.verbose, Quiet: f.quiet,
+		Virtual: sim.Computes(backend), Parallel: parallel, Unprinted: func(err error) bool { return errors.Is(err, env.ErrEnvironment) }})
+	defer prog.Close()
 	out := make([]outcome, len(scs))
 	suite := sim.Suite{Backend: backend, Parallel: parallel,
 		Start: func(i int, sc model.Scenario) sim.RunObserver {
-			track := prog.start(named(sc))
-			return sim.RunObserver{Event: track.observe, Done: func(r *sim.SuiteRun) { out[i] = finish(r, f, track, prog) }}
+			track := prog.Start(named(sc))
+			return sim.RunObserver{Event: track.Observe, Done: func(r *sim.SuiteRun) { out[i] = finish(r, f, track, prog) }}
 		},
 		NotStarted: func(_ int, sc model.Scenario) {
 			if !f.quiet {
-				prog.notStarted(named(sc).Name)
+				prog.NotStarted(named(sc).Name)
 			}
 		}}
 	for i, r := range suite.Run(ctx, namedAll(scs)) {
@@ -422,14 +424,14 @@ func checkTimeScale(k float64) error {
 // verdict line. A refused scenario (runner mode on the virtual backend; a
 // replicated or cluster Redis on a Redis given to the run) has none: the
 // outcome says why, and nothing ran.
-func finish(r *sim.SuiteRun, f runFlags, track *track, prog *progress) outcome {
+func finish(r *sim.SuiteRun, f runFlags, track *live.Track, prog *live.View) outcome {
 	sc, res := r.Scenario, r.Result
 	if r.Refused != nil {
-		track.refused(r.Refused)
+		track.Refused(r.Refused)
 		return outcome{SuiteRun: *r}
 	}
 	if res == nil {
-		track.done(nil, r.Err)
+		track.Done(nil, r.Err)
 		return outcome{SuiteRun: *r}
 	}
 	dir := filepath.Join(f.out, sc.Name, res.RunID)
@@ -439,9 +441,9 @@ func finish(r *sim.SuiteRun, f runFlags, track *track, prog *progress) outcome {
 	} else {
 		reports.LinkLatest(dir, "latest")
 	}
-	track.done(res, r.Err)
+	track.Done(res, r.Err)
 	if dir != "" {
-		prog.printf("  report: %s\n", filepath.Join(dir, "report.html"))
+		prog.Printf("  report: %s\n", filepath.Join(dir, "report.html"))
 	}
 	return outcome{SuiteRun: *r, dir: dir}
 }

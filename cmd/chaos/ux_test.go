@@ -10,88 +10,13 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 	"unicode/utf8"
 
-	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/env"
 )
 
 // ansi matches the escape sequences of the live area.
 var ansi = regexp.MustCompile("\033\\[[0-9;]*[A-Za-z]")
-
-// The live area at width 80: one line per running scenario plus the
-// overall line, none wider than the terminal, however long the names and
-// fault lists; more scenarios than the terminal's rows fold into "… N more".
-func TestLiveAreaFitsWidth(t *testing.T) {
-	var scs []model.Scenario
-	for _, e := range scenarios.Builtin() {
-		scs = append(scs, e.Scenario)
-	}
-	var buf syncBuffer
-	size := func() (int, int) { return 80, 24 }
-	p := startProgress(&buf, size, false, false, false, scs, len(scs))
-	for i, sc := range scs {
-		tr := p.start(sc)
-		tr.observe(model.Event{At: 3 * time.Second, Kind: model.LeaderGained, Instance: i % 3})
-		tr.observe(model.Event{At: 4 * time.Second, Kind: model.FaultApplied, FaultID: 0, Fault: "partition", Target: []int{0, 1, 2}})
-		tr.observe(model.Event{At: 5 * time.Second, Kind: model.FaultApplied, FaultID: 1, Fault: "latency", Target: []int{2}})
-	}
-	// A finished scenario prints its verdict line above the area.
-	p.printf("leader-crash: PASS  max gap 5.9s\n")
-	p.draw()
-	p.mu.Lock()
-	lines := p.render(80, 24)
-	p.mu.Unlock()
-	p.close()
-
-	if len(lines) > 24-1 {
-		t.Errorf("%d lines in a 24-row terminal", len(lines))
-	}
-	if !strings.Contains(lines[len(lines)-2], "more running") {
-		t.Errorf("%d running scenarios in 24 rows: no \"more running\" line:\n%s", len(scs), strings.Join(lines, "\n"))
-	}
-	if last := lines[len(lines)-1]; !strings.HasPrefix(last, fmt.Sprintf("0/%d done: 0 passed, 0 failed, 0 unknown", len(scs))) || !strings.Contains(last, "ETA") {
-		t.Errorf("overall line %q", last)
-	}
-	for _, l := range lines {
-		if n := utf8.RuneCountInString(l); n > 80 {
-			t.Errorf("%d columns: %q", n, l)
-		}
-	}
-	// What reached the terminal: after the escape sequences, no line is
-	// wider than 80 either, and the area was redrawn in place (cursor up,
-	// clear to the end of the screen), never joined into one line.
-	out := buf.String()
-	if !strings.Contains(out, "\033[J") || !regexp.MustCompile("\033\\[\\d+A").MatchString(out) {
-		t.Error("the live area is not redrawn in place")
-	}
-	for _, l := range strings.Split(ansi.ReplaceAllString(out, ""), "\n") {
-		l = strings.TrimPrefix(l, "\r")
-		if n := utf8.RuneCountInString(l); n > 80 {
-			t.Errorf("a line of %d columns reached the terminal: %q", n, l)
-		}
-	}
-	if strings.Contains(out, " | ") {
-		t.Error("scenarios joined into one line")
-	}
-	// Plain output (CI logs) has no escape sequences.
-	var plain syncBuffer
-	p = startProgress(&plain, nil, false, false, false, scs[:2], 2)
-	tr := p.start(scs[0])
-	tr.observe(model.Event{At: time.Second, Kind: model.FaultApplied, Fault: "crash", Target: []int{0}})
-	p.draw()
-	p.close()
-	if strings.Contains(plain.String(), "\033") {
-		t.Errorf("escape sequences in plain output:\n%q", plain.String())
-	}
-	for _, l := range strings.Split(plain.String(), "\n") {
-		if strings.HasSuffix(l, " ") {
-			t.Errorf("trailing space: %q", l)
-		}
-	}
-}
 
 // The live area as the suite draws it on a (pretend) 80-column terminal.
 func TestSuiteLiveAt80Columns(t *testing.T) {

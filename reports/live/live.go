@@ -1,9 +1,10 @@
-// Package live is the text a terminal shows while scenarios run: a run's
+// Package live is what a terminal shows while scenarios run: a run's
 // status line from its events as they arrive, an event's line, a finished
-// run's verdict lines, a suite's totals and a seed distribution's table. It
-// formats what the model measured and derives no finding of its own;
-// drawing the text (a live area redrawn in place, or plain log lines) is
-// the caller's.
+// run's verdict lines, a suite's totals and a seed distribution's table,
+// and the View that draws them as the runs go (a live area redrawn in
+// place on a terminal, plain lines in a log). It formats what the model
+// measured and derives no finding of its own; whether the output is a
+// terminal, and its size, is the caller's (Options.Size).
 package live
 
 import (
