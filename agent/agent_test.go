@@ -171,3 +171,71 @@ func TestAgentElector(t *testing.T) {
 		t.Fatalf("lease after Stop: exists %d, %v (want released)", v, err)
 	}
 }
+
+// RunElector is the loop of a service's elector as an agent: hello,
+// promoted (told to the harness before the service), and on ctx's end a
+// graceful stop: demoted (stop), the lease released, stopped last.
+func TestAgentRunElector(t *testing.T) {
+	rdb := redistest.Client(t)
+	a, h := newHarness(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	promoted, demoted := make(chan struct{}, 1), make(chan struct{}, 1)
+	var transitions []election.Transition // read after RunElector returns
+	ran := make(chan error, 1)
+	go func() {
+		ran <- a.RunElector(ctx, election.Opts{Redis: rdb, Key: "agent-run", TTL: time.Second, Wait: 200 * time.Millisecond,
+			OnTransition: func(tr election.Transition) { transitions = append(transitions, tr) }},
+			Service{Promoted: func() { signal(promoted) }, Demoted: func() { signal(demoted) }})
+	}()
+	hello, err := h.dec.Hello()
+	if err != nil || hello.Key != election.LeaderKey("agent-run") {
+		t.Fatalf("hello %+v, %v", hello, err)
+	}
+	if ev := h.next(); ev.Type != Promoted || ev.Term != 1 {
+		t.Fatalf("first event %+v, want promoted term 1", ev)
+	}
+	<-promoted
+	cancel()
+	if ev := h.next(); ev.Type != Demoted || ev.Reason != ReasonStop {
+		t.Fatalf("event %+v, want demoted (stop)", ev)
+	}
+	if ev := h.next(); ev.Type != Stopped {
+		t.Fatalf("event %+v, want stopped", ev)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	<-demoted
+	if len(transitions) == 0 {
+		t.Error("eo.OnTransition never called")
+	}
+	if v, err := rdb.Exists(context.Background(), hello.Key).Result(); err != nil || v != 0 {
+		t.Fatalf("lease after the stop: exists %d, %v (want released)", v, err)
+	}
+}
+
+// When the harness is gone (stdin ends), RunElector returns nil at once.
+func TestAgentRunElectorGone(t *testing.T) {
+	rdb := redistest.Client(t)
+	a, h := newHarness(t, Options{})
+	ran := make(chan error, 1)
+	go func() {
+		ran <- a.RunElector(context.Background(), election.Opts{Redis: rdb, Key: "agent-gone", TTL: time.Second, Wait: 200 * time.Millisecond}, Service{})
+	}()
+	if _, err := h.dec.Hello(); err != nil {
+		t.Fatal(err)
+	}
+	_ = h.cmd.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// signal sends on c unless a signal waits there already.
+func signal(c chan struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
+	}
+}

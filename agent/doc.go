@@ -23,6 +23,12 @@
 //	promote, demote, errs = ag.Elector(e, promote, demote, errs)
 //	_ = ag.Hello(e.ID(), e.Key())
 //
+// or RunElector, which does that, passes the signals on to the service and
+// stops gracefully on ctx's end:
+//
+//	ag := agent.New(agent.Options{OnStop: cancel})
+//	err := ag.RunElector(ctx, opts, agent.Service{Promoted: start, Demoted: stop})
+//
 // or, for a runner, runner.Options.OnEvent = ag.RunnerEvent and
 // ag.Hello(r.ElectorID(), r.LeaseKey()). ParseHello, ParseEvent,
 // ParseCommand and Decoder are the strict parsers both sides use: a line

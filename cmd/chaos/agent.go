@@ -99,13 +99,6 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			_ = pub.Close(fctx)
 		}()
 	}
-	transition := func(ag *agent.Agent) func(election.Transition) {
-		if pub == nil {
-			return ag.Transition
-		}
-		return func(t election.Transition) { ag.Transition(t); pub.Observe(t) }
-	}
-
 	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
 	defer stop()
 	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop, Safe: true,
@@ -119,9 +112,18 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			return nil
 		}}
 	if sc.Mode != model.ModeRunner {
-		ag := agent.New(o)
-		eo.Redis, eo.Key, eo.OnTransition = rdb, group, transition(ag)
-		return agentElector(stopCtx, ag, eo, log)
+		eo.Redis, eo.Key = rdb, group
+		if pub != nil {
+			eo.OnTransition = pub.Observe
+		}
+		err := agent.New(o).RunElector(stopCtx, eo, agent.Service{Error: func(err error) { log.Info("election error", "err", err) }})
+		if stopErr := (*agent.StopError)(nil); errors.As(err, &stopErr) {
+			if !errors.Is(err, context.Canceled) {
+				log.Warn("graceful stop", "err", stopErr.Err)
+			}
+			return nil
+		}
+		return err
 	}
 	var rn *runner.Runner
 	o.OnDispatch = func(ctx context.Context, task string, delay time.Duration) (string, error) {
@@ -136,7 +138,10 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if eo.JitterMS == 0 {
 		eo.JitterMS = -1 // the runner reads 0 as the spec's 5; the scenario means none
 	}
-	eo.OnTransition = transition(ag)
+	eo.OnTransition = ag.Transition
+	if pub != nil {
+		eo.OnTransition = func(t election.Transition) { ag.Transition(t); pub.Observe(t) }
+	}
 	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: real.Tasks(sc), ChoreInterval: p.ChoreInterval,
 		Election: eo, Clock: clk, OnEvent: ag.RunnerEvent, Logger: log})
 	if err != nil {
@@ -164,44 +169,6 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		log.Warn("graceful stop", "err", err)
 	}
 	return nil
-}
-
-// agentElector runs a bare elector as the agent until stopCtx ends (a
-// graceful stop) or the harness is gone.
-func agentElector(stopCtx context.Context, ag *agent.Agent, eo election.Opts, log *slog.Logger) error {
-	e, promote, demote, errs := election.NewElector(eo)
-	promote, demote, errs = ag.Elector(e, promote, demote, errs)
-	if err := ag.Hello(e.ID(), e.Key()); err != nil {
-		return err
-	}
-	e.Start()
-	for {
-		select {
-		case <-promote:
-		case <-demote:
-		case err := <-errs:
-			log.Info("election error", "err", err)
-		case <-ag.Gone():
-			return nil
-		case <-stopCtx.Done():
-			ag.Stopping()
-			stopped := make(chan error, 1)
-			go func() { stopped <- e.Stop() }()
-			for {
-				select {
-				case <-promote:
-				case <-demote:
-				case <-errs:
-				case err := <-stopped:
-					ag.Stopped()
-					if err != nil && !errors.Is(err, context.Canceled) {
-						log.Warn("graceful stop", "err", err)
-					}
-					return nil
-				}
-			}
-		}
-	}
 }
 
 // quietRedisLog silences go-redis's global logger.

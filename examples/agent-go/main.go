@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -57,57 +58,44 @@ func run() error {
 	})
 	defer rdb.Close()
 	ag := agent.New(agent.Options{Name: "agent-go", OnStop: cancel, Safe: true}) // agent
-	e, promote, demote, errs := election.NewElector(election.Opts{
+
+	// The leader's job: it works only while the service leads.
+	var leading atomic.Bool
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		work := time.NewTicker(100 * time.Millisecond)
+		defer work.Stop()
+		for {
+			select {
+			case <-work.C:
+				if leading.Load() {
+					log.Debug("leader's job tick")
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+
+	// agent: runs the elector until SIGTERM or the stop command (a graceful
+	// stop: step down, release, say stopped) or until the harness is gone.
+	return ag.RunElector(ctx, election.Opts{
 		Redis:    rdb,
 		Key:      os.Getenv("LEASELAB_GROUP"),
 		TTL:      ms("LEASELAB_TTL_MS", 5*time.Second),
 		Wait:     ms("LEASELAB_WAIT_MS", 6*time.Second),
 		JitterMS: int(ms("LEASELAB_JITTER_MS", 5*time.Millisecond) / time.Millisecond),
 		Safe:     os.Getenv("LEASELAB_SAFE") == "1",
-		// agent: the demotions' reasons
-		OnTransition: ag.Transition,
-	})
-	promote, demote, errs = ag.Elector(e, promote, demote, errs) // agent
-	if err := ag.Hello(e.ID(), e.Key()); err != nil {            // agent
-		return err
-	}
-
-	e.Start()
-	work := time.NewTicker(100 * time.Millisecond)
-	defer work.Stop()
-	leading := false
-	for {
-		select {
-		case <-promote:
-			leading = true
+	}, agent.Service{
+		Promoted: func() {
+			leading.Store(true)
 			log.Info("promoted: starting the leader's job")
-		case <-demote:
-			leading = false
+		},
+		Demoted: func() {
+			leading.Store(false)
 			log.Info("demoted: stopping the leader's job")
-		case err := <-errs:
-			log.Warn("election error", "err", err)
-		case <-work.C:
-			if leading {
-				log.Debug("leader's job tick")
-			}
-		case <-ag.Gone(): // agent: the harness is gone
-			return nil
-		case <-ctx.Done():
-			ag.Stopping() // agent
-			// Stop waits for the demotion to be received: keep reading.
-			stopped := make(chan error, 1)
-			go func() { stopped <- e.Stop() }()
-			for {
-				select {
-				case <-demote:
-					log.Info("demoted: shutting down")
-				case <-promote:
-				case <-errs:
-				case err := <-stopped:
-					ag.Stopped() // agent
-					return err
-				}
-			}
-		}
-	}
+		},
+		Error: func(err error) { log.Warn("election error", "err", err) },
+	})
 }

@@ -1,0 +1,96 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/leaselab/leaselab/election"
+)
+
+// Service is what RunElector tells the service as its elector's signals
+// arrive. Each func is optional and runs on RunElector's goroutine, as the
+// service's own reads of the elector's channels would: a slow one delays
+// the next signal.
+type Service struct {
+	// Promoted: the service leads from now (the harness has been told).
+	Promoted func()
+	// Demoted: the service no longer leads (the harness is told next).
+	Demoted func()
+	// Error is an election error, already reported to the harness.
+	Error func(err error)
+}
+
+// RunElector runs the service's elector as this agent, the loop a Go
+// service built on election needs: it makes an elector of eo (whose
+// demotions' reasons Transition notes before eo.OnTransition is called),
+// reports its signals (Elector), says hello with its id and key, starts it
+// and passes its signals on to s until the harness is gone — then it
+// returns nil at once, the elector left running for the process to exit
+// (nothing is stopped gracefully for a harness that is gone) — or ctx ends
+// (SIGTERM, or the stop command's OnStop cancelling it). Then it stops
+// gracefully: Stopping, the elector's Stop (its signals still read, so the
+// elector is never blocked on them), Stopped; Stop's error is returned as
+// a *StopError. An error saying hello is returned before the elector
+// starts.
+func (a *Agent) RunElector(ctx context.Context, eo election.Opts, s Service) error {
+	hook := eo.OnTransition
+	eo.OnTransition = func(t election.Transition) {
+		a.Transition(t)
+		if hook != nil {
+			hook(t)
+		}
+	}
+	e, promote, demote, errs := election.NewElector(eo)
+	promote, demote, errs = a.Elector(e, promote, demote, errs)
+	if err := a.Hello(e.ID(), e.Key()); err != nil {
+		_ = e.Stop() // never started: only marks it done
+		return err
+	}
+	e.Start()
+	call := func(f func()) {
+		if f != nil {
+			f()
+		}
+	}
+	for {
+		select {
+		case <-promote:
+			call(s.Promoted)
+		case <-demote:
+			call(s.Demoted)
+		case err := <-errs:
+			if s.Error != nil {
+				s.Error(err)
+			}
+		case <-a.Gone():
+			return nil
+		case <-ctx.Done():
+			a.Stopping()
+			stopped := make(chan error, 1)
+			go func() { stopped <- e.Stop() }()
+			for {
+				select {
+				case <-promote:
+					call(s.Promoted)
+				case <-demote:
+					call(s.Demoted)
+				case <-errs:
+				case err := <-stopped:
+					a.Stopped()
+					if err != nil {
+						return &StopError{Err: err}
+					}
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// StopError is RunElector's error from the elector's graceful Stop: the
+// agent said stopped, but the lease may not have been released.
+type StopError struct{ Err error }
+
+func (e *StopError) Error() string { return "agent: stopping the elector: " + e.Err.Error() }
+
+// Unwrap returns the elector's Stop error.
+func (e *StopError) Unwrap() error { return e.Err }
