@@ -991,9 +991,10 @@ func failingRenew(pr *Prediction, p Params, lo, hi time.Duration) {
 // comes back empty, so the key (and the script cache) is gone.
 //
 // Overlap. A renewal sent after Redis is back finds the pooled connection
-// closed (the proxy closed it when Redis went; through the Gate the pool
-// cannot notice beforehand), fails at once with EOF, and its retry, after
-// backoff(1), returns 0 on a new connection: the leader believes until
+// closed (the proxy closed it when Redis went). The pool's health check
+// usually sees that and dials a new one; where the close is not yet seen,
+// the renewal fails at once with EOF, and its retry, after backoff(1),
+// returns 0 on a new connection. Counting that slower case, the leader believes until
 // TTL/2 + jitter + backoff(1) after its last renewal, which came before
 // the restart, while a follower may win as soon as Redis is back. In truth
 // that overlap is D shorter, but D is measured from above, so the bound does
@@ -1111,9 +1112,11 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 	leaseLoss(pr, p, term{sym: "S", d: sw})
 	if !p.Client.Cluster && p.Client.MaxRetries < 0 {
 		// The lease may survive the switch (no renewal fell in the lag),
-		// but the switch cut the connections: the next renewal's EOF is not
-		// retried, so the leader demotes TTL/2 after its last renewal while
-		// its key lives on, as on a renewal error.
+		// but the switch cut the connections: a renewal in flight at the
+		// switch (or one on a connection whose close the pool's health
+		// check has not yet seen) fails with EOF and is not retried, so the
+		// leader demotes TTL/2 after its last renewal while its key lives
+		// on, as on a renewal error.
 		g, f := sum(term{sym: "TTL/2", d: p.TTL - p.TTL/2}, term{sym: "Wait", d: p.Wait})
 		if g > pr.MaxGap {
 			pr.MaxGap, pr.GapFormula = g, "lease kept, but the switch cut the connections and the next renewal's EOF is not retried (MaxRetries none), as on a renewal error: "+f+"; lease lost: "+pr.GapFormula
