@@ -47,7 +47,24 @@ type Window struct {
 	// uncertainties of the events at its two ends (Event.Uncertainty; only
 	// the start's for an open window). 0 for the harness's own timelines.
 	Uncertainty time.Duration `json:"uncertainty,omitempty"`
+	// Longer and Shorter are how much longer and shorter than Duration ±
+	// Uncertainty the window may be, from its ends' one-sided lateness
+	// (Event.Late): a start that came earlier makes it longer (Longer, the
+	// start's Late), an end that came earlier shorter (Shorter, the end's;
+	// none for an open window).
+	Longer  time.Duration `json:"longer,omitempty"`
+	Shorter time.Duration `json:"shorter,omitempty"`
 }
+
+// Least is the shortest the window may really have been.
+func (w Window) Least() time.Duration { return w.Duration - w.Uncertainty - w.Shorter }
+
+// Most is the longest the window may really have been.
+func (w Window) Most() time.Duration { return w.Duration + w.Uncertainty + w.Longer }
+
+// Spread is how far the window may be off either way at most: what a report
+// shows as its "±".
+func (w Window) Spread() time.Duration { return w.Uncertainty + max(w.Longer, w.Shorter) }
 
 func window(start, end time.Duration, open bool) Window {
 	return Window{Start: start, End: end, Duration: end - start, Open: open}
@@ -327,7 +344,9 @@ type Summary struct {
 	DelayedLateness DurationStats `json:"delayed_lateness"`
 
 	// MaxOverlapUncertainty, MaxGapUncertainty and MaxStaleUncertainty are
-	// the uncertainties of the longest windows (Window.Uncertainty).
+	// how far the longest windows may be off either way at most
+	// (Window.Spread), for reports; a verdict reads every window's Least and
+	// Most.
 	MaxOverlapUncertainty time.Duration `json:"max_overlap_uncertainty,omitempty"`
 	MaxGapUncertainty     time.Duration `json:"max_gap_uncertainty,omitempty"`
 	MaxStaleUncertainty   time.Duration `json:"max_stale_uncertainty,omitempty"`

@@ -192,7 +192,7 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 		if noLeader && c.Verdict != Fail {
 			c.Verdict, c.Detail = Unknown, "no instance ever led"
 		}
-		withinUncertainty(&c, a.Summary)
+		withinUncertainty(&c, a)
 		ev.Checks = append(ev.Checks, c)
 	}
 	if sc.StrictClaims {
@@ -221,20 +221,19 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 }
 
 // withinUncertainty makes a check of a window's length whose limit lies
-// within the measurement's uncertainty (the longest window's, Summary's
-// Max…Uncertainty: an observed fleet's estimates, an agent's lines stamped
-// late) unknown: the window's true length is within ± that of the measured
-// one, so neither a pass nor a fail can be claimed.
-func withinUncertainty(c *Check, s Summary) {
-	u := map[string]time.Duration{"max_overlap": s.MaxOverlapUncertainty, "max_gap": s.MaxGapUncertainty,
-		"stale_leadership": s.MaxStaleUncertainty}
-	d, ok := u[c.Metric]
-	if !ok || d == 0 || !c.HasMax || c.NotMeasured {
+// within the measurement's uncertainty unknown: an observed fleet's
+// estimates (± either way), an agent's lines stamped late (the event came
+// up to that much earlier, never later). It fails only if some window is
+// over the limit however its ends really came, passes only if every window
+// is within it however they came (longestWithin).
+func withinUncertainty(c *Check, a Analysis) {
+	ws, ok := metricWindows(c.Metric, a)
+	if !ok || !c.HasMax || c.NotMeasured || (c.Verdict != Fail && c.Verdict != Pass) || (c.HasMin && c.Measured < c.Min) {
 		return
 	}
-	if (c.Verdict == Fail && c.Measured-d <= c.Max && !c.Open && !(c.HasMin && c.Measured < c.Min)) || (c.Verdict == Pass && c.Measured+d > c.Max) {
+	if v, spread := longestWithin(ws, c.Max); v == Unknown {
 		c.Verdict = Unknown
-		msg := fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", d)
+		msg := fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", spread)
 		if c.Detail == "" {
 			c.Detail = msg
 		} else {

@@ -479,31 +479,72 @@ func TestPauseSizesOfLeadersAndFollowers(t *testing.T) {
 }
 
 // A window's limit within the measurement's uncertainty is neither held nor
-// broken: an agent's promotion stamped U late makes the gap it ends
-// measured within ± U, so a gap over its bound by less than U is unknown,
-// not a failure, and one under it by less than U not a pass.
+// broken. An observed fleet's estimate is off either way (Uncertainty); an
+// agent's line read L late says the agent acted up to L earlier, never later
+// (Late), so a window it ends may be up to L shorter, never longer, and one
+// it opens up to L longer, never shorter.
 func TestEvaluateWithinUncertainty(t *testing.T) {
 	bound := specTimings.TTL + specTimings.Wait + DefaultSlack // the crash's gap: 11.25 s
 	for _, c := range []struct {
-		gap, u float64
-		want   Verdict
+		gap, late, u float64
+		want         Verdict
 	}{
-		{11.4, 0.2, Unknown}, // 150 ms over, stamped up to 200 ms late
-		{11.4, 0.1, Fail},    // over by more than the uncertainty
-		{11.2, 0.1, Unknown}, // under by less than it
-		{11.2, 0, Pass},
+		// The gap runs from the harness's crash (exact) to a promotion
+		// stamped late, so it really lasted within [gap − late, gap].
+		{11.4, 0.2, 0, Unknown}, // 150 ms over, and may be up to 200 ms shorter
+		{11.4, 0.1, 0, Fail},    // over however early the promotion came
+		{11.2, 0.1, 0, Pass},    // at most 11.2 s: under however it came
+		{11.2, 0, 0, Pass},
+		// An estimate ± 0.1 s (chaos observe's) may be longer too.
+		{11.2, 0, 0.1, Unknown},
+		{11.4, 0, 0.1, Fail},
 	} {
 		tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(10, 0).
-			add(Event{At: atSec(10 + c.gap), Kind: LeaderGained, Instance: 1, ID: "b", Uncertainty: atSec(c.u)}).end(30)
+			add(Event{At: atSec(10 + c.gap), Kind: LeaderGained, Instance: 1, ID: "b", Late: atSec(c.late), Uncertainty: atSec(c.u)}).end(30)
 		sc := crashScenario
 		sc.Expect = []Expectation{{Metric: "max_gap", Max: "predicted"}}
 		_, ev := evaluateOn(sc, tl)
 		g := checkOf(t, ev, "max_gap")
 		if g.Max != bound || g.Verdict != c.want || ev.Verdict != c.want {
-			t.Errorf("gap %vs ± %vs against %v: check %s, run %s; want %s", c.gap, c.u, g.Max, g.Verdict, ev.Verdict, c.want)
+			t.Errorf("gap %vs (late %vs, ± %vs) against %v: check %s, run %s; want %s", c.gap, c.late, c.u, g.Max, g.Verdict, ev.Verdict, c.want)
 		}
-		if c.want == Unknown && !strings.Contains(g.Detail, "within the measurement's uncertainty (± "+atSec(c.u).String()+")") {
+		if c.want == Unknown && !strings.Contains(g.Detail, "within the measurement's uncertainty (± "+atSec(c.late+c.u).String()+")") {
 			t.Errorf("detail %q does not say why", g.Detail)
 		}
+	}
+}
+
+// An overlap opened by a promotion read late began earlier than measured:
+// it is at least as long as measured, so over its limit it fails.
+func TestEvaluateLateOpenedOverlapFails(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(5), Kind: LeaderGained, Instance: 1, ID: "b", Late: 500 * time.Millisecond}).lose(6.2, 0, "a").end(30)
+	sc := crashScenario
+	sc.Faults = nil
+	sc.Expect = []Expectation{{Metric: "max_overlap", Max: "1s"}}
+	_, ev := evaluateOn(sc, tl)
+	if o := checkOf(t, ev, "max_overlap"); o.Measured != 1200*time.Millisecond || o.Verdict != Fail {
+		t.Errorf("overlap 1.2s opened 0.5s late against 1s: %+v; want a fail", o)
+	}
+}
+
+// Every window counts, not only the longest: 2.1 s exactly is within 2.15 s,
+// but a 2.0 s gap opened by a demotion read 0.2 s late may have been 2.2 s.
+func TestEvaluateWithinUncertaintyEveryWindow(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").lose(10, 0, "a").gain(12.1, 1, "b").
+		add(Event{At: atSec(20), Kind: LeaderLost, Instance: 1, ID: "b", Late: 200 * time.Millisecond}).gain(22, 2, "c").end(30)
+	sc := crashScenario
+	sc.Faults = nil
+	sc.Expect = []Expectation{{Metric: "max_gap", Max: "2.15s"}}
+	_, ev := evaluateOn(sc, tl)
+	if g := checkOf(t, ev, "max_gap"); g.Measured != 2100*time.Millisecond || g.Verdict != Unknown {
+		t.Errorf("gaps 2.1s and 2.0s (+0.2s) against 2.15s: %+v; want unknown", g)
+	}
+	ws := []Window{{Duration: 2100 * time.Millisecond}, {Duration: 2 * time.Second, Longer: 200 * time.Millisecond}}
+	if v, spread := longestWithin(ws, 2150*time.Millisecond); v != Unknown || spread != 200*time.Millisecond {
+		t.Errorf("longestWithin against 2.15s: %s ± %v, want unknown ± 200ms", v, spread)
+	}
+	if v, _ := longestWithin(ws, 1950*time.Millisecond); v != Fail {
+		t.Errorf("longestWithin against 1.95s: %s, want fail (2.1s exactly is over)", v)
 	}
 }

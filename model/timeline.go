@@ -94,6 +94,11 @@ type Event struct {
 	// places events by the clocks of instances and of Redis, each known
 	// only so well.
 	Uncertainty time.Duration `json:"uncertainty,omitempty"`
+	// Late is how far after the event At may be, never before: an agent's
+	// line the harness read late (its stamping lateness, at most
+	// MaxStampUncertainty) says the agent acted that much earlier. It adds
+	// to Uncertainty on the early side only.
+	Late time.Duration `json:"late,omitempty"`
 }
 
 // Timeline is the ordered list of events of one run. Events are appended in

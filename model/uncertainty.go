@@ -2,26 +2,39 @@ package model
 
 import "time"
 
-// attachUncertainty sets the Uncertainty of every window of a from the
+// MaxStampUncertainty caps how much of an agent line's stamping lateness a
+// verdict takes as its event's uncertainty (Event.Late). A line read later
+// than this still shows its whole lateness (Analysis.StampLateness), but a
+// check does not turn unknown on it: past a second the run was too loaded
+// to measure the spec's bounds at all, and an agent whose t is off (seconds
+// for nanoseconds, a monotonic clock) would make every check unknown.
+const MaxStampUncertainty = time.Second
+
+// attachUncertainty sets the uncertainty of every window of a from the
 // events at its ends, and the summary's for the longest windows. A timeline
-// with no uncertain event (every harness run) is left as it is.
+// with no uncertain event (every in-process run) is left as it is.
 func attachUncertainty(a *Analysis, ev []Event) {
-	at := map[time.Duration]time.Duration{}
+	type ends struct{ u, late time.Duration }
+	at := map[time.Duration]ends{}
 	for _, e := range ev {
-		if e.Uncertainty > 0 {
-			at[e.At] = max(at[e.At], e.Uncertainty)
+		if e.Uncertainty > 0 || e.Late > 0 {
+			x := at[e.At]
+			at[e.At] = ends{max(x.u, e.Uncertainty), max(x.late, e.Late)}
 		}
 	}
 	if len(at) == 0 {
 		return
 	}
 	set := func(w *Window) {
-		w.Uncertainty = at[w.Start]
+		// The start may have come earlier by its Late (longer), the end
+		// by its own (shorter); the symmetric parts add either way.
+		w.Uncertainty, w.Longer, w.Shorter = at[w.Start].u, at[w.Start].late, 0
 		if !w.Open {
-			w.Uncertainty += at[w.End]
+			w.Uncertainty += at[w.End].u
+			w.Shorter = at[w.End].late
 		}
 	}
-	// longest returns the uncertainty of the longest of the windows.
+	// longest returns the spread of the longest of the windows.
 	longest := func(ws []*Window) time.Duration {
 		var best *Window
 		for _, w := range ws {
@@ -32,7 +45,7 @@ func attachUncertainty(a *Analysis, ev []Event) {
 		if best == nil {
 			return 0
 		}
-		return best.Uncertainty
+		return best.Spread()
 	}
 	for i := range a.Beliefs {
 		set(&a.Beliefs[i].Window)
@@ -59,4 +72,46 @@ func attachUncertainty(a *Analysis, ev []Event) {
 	a.Summary.MaxOverlapUncertainty = longest(overlaps)
 	a.Summary.MaxGapUncertainty = longest(gaps)
 	a.Summary.MaxStaleUncertainty = longest(stale)
+}
+
+// metricWindows returns the windows a check of metric measures the longest
+// of, and whether the metric is one.
+func metricWindows(metric string, a Analysis) ([]Window, bool) {
+	var ws []Window
+	switch metric {
+	case "max_overlap":
+		for _, o := range a.Overlaps {
+			ws = append(ws, o.Window)
+		}
+	case "max_gap":
+		for _, g := range a.Gaps {
+			ws = append(ws, g.Window)
+		}
+	case "stale_leadership":
+		for _, s := range a.Redis.Stale {
+			ws = append(ws, s.Window)
+		}
+	default:
+		return nil, false
+	}
+	return ws, true
+}
+
+// longestWithin says how the longest of ws relates to limit, given each
+// window's uncertainty: Fail when some window is over it however early or
+// late its ends came (its Least), Pass when every window is within it
+// however they came (its Most), Unknown otherwise; and the spread that
+// decided an Unknown, for its detail.
+func longestWithin(ws []Window, limit time.Duration) (Verdict, time.Duration) {
+	v, spread := Pass, time.Duration(0)
+	for _, w := range ws {
+		switch {
+		case w.Least() > limit || (w.Open && w.Duration > limit):
+			// An open window only grows past the run's end.
+			return Fail, 0
+		case w.Most() > limit:
+			v, spread = Unknown, max(spread, w.Spread())
+		}
+	}
+	return v, spread
 }

@@ -77,12 +77,12 @@ func windowEnd(w model.Window) string {
 }
 
 // windowDur prints a window's length, "≥" when it was still open, with its
-// uncertainty when it has one.
+// uncertainty when it has one (its widest either way, Window.Spread).
 func windowDur(w model.Window) string {
 	if w.Open {
-		return "≥ " + Uncertain(w.Duration, w.Uncertainty)
+		return "≥ " + Uncertain(w.Duration, w.Spread())
 	}
-	return Uncertain(w.Duration, w.Uncertainty)
+	return Uncertain(w.Duration, w.Spread())
 }
 
 // Uncertain prints d known within ± u: "1.20s ± 15ms". d keeps only the

@@ -511,8 +511,9 @@ func TestScheduleCountsFromTheFirstHello(t *testing.T) {
 
 // TestStampLatenessIsUncertainty: a line the harness reads late by L (the
 // agent's t says when it was written) puts its event at most L after the
-// fact: the event carries L as its uncertainty, and so does the window it
-// opens, so a limit within it is neither held nor broken (model.Evaluate).
+// fact, never before: the event carries L as its Late, and the window it
+// opens may be that much longer, so a limit within it is neither held nor
+// broken (model.Evaluate).
 func TestStampLatenessIsUncertainty(t *testing.T) {
 	// Instance 0 says it was promoted 300 ms before it writes the line.
 	b := process.Backend{Agent: shAgent(`if [ "$LEASELAB_INSTANCE" = 0 ]; then echo "{\"type\":\"promoted\",\"term\":1,\"t\":$(( $(date +%s%N) - 300000000 ))}"; fi; exec sleep 30`)}
@@ -526,10 +527,10 @@ func TestStampLatenessIsUncertainty(t *testing.T) {
 			gained = &res.Timeline[i]
 		}
 	}
-	if gained == nil || gained.Lateness < 300*time.Millisecond || gained.Uncertainty != gained.Lateness {
-		t.Fatalf("promotion %+v: want lateness ≥ 300ms, and as much uncertainty", gained)
+	if gained == nil || gained.Lateness < 300*time.Millisecond || gained.Late != min(gained.Lateness, model.MaxStampUncertainty) || gained.Uncertainty != 0 {
+		t.Fatalf("promotion %+v: want lateness ≥ 300ms, as much Late (capped), no symmetric uncertainty", gained)
 	}
-	if bs := res.Analysis.Beliefs; len(bs) != 1 || bs[0].Uncertainty != gained.Uncertainty {
-		t.Fatalf("beliefs %+v: want instance 0's, uncertain by its promotion's %v", bs, gained.Uncertainty)
+	if bs := res.Analysis.Beliefs; len(bs) != 1 || bs[0].Longer != gained.Late || bs[0].Uncertainty != 0 {
+		t.Fatalf("beliefs %+v: want instance 0's, up to its promotion's %v longer", bs, gained.Late)
 	}
 }

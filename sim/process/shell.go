@@ -290,10 +290,11 @@ func (s *shell) event(inc *incarnation, e agent.Event) {
 		// How late this stamp is: the agent wrote the line at its wall
 		// time T; the same machine's wall clock reads it now.
 		ev.Lateness = max(time.Duration(time.Now().UnixNano()-e.T), 0)
-		// The agent acted by T, so At may be that much late: a window
-		// between two lines is measured within ± their lateness, and a
-		// limit inside that is neither held nor broken (model.Evaluate).
-		ev.Uncertainty = ev.Lateness
+		// The agent acted by T, so the event came up to that much before
+		// At, never after: a window it opens may be longer, one it ends
+		// shorter, and a limit inside that is neither held nor broken
+		// (model.Evaluate). A verdict takes at most the cap of it.
+		ev.Late = min(ev.Lateness, model.MaxStampUncertainty)
 	}
 	switch e.Type {
 	case agent.Promoted:
