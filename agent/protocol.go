@@ -9,6 +9,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/leaselab/leaselab/election"
 )
@@ -304,9 +305,39 @@ const MaxLine = 64 << 10
 // Decoder reads an agent's stdout: its hello, then its events, with
 // errors that name the agent and the line.
 type Decoder struct {
-	name string
-	sc   *bufio.Scanner
-	line int
+	name     string
+	sc       *bufio.Scanner
+	line     int
+	launched time.Time // zero: t is not checked
+	now      func() time.Time
+}
+
+// MaxStampAhead is how far past the harness's own reading of the wall
+// clock an agent's t may be: both read the same machine's clock, the
+// agent first, so only a step of that clock between the two reads can put
+// t ahead.
+const MaxStampAhead = 500 * time.Millisecond
+
+// CheckStamps makes the decoder refuse a line whose t (Hello.T, Event.T) is
+// not the machine's wall clock in Unix nanoseconds since launched: one
+// before launched, or more than MaxStampAhead after now. Seconds, a
+// monotonic clock or a t from before the agent existed would otherwise
+// read as decades of stamping lateness.
+func (d *Decoder) CheckStamps(launched time.Time) {
+	d.launched, d.now = launched, time.Now
+}
+
+// checkStamp returns what is wrong with an agent's t, or nil.
+func (d *Decoder) checkStamp(t int64) error {
+	if t == 0 || d.launched.IsZero() {
+		return nil
+	}
+	now := d.now()
+	if t < d.launched.UnixNano() || t > now.Add(MaxStampAhead).UnixNano() {
+		return fmt.Errorf("t %d is not this machine's wall clock in Unix nanoseconds between the agent's launch (%d) and now (%d)",
+			t, d.launched.UnixNano(), now.UnixNano())
+	}
+	return nil
 }
 
 // NewDecoder reads agent name's output from r. name is how errors refer to
@@ -360,6 +391,9 @@ func (d *Decoder) Hello() (Hello, error) {
 		return Hello{}, err
 	}
 	h, err := ParseHello(line)
+	if err == nil {
+		err = d.checkStamp(h.T)
+	}
 	if err != nil {
 		return h, d.wrap(line, err)
 	}
@@ -373,6 +407,9 @@ func (d *Decoder) Next() (Event, error) {
 		return Event{}, err
 	}
 	e, err := ParseEvent(line)
+	if err == nil {
+		err = d.checkStamp(e.T)
+	}
 	if err != nil {
 		return e, d.wrap(line, err)
 	}

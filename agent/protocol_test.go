@@ -2,9 +2,11 @@ package agent
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestParseHello(t *testing.T) {
@@ -122,5 +124,44 @@ func TestDecoderNamesAgentAndLine(t *testing.T) {
 	_, err = NewDecoder("x", strings.NewReader(`{"type":"promoted"}`+"\n")).Hello()
 	if !errors.As(err, &le) || le.Line != 1 || !strings.Contains(err.Error(), "must be a hello") {
 		t.Fatalf("no hello: %v", err)
+	}
+}
+
+// TestDecoderChecksStamps: a t that is not the wall clock in Unix
+// nanoseconds since the agent's launch (seconds, one before the launch, one
+// ahead of now) is a protocol error naming the agent and the line; a t
+// within them, or none, is read.
+func TestDecoderChecksStamps(t *testing.T) {
+	launched := time.Now().Add(-time.Minute)
+	hello := `{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[]}` + "\n"
+	for _, c := range []struct {
+		name string
+		t    int64
+		ok   bool
+	}{
+		{"none", 0, true},
+		{"since the launch", launched.Add(time.Second).UnixNano(), true},
+		{"seconds", launched.Unix(), false},
+		{"before the launch", launched.Add(-time.Second).UnixNano(), false},
+		{"ahead of now", time.Now().Add(time.Hour).UnixNano(), false},
+	} {
+		d := NewDecoder("instance 1", strings.NewReader(hello+fmt.Sprintf(`{"type":"promoted","term":1,"t":%d}`, c.t)+"\n"))
+		d.CheckStamps(launched)
+		if _, err := d.Hello(); err != nil {
+			t.Fatal(err)
+		}
+		_, err := d.Next()
+		var le *LineError
+		if c.ok && err != nil {
+			t.Errorf("%s: %v, want it read", c.name, err)
+		}
+		if !c.ok && (!errors.As(err, &le) || le.Line != 2 || !strings.Contains(err.Error(), "agent instance 1, stdout line 2: t ")) {
+			t.Errorf("%s: %v, want a LineError naming instance 1 and line 2", c.name, err)
+		}
+	}
+	d := NewDecoder("x", strings.NewReader(`{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[],"t":5}`+"\n"))
+	d.CheckStamps(launched)
+	if _, err := d.Hello(); err == nil || !strings.Contains(err.Error(), "stdout line 1: t 5 ") {
+		t.Errorf("hello with t 5: %v, want it refused", err)
 	}
 }

@@ -515,8 +515,8 @@ func TestScheduleCountsFromTheFirstHello(t *testing.T) {
 // opens may be that much longer, so a limit within it is neither held nor
 // broken (model.Evaluate).
 func TestStampLatenessIsUncertainty(t *testing.T) {
-	// Instance 0 says it was promoted 300 ms before it writes the line.
-	b := process.Backend{Agent: shAgent(`if [ "$LEASELAB_INSTANCE" = 0 ]; then echo "{\"type\":\"promoted\",\"term\":1,\"t\":$(( $(date +%s%N) - 300000000 ))}"; fi; exec sleep 30`)}
+	// Instance 0 stamps its promotion, then writes the line 300 ms later.
+	b := process.Backend{Agent: shAgent(`if [ "$LEASELAB_INSTANCE" = 0 ]; then t=$(date +%s%N); sleep 0.3; echo "{\"type\":\"promoted\",\"term\":1,\"t\":$t}"; fi; exec sleep 30`)}
 	res, err := runWithin(t, 20*time.Second, short(), b)
 	if err != nil {
 		t.Fatal(err)

@@ -198,11 +198,13 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 		return nil, nil, err
 	}
 	inc.cmd = cmd
+	launched := time.Now()
 	if err := cmd.Start(); err != nil {
 		inc.closeLog()
 		return nil, nil, fmt.Errorf("%s: starting: %w", inc.name, err)
 	}
 	dec := agent.NewDecoder(inc.name, stdout)
+	dec.CheckStamps(launched) // a t off by decades is a protocol error, not lateness
 	hello := make(chan error, 1)
 	go func() {
 		h, err := dec.Hello()
