@@ -25,6 +25,11 @@ const (
 	Held         ClaimVerdict = "held"
 	NotHeld      ClaimVerdict = "not held"
 	NotExercised ClaimVerdict = "not exercised"
+	// ClaimUnknown: the bound lies within the measurement's uncertainty
+	// (an observed fleet's estimates, an agent's lines stamped late), so
+	// the claim is neither held nor not held, as a check of the same
+	// windows is unknown (see withinUncertainty).
+	ClaimUnknown ClaimVerdict = "unknown"
 )
 
 // Member identifies one incarnation of an instance: its index and the elector
@@ -1280,7 +1285,15 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		gap.Verdict, gap.Detail = Held, fmt.Sprintf("no counted gap in %d handovers", len(a.Handovers))
 	default:
 		gap.Measured = longest.Counted
-		gap.Verdict = verdict(Within(gap.Measured, gap.Bound, gap.Slack))
+		var counted []Window
+		for _, g := range a.Gaps {
+			if g.Counted > 0 {
+				w := g.Window
+				w.Duration = g.Counted
+				counted = append(counted, w)
+			}
+		}
+		gap.Verdict = claimVerdict(counted, gap.Bound, gap.Slack)
 		gap.Detail = fmt.Sprintf("longest gap %v from %v", ms(longest.Counted), ms(longest.Start))
 		if longest.Counted != longest.Duration {
 			gap.Detail += fmt.Sprintf(" (of %v; the rest nobody could lead)", ms(longest.Duration))
@@ -1305,7 +1318,11 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	case len(faults) == 0 && len(a.Overlaps) == 0:
 		split.Verdict, split.Detail = NotExercised, "no fault and no overlap"
 	default:
-		split.Verdict = verdict(Within(split.Measured, split.Bound, split.Slack))
+		var ws []Window
+		for _, o := range a.Overlaps {
+			ws = append(ws, o.Window)
+		}
+		split.Verdict = claimVerdict(ws, split.Bound, split.Slack)
 		split.Detail = fmt.Sprintf("overlap windows: %d, longest %v, total %v", len(a.Overlaps), ms(a.Summary.MaxOverlap), ms(a.Summary.TotalOverlap))
 	}
 
@@ -1335,7 +1352,11 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	case len(a.Beliefs) == 0:
 		calm.Verdict, calm.Detail = NotExercised, "no instance ever led"
 	default:
-		calm.Verdict = verdict(Within(calm.Measured, 0, calm.Slack))
+		var ws []Window
+		for _, o := range unexplained {
+			ws = append(ws, o.Window)
+		}
+		calm.Verdict = claimVerdict(ws, 0, calm.Slack)
 		calm.Detail = fmt.Sprintf("overlap windows away from any fault: %d, total %v", len(unexplained), ms(total))
 		if len(unexplained) > 0 {
 			calm.Detail += fmt.Sprintf(", first at %v", ms(unexplained[0].Start))
@@ -1344,11 +1365,22 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 	return []Claim{gap, split, calm}
 }
 
-func verdict(held bool) ClaimVerdict {
-	if held {
+// claimVerdict judges a claim that the longest of ws is within bound +
+// slack by the checks' rule (longestWithin): not held only if some window
+// is over it however its ends really came, held only if every window is
+// within it however they came, unknown otherwise, so that one measurement
+// has one verdict.
+func claimVerdict(ws []Window, bound, slack time.Duration) ClaimVerdict {
+	if bound == Unbounded || bound > Unbounded-slack {
 		return Held
 	}
-	return NotHeld
+	switch v, _ := longestWithin(ws, bound+slack); v {
+	case Fail:
+		return NotHeld
+	case Unknown:
+		return ClaimUnknown
+	}
+	return Held
 }
 
 // ms rounds a duration for reading: claim details are prose, the measured

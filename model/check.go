@@ -202,8 +202,11 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 			}
 			c := Check{Metric: "claim " + cl.Name, Limit: "held", HasMax: true, Max: cl.Bound + cl.Slack,
 				Measured: cl.Measured, Verdict: Pass, Detail: cl.Statement + ": " + cl.Detail}
-			if cl.Verdict == NotHeld {
+			switch cl.Verdict {
+			case NotHeld:
 				c.Verdict = Fail
+			case ClaimUnknown:
+				c.Verdict = Unknown
 			}
 			ev.Checks = append(ev.Checks, c)
 		}

@@ -548,3 +548,46 @@ func TestEvaluateWithinUncertaintyEveryWindow(t *testing.T) {
 		t.Errorf("longestWithin against 1.95s: %s, want fail (2.1s exactly is over)", v)
 	}
 }
+
+// One measurement has one verdict: an overlap over the split-brain bound by
+// less than its end's lateness makes max_overlap unknown, and the claim
+// too, which is then no finding; over by more, both fail.
+func TestClaimWithinUncertainty(t *testing.T) {
+	_, split := ClaimBounds(specTimings)
+	limit := split + ClaimSlack
+	for _, c := range []struct {
+		late  time.Duration
+		check Verdict
+		claim ClaimVerdict
+	}{
+		{200 * time.Millisecond, Unknown, ClaimUnknown}, // a's demotion read late: the overlap may have been 100 ms under
+		{50 * time.Millisecond, Fail, NotHeld},
+	} {
+		tl := new(analysisScript).gain(0, 0, "a").gain(5, 1, "b").
+			add(Event{At: atSec(5) + limit + 100*time.Millisecond, Kind: LeaderLost, Instance: 0, ID: "a", Late: c.late}).end(30)
+		sc := crashScenario
+		sc.Faults, sc.StrictClaims = nil, true
+		sc.Expect = []Expectation{{Metric: "max_overlap", Max: limit.String()}}
+		a, ev := evaluateOn(sc, tl)
+		if o := checkOf(t, ev, "max_overlap"); o.Verdict != c.check {
+			t.Errorf("late %v: max_overlap %s, want %s", c.late, o.Verdict, c.check)
+		}
+		if cl := checkOf(t, ev, "claim "+ClaimSplitBrain); cl.Verdict != c.check {
+			t.Errorf("late %v: the split-brain claim's check %s, want %s", c.late, cl.Verdict, c.check)
+		}
+		var got ClaimVerdict
+		for _, cl := range a.Claims {
+			if cl.Name == ClaimSplitBrain {
+				got = cl.Verdict
+			}
+		}
+		found := false // no overlap here has a fault: no-faultless-split is a finding anyway
+		findings := (&Result{Analysis: a}).Findings()
+		for _, f := range findings {
+			found = found || f.Name == ClaimSplitBrain
+		}
+		if got != c.claim || found != (c.claim == NotHeld) {
+			t.Errorf("late %v: split-brain %q, findings %+v; want %q", c.late, got, findings, c.claim)
+		}
+	}
+}

@@ -222,11 +222,13 @@ func (x *ctx) banner() banner {
 	for _, r := range res.Reasons {
 		b.Broken = append(b.Broken, r)
 	}
-	claimsHeld, claimsNot := 0, 0
+	claimsHeld, claimsNot, claimsUnknown := 0, 0, 0
 	for _, cl := range res.Analysis.Claims {
 		switch cl.Verdict {
 		case model.Held:
 			claimsHeld++
+		case model.ClaimUnknown:
+			claimsUnknown++
 		case model.NotHeld:
 			claimsNot++
 			b.Findings = append(b.Findings, finding(cl))
@@ -239,6 +241,8 @@ func (x *ctx) banner() banner {
 	switch {
 	case claimsNot > 0:
 		parts = append(parts, fmt.Sprintf("%d of the spec's claims NOT held", claimsNot))
+	case claimsUnknown > 0:
+		parts = append(parts, fmt.Sprintf("%d of the spec's claims held, %d unknown (a bound within the measurement's uncertainty)", claimsHeld, claimsUnknown))
 	case claimsHeld > 0:
 		parts = append(parts, fmt.Sprintf("%d of the spec's claims held, the rest not exercised", claimsHeld))
 	default:
@@ -402,6 +406,8 @@ func (x *ctx) claimsSection() section {
 			v = styled("held", clsOK)
 		case model.NotHeld:
 			v = styled("NOT held", clsBad)
+		case model.ClaimUnknown:
+			v = styled("unknown", clsMuted)
 		default:
 			v, measured = styled(string(cl.Verdict), clsMuted), "—"
 		}
