@@ -17,9 +17,12 @@ const DefaultSlack = 250 * time.Millisecond
 // Verdict is the outcome of a run or of one expectation.
 //
 // Unknown (Jepsen's `:valid? :unknown`) means the run did not create the
-// situation the expectation is about: no instance ever led, the fault was
-// skipped, no fault hit a leader, the predicted bound does not exist. It is
-// never a pass: a measurement that was not made proves nothing.
+// situation the expectation is about (no instance ever led, the fault was
+// skipped, no fault hit a leader, the predicted bound does not exist), or
+// that the limit lies within the measurement's uncertainty (an observed
+// fleet's estimates, an agent's lines stamped late), so that the windows
+// may be within it or over it. It is never a pass: a measurement that was
+// not made, or not made well enough, proves nothing.
 type Verdict string
 
 // Verdicts.

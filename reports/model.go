@@ -104,7 +104,8 @@ const (
 // verdictOf is the run's verdict. An incomplete run is reported as such even
 // if what it measured passed: its figures cover only part of the schedule.
 // Unknown means the run never created the situation its expectations are
-// about; it is not a pass.
+// about, or a limit lies within the measurement's uncertainty; it is not a
+// pass.
 func verdictOf(res *model.Result) (verdict, class string) {
 	switch {
 	case !res.Complete:
@@ -363,7 +364,7 @@ func (x *ctx) expectationsSection() section {
 	}
 	return section{ID: "expectations", Title: "Expectations", Tables: []table{t},
 		Intro: []string{"The limits the scenario sets. Any one that fails fails the run; one that is unknown " +
-			"(the run never created the situation it is about, or its bound does not exist) makes the run unknown, never a pass."}}
+			"(the run never created the situation it is about, its bound does not exist, or the limit lies within the measurement's uncertainty) makes the run unknown, never a pass."}}
 }
 
 func checkClass(v model.Verdict) string {
@@ -418,7 +419,7 @@ func (x *ctx) claimsSection() section {
 		t.Rows = append(t.Rows, row(plain(cl.Name), plain(cl.Statement), plain(bound), styled(measured, heldClass(cl.Verdict != model.NotHeld)), v, plain(cl.Detail)))
 	}
 	return section{ID: "claims", Title: "The spec's claims", Tables: []table{t},
-		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about."}}
+		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about; \"unknown\", that its bound lies within the measurement's uncertainty."}}
 }
 
 // prediction is the prediction for a failure mode: the run's own if it has
