@@ -534,3 +534,22 @@ func TestStampLatenessIsUncertainty(t *testing.T) {
 		t.Fatalf("beliefs %+v: want instance 0's, up to its promotion's %v longer", bs, gained.Late)
 	}
 }
+
+// TestRefusedStampIsAHarnessError: an agent whose t is not the wall clock
+// in nanoseconds (here 5) is refused at that line, the run's errors naming
+// the agent, the line and the t, and not read as decades of lateness.
+func TestRefusedStampIsAHarnessError(t *testing.T) {
+	b := process.Backend{Agent: shAgent(`if [ "$LEASELAB_INSTANCE" = 0 ]; then echo "{\"type\":\"promoted\",\"term\":1,\"t\":5}"; fi; exec sleep 30`)}
+	res, err := runWithin(t, 20*time.Second, short(), b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) == 0 || !strings.Contains(res.Errors[0], "stdout line 2: t 5 is not this machine's wall clock") {
+		t.Fatalf("errors %q: want the refused line named", res.Errors)
+	}
+	for _, e := range res.Timeline {
+		if e.Kind == model.LeaderGained {
+			t.Fatalf("the refused promotion was recorded: %+v", e)
+		}
+	}
+}

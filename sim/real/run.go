@@ -213,7 +213,11 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 			r.fail(fmt.Errorf("cleaning up: %w", cleanupErr))
 		}
 		if res != nil {
+			// Under errMu: an agent's reader may have failed the run
+			// from its own goroutine (a refused line).
+			r.errMu.Lock()
 			res.Errors = append(res.Errors, r.errs...)
+			r.errMu.Unlock()
 		}
 	}()
 	r.admin = redis.NewClient(environ.Auth.Apply(&redis.Options{Addr: environ.RedisAddr, MaxRetries: -1}))
