@@ -188,11 +188,13 @@ func assertNoAgents(t *testing.T) {
 
 // TestPauseBuiltinUnderSIGSTOP: the pause built-in passes on real SIGSTOP
 // whenever the agents start. Under SIGSTOP a follower wins during the pause
-// only if its retry falls between the key's expiry and SIGCONT, so agents
-// started 0.5 s late (2.5 s of scenario time at scale 0.2) make no overlap
-// at all: the built-in's former overlap_windows {exactly: 1}, true of the
-// frozen-clock pause, failed there; its stale_leadership minimum (the
-// paused leader believes past its lease, ≥ P − TTL) holds at every start.
+// only if its retry falls between the key's expiry and SIGCONT, so
+// followers started 3 s (scenario time) after the leader make no overlap at
+// all (the run's clock starts at the first hello, so delaying every agent
+// alike shifts nothing): the built-in's former overlap_windows
+// {exactly: 1}, true of the frozen-clock pause, failed there; its
+// stale_leadership minimum (the paused leader believes past its lease,
+// ≥ P − TTL) holds at every start.
 // And the paused leader's belief ends at once after SIGCONT: its overdue
 // renewal fires on resume.
 func TestPauseBuiltinUnderSIGSTOP(t *testing.T) {
@@ -201,17 +203,31 @@ func TestPauseBuiltinUnderSIGSTOP(t *testing.T) {
 	if !ok {
 		t.Fatal("no built-in pause")
 	}
-	for _, delay := range []string{"0", "0.5"} {
-		t.Run("start+"+delay+"s", func(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		starts   []time.Duration
+		overlaps int // -1: either
+	}{
+		{"at once", nil, -1},
+		// The leader (instance 0) renews at 0, 2.5, 5 s, so its key
+		// expires at 10 s, and SIGCONT comes at 14.25 s; followers
+		// started 3 s late retry at 9 s (the key still held) and 15 s
+		// (after SIGCONT): none wins during the pause.
+		{"followers 3s late", []time.Duration{0, 3 * time.Second, 3 * time.Second}, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
 			sc := e.Scenario
-			sc.TimeScale = 0.2
-			b := process.Backend{Agent: append([]string{"sh", "-c", `sleep ` + delay + `; exec "$0" "$@"`}, bin...)}
+			sc.TimeScale, sc.Starts = 0.2, c.starts
+			b := process.Backend{Agent: bin}
 			res, err := sim.Run(context.Background(), sc, b, sim.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if res.Verdict != model.Pass {
 				t.Errorf("verdict %s: %v", res.Verdict, res.Reasons)
+			}
+			if c.overlaps >= 0 && res.Analysis.Summary.Overlaps != c.overlaps {
+				t.Errorf("%d overlap windows, want %d", res.Analysis.Summary.Overlaps, c.overlaps)
 			}
 			var resumed time.Duration
 			paused := -1
