@@ -454,8 +454,11 @@ func (s *shell) Resume() {
 	if inc == nil {
 		return
 	}
-	_ = inc.signal(syscall.SIGCONT)
+	// Recorded before the signal: a resumed agent acts within a fraction
+	// of a millisecond (its overdue renewal, its demotion), and a line it
+	// writes then must not be stamped before its resume.
 	s.rec.Record(model.Event{Kind: model.InstanceResumed, Instance: s.slot.Index, ID: inc.hello.ID})
+	_ = inc.signal(syscall.SIGCONT)
 }
 
 // Clock sends the clock command, to an agent that declares it.
