@@ -528,6 +528,23 @@ func TestEvaluateLateOpenedOverlapFails(t *testing.T) {
 	}
 }
 
+// A window still open at the run's end fails a max by policy, however late
+// its start was stamped: an open 4.9 s overlap against 5 s, opened by a
+// promotion read 0.2 s late, fails as it does with no lateness.
+func TestEvaluateOpenWindowFailsWithLateness(t *testing.T) {
+	for _, late := range []time.Duration{0, 200 * time.Millisecond} {
+		tl := new(analysisScript).gain(0, 0, "a").
+			add(Event{At: atSec(25.1), Kind: LeaderGained, Instance: 1, ID: "b", Late: late}).end(30)
+		sc := crashScenario
+		sc.Faults = nil
+		sc.Expect = []Expectation{{Metric: "max_overlap", Max: "5s"}}
+		_, ev := evaluateOn(sc, tl)
+		if o := checkOf(t, ev, "max_overlap"); !o.Open || o.Verdict != Fail {
+			t.Errorf("open overlap %v opened %v late against 5s: %+v; want an open window's fail", o.Measured, late, o)
+		}
+	}
+}
+
 // Every window counts, not only the longest: 2.1 s exactly is within 2.15 s,
 // but a 2.0 s gap opened by a demotion read 0.2 s late may have been 2.2 s.
 func TestEvaluateWithinUncertaintyEveryWindow(t *testing.T) {

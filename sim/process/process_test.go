@@ -207,17 +207,22 @@ func TestPauseBuiltinUnderSIGSTOP(t *testing.T) {
 		name     string
 		starts   []time.Duration
 		overlaps int // -1: either
+		scale    float64
 	}{
-		{"at once", nil, -1},
+		{"at once", nil, -1, 0.2},
 		// The leader (instance 0) renews at 0, 2.5, 5 s, so its key
 		// expires at 10 s, and SIGCONT comes at 14.25 s; followers
-		// started 3 s late retry at 9 s (the key still held) and 15 s
-		// (after SIGCONT): none wins during the pause.
-		{"followers 3s late", []time.Duration{0, 3 * time.Second, 3 * time.Second}, 0},
+		// started at 2.75 s retry at 8.75 s (the key still held) and
+		// 14.75 s (after SIGCONT): none wins during the pause. A late
+		// follower start (its process's start-up) only moves the second
+		// retry further from SIGCONT; it has 1.25 s before the first meets
+		// the expiry (0.62 s real at this scale), and SIGCONT 0.5 s.
+		// At scale 0.5, so that these margins are 0.25 s and more of real time.
+		{"followers 2.75s late", []time.Duration{0, 2750 * time.Millisecond, 2750 * time.Millisecond}, 0, 0.5},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			sc := e.Scenario
-			sc.TimeScale, sc.Starts = 0.2, c.starts
+			sc.TimeScale, sc.Starts = c.scale, c.starts
 			b := process.Backend{Agent: bin}
 			res, err := sim.Run(context.Background(), sc, b, sim.Options{})
 			if err != nil {
