@@ -229,18 +229,35 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 // withinUncertainty makes a check of a window's length whose limit lies
 // within the measurement's uncertainty unknown: an observed fleet's
 // estimates (± either way), an agent's lines stamped late (the event came
-// up to that much earlier, never later). It fails only if some window is
-// over the limit however its ends really came, passes only if every window
-// is within it however they came (longestWithin).
+// up to that much earlier, never later). A max fails only if some window is
+// over it however its ends really came, passes only if every window is
+// within it however they came (longestWithin); a min the other way round
+// (longestReaches). A check with both fails if either side fails for
+// certain and passes only if both pass for certain.
 func withinUncertainty(c *Check, a Analysis) {
 	ws, ok := metricWindows(c.Metric, a)
 	// A window still open at the run's end fails a max by policy (it could
 	// still exceed the limit), however its start was stamped.
-	if !ok || !c.HasMax || c.NotMeasured || c.Open || (c.Verdict != Fail && c.Verdict != Pass) || (c.HasMin && c.Measured < c.Min) {
+	if !ok || (!c.HasMax && !c.HasMin) || c.NotMeasured || (c.HasMax && c.Open) || (c.Verdict != Fail && c.Verdict != Pass) {
 		return
 	}
-	if v, spread := longestWithin(ws, c.Max); v == Unknown {
-		c.Verdict = Unknown
+	v, spread := Pass, time.Duration(0)
+	for _, side := range []struct {
+		has   bool
+		judge func([]Window, time.Duration) (Verdict, time.Duration)
+		limit time.Duration
+	}{{c.HasMax, longestWithin, c.Max}, {c.HasMin, longestReaches, c.Min}} {
+		if !side.has {
+			continue
+		}
+		sv, ss := side.judge(ws, side.limit)
+		v, spread = worse(v, sv), max(spread, ss)
+	}
+	if v == Fail {
+		spread = 0
+	}
+	c.Verdict = v
+	if v == Unknown {
 		msg := fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", spread)
 		if c.Detail == "" {
 			c.Detail = msg

@@ -608,3 +608,34 @@ func TestClaimWithinUncertainty(t *testing.T) {
 		}
 	}
 }
+
+// A min is judged against the uncertainty too, the roles flipped: met for
+// certain if some window reaches it however its ends came, failed if none
+// could have, unknown otherwise; with a max too, either side's fail fails
+// and only both sides' pass passes. The gap runs from the harness's crash
+// (exact) to a promotion stamped late: it really lasted [gap − late, gap].
+func TestEvaluateMinWithinUncertainty(t *testing.T) {
+	for _, c := range []struct {
+		gap, late float64
+		min, max  string
+		want      Verdict
+	}{
+		{11.4, 0.2, "11.3s", "", Unknown}, // may have been 11.2 s
+		{11.4, 0.05, "11.3s", "", Pass},
+		{11.2, 0.2, "11.3s", "", Fail}, // short of it however it came
+		{11.45, 0.1, "11.3s", "11.5s", Pass},
+		{11.45, 0.2, "11.3s", "11.5s", Unknown}, // the min's side is unknown
+		{11.6, 0.2, "11.3s", "11.5s", Unknown},  // the max's side is unknown
+		{11.2, 0.1, "11.3s", "11.5s", Fail},
+		{11.7, 0.1, "11.3s", "11.5s", Fail},
+	} {
+		tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(10, 0).
+			add(Event{At: atSec(10 + c.gap), Kind: LeaderGained, Instance: 1, ID: "b", Late: atSec(c.late)}).end(30)
+		sc := crashScenario
+		sc.Expect = []Expectation{{Metric: "max_gap", Min: c.min, Max: c.max}}
+		_, ev := evaluateOn(sc, tl)
+		if g := checkOf(t, ev, "max_gap"); g.Verdict != c.want {
+			t.Errorf("gap %vs (late %vs) against min %s max %q: %s (%s); want %s", c.gap, c.late, c.min, c.max, g.Verdict, g.Detail, c.want)
+		}
+	}
+}

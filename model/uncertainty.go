@@ -115,3 +115,20 @@ func longestWithin(ws []Window, limit time.Duration) (Verdict, time.Duration) {
 	}
 	return v, spread
 }
+
+// longestReaches says how the longest of ws relates to a minimum: Pass when
+// some window reaches it however its ends came (its Least), Fail when none
+// could have however they came (every Most is short of it), Unknown
+// otherwise; and the spread that decided an Unknown, for its detail.
+func longestReaches(ws []Window, limit time.Duration) (Verdict, time.Duration) {
+	v, spread := Fail, time.Duration(0)
+	for _, w := range ws {
+		switch {
+		case w.Least() >= limit:
+			return Pass, 0
+		case w.Most() >= limit:
+			v, spread = Unknown, max(spread, w.Spread())
+		}
+	}
+	return v, spread
+}
