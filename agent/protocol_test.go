@@ -129,10 +129,12 @@ func TestDecoderNamesAgentAndLine(t *testing.T) {
 
 // TestDecoderChecksStamps: a t that is not the wall clock in Unix
 // nanoseconds since the agent's launch (seconds, one before the launch, one
-// ahead of now) is a protocol error naming the agent and the line; a t
-// within them, or none, is read.
+// ahead of now by more than MaxStampAhead) is a protocol error naming the
+// agent and the line; a t within them, or none, is read. The decoder's
+// clock is fixed so the 0.5 s boundary is tested exactly.
 func TestDecoderChecksStamps(t *testing.T) {
-	launched := time.Now().Add(-time.Minute)
+	now := time.Now()
+	launched := now.Add(-time.Minute)
 	hello := `{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[]}` + "\n"
 	for _, c := range []struct {
 		name string
@@ -143,10 +145,13 @@ func TestDecoderChecksStamps(t *testing.T) {
 		{"since the launch", launched.Add(time.Second).UnixNano(), true},
 		{"seconds", launched.Unix(), false},
 		{"before the launch", launched.Add(-time.Second).UnixNano(), false},
-		{"ahead of now", time.Now().Add(time.Hour).UnixNano(), false},
+		{"ahead of now", now.Add(time.Hour).UnixNano(), false},
+		{"0.4 s ahead of now", now.Add(400 * time.Millisecond).UnixNano(), true}, // a step of the clock between two reads
+		{"0.6 s ahead of now", now.Add(600 * time.Millisecond).UnixNano(), false},
 	} {
 		d := NewDecoder("instance 1", strings.NewReader(hello+fmt.Sprintf(`{"type":"promoted","term":1,"t":%d}`, c.t)+"\n"))
 		d.CheckStamps(launched)
+		d.now = func() time.Time { return now }
 		if _, err := d.Hello(); err != nil {
 			t.Fatal(err)
 		}
