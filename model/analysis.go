@@ -241,7 +241,16 @@ type FaultOutcome struct {
 	NewLeader *Member        `json:"new_leader,omitempty"`
 	// Recovery is heal → a stable leader (0 when one was already leading).
 	Recovery *time.Duration `json:"recovery,omitempty"`
-	Note     string         `json:"note,omitempty"`
+	// FailoverShorter and RecoveryShorter are how much earlier than
+	// measured the stable leader may have taken over (the Late of the line
+	// that stamped it), FailoverUncertainty and RecoveryUncertainty how far
+	// off it may be either way: both run from a harness event, exact, so
+	// they are one window's Shorter and Uncertainty (faultWindow).
+	FailoverShorter     time.Duration `json:"failover_shorter,omitempty"`
+	FailoverUncertainty time.Duration `json:"failover_uncertainty,omitempty"`
+	RecoveryShorter     time.Duration `json:"recovery_shorter,omitempty"`
+	RecoveryUncertainty time.Duration `json:"recovery_uncertainty,omitempty"`
+	Note                string        `json:"note,omitempty"`
 	// Gaps and Overlaps index the windows of Analysis.Gaps and
 	// Analysis.Overlaps that touched the fault's reach; MaxGap is the
 	// longest of those gaps not excused, MaxOverlap the longest overlap.

@@ -639,3 +639,32 @@ func TestEvaluateMinWithinUncertainty(t *testing.T) {
 		}
 	}
 }
+
+// One measurement has one verdict: a failover and a heal_to_stable run from
+// the harness's crash and heal (exact) to the promotion the gap ends at, so
+// that promotion's lateness makes them unknown, failed or passed as it does
+// the gap.
+func TestEvaluateFailoverWithinUncertainty(t *testing.T) {
+	for _, c := range []struct {
+		gap, late float64
+		want      Verdict
+	}{
+		{11.4, 0.2, Unknown}, // may have been 11.2 s
+		{11.4, 0.05, Fail},
+		{11.2, 0.2, Pass},
+	} {
+		tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(10, 0).
+			add(Event{At: atSec(10 + c.gap), Kind: LeaderGained, Instance: 1, ID: "b", Late: atSec(c.late)}).end(30)
+		sc := crashScenario
+		sc.Expect = nil
+		for _, m := range []string{"max_gap", "failover", "heal_to_stable"} {
+			sc.Expect = append(sc.Expect, Expectation{Metric: m, Max: "11.3s"})
+		}
+		_, ev := evaluateOn(sc, tl)
+		for _, m := range []string{"max_gap", "failover", "heal_to_stable"} {
+			if g := checkOf(t, ev, m); g.Measured != atSec(c.gap) || g.Verdict != c.want {
+				t.Errorf("%s %v (promotion %vs late) against 11.3s: %s %v (%s); want %s", m, c.gap, c.late, g.Verdict, g.Measured, g.Detail, c.want)
+			}
+		}
+	}
+}

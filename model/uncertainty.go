@@ -69,6 +69,17 @@ func attachUncertainty(a *Analysis, ev []Event) {
 	for i := range a.Redis.Holders {
 		set(&a.Redis.Holders[i].Window)
 	}
+	for i := range a.Faults {
+		f := &a.Faults[i]
+		if f.Failover != nil {
+			end := at[f.Applied+*f.Failover]
+			f.FailoverShorter, f.FailoverUncertainty = end.late, end.u
+		}
+		if f.Recovery != nil {
+			end := at[f.Healed+*f.Recovery]
+			f.RecoveryShorter, f.RecoveryUncertainty = end.late, end.u
+		}
+	}
 	a.Summary.MaxOverlapUncertainty = longest(overlaps)
 	a.Summary.MaxGapUncertainty = longest(gaps)
 	a.Summary.MaxStaleUncertainty = longest(stale)
@@ -91,10 +102,31 @@ func metricWindows(metric string, a Analysis) ([]Window, bool) {
 		for _, s := range a.Redis.Stale {
 			ws = append(ws, s.Window)
 		}
+	case "failover":
+		for _, f := range a.Faults {
+			if f.Demotion != nil && f.Failover != nil {
+				ws = append(ws, faultWindow(f.Applied, *f.Failover, f.FailoverShorter, f.FailoverUncertainty))
+			}
+		}
+	case "heal_to_stable":
+		for _, f := range a.Faults {
+			if !f.Open && f.Recovery != nil {
+				ws = append(ws, faultWindow(f.Healed, *f.Recovery, f.RecoveryShorter, f.RecoveryUncertainty))
+			}
+		}
 	default:
 		return nil, false
 	}
 	return ws, true
+}
+
+// faultWindow is a failover or recovery as a window: from a harness event
+// (exact) for d, to a stable leader that may have come shorter earlier and
+// be off by u either way.
+func faultWindow(from, d, shorter, u time.Duration) Window {
+	w := window(from, from+d, false)
+	w.Shorter, w.Uncertainty = shorter, u
+	return w
 }
 
 // longestWithin says how the longest of ws relates to limit, given each
