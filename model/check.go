@@ -233,7 +233,9 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 // over it however its ends really came, passes only if every window is
 // within it however they came (longestWithin); a min the other way round
 // (longestReaches). A check with both fails if either side fails for
-// certain and passes only if both pass for certain.
+// certain and passes only if both pass for certain. A check that does not
+// fail for certain is unknown if one of its windows' ends was stamped more
+// than MaxStampUncertainty late.
 func withinUncertainty(c *Check, a Analysis) {
 	ws, ok := metricWindows(c.Metric, a)
 	// A window still open at the run's end fails a max by policy (it could
@@ -256,9 +258,14 @@ func withinUncertainty(c *Check, a Analysis) {
 	if v == Fail {
 		spread = 0
 	}
+	msg := fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", spread)
+	if v != Fail && tooLate(ws) {
+		// A fail however the windows' ends came stands; anything else was
+		// judged on lateness past what a run can be measured with.
+		v, msg = Unknown, fmt.Sprintf("stamping lateness over %v at one of its windows' ends: the run was too loaded to judge", MaxStampUncertainty)
+	}
 	c.Verdict = v
 	if v == Unknown {
-		msg := fmt.Sprintf("the limit lies within the measurement's uncertainty (± %v)", spread)
 		if c.Detail == "" {
 			c.Detail = msg
 		} else {

@@ -668,3 +668,32 @@ func TestEvaluateFailoverWithinUncertainty(t *testing.T) {
 		}
 	}
 }
+
+// A window end stamped more than MaxStampUncertainty late makes its check
+// unknown, the run too loaded to judge, unless the check fails however the
+// ends came: a gap of 11.4 s ended by a promotion read 1.5 s late passes no
+// limit, but over 5 s even at its shortest (9.9 s) it fails.
+func TestEvaluateTooLateIsUnknown(t *testing.T) {
+	for _, c := range []struct {
+		max, min string
+		want     Verdict
+	}{
+		{"20s", "", Unknown},
+		{"", "1s", Unknown},
+		{"5s", "", Fail},
+		{"", "12s", Fail}, // short of it even at its longest
+	} {
+		tl := new(analysisScript).gain(0, 0, "a").fault(10, 0, "crash", "", 0).crash(10, 0, "a").heal(10, 0).
+			add(Event{At: atSec(21.4), Kind: LeaderGained, Instance: 1, ID: "b", Late: 1500 * time.Millisecond}).end(40)
+		sc := crashScenario
+		sc.Expect = []Expectation{{Metric: "max_gap", Max: c.max, Min: c.min}}
+		_, ev := evaluateOn(sc, tl)
+		g := checkOf(t, ev, "max_gap")
+		if g.Verdict != c.want {
+			t.Errorf("gap 11.4s read 1.5s late against max %q min %q: %s (%s); want %s", c.max, c.min, g.Verdict, g.Detail, c.want)
+		}
+		if c.want == Unknown && !strings.Contains(g.Detail, "too loaded to judge") {
+			t.Errorf("detail %q does not say the run was too loaded", g.Detail)
+		}
+	}
+}

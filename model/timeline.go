@@ -95,8 +95,9 @@ type Event struct {
 	// only so well.
 	Uncertainty time.Duration `json:"uncertainty,omitempty"`
 	// Late is how far after the event At may be, never before: an agent's
-	// line the harness read late (its stamping lateness, at most
-	// MaxStampUncertainty) says the agent acted that much earlier. It adds
+	// line the harness read late (its stamping lateness; past
+	// MaxStampUncertainty its checks are unknown unless they fail however
+	// it came) says the agent acted that much earlier. It adds
 	// to Uncertainty on the early side only.
 	Late time.Duration `json:"late,omitempty"`
 }

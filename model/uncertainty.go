@@ -2,12 +2,11 @@ package model
 
 import "time"
 
-// MaxStampUncertainty caps how much of an agent line's stamping lateness a
-// verdict takes as its event's uncertainty (Event.Late). A line read later
-// than this still shows its whole lateness (Analysis.StampLateness), but a
-// check does not turn unknown on it: past a second the run was too loaded
-// to measure the spec's bounds at all, and an agent whose t is off (seconds
-// for nanoseconds, a monotonic clock) would make every check unknown.
+// MaxStampUncertainty is the most stamping lateness (Event.Late) at one of
+// a window's ends a check can be judged with: past a second the run was too
+// loaded to measure the spec's bounds at all. A check whose windows have an
+// end stamped later than this is unknown (loadedUnknown) unless it fails
+// however its windows' ends came; the lateness itself is kept whole.
 const MaxStampUncertainty = time.Second
 
 // attachUncertainty sets the uncertainty of every window of a from the
@@ -163,4 +162,15 @@ func longestReaches(ws []Window, limit time.Duration) (Verdict, time.Duration) {
 		}
 	}
 	return v, spread
+}
+
+// tooLate says whether some window of ws has an end whose stamping lateness
+// is over MaxStampUncertainty.
+func tooLate(ws []Window) bool {
+	for _, w := range ws {
+		if w.Longer > MaxStampUncertainty || w.Shorter > MaxStampUncertainty {
+			return true
+		}
+	}
+	return false
 }
