@@ -1378,15 +1378,16 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 // slack by the checks' rule (longestWithin): not held only if some window
 // is over it however its ends really came, held only if every window is
 // within it however they came, unknown otherwise, so that one measurement
-// has one verdict.
+// has one verdict; and, like a check, unknown rather than held when one of
+// its windows' ends was stamped more than MaxStampUncertainty late.
 func claimVerdict(ws []Window, bound, slack time.Duration) ClaimVerdict {
 	if bound == Unbounded || bound > Unbounded-slack {
 		return Held
 	}
-	switch v, _ := longestWithin(ws, bound+slack); v {
-	case Fail:
+	switch v, _ := longestWithin(ws, bound+slack); {
+	case v == Fail:
 		return NotHeld
-	case Unknown:
+	case v == Unknown || tooLate(ws):
 		return ClaimUnknown
 	}
 	return Held

@@ -697,3 +697,25 @@ func TestEvaluateTooLateIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// A claim is no surer than its check: an overlap under the split-brain
+// bound, ended by a demotion read 1.5 s late, is unknown for both, where
+// the claim had held.
+func TestClaimTooLateIsUnknown(t *testing.T) {
+	_, split := ClaimBounds(specTimings)
+	limit := split + ClaimSlack
+	tl := new(analysisScript).gain(0, 0, "a").gain(5, 1, "b").
+		add(Event{At: atSec(5) + limit - 200*time.Millisecond, Kind: LeaderLost, Instance: 0, ID: "a", Late: 1500 * time.Millisecond}).end(30)
+	sc := crashScenario
+	sc.Faults, sc.StrictClaims = nil, true
+	sc.Expect = []Expectation{{Metric: "max_overlap", Max: limit.String()}}
+	a, ev := evaluateOn(sc, tl)
+	if o := checkOf(t, ev, "max_overlap"); o.Verdict != Unknown {
+		t.Errorf("max_overlap %s, want unknown", o.Verdict)
+	}
+	for _, cl := range a.Claims {
+		if cl.Name == ClaimSplitBrain && cl.Verdict != ClaimUnknown {
+			t.Errorf("split-brain %q, want unknown", cl.Verdict)
+		}
+	}
+}
