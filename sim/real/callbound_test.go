@@ -237,10 +237,12 @@ func noPhantom(t *testing.T, admin, rdb *redis.Client, p model.Params, lease str
 
 // TestLeaseLossRenewMeasured checks predictLeaseLoss's model of the first
 // renewal after a Redis restart (its own Redis: a restart would disturb
-// TestCallBoundMeasured): the pooled connection the restart closed fails at
-// once, and the retry returns 0 on a new connection after backoff(1), the
-// scripts reloaded; without retries the EOF is the error that demotes.
-// It also times the restart, the downtime D the run must report from above.
+// TestCallBoundMeasured): the pool's health check finds the connection the
+// restart closed and dials a new one, so the renewal returns 0 (the key is
+// gone) with no error and no backoff, with or without retries; the bound
+// counts the slower case (a close not yet seen: EOF, then the retry after
+// backoff(1)), so the renewal takes at most that. It also times the
+// restart, the downtime D the run must report from above.
 func TestLeaseLossRenewMeasured(t *testing.T) {
 	if testing.Short() {
 		t.Skip("restarts a redis-server")
@@ -283,20 +285,17 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 		ok, err := election.RunOp(ctx, rdb, election.OpRenew, lease, "me", time.Minute)
 		d, stall := time.Since(start), meter.Stop()
 		retries := max(p.Client.MaxRetries, 0)
-		var lo, hi time.Duration // the retry's backoff(1), or nothing
+		var lo, hi time.Duration // the slower case's backoff(1), or nothing
 		if retries > 0 {
 			lo, hi = model.RetryBackoff(1)
 		}
-		t.Logf("MaxRetries %d: restart took %v; renewal after it: %v %v in %v, predicted [%v, %v] (stall %v)",
+		t.Logf("MaxRetries %d: restart took %v; renewal after it: %v %v in %v, the bound's slower case [%v, %v] (stall %v)",
 			c.MaxRetries, downtime.Round(ms), ok, err, d.Round(100*time.Microsecond), lo, hi, stall.Round(ms))
-		switch {
-		case retries > 0 && (ok || err != nil):
-			t.Errorf("renewal after the restart: %v %v, want 0 and no error", ok, err)
-		case retries == 0 && err == nil:
-			t.Errorf("renewal after the restart without retries: %v, want the EOF", ok)
+		if ok || err != nil {
+			t.Errorf("renewal after the restart: %v %v, want 0 and no error (the health check dialled anew)", ok, err)
 		}
-		if d < lo || !model.Within(d, hi, callSlack+stall) {
-			t.Errorf("renewal after the restart took %v, outside [%v, %v + %v + stalled %v]", d, lo, hi, callSlack, stall)
+		if !model.Within(d, hi, callSlack+stall) {
+			t.Errorf("renewal after the restart took %v, over the bound's %v + %v + stalled %v", d, hi, callSlack, stall)
 		}
 		_ = rdb.Close()
 		_ = proxy.Delete()
