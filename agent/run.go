@@ -51,6 +51,11 @@ func (a *Agent) RunElector(ctx context.Context, eo election.Opts, s Service) err
 			f()
 		}
 	}
+	// One loop before and during the graceful stop: stopped is nil (never
+	// ready) until ctx ends, and the signals are read throughout, so the
+	// elector is never blocked on them while it stops.
+	var stopped chan error
+	done, gone := ctx.Done(), a.Gone()
 	for {
 		select {
 		case <-promote:
@@ -61,27 +66,22 @@ func (a *Agent) RunElector(ctx context.Context, eo election.Opts, s Service) err
 			if s.Error != nil {
 				s.Error(err)
 			}
-		case <-a.Gone():
-			return nil
-		case <-ctx.Done():
-			a.Stopping()
-			stopped := make(chan error, 1)
-			go func() { stopped <- e.Stop() }()
-			for {
-				select {
-				case <-promote:
-					call(s.Promoted)
-				case <-demote:
-					call(s.Demoted)
-				case <-errs:
-				case err := <-stopped:
-					a.Stopped()
-					if err != nil {
-						return &StopError{Err: err}
-					}
-					return nil
-				}
+		case <-gone:
+			if stopped == nil {
+				return nil
 			}
+			gone = nil // stopping already: finish the stop
+		case <-done:
+			done = nil
+			a.Stopping()
+			stopped = make(chan error, 1)
+			go func() { stopped <- e.Stop() }()
+		case err := <-stopped:
+			a.Stopped()
+			if err != nil {
+				return &StopError{Err: err}
+			}
+			return nil
 		}
 	}
 }
