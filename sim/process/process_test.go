@@ -164,11 +164,18 @@ func TestMalformedHello(t *testing.T) {
 	assertNoAgents(t)
 }
 
-// assertNoAgents fails if a child of this test process is still alive.
-func assertNoAgents(t *testing.T) {
-	t.Helper()
-	me := os.Getpid()
+// child is a child process of this test process, from /proc.
+type child struct {
+	dir   string // /proc/PID
+	state string // "R", "S", "Z", ...
+	head  string // "pid (comm)"
+}
+
+// children lists this test process's children.
+func children() []child {
+	me := strconv.Itoa(os.Getpid())
 	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var cs []child
 	for _, d := range dirs {
 		b, err := os.ReadFile(d)
 		if err != nil {
@@ -176,12 +183,24 @@ func assertNoAgents(t *testing.T) {
 		}
 		// pid (comm) state ppid ...
 		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(me) && f[0] != "Z" {
-			cmd, _ := os.ReadFile(filepath.Join(filepath.Dir(d), "cmdline"))
-			if strings.Contains(string(cmd), "agent") || strings.Contains(string(cmd), "sleep") {
-				t.Errorf("left running: %s", strings.ReplaceAll(string(cmd), "\x00", " "))
-			}
+		end := strings.LastIndexByte(s, ')') + 1
+		if f := strings.Fields(s[end:]); len(f) > 1 && f[1] == me {
+			cs = append(cs, child{dir: filepath.Dir(d), state: f[0], head: s[:end]})
+		}
+	}
+	return cs
+}
+
+// assertNoAgents fails if a child of this test process is still alive.
+func assertNoAgents(t *testing.T) {
+	t.Helper()
+	for _, c := range children() {
+		if c.state == "Z" {
+			continue
+		}
+		cmd, _ := os.ReadFile(filepath.Join(c.dir, "cmdline"))
+		if strings.Contains(string(cmd), "agent") || strings.Contains(string(cmd), "sleep") {
+			t.Errorf("left running: %s", strings.ReplaceAll(string(cmd), "\x00", " "))
 		}
 	}
 }
@@ -189,7 +208,7 @@ func assertNoAgents(t *testing.T) {
 // TestPauseBuiltinUnderSIGSTOP: the pause built-in passes on real SIGSTOP
 // whenever the agents start. Under SIGSTOP a follower wins during the pause
 // only if its retry falls between the key's expiry and SIGCONT, so
-// followers started 3 s (scenario time) after the leader make no overlap at
+// followers started 2.75 s (scenario time) after the leader make no overlap at
 // all (the run's clock starts at the first hello, so delaying every agent
 // alike shifts nothing): the built-in's former overlap_windows
 // {exactly: 1}, true of the frozen-clock pause, failed there; its
@@ -441,17 +460,9 @@ func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.B
 // was never reaped.
 func assertNoZombies(t *testing.T) {
 	t.Helper()
-	me := strconv.Itoa(os.Getpid())
-	dirs, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, d := range dirs {
-		b, err := os.ReadFile(d)
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-		if len(f) > 1 && f[1] == me && f[0] == "Z" {
-			t.Errorf("never reaped: %s", s[:strings.LastIndexByte(s, ')')+1])
+	for _, c := range children() {
+		if c.state == "Z" {
+			t.Errorf("never reaped: %s", c.head)
 		}
 	}
 }
