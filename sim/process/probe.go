@@ -1,12 +1,12 @@
 package process
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"strings"
 
 	"github.com/leaselab/leaselab/agent"
-	"github.com/leaselab/leaselab/internal/proc"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/sim/real"
@@ -86,13 +86,14 @@ func (b Backend) probe(sc model.Scenario) error {
 	pb := b
 	pb.LogDir = "" // a probe's stderr is not a run's log
 	s := &shell{b: &pb, slot: real.Slot{Index: 0, Dial: closed, Scenario: sc.Scaled(), Group: probeGroup, Env: &env.Environment{}}}
-	inc, _, err := s.launch()
+	inc, dec, err := s.launch()
 	if err != nil {
 		return nil
 	}
-	proc.KillGroup(inc.cmd.Process)
-	_ = inc.cmd.Wait()
-	inc.closeLog()
+	if s.hello(context.Background(), inc, dec) != nil {
+		return nil
+	}
+	_ = inc.end()
 	return lacks(fmt.Sprintf("process: agent %q", strings.Join(b.Agent, " ")), sc, inc.hello)
 }
 

@@ -2,12 +2,15 @@ package process_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -428,15 +431,24 @@ func TestLatencyJitterOnProcesses(t *testing.T) {
 	}
 }
 
+// shHello is the sh command that writes an sh agent's hello.
+const shHello = `echo "{\"type\":\"hello\",\"protocol\":1,\"id\":\"sh-$LEASELAB_INSTANCE-$$\",\"key\":\"$LEASELAB_KEY\",\"capabilities\":[]}"`
+
 // shAgent is an agent in sh: its hello, then script. LEASELAB_INSTANCE
 // and the other variables are in its environment.
 func shAgent(script string) []string {
-	return []string{"sh", "-c", `echo "{\"type\":\"hello\",\"protocol\":1,\"id\":\"sh-$LEASELAB_INSTANCE-$$\",\"key\":\"$LEASELAB_KEY\",\"capabilities\":[]}"; ` + script}
+	return []string{"sh", "-c", shHello + "; " + script}
 }
 
 // runWithin runs sc and fails the test if the run has not returned within
 // limit: a hang shows as that failure, not as the test binary's timeout.
 func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.Backend) (*model.Result, error) {
+	t.Helper()
+	return runWithinCtx(context.Background(), t, limit, sc, b, sim.Options{})
+}
+
+// runWithinCtx is runWithin with a ctx and options.
+func runWithinCtx(ctx context.Context, t *testing.T, limit time.Duration, sc model.Scenario, b process.Backend, o sim.Options) (*model.Result, error) {
 	t.Helper()
 	type ran struct {
 		res *model.Result
@@ -444,7 +456,7 @@ func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.B
 	}
 	done := make(chan ran, 1)
 	go func() {
-		res, err := sim.Run(context.Background(), sc, b, sim.Options{})
+		res, err := sim.Run(ctx, sc, b, o)
 		done <- ran{res, err}
 	}()
 	select {
@@ -583,5 +595,120 @@ func TestRefusedStampIsAHarnessError(t *testing.T) {
 		if e.Kind == model.LeaderGained {
 			t.Fatalf("the refused promotion was recorded: %+v", e)
 		}
+	}
+}
+
+// gate is a FIFO an agent's script reads a line from (`read line <
+// "$GATE"`) before it goes on; open opens it for the test to write that
+// line, whenever it is ready (O_RDWR: neither side's open blocks).
+func gate(t *testing.T) (path string, open *os.File) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), "gate")
+	if err := syscall.Mkfifo(path, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = f.Close() })
+	return path, f
+}
+
+// TestDelayedStartDoesNotDelayTheFaults: a delayed start launches its agent
+// and the schedule goes on; the hello is read as it comes. Instance 2,
+// started at 1.5 s, says its hello only once the fault due at 1.6 s was
+// applied (it waits on a FIFO the test writes at fault-applied): the fault
+// is on time and the instance still starts, after it. Before, the schedule
+// waited for the hello at the start, and every later fault was late by the
+// agent's start-up (here, it waited for ever: the hello timeout).
+func TestDelayedStartDoesNotDelayTheFaults(t *testing.T) {
+	path, g := gate(t)
+	sc := short(model.Fault{At: 1600 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Indexes: []int{0}}})
+	sc.Starts = []time.Duration{0, 0, 1500 * time.Millisecond}
+	b := process.Backend{
+		Agent: []string{"sh", "-c", `if [ "$LEASELAB_INSTANCE" = 2 ]; then read line < "$GATE"; fi; ` + shHello + `; exec sleep 30`},
+		Env:   map[string]string{"GATE": path},
+	}
+	res, err := runWithinCtx(context.Background(), t, 30*time.Second, sc, b, sim.Options{Observe: func(e model.Event) {
+		if e.Kind == model.FaultApplied {
+			_, _ = g.WriteString("go\n")
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("errors %q", res.Errors)
+	}
+	var applied, started time.Duration = -1, -1
+	for _, e := range res.Timeline {
+		switch {
+		case e.Kind == model.FaultApplied && e.FaultID == 0:
+			applied = e.At
+		case e.Kind == model.InstanceStarted && e.Instance == 2:
+			started = e.At
+		}
+	}
+	if applied < 0 || started < 0 || started < applied {
+		t.Fatalf("fault applied at %v, instance 2 started at %v: want the fault, then the start its hello waited for", applied, started)
+	}
+	// Only the timer's wake-up on a loaded machine is left of the fault's
+	// lateness; before, it was the start-up of the delayed agent.
+	if late := res.FaultLateness(); late > time.Second {
+		t.Errorf("the fault was applied %v late", late)
+	}
+	assertNoAgents(t)
+	assertNoZombies(t)
+}
+
+// TestCancelDuringStartUp: a run cancelled (Ctrl-C) while an agent has not
+// said its hello returns at once with ctx's error, every agent killed and
+// reaped: during the start-up (instance 1 never says hello; cancelled at
+// another's start) and during a delayed start (instance 2's, cancelled at
+// the fault after it). Before, the run waited for the hello timeout, 15 s.
+func TestCancelDuringStartUp(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		silent string // the instance that never says hello
+		starts []time.Duration
+		cancel model.Kind // cancelled at the first of these
+	}{
+		{"start-up", "1", nil, model.InstanceStarted},
+		{"delayed start", "2", []time.Duration{0, 0, 300 * time.Millisecond}, model.FaultApplied},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := short(model.Fault{At: 500 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultPause, Target: model.Target{Indexes: []int{0}}})
+			sc.Starts = c.starts
+			b := process.Backend{Agent: []string{"sh", "-c", `if [ "$LEASELAB_INSTANCE" = ` + c.silent + ` ]; then exec sleep 30; fi; ` + shHello + `; exec sleep 30`}}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cancelled := make(chan time.Time, 1)
+			once := sync.OnceFunc(func() {
+				cancelled <- time.Now()
+				cancel()
+			})
+			res, err := runWithinCtx(ctx, t, 30*time.Second, sc, b, sim.Options{Observe: func(e model.Event) {
+				if e.Kind == c.cancel {
+					once()
+				}
+			}})
+			var at time.Time
+			select {
+			case at = <-cancelled:
+			default:
+				t.Fatalf("never cancelled: no %s; the run returned %v", c.cancel, err)
+			}
+			// The hello timeout is 15 s: what is left is killing and
+			// reaping the agents and the environment's teardown.
+			if took := time.Since(at); took > 5*time.Second {
+				t.Errorf("the run returned %v after the cancel", took)
+			}
+			if !errors.Is(err, context.Canceled) || res == nil || res.Complete {
+				t.Errorf("result %v, error %v: want the partial run, incomplete, with ctx's error", res != nil, err)
+			}
+			assertNoAgents(t)
+			assertNoZombies(t)
+		})
 	}
 }

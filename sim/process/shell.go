@@ -35,6 +35,10 @@ type shell struct {
 
 	mu  sync.Mutex
 	cur *incarnation // nil when down
+	// starting is the incarnation launched and not yet started (its hello
+	// not read): not live, so a fault's role finds no instance here; a
+	// crash or stop of its index, and the run's end, kill it.
+	starting *incarnation
 	// prestarted: Prestart started the first incarnation, the run's first
 	// Start has nothing to do.
 	prestarted bool
@@ -111,25 +115,39 @@ func (s *shell) environ(life int) ([]string, error) {
 	return e, nil
 }
 
-// Prestart starts the first agent process, reads its hello, records it
-// started and reads its events from then on: its election begins at its
-// hello, so its lines are stamped as they come, not once every other agent
-// has said hello too (which made a 30-agent run's first promotion 0.27-0.41 s
-// late). It returns when the hello was read.
-func (s *shell) Prestart() (time.Time, error) {
-	inc, dec, err := s.launchFor()
+// errEnded is what ended a starting incarnation that the harness killed
+// before its hello (a crash or stop of its index, the end of the run):
+// nothing to report.
+var errEnded = errors.New("killed by the harness before its hello")
+
+// Prestart starts the first agent process and waits for its hello: its
+// election begins at its hello, so its lines are stamped as they come, not
+// once every other agent has said hello too (which made a 30-agent run's
+// first promotion 0.27-0.41 s late). It returns when the hello was read,
+// or as soon as ctx is done (a Ctrl-C during the start-up), the agent
+// killed and reaped.
+func (s *shell) Prestart(ctx context.Context) (time.Time, error) {
+	ready := make(chan error, 1)
+	inc, err := s.start(ctx, func(err error) { ready <- err })
 	if err != nil {
+		return time.Time{}, err
+	}
+	if err := <-ready; err != nil {
 		return time.Time{}, err
 	}
 	s.mu.Lock()
 	s.prestarted = true
 	s.mu.Unlock()
-	s.begin(inc, dec)
 	return inc.helloAt, nil
 }
 
-// Start starts a new agent process (unless Prestart started this one),
-// records it and reads its events.
+// Start starts a new agent process (unless Prestart started this one) and
+// returns once it is launched: its hello is read in the background, and it
+// is recorded started, and live, from its hello on. A delayed start or a
+// restart waited for the hello here, in the run's fault schedule, which
+// made every later fault that much late. An agent that fails before or at
+// its hello (exits, writes something else, says none within helloTimeout,
+// lacks a capability) is killed, and the run's errors say why, naming it.
 func (s *shell) Start() error {
 	s.mu.Lock()
 	pre := s.prestarted
@@ -138,24 +156,63 @@ func (s *shell) Start() error {
 	if pre {
 		return nil
 	}
-	inc, dec, err := s.launchFor()
+	_, err := s.start(context.Background(), func(err error) {
+		if err != nil && !errors.Is(err, errEnded) {
+			s.slot.Fail(err)
+		}
+	})
+	return err
+}
+
+// start launches an incarnation, the shell's starting one, and reads its
+// hello in the background. done is called once: with nil when it started
+// (recorded, live, its events read from then on), or with what ended it,
+// killed and reaped (errEnded if the harness killed it first: take). The
+// hello is waited for until ctx is done at most.
+func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, error) {
+	inc, dec, err := s.launch()
 	if err != nil {
-		return err
+		return nil, err
 	}
-	s.begin(inc, dec)
-	return nil
-}
-
-// begin records a launched incarnation started and reads its events.
-func (s *shell) begin(inc *incarnation, dec *agent.Decoder) {
-	s.rec.Record(model.Event{Kind: model.InstanceStarted, Instance: s.slot.Index, ID: inc.hello.ID, Detail: inc.hello.Agent})
 	s.mu.Lock()
-	s.cur = inc
+	s.starting = inc
 	s.mu.Unlock()
-	go s.read(inc, dec)
+	go func() {
+		err := s.hello(ctx, inc, dec)
+		if err == nil {
+			if err = lacks(inc.name, s.slot.Scenario, inc.hello); err != nil {
+				err = inc.abort(err)
+			}
+		}
+		s.mu.Lock()
+		own := s.starting == inc // not killed by a crash, stop or the run's end
+		if own {
+			s.starting = nil
+			if err == nil {
+				// Recorded before it is live: nothing done to it
+				// (a crash) is recorded before its start.
+				s.rec.Record(model.Event{Kind: model.InstanceStarted, Instance: s.slot.Index, ID: inc.hello.ID, Detail: inc.hello.Agent})
+				s.cur = inc
+			}
+		}
+		s.mu.Unlock()
+		switch {
+		case !own:
+			if err == nil {
+				_ = inc.reap() // killed as its hello came: still to reap
+			}
+			done(errEnded)
+		case err != nil:
+			done(err)
+		default:
+			done(nil)
+			s.read(inc, dec)
+		}
+	}()
+	return inc, nil
 }
 
-// launch starts an agent process and reads its hello.
+// launch starts an agent process; hello reads its hello.
 func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	s.mu.Lock()
 	s.lives++
@@ -205,52 +262,57 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	}
 	dec := agent.NewDecoder(inc.name, stdout)
 	dec.CheckStamps(launched) // a t off by decades is a protocol error, not lateness
-	hello := make(chan error, 1)
-	go func() {
-		h, err := dec.Hello()
-		inc.hello, inc.helloAt = h, time.Now()
-		hello <- err
-	}()
-	fail := inc.abort
-	select {
-	case err := <-hello:
-		if err != nil {
-			return nil, nil, fail(err)
-		}
-	case <-time.After(helloTimeout):
-		return nil, nil, fail(fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout))
-	}
-	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
-		return nil, nil, fail(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
-	}
 	return inc, dec, nil
 }
 
-// abort kills an incarnation that never started and returns err with the
-// end of its stderr.
+// hello reads a launched incarnation's hello, which must name the lease key
+// it was given. Whatever else ends the wait (a line that is not a hello,
+// the agent's exit, helloTimeout, ctx done) kills and reaps it, and is
+// returned naming it, with the end of its stderr.
+func (s *shell) hello(ctx context.Context, inc *incarnation, dec *agent.Decoder) error {
+	type said struct {
+		h   agent.Hello
+		at  time.Time
+		err error
+	}
+	got := make(chan said, 1)
+	go func() {
+		h, err := dec.Hello()
+		got <- said{h, time.Now(), err}
+	}()
+	timeout := time.NewTimer(helloTimeout)
+	defer timeout.Stop()
+	select {
+	case r := <-got:
+		if r.err != nil {
+			return inc.abort(r.err)
+		}
+		inc.hello, inc.helloAt = r.h, r.at
+	case <-timeout.C:
+		return inc.abort(fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout))
+	case <-ctx.Done():
+		return inc.abort(fmt.Errorf("%s: waiting for its hello: %w", inc.name, ctx.Err()))
+	}
+	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
+		return inc.abort(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
+	}
+	return nil
+}
+
+// abort ends an incarnation that never started (end) and returns err with
+// the end of its stderr.
 func (inc *incarnation) abort(err error) error {
-	proc.KillGroup(inc.cmd.Process)
-	_ = inc.cmd.Wait()
-	inc.closeLog()
+	_ = inc.end()
 	if t := inc.tail.String(); t != "" {
 		err = fmt.Errorf("%w; its stderr ends:\n%s", err, t)
 	}
 	return err
 }
 
-// launchFor launches an incarnation that is to run the scenario: one whose
-// hello lacks a capability the scenario needs is ended (Refuses's probe
-// turns such an agent away before the run; this is for an agent whose
-// later hello says less than the probe's).
-func (s *shell) launchFor() (*incarnation, *agent.Decoder, error) {
-	inc, dec, err := s.launch()
-	if err != nil {
-		return nil, nil, err
-	}
-	if err := lacks(inc.name, s.slot.Scenario, inc.hello); err != nil {
-		return nil, nil, inc.abort(err)
-	}
-	return inc, dec, nil
+// end kills the incarnation's group and reaps it.
+func (inc *incarnation) end() error {
+	proc.KillGroup(inc.cmd.Process)
+	return inc.reap()
 }
 
 // read records the agent's events until its stdout ends, then reaps it.
@@ -383,11 +445,18 @@ func (s *shell) current() *incarnation {
 	return s.cur
 }
 
+// take takes the live incarnation, and kills the starting one (it never
+// started: nothing is recorded; its hello's reader reaps it, and Wait
+// waits for that).
 func (s *shell) take() *incarnation {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	inc := s.cur
-	s.cur = nil
+	inc, starting := s.cur, s.starting
+	s.cur, s.starting = nil, nil
+	s.mu.Unlock()
+	if starting != nil {
+		proc.KillGroup(starting.cmd.Process)
+		s.down.Go(func() { <-starting.exited })
+	}
 	return inc
 }
 
@@ -406,7 +475,8 @@ func (inc *incarnation) signal(sig syscall.Signal) error {
 }
 
 // Crash SIGKILLs the agent's group; the crash is recorded first, so
-// nothing it wrote after counts.
+// nothing it wrote after counts. An agent still starting is killed, and
+// nothing recorded: it never started.
 func (s *shell) Crash() {
 	inc := s.take()
 	if inc == nil {
@@ -418,7 +488,8 @@ func (s *shell) Crash() {
 }
 
 // Stop sends SIGTERM (continuing a paused agent first) and records the stop
-// once the agent has exited; one that outlives TTL + 5 s is killed.
+// once the agent has exited; one that outlives TTL + 5 s is killed. An
+// agent still starting is killed, as by Crash.
 func (s *shell) Stop() {
 	inc := s.take()
 	if inc == nil {
@@ -506,7 +577,8 @@ func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
 // Kill ends the live agent at the end of the run, recording nothing; a
 // prestarted one too (Prestart made it current and reads it: its reader
 // reaps it), also when the run ended before Start (another agent's hello
-// failed, or the run was cancelled).
+// failed), and one still starting (a delayed start or a restart whose
+// hello has not come).
 func (s *shell) Kill() {
 	if inc := s.take(); inc != nil {
 		proc.KillGroup(inc.cmd.Process)

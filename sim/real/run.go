@@ -341,7 +341,7 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		if p, ok := in.(Prestarter); ok {
 			pre.Go(func() {
-				t, err := p.Prestart()
+				t, err := p.Prestart(ctx)
 				preMu.Lock()
 				defer preMu.Unlock()
 				if err != nil {
@@ -355,6 +355,9 @@ func (r *run) execute(ctx context.Context) error {
 		}
 	}
 	pre.Wait()
+	if err := ctx.Err(); err != nil {
+		return err // cancelled during the start-up: every Prestart gave up
+	}
 	if preErr != nil {
 		return preErr
 	}

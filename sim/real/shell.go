@@ -15,7 +15,8 @@ import (
 // lane. A crash or stop ends an incarnation; Start begins a new one (new
 // id) at the same index, on the same proxy.
 type Shell interface {
-	// Start begins a new incarnation and records InstanceStarted.
+	// Start begins a new incarnation and records InstanceStarted (a
+	// Prestarter's: once it began running, see Prestarter).
 	Start() error
 	// Live reports whether an incarnation is up.
 	Live() bool
@@ -57,9 +58,14 @@ type Shell interface {
 // instances in index order, so that the schedule is not late by the sum of
 // their start-up times. Prestart starts the instance (the later first Start
 // does nothing) and returns when it began running; the run's clock starts
-// at the earliest of these (Recorder.Rebase).
+// at the earliest of these (Recorder.Rebase). Once ctx is done it returns
+// ctx's error at once, with nothing of the instance left running.
+//
+// A Prestarter's later Starts (a delayed start, a restart) must not block
+// the fault schedule for its start-up either: they return once the
+// instance is launched, and record InstanceStarted when it began running.
 type Prestarter interface {
-	Prestart() (began time.Time, err error)
+	Prestart(ctx context.Context) (began time.Time, err error)
 }
 
 // Slot is what a Spawner is given for one instance.
