@@ -525,6 +525,12 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		bound = max(addBound(bound, extra), alone)
 		how += "; chained: " + strings.Join(fs, "; ")
 	}
+	unseen := unseenFaults(sc, a)
+	if !overlap && metric != "failover" && len(unseen) > 0 {
+		e, f := unseenTerm(sc.Params, unseen)
+		bound = addBound(bound, e)
+		how += "; chained: " + f
+	}
 	if metric == "max_overlap" {
 		if d, f := chainedOverlap(sc, a, preds); d > bound {
 			bound, how = d, f
@@ -617,6 +623,15 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 				}
 			}
 			chained = append(chained, fmt.Sprintf("fault %d: %s", st.fault.ID, f))
+		}
+		for _, u := range unseen {
+			e, f := unseenTerm(sc.Params, []unseenFault{u})
+			for i, g := range fs {
+				if slices.Contains(u.with, g.ID) {
+					b[i] = addBound(b[i], e)
+				}
+			}
+			chained = append(chained, f)
 		}
 		if d := FailoverChain(sc.Params, at, reach, b); d > bound {
 			bound, how = d, "predicted for "+strings.Join(names, ", ")+" (failover): "+strings.Join(formulas, "; ")
