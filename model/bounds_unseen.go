@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/leaselab/leaselab/election/timing"
 )
 
 // UnseenAcquire is what one acquire that reached Redis without its instance
@@ -67,7 +69,7 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 	counted := 0
 	for _, g := range cands {
 		k := FaultKind(g.Kind)
-		if k != FaultCrash && k != FaultPartition {
+		if k != FaultCrash && k != FaultPartition && k != FaultLatency {
 			continue
 		}
 		n := 0
@@ -76,10 +78,11 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 				n++
 			}
 		}
-		if n == 0 {
+		each := phantomsPerFollower(sc, g)
+		if n == 0 || each == 0 {
 			continue
 		}
-		if each := phantomsPerFollower(sc, g); each < 0 {
+		if each < 0 {
 			n = -1
 		} else {
 			n *= each
@@ -99,7 +102,7 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 			switch {
 			case f.ID == g.ID, g.Applied >= stable:
 			case k == FaultCrash && g.Applied >= f.Applied && g.Applied <= reached.Reach,
-				k == FaultPartition && overlapsInTime(sc, g, reached, a.End):
+				k != FaultCrash && overlapsInTime(sc, g, reached, a.End):
 				with = append(with, f.ID)
 			}
 		}
@@ -123,15 +126,53 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 // pooled connection carry a later attempt or retry to Redis (predictReplies):
 // one per TTL while it lasts (each finds the previous one's key expired),
 // ceil(partition/TTL) + 1, -1 (no bound) for a partition that never healed.
+//
+// Latency leaves one only where a reply can come too late: none when every
+// round trip beats the attempt timeout (or safe mode's acquire deadline,
+// TTL - margin; a follower that wins late is slowWinner's); one when every
+// round trip misses it (the retries' and later attempts' handshakes time
+// out first); and when round trips straddle it, one per TTL while it lasts
+// and its last command is on the wire, ceil((span + L)/TTL) + 1: a retry's
+// handshake may be answered and its command time out, at each attempt
+// (explore: a follower under 2.5 s ± 600 ms both ways after a leader's
+// crash, 16.94 s of the crash's 11 s).
 func phantomsPerFollower(sc Scenario, g FaultOutcome) int {
-	if FaultKind(g.Kind) != FaultPartition || !sc.Params.Client.SharedPool || g.Mode != ModePartitionReplies {
-		return 1
+	p := sc.Params.WithDefaults()
+	span := g.Healed - g.Applied
+	perTTL := func(extra time.Duration) int {
+		if g.Open {
+			return -1
+		}
+		return int((span+extra+p.TTL-1)/p.TTL) + 1
 	}
-	if g.Open {
-		return -1
+	switch FaultKind(g.Kind) {
+	case FaultLatency:
+		if g.ID < 0 || g.ID >= len(sc.Faults) {
+			return 1
+		}
+		f := sc.Faults[g.ID]
+		hi, lo := f.Latency+f.Jitter, max(f.Latency-f.Jitter, 0)
+		rtt, minRTT := 2*hi, 2*lo
+		if f.Direction == DirectionRequests || f.Direction == DirectionReplies {
+			rtt, minRTT = hi, lo
+		}
+		t := attemptTimeout(p)
+		if p.Safe {
+			t = min(t, p.TTL-(timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin())
+		}
+		switch {
+		case rtt < t:
+			return 0
+		case minRTT >= t:
+			return 1
+		}
+		return perTTL(hi)
+	case FaultPartition:
+		if p.Client.SharedPool && g.Mode == ModePartitionReplies {
+			return perTTL(0)
+		}
 	}
-	ttl := sc.Params.WithDefaults().TTL
-	return int((g.Healed-g.Applied+ttl-1)/ttl) + 1
+	return 1
 }
 
 // unseenTerm is the gap term of the unseen acquires (UnseenAcquire each),

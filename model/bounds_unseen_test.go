@@ -50,7 +50,8 @@ func gapAndFailoverBounds(t *testing.T, params Params, follower []Fault, script 
 // alone allowed). A follower that crashed before the leader's fault held
 // no key, and one that crashed after the next stable leader took over
 // found the key taken; with a shared pool a replies-dropped partition leaves one per
-// TTL while it lasts.
+// TTL while it lasts, and so does latency whose round trips straddle the
+// read timeout (one when every one misses it, none when every one beats it).
 func TestFollowerUnseenAcquireChainsTheGap(t *testing.T) {
 	s := time.Second
 	ms := time.Millisecond
@@ -80,6 +81,15 @@ func TestFollowerUnseenAcquireChainsTheGap(t *testing.T) {
 		{"replies dropped", specTimings,
 			[]Fault{{At: 10500 * ms, For: 14 * s, Kind: FaultPartition, Mode: PartitionBlackholeReplies, Target: Target{Indexes: []int{1}}}},
 			func(s *analysisScript) { s.fault(10.5, 1, "partition", PartitionBlackholeReplies, 1).heal(24.5, 1) }, 6001 * ms, true},
+		{"replies later than the timeout", specTimings,
+			[]Fault{{At: 10500 * ms, For: 14 * s, Kind: FaultLatency, Latency: 6 * s, Direction: DirectionReplies, Target: Target{Indexes: []int{1}}}},
+			func(s *analysisScript) { s.fault(10.5, 1, "latency", "", 1).heal(24.5, 1) }, 6001 * ms, true},
+		{"round trips straddling the timeout", specTimings,
+			[]Fault{{At: 10500 * ms, For: 10 * s, Kind: FaultLatency, Latency: 2500 * ms, Jitter: 600 * ms, Target: Target{Indexes: []int{1}}}},
+			func(s *analysisScript) { s.fault(10.5, 1, "latency", "", 1).heal(20.5, 1) }, 4 * 6001 * ms, true},
+		{"replies in time", specTimings,
+			[]Fault{{At: 10500 * ms, For: 10 * s, Kind: FaultLatency, Latency: time.Second, Direction: DirectionReplies, Target: Target{Indexes: []int{1}}}},
+			func(s *analysisScript) { s.fault(10.5, 1, "latency", "", 1).heal(20.5, 1) }, 0, false},
 		{"replies dropped, shared pool", Params{TTL: 5 * s, Wait: 6 * s, JitterMS: 5, Client: ClientParams{SharedPool: true}},
 			[]Fault{{At: 10500 * ms, For: 14 * s, Kind: FaultPartition, Mode: PartitionBlackholeReplies, Target: Target{Indexes: []int{1}}}},
 			func(s *analysisScript) { s.fault(10.5, 1, "partition", PartitionBlackholeReplies, 1).heal(24.5, 1) }, 4 * 6001 * ms, true},
