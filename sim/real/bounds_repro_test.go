@@ -124,8 +124,10 @@ func TestBoundReprosReal(t *testing.T) {
 }
 
 // reproConcurrency is how many real repro runs TestBoundReprosReal runs at
-// once: 3, one more than -parallel's one per core on CI's 2 cores. At 6 a
-// CI run's failover-slow-redis missed its case (failover 10.513 s, minimum
-// 15.3 s): its latency starts 10 ms after a renewal, a margin that 6 runs'
-// load under -race can eat.
+// once: 3, one more than -parallel's one per core on CI's 2 cores. A
+// repro whose case needs a phase must leave margins a loaded machine's
+// drift cannot eat: failover-slow-redis, with 10 ms (its latency's start
+// after a renewal, the followers' attempts before the expiry), missed its
+// case at 6 runs at once (10.513 s) and at 3 on a CI machine at load ~20
+// (12.143 s); it now leaves 0.75 s and 0.5 s.
 const reproConcurrency = 3
