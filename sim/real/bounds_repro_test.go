@@ -126,8 +126,9 @@ func TestBoundReprosReal(t *testing.T) {
 // reproConcurrency is how many real repro runs TestBoundReprosReal runs at
 // once: 3, one more than -parallel's one per core on CI's 2 cores. A
 // repro whose case needs a phase must leave margins a loaded machine's
-// drift cannot eat: failover-slow-redis, with 10 ms (its latency's start
-// after a renewal, the followers' attempts before the expiry), missed its
-// case at 6 runs at once (10.513 s) and at 3 on a CI machine at load ~20
-// (12.143 s); it now leaves 0.75 s and 0.5 s.
+// drift cannot eat: failover-slow-redis, failover-hung-renewal and
+// failover-slow-clock, 10 to 20 ms off their edges, missed their cases
+// under load (slow-redis at 6 runs at once, 10.513 s, and at 3 on a CI
+// machine at load ~20, 12.143 s); they now leave 0.3 s to 0.75 s, which
+// sim/virtual's backend confirms by moving the starts and the fault.
 const reproConcurrency = 3
