@@ -145,6 +145,13 @@ func (r *Runner) flushAcks(batch []ack) {
 	if len(batch) == 0 {
 		return
 	}
+	ds := make([]*delivery, len(batch))
+	for i, a := range batch {
+		ds[i] = a.d
+	}
+	// Held here until answered, so that this instance's own XAUTOCLAIM does
+	// not run an entry again while its acknowledgement is slow.
+	defer r.settled(ds...)
 	if h := r.ackHook; h != nil {
 		h(len(batch)) // tests: hold the batch, to crash with it unacknowledged
 	}

@@ -21,6 +21,12 @@ type delivery struct {
 
 	err       error // not nil for a malformed entry (it is dead-lettered)
 	reclaimed bool  // taken over with XAUTOCLAIM
+	// settling (guarded by Runner.mu): it ran here and its outcome is on
+	// its way to Redis (an acknowledgement queued or sent, a retry or dead
+	// letter being written). It stays in the in-flight registry until then,
+	// so the fetcher does not run it again when this instance's own
+	// XAUTOCLAIM returns it, and a graceful Stop does not hand it back.
+	settling bool
 	// readSent is when the read that delivered it (XREADGROUP or
 	// XAUTOCLAIM) was sent, by the runner's clock. Redis delivered it later,
 	// and counts its idle time, which another instance's XAUTOCLAIM compares
@@ -103,7 +109,9 @@ func (r *Runner) fetch(ctx context.Context) {
 			d.reclaimed, d.readSent = reclaimed, sent
 			ds = append(ds, d)
 		}
-		// Our own running entries come back when they ran past ClaimIdle: not twice.
+		// Our own entries come back when we held them past ClaimIdle
+		// (running, read ahead, or finished with their acknowledgement
+		// still on its way): not twice.
 		ds = r.track(ds)
 		r.pool.release(n - len(ds))
 		r.pool.admit(ds)

@@ -9,9 +9,13 @@ import (
 	"strings"
 )
 
-// The in-flight registry: which deliveries run here. It lets a graceful Stop
-// hand back what did not finish in time, and keeps the fetcher from starting
-// a second copy of an entry this instance is still running.
+// The in-flight registry: which deliveries are held here, from their
+// delivery until their outcome is settled in Redis (read ahead, running, or
+// finished with the acknowledgement, retry or dead letter on its way). It
+// lets a graceful Stop hand back what did not finish in time, and keeps the
+// fetcher from starting a second copy of an entry this instance still holds:
+// its own XAUTOCLAIM pass returns any entry pending under it for ClaimIdle,
+// one whose acknowledgement is slow too.
 
 // track registers ds as held here (running or read ahead) and returns those
 // that were not already: ds filtered in place.
@@ -37,23 +41,49 @@ func (r *Runner) tracked(d *delivery) bool {
 	return r.flights[d.entry] == d
 }
 
-// untrack unregisters entry; false if Stop took it to hand it back, in which
-// case the worker must not settle it.
-func (r *Runner) untrack(entry string) bool {
+// untrack unregisters entry.
+func (r *Runner) untrack(entry string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	_, ok := r.flights[entry]
 	delete(r.flights, entry)
-	return ok
 }
 
-// handBackAll takes every delivery held here (running, or read ahead and not
-// started) from its worker and returns it to the stream for any instance to
-// run.
+// settling marks d, which ran here, as being settled: it stays registered
+// until its outcome is in Redis (settled). False if a graceful Stop took it
+// to hand it back, in which case the worker must not settle it.
+func (r *Runner) settling(d *delivery) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.flights[d.entry] != d {
+		return false
+	}
+	d.settling = true
+	return true
+}
+
+// settled unregisters deliveries whose outcome was written (or given up on:
+// an entry still pending then is reclaimed after ClaimIdle, as it should be).
+func (r *Runner) settled(ds ...*delivery) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, d := range ds {
+		if r.flights[d.entry] == d {
+			delete(r.flights, d.entry)
+		}
+	}
+}
+
+// handBackAll takes every delivery held here and not finished (running, or
+// read ahead and not started) from its worker and returns it to the stream
+// for any instance to run. One that is settling finished: its outcome is on
+// its way (Stop flushes the acknowledgements after this).
 func (r *Runner) handBackAll(ctx context.Context) error {
 	r.mu.Lock()
 	var ds []*delivery
 	for entry, d := range r.flights {
+		if d.settling {
+			continue
+		}
 		ds = append(ds, d)
 		delete(r.flights, entry)
 	}

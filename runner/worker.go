@@ -27,9 +27,10 @@ func (r *Runner) runDelivery(d *delivery) {
 		return // read ahead, then handed back by a graceful Stop that ran out of time
 	}
 	if d.err != nil {
-		r.untrack(d.entry)
-		r.fail(d.err)
-		r.settle(d, Task{}, d.err, 0)
+		if r.settling(d) {
+			r.fail(d.err)
+			r.settle(d, Task{}, d.err, 0)
+		}
 		return
 	}
 	t := r.cfg.Tasks[d.task]
@@ -54,7 +55,7 @@ func (r *Runner) runDelivery(d *delivery) {
 	took := r.clock.Since(start)
 	r.ranNS.Add(int64(took))
 	r.ran.Add(1)
-	if !r.untrack(d.entry) {
+	if !r.settling(d) {
 		return // a graceful Stop ran out of time and handed it back
 	}
 	if r.ctx.Err() != nil {
@@ -103,14 +104,16 @@ func (r *Runner) run(t Task, d *delivery, start time.Time) (err error) {
 
 // settle acknowledges a finished delivery and, when the handler failed,
 // schedules its retry or dead-letters it, each in one script with the
-// acknowledgement. A success is acknowledged in a batch (acks.go), unless
-// AckBatch is negative. A Redis error leaves the entry pending: it is
+// acknowledgement; then d leaves the in-flight registry (settled). A success
+// is acknowledged in a batch (acks.go, which unregisters it once answered),
+// unless AckBatch is negative. A Redis error leaves the entry pending: it is
 // reclaimed and run again after ClaimIdle, never lost.
 func (r *Runner) settle(d *delivery, t Task, failure error, took time.Duration) {
 	if failure == nil {
 		r.ackLater(ack{d: d, took: took})
 		return
 	}
+	defer r.settled(d)
 	keys := []string{r.keys.stream, r.keys.metricsN, r.keys.metricsUS}
 	args := []any{r.cfg.Group, d.entry, d.task, took.Microseconds()}
 	ev := Event{TaskID: d.id, Task: d.task, Attempt: d.attempt, Duration: took, Err: failure}
