@@ -76,6 +76,7 @@ func (r *Runner) fetch(ctx context.Context) {
 		reclaimed := false
 		sent := r.clock.Now()
 		if !sent.Before(nextClaim) {
+			r.claimBegin()
 			msgs, cursor, err = r.rdb.XAutoClaim(r.ctx, &redis.XAutoClaimArgs{
 				Stream: r.keys.stream, Group: r.cfg.Group, Consumer: r.id,
 				MinIdle: r.cfg.ClaimIdle, Start: cursor, Count: int64(n),
@@ -88,6 +89,11 @@ func (r *Runner) fetch(ctx context.Context) {
 				nextClaim = r.clock.Now().Add(r.cfg.ChoreInterval)
 			}
 			reclaimed = true
+			if len(msgs) == 0 {
+				r.claimEnd()
+			} else if h := r.claimHook; h != nil {
+				h()
+			}
 		}
 		if err == nil && len(msgs) == 0 {
 			reclaimed, sent = false, r.clock.Now()
@@ -111,8 +117,9 @@ func (r *Runner) fetch(ctx context.Context) {
 		}
 		// Our own entries come back when we held them past ClaimIdle
 		// (running, read ahead, or finished with their acknowledgement
-		// still on its way): not twice.
-		ds = r.track(ds)
+		// still on its way, or answered while the pass was on the wire):
+		// not twice.
+		ds = r.track(ds, reclaimed)
 		r.pool.release(n - len(ds))
 		r.pool.admit(ds)
 		clear(ds[:cap(ds)])

@@ -17,9 +17,13 @@ import (
 // its own XAUTOCLAIM pass returns any entry pending under it for ClaimIdle,
 // one whose acknowledgement is slow too.
 
-// track registers ds as held here (running or read ahead) and returns those
-// that were not already: ds filtered in place.
-func (r *Runner) track(ds []*delivery) []*delivery {
+// track registers ds as held here and returns those that were not already:
+// ds filtered in place. claimed says ds is what an XAUTOCLAIM pass returned
+// (claimBegin): then an entry settled here while the pass was on the wire is
+// dropped too, and the pass's window ends. Redis ran the pass before that
+// entry's acknowledgement (or the pass would not have returned it), but the
+// acknowledgement's answer came first: the entry is finished, not to run.
+func (r *Runner) track(ds []*delivery, claimed bool) []*delivery {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := ds[:0]
@@ -27,10 +31,37 @@ func (r *Runner) track(ds []*delivery) []*delivery {
 		if _, ok := r.flights[d.entry]; ok {
 			continue
 		}
+		if _, ok := r.lateSettled[d.entry]; ok && claimed {
+			continue
+		}
 		r.flights[d.entry] = d
 		out = append(out, d)
 	}
+	if claimed {
+		r.claimEndLocked()
+	}
 	return out
+}
+
+// claimBegin opens an XAUTOCLAIM pass's window: from now until its reply is
+// registered (track) or found empty (claimEnd), settled records the entries
+// it settles, which the reply may still return.
+func (r *Runner) claimBegin() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.claiming = true
+}
+
+// claimEnd closes the window of a pass that returned nothing.
+func (r *Runner) claimEnd() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.claimEndLocked()
+}
+
+func (r *Runner) claimEndLocked() {
+	r.claiming = false
+	clear(r.lateSettled)
 }
 
 // tracked reports whether d is still registered: false once a graceful Stop
@@ -69,6 +100,9 @@ func (r *Runner) settled(ds ...*delivery) {
 	for _, d := range ds {
 		if r.flights[d.entry] == d {
 			delete(r.flights, d.entry)
+			if r.claiming {
+				r.lateSettled[d.entry] = struct{}{}
+			}
 		}
 	}
 }

@@ -11,13 +11,26 @@ import (
 // An instance whose acknowledgement of a finished task is slower than
 // ClaimIdle takes the entry over itself with its own XAUTOCLAIM pass (the
 // entry is still pending under it, idle for ClaimIdle): it must not run the
-// task a second time. Before, a finished delivery left the in-flight registry
-// before its acknowledgement was sent, so the fetcher took the reclaimed entry
-// for a new one and ran it again: the task completed twice on one instance
-// (seen in chaos runs of leader-crash at --time-scale 0.2 on a loaded machine,
-// ClaimIdle 440 ms: 22 of 44 repeated tasks on the real backend, 1 of 8 on
-// the process backend, were one instance's own).
+// task a second time, whether the pass's reply comes while the
+// acknowledgement is still on its way or after its answer (Redis ran the pass
+// first, the acknowledgement's reply came back first). Before, a finished
+// delivery left the in-flight registry before its acknowledgement was sent,
+// so the fetcher took the reclaimed entry for a new one and ran it again: the
+// task completed twice on one instance (seen in chaos runs of leader-crash at
+// --time-scale 0.2 on a loaded machine, ClaimIdle 440 ms: 22 of 44 repeated
+// tasks on the real backend, 1 of 8 on the process backend, were one
+// instance's own).
 func TestOwnEntryAwaitingAckIsNotRunAgain(t *testing.T) {
+	for _, afterAnswer := range []bool{false, true} {
+		name := "pass answered while the acknowledgement is held"
+		if afterAnswer {
+			name = "pass answered after the acknowledgement"
+		}
+		t.Run(name, func(t *testing.T) { testOwnEntryNotRunAgain(t, afterAnswer) })
+	}
+}
+
+func testOwnEntryNotRunAgain(t *testing.T, afterAnswer bool) {
 	f := newFleet(t)
 	runs := newCounter()
 	cfg := f.config(map[string]Task{"t": {
@@ -29,22 +42,34 @@ func TestOwnEntryAwaitingAckIsNotRunAgain(t *testing.T) {
 	}})
 	cfg.ClaimIdle = 300 * time.Millisecond
 
-	// The acknowledgement of the first batch is held until released: as if
-	// its script were slow, past ClaimIdle.
-	held := make(chan struct{})
-	release := make(chan struct{})
-	first := true
 	client := redis.NewClient(&redis.Options{Addr: f.addr})
 	defer client.Close()
 	a, err := New(client, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The acknowledgement of the first batch is held until released: as if
+	// its script were slow, past ClaimIdle.
+	ackHeld, ackRelease := make(chan struct{}), make(chan struct{})
+	firstAck := true
 	a.ackHook = func(int) { // the acker's goroutine only
-		if first {
-			first = false
-			close(held)
-			<-release
+		if firstAck {
+			firstAck = false
+			close(ackHeld)
+			<-ackRelease
+		}
+	}
+	// afterAnswer: the reply of the first pass that takes the entry over is
+	// held until the acknowledgement was answered.
+	claimHeld, claimRelease := make(chan struct{}), make(chan struct{})
+	firstClaim := true
+	if afterAnswer {
+		a.claimHook = func() { // the fetcher's goroutine only
+			if firstClaim {
+				firstClaim = false
+				close(claimHeld)
+				<-claimRelease
+			}
 		}
 	}
 	ctx, kill := context.WithCancel(context.Background())
@@ -56,47 +81,63 @@ func TestOwnEntryAwaitingAckIsNotRunAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-held:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the task's acknowledgement was never sent")
+	wait := func(ch <-chan struct{}, what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(5 * time.Second):
+			t.Fatal(what)
+		}
 	}
-	// Redis counts a delivery for every XAUTOCLAIM that takes the entry:
-	// once this is 2, the instance's own reclaim pass has taken it over.
+	wait(ackHeld, "the task's acknowledgement was never sent")
 	probe := dial(t, f.addr)
-	eventually(t, 5*time.Second, "the instance's own XAUTOCLAIM to take the entry over", func() bool {
-		p, err := probe.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: a.keys.stream, Group: cfg.Group, Start: "-", End: "+", Count: 1}).Result()
-		return err == nil && len(p) == 1 && p[0].RetryCount >= 2
-	})
-	// Stop gracefully: the fetcher ends once it has handed what that pass
-	// returned to the pool, and Stop then waits for whatever the pool holds
-	// to finish; the held acknowledgement is released only then.
-	stopped := make(chan error, 1)
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		stopped <- a.Stop(ctx)
-	}()
-	select {
-	case <-a.fetchDone:
-	case <-time.After(5 * time.Second):
-		t.Fatal("the fetcher did not end")
+	completions := func() []Event {
+		var out []Event
+		for _, e := range f.rec.all(EventTaskCompleted) {
+			if e.TaskID == id {
+				out = append(out, e)
+			}
+		}
+		return out
 	}
-	close(release)
+	stop := func() <-chan error {
+		stopped := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			stopped <- a.Stop(ctx)
+		}()
+		return stopped
+	}
+	var stopped <-chan error
+	if afterAnswer {
+		wait(claimHeld, "the instance's own XAUTOCLAIM never took the entry over")
+		close(ackRelease)
+		eventually(t, 5*time.Second, "the acknowledgement's answer", func() bool { return len(completions()) > 0 })
+		close(claimRelease)
+		stopped = stop()
+	} else {
+		// Redis counts a delivery for every XAUTOCLAIM that takes the
+		// entry: at 2, the instance's own pass has taken it over.
+		eventually(t, 5*time.Second, "the instance's own XAUTOCLAIM to take the entry over", func() bool {
+			p, err := probe.XPendingExt(context.Background(), &redis.XPendingExtArgs{Stream: a.keys.stream, Group: cfg.Group, Start: "-", End: "+", Count: 1}).Result()
+			return err == nil && len(p) == 1 && p[0].RetryCount >= 2
+		})
+		// Stop gracefully: the fetcher ends once it has handed what that
+		// pass returned to the pool, and Stop then waits for whatever the
+		// pool holds to finish; the acknowledgement is released only then.
+		stopped = stop()
+		wait(a.fetchDone, "the fetcher did not end")
+		close(ackRelease)
+	}
 	if err := <-stopped; err != nil {
 		t.Fatalf("stop: %v", err)
 	}
 	if n := runs.get(id); n != 1 {
-		t.Errorf("the task ran %d times on its one instance; want 1 (its own reclaim of an entry awaiting acknowledgement ran it again)", n)
+		t.Errorf("the task ran %d times on its one instance; want 1 (its own reclaim of an entry it had finished ran it again)", n)
 	}
-	var completions []Event
-	for _, e := range f.rec.all(EventTaskCompleted) {
-		if e.TaskID == id {
-			completions = append(completions, e)
-		}
-	}
-	if len(completions) != 1 || completions[0].Duplicate {
-		t.Errorf("completions of the task: %+v; want one, not a duplicate", completions)
+	if cs := completions(); len(cs) != 1 || cs[0].Duplicate {
+		t.Errorf("completions of the task: %+v; want one, not a duplicate", cs)
 	}
 	if l, err := probe.XLen(context.Background(), a.keys.stream).Result(); err != nil || l != 0 {
 		t.Errorf("stream length %d (%v), want 0", l, err)

@@ -44,8 +44,13 @@ type Runner struct {
 
 	mu      sync.Mutex
 	state   int                  // stateNew, stateRunning or stateStopped
-	flights map[string]*delivery // stream entry id -> task running here
-	applied published            // the capacity this instance applied last
+	flights map[string]*delivery // stream entry id -> delivery held here (inflight.go)
+	// claiming: an XAUTOCLAIM pass is on the wire; lateSettled collects
+	// the entries settled meanwhile, which its reply may still return
+	// (inflight.go).
+	claiming    bool
+	lateSettled map[string]struct{}
+	applied     published // the capacity this instance applied last
 
 	// Set by Start, read-only after.
 	ctx            context.Context // Start's: cancelled means killed
@@ -72,6 +77,9 @@ type Runner struct {
 	ackStop   chan struct{}
 	ackDone   chan struct{}
 	ackHook   func(n int) // tests only: called before each batch is sent
+	// claimHook (tests only) is called when an XAUTOCLAIM pass returned
+	// entries, before they are registered.
+	claimHook func()
 	// resendHook (tests only) is called before the pause that precedes each
 	// re-send of an acknowledgement, with the attempt to come (2, 3, ...).
 	resendHook func(attempt int)
@@ -94,15 +102,16 @@ func New(rdb redis.UniversalClient, cfg Options) (*Runner, error) {
 		return nil, err
 	}
 	r := &Runner{
-		cfg:       cfg,
-		rdb:       rdb,
-		keys:      keysFor(cfg.Group),
-		clock:     cfg.Clock,
-		realClock: realClock,
-		pool:      newPool(cfg.Workers, cfg.ReadAhead),
-		flights:   make(map[string]*delivery),
-		stopping:  make(chan struct{}),
-		done:      make(chan struct{}),
+		cfg:         cfg,
+		rdb:         rdb,
+		keys:        keysFor(cfg.Group),
+		clock:       cfg.Clock,
+		realClock:   realClock,
+		pool:        newPool(cfg.Workers, cfg.ReadAhead),
+		flights:     make(map[string]*delivery),
+		lateSettled: make(map[string]struct{}),
+		stopping:    make(chan struct{}),
+		done:        make(chan struct{}),
 	}
 	r.applied.capacity = cfg.Workers
 	cfg.Election.Redis = leaseClient{Scripter: rdb, r: r}

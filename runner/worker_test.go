@@ -32,7 +32,7 @@ func TestWaitedPastClaimIdleIsNotStarted(t *testing.T) {
 	}
 	r.ctx, r.taskCtx = context.Background(), context.Background()
 	d := &delivery{entry: "1-0", id: "task", task: "t", attempt: 1, readSent: mock.Now()}
-	r.track([]*delivery{d})
+	r.track([]*delivery{d}, false)
 	mock.Add(2*time.Second + time.Millisecond) // 1s Timeout left: past ClaimIdle
 	r.runDelivery(d)
 	if ran || r.stats.started.Load() != 0 {
