@@ -282,11 +282,30 @@ type DuplicateChore struct {
 	Apart  time.Duration `json:"apart"`
 }
 
-// RepeatedTask is a task completed more than once.
+// RepeatedTask is a task reported completed more than once (metric
+// duplicate_tasks).
 type RepeatedTask struct {
 	Task        string `json:"task"`
 	Completions int    `json:"completions"`
+	// By are the incarnations that reported the completions, in order.
+	By []Member `json:"by,omitempty"`
+	// Reclaims counts the completions that followed a reclaim of the task
+	// (TaskReclaimed) by the incarnation that completed it: a run that
+	// began by taking over an entry left pending, unacknowledged, for the
+	// runner's ClaimIdle.
+	Reclaims int `json:"reclaims,omitempty"`
 }
+
+// Redelivered reports whether the repeat is at-least-once redelivery: every
+// completion but one followed a reclaim by its incarnation, so each extra run
+// took over an entry that another run still held unacknowledged after
+// ClaimIdle. A crashed instance never reports a completion it did not see
+// acknowledged, so such a repeat means a live instance was slower than
+// ClaimIdle from delivery to acknowledgement (a stalled process, a machine
+// too loaded for the run's timings, a slow Redis). Any other repeat means
+// the task was delivered twice without a reclaim (in the stream twice) or
+// reported twice.
+func (r RepeatedTask) Redelivered() bool { return r.Reclaims >= r.Completions-1 }
 
 // DurationStats summarises a set of durations. Median is the mean of the two
 // middle values when Count is even.
@@ -1166,9 +1185,17 @@ func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeate
 	var order []string
 	dispatched := map[string]bool{}
 	done := map[string]int{}
+	by := map[string][]Member{}
+	reclaims := map[string]int{}
+	reclaimedBy := map[string]map[string]bool{} // task -> incarnations that reclaimed it
 	held, deadLettered, acking := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range ev {
 		switch e.Kind {
+		case TaskReclaimed:
+			if reclaimedBy[e.Task] == nil {
+				reclaimedBy[e.Task] = map[string]bool{}
+			}
+			reclaimedBy[e.Task][e.ID] = true
 		case TaskAcknowledging:
 			acking[e.Task] = true
 		case TaskHeld:
@@ -1189,6 +1216,10 @@ func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeate
 				order = append(order, e.Task)
 			}
 			done[e.Task]++
+			by[e.Task] = append(by[e.Task], Member{e.Instance, e.ID})
+			if reclaimedBy[e.Task][e.ID] {
+				reclaims[e.Task]++
+			}
 		}
 	}
 	for _, task := range order {
@@ -1202,7 +1233,7 @@ func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeate
 		case n == 0:
 			lost = append(lost, task)
 		case n > 1:
-			repeated = append(repeated, RepeatedTask{Task: task, Completions: n})
+			repeated = append(repeated, RepeatedTask{Task: task, Completions: n, By: by[task], Reclaims: reclaims[task]})
 		}
 	}
 	return lost, unfinished, unreported, dead, repeated

@@ -547,6 +547,16 @@ func TestAnalyzeTasks(t *testing.T) {
 		task(0, TaskDispatched, "t2"). // lost
 		task(0, TaskDispatched, "t3").task(1, TaskCompleted, "t3").task(2, TaskReclaimed, "t3").task(3, TaskCompleted, "t3").
 		task(0, TaskDispatched, "t4").task(1, TaskFailed, "t4"). // failed, never completed: lost
+		// Completed by two incarnations, the second without a reclaim: delivered twice.
+		task(0, TaskDispatched, "t5").
+		add(Event{At: atSec(1), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t5"}).
+		add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 2, ID: "c", Task: "t5"}).
+		// c reclaims what b still holds, and completes it before b's slow
+		// acknowledgement is answered: redelivery, whichever reports first.
+		task(0, TaskDispatched, "t6").
+		add(Event{At: atSec(1), Kind: TaskReclaimed, Instance: 2, ID: "c", Task: "t6"}).
+		add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 2, ID: "c", Task: "t6"}).
+		add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t6"}).
 		add(Event{At: atSec(1), Kind: DelayedDue, Lateness: 40 * ms}).
 		add(Event{At: atSec(2), Kind: DelayedDue, Lateness: 0}).
 		add(Event{At: atSec(3), Kind: DelayedDue, Lateness: 100 * ms}).
@@ -556,11 +566,21 @@ func TestAnalyzeTasks(t *testing.T) {
 	if want := []string{"t2", "t4"}; !slices.Equal(a.LostTasks, want) {
 		t.Errorf("lost %v, want %v", a.LostTasks, want)
 	}
-	if want := []RepeatedTask{{"t3", 2}}; !reflect.DeepEqual(a.RepeatedTasks, want) {
-		t.Errorf("repeated %v, want %v", a.RepeatedTasks, want)
+	want := []RepeatedTask{
+		{Task: "t3", Completions: 2, By: []Member{{0, ""}, {0, ""}}, Reclaims: 1},
+		{Task: "t5", Completions: 2, By: []Member{{1, "b"}, {2, "c"}}},
+		{Task: "t6", Completions: 2, By: []Member{{2, "c"}, {1, "b"}}, Reclaims: 1},
+	}
+	if !reflect.DeepEqual(a.RepeatedTasks, want) {
+		t.Errorf("repeated %+v, want %+v", a.RepeatedTasks, want)
+	}
+	for i, redelivered := range []bool{true, false, true} {
+		if got := a.RepeatedTasks[i].Redelivered(); got != redelivered {
+			t.Errorf("%s: Redelivered() = %v, want %v", a.RepeatedTasks[i].Task, got, redelivered)
+		}
 	}
 	s := a.Summary
-	if s.TasksDispatched != 4 || s.TasksLost != 2 || s.TasksRepeated != 1 {
+	if s.TasksDispatched != 6 || s.TasksLost != 2 || s.TasksRepeated != 3 {
 		t.Errorf("task counts %d/%d/%d", s.TasksDispatched, s.TasksLost, s.TasksRepeated)
 	}
 	if want := (DurationStats{Count: 4, Min: 0, Median: 30 * ms, Max: 100 * ms}); s.DelayedLateness != want {

@@ -719,3 +719,46 @@ func TestClaimTooLateIsUnknown(t *testing.T) {
 		}
 	}
 }
+
+// duplicate_tasks: a maximum that only at-least-once redeliveries exceed (each
+// extra completion followed a reclaim by its incarnation) is unknown, with
+// what was counted; a repeat without a reclaim fails it; a minimum is judged
+// on the count alone.
+func TestEvaluateRepeatedTasks(t *testing.T) {
+	redelivered := func(s *analysisScript, task string) *analysisScript {
+		return s.task(1, TaskDispatched, task).
+			add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 1, ID: "b", Task: task}).
+			add(Event{At: atSec(2), Kind: TaskReclaimed, Instance: 2, ID: "c", Task: task}).
+			add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 2, ID: "c", Task: task})
+	}
+	twice := func(s *analysisScript, task string) *analysisScript {
+		return s.task(1, TaskDispatched, task).
+			add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 1, ID: "b", Task: task}).
+			add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 2, ID: "c", Task: task})
+	}
+	base := func() *analysisScript { return new(analysisScript).gain(0, 0, "a") }
+	for _, tt := range []struct {
+		name   string
+		tl     Timeline
+		limit  Expectation
+		want   Verdict
+		detail string
+	}{
+		{"none", base().task(1, TaskDispatched, "t").task(2, TaskCompleted, "t").end(10), Expectation{Metric: "duplicate_tasks", Max: "0"}, Pass, ""},
+		{"redelivered", redelivered(base(), "t").end(10), Expectation{Metric: "duplicate_tasks", Max: "0"}, Unknown,
+			"1 re-ran after a reclaim (at-least-once redelivery: a live instance held the entry unacknowledged for ClaimIdle), 0 without one"},
+		{"delivered twice", twice(base(), "t").end(10), Expectation{Metric: "duplicate_tasks", Max: "0"}, Fail, "0 re-ran after a reclaim"},
+		{"both", twice(redelivered(base(), "t1"), "t2").end(10), Expectation{Metric: "duplicate_tasks", Max: "0"}, Fail, "1 re-ran after a reclaim"},
+		{"delivered twice within the max", twice(redelivered(base(), "t1"), "t2").end(10), Expectation{Metric: "duplicate_tasks", Max: "1"}, Unknown, "1 without one"},
+		{"a minimum", redelivered(base(), "t").end(10), Expectation{Metric: "duplicate_tasks", Min: "2"}, Fail, "1 re-ran after a reclaim"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			sc := Scenario{Mode: ModeRunner, Params: specTimings, Expect: []Expectation{tt.limit}}
+			_, ev := evaluateOn(sc, tt.tl)
+			c := checkOf(t, ev, "duplicate_tasks")
+			if c.Verdict != tt.want || !strings.Contains(c.Detail, tt.detail) {
+				t.Errorf("%s: %s; want %s with %q", tt.name, c, tt.want, tt.detail)
+			}
+		})
+	}
+}

@@ -45,7 +45,7 @@ var Metrics = map[string]string{
 	"lost_tasks":       "dispatched tasks never completed and no longer in Redis at the end (count)",
 	"unfinished_tasks": "dispatched tasks not completed but still in Redis at the end, to run: late, not lost (count)",
 	"dead_tasks":       "dispatched tasks not completed and dead-lettered (failed with no retries left): not lost (count)",
-	"duplicate_tasks":  "tasks completed more than once (count)",
+	"duplicate_tasks":  "tasks reported completed more than once; a maximum only at-least-once redeliveries (an extra completion after a reclaim) exceed is unknown (count)",
 	"duplicate_chores": "the same chore run by two instances within one chore interval (count)",
 	"stale_chores":     "chore runs that landed while the lease key held another id: a stale leader's writes (count)",
 	"fenced_chores":    "chores whose writes the safe mode's fence refused (count)",

@@ -920,7 +920,7 @@ func (x *ctx) workSection() section {
 		row(plain("Dispatched"), plain(strconv.Itoa(s.TasksDispatched))),
 		row(plain("Lost (dispatched, never completed, gone from Redis)"), styled(strconv.Itoa(s.TasksLost), lostCls)),
 		row(plain("Unfinished (not completed, still in Redis at the end: late, not lost)"), plain(strconv.Itoa(s.TasksUnfinished))),
-		row(plain("Repeated (completed more than once)"), styled(strconv.Itoa(s.TasksRepeated), repCls)),
+		row(plain("Repeated (reported completed more than once; metric duplicate_tasks)"), styled(strconv.Itoa(s.TasksRepeated), repCls)),
 		row(plain("Delayed-task lateness"), plain(stats(s.DelayedLateness))),
 	)
 	if len(a.LostTasks) > 0 {
@@ -936,10 +936,18 @@ func (x *ctx) workSection() section {
 	}
 	if len(a.RepeatedTasks) > 0 {
 		ids := make([]string, len(a.RepeatedTasks))
+		redelivered := 0
 		for i, r := range a.RepeatedTasks {
-			ids[i] = fmt.Sprintf("%s ×%d", r.Task, r.Completions)
+			how := "delivered twice without a reclaim"
+			if r.Redelivered() {
+				how, redelivered = "after a reclaim", redelivered+1
+			}
+			ids[i] = fmt.Sprintf("%s ×%d by %s, %s", r.Task, r.Completions, members(r.By), how)
 		}
-		tk.Rows = append(tk.Rows, row(plain("Repeated task ids"), plain(capped(ids))))
+		tk.Rows = append(tk.Rows,
+			row(plain("Repeated after a reclaim (at-least-once redelivery: a live instance held the entry unacknowledged for ClaimIdle, "+
+				"slower than that from delivery to acknowledgement; a crash alone repeats no reported completion)"), plain(strconv.Itoa(redelivered))),
+			row(plain("Repeated task ids"), plain(capped(ids))))
 	}
 	intro := "What the spec promises only one leader does, and what the runner's tasks went through."
 	if x.res.Scenario.Mode != model.ModeRunner {
