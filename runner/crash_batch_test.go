@@ -17,13 +17,7 @@ import (
 func TestCrashMidAckBatch(t *testing.T) {
 	f := newFleet(t)
 	runs := newCounter()
-	cfg := f.config(map[string]Task{"t": {
-		Timeout: 100 * time.Millisecond,
-		Handler: func(ctx context.Context, _ []byte) error {
-			runs.inc(TaskID(ctx))
-			return nil
-		},
-	}})
+	cfg := f.config(map[string]Task{"t": countedTask(runs)})
 	cfg.ClaimIdle = 300 * time.Millisecond
 	cfg.AckBatch = 16
 	cfg.MinWorkers, cfg.MaxWorkers = cfg.Workers, cfg.Workers

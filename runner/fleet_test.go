@@ -154,6 +154,15 @@ func (f *fleet) waitLeader() *instance {
 	return l
 }
 
+// countedTask is a task that succeeds at once, counting its runs in runs,
+// with a 100 ms Timeout.
+func countedTask(runs *counter) Task {
+	return Task{Timeout: 100 * time.Millisecond, Handler: func(ctx context.Context, _ []byte) error {
+		runs.inc(TaskID(ctx))
+		return nil
+	}}
+}
+
 // counter counts how often each task id ran.
 type counter struct {
 	mu   sync.Mutex

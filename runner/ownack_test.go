@@ -33,13 +33,7 @@ func TestOwnEntryAwaitingAckIsNotRunAgain(t *testing.T) {
 func testOwnEntryNotRunAgain(t *testing.T, afterAnswer bool) {
 	f := newFleet(t)
 	runs := newCounter()
-	cfg := f.config(map[string]Task{"t": {
-		Timeout: 100 * time.Millisecond,
-		Handler: func(ctx context.Context, _ []byte) error {
-			runs.inc(TaskID(ctx))
-			return nil
-		},
-	}})
+	cfg := f.config(map[string]Task{"t": countedTask(runs)})
 	cfg.ClaimIdle = 300 * time.Millisecond
 
 	client := redis.NewClient(&redis.Options{Addr: f.addr})
