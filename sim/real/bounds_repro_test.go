@@ -43,8 +43,10 @@ import (
 // ~50 µs on the virtual backend): not run on the real backend, where
 // follower-crash-slow-reply (the reply 1 s late) and
 // follower-partition-mid-acquire (the reply dropped) time the same case. Of the two safe
-// short-pause ones, safe-short-pause-hidden reproduced at scale 1 in three
-// runs of three (gap 5.99, 5.986, 5.988 s; virtual 6.0001 s, 2026-12-01);
+// short-pause ones, safe-short-pause-hidden reproduces at scale 1 (its 3 s
+// pause leaves 0.25 s to 0.4 s of margin: gap 5.333 to 5.348 s in three
+// runs at once under load, virtual 5.348 s; its first version, explore's
+// 2.45 s pause ending within ~10 ms of the expiry, missed under load);
 // safe-short-pause-hidden-by-suspend did not (gap 0: its 2.45 s pause must
 // end within ~7 ms past the guard, 2.5 s into the run, with the followers'
 // phases explore placed).
