@@ -56,7 +56,9 @@ type Window struct {
 	// Uncertainty the window may be, from its ends' one-sided lateness
 	// (Event.Late): a start that came earlier makes it longer (Longer, the
 	// start's Late), an end that came earlier shorter (Shorter, the end's;
-	// none for an open window).
+	// none for an open window). They bound this window alone: the other
+	// events may move too, so the verdicts of a timeline with Late are
+	// taken on its extreme timings (Analysis.LateRange).
 	Longer  time.Duration `json:"longer,omitempty"`
 	Shorter time.Duration `json:"shorter,omitempty"`
 }
@@ -379,7 +381,8 @@ type Summary struct {
 	// MaxOverlapUncertainty, MaxGapUncertainty and MaxStaleUncertainty are
 	// how far the longest windows may be off either way at most
 	// (Window.Spread), for reports; a verdict reads every window's Least and
-	// Most.
+	// Most (an observed fleet's estimates) or, with agents' lines read
+	// late, the extreme timings (Analysis.LateRange).
 	MaxOverlapUncertainty time.Duration `json:"max_overlap_uncertainty,omitempty"`
 	MaxGapUncertainty     time.Duration `json:"max_gap_uncertainty,omitempty"`
 	MaxStaleUncertainty   time.Duration `json:"max_stale_uncertainty,omitempty"`
@@ -440,6 +443,17 @@ type Analysis struct {
 	DeadTasks []string `json:"dead_tasks,omitempty"`
 	Claims    []Claim  `json:"claims"`
 	Summary   Summary  `json:"summary"`
+	// LateRange is what the run's figures may really have been, where
+	// agents' lines were stamped late (Event.Late, the process backend):
+	// each figure on the timing that makes it least and on the one that
+	// makes it most. nil when no event has Late (every in-process and
+	// virtual run).
+	LateRange *LateRange `json:"late_range,omitempty"`
+
+	// timings are the extreme timings LateRange and the verdicts are
+	// taken on (nil with LateRange). Not serialized: Evaluate needs the
+	// Analysis that Analyze returned, not one read back from JSON.
+	timings *timings
 }
 
 // Analyze measures a timeline against the parameters it ran with. It is pure:
@@ -466,28 +480,20 @@ func Analyze(t Timeline, p Params) Analysis {
 		}
 	}
 
-	a.Beliefs = beliefsOf(ev, a.End)
+	var lates []beliefLate
+	a.Beliefs, lates = beliefsOf(ev, a.End)
 	var sole []stretch
-	a.Overlaps, a.Gaps, sole, a.LeaderCount = sweep(a.Beliefs, a.End)
+	a.Overlaps, a.Gaps, sole, a.LeaderCount = sweep(a.Beliefs, nil, a.End)
 	a.Handovers = handoversOf(a.Beliefs)
 
-	faults := faultSpans(ev, a.End)
+	spans := faultSpans(ev, a.End)
+	faults := slices.Clone(spans)
 	for i := range faults {
 		faults[i].Reach = reachOf(faults[i], sole, p, a.End)
 	}
 	a.Skipped = skippedFaults(ev)
 	blocked := leaderless(ev, faults, a.End)
-	for i := range a.Gaps {
-		g := &a.Gaps[i]
-		if f := lastAppliedBy(faults, g.Start); f != nil {
-			g.After = &FaultRef{ID: f.ID, Kind: f.Kind, Applied: f.Applied}
-		}
-		g.Counted = g.Duration
-		if intersects(blocked, g.Window) {
-			g.Excuse = "for part of it no instance could lead (all crashed, stopped, paused or partitioned)"
-			g.Counted = longestOutside(g.Window, blocked)
-		}
-	}
+	explainGaps(a.Gaps, faults, blocked)
 	for _, f := range faults {
 		o := outcome(f, a.Beliefs, sole, p, a.End)
 		for i, g := range a.Gaps {
@@ -513,9 +519,29 @@ func Analyze(t Timeline, p Params) Analysis {
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
 	a.LostTasks, a.UnfinishedTasks, a.UnreportedTasks, a.DeadTasks, a.RepeatedTasks = taskFates(ev)
 	a.Summary = summarize(a, ev)
-	attachUncertainty(&a, ev)
+	attachUncertainty(&a, ev, lates)
+	if x := timingsOf(a, ev, lates, spans, blocked); x != nil {
+		a.timings, a.LateRange = x, x.ranges(&a)
+	}
 	a.Claims = claims(a, faults, p)
 	return a
+}
+
+// explainGaps sets each gap's likeliest cause (the fault applied last
+// before it) and what the gap claim counts of it: all of it, or, where for
+// a while nobody could lead (blocked), its longest part outside that.
+func explainGaps(gaps []Gap, faults []FaultSpan, blocked []Window) {
+	for i := range gaps {
+		g := &gaps[i]
+		if f := lastAppliedBy(faults, g.Start); f != nil {
+			g.After = &FaultRef{ID: f.ID, Kind: f.Kind, Applied: f.Applied}
+		}
+		g.Counted = g.Duration
+		if intersects(blocked, g.Window) {
+			g.Excuse = "for part of it no instance could lead (all crashed, stopped, paused or partitioned)"
+			g.Counted = longestOutside(g.Window, blocked)
+		}
+	}
 }
 
 // inOrder returns the events sorted stably by At without touching t. The
@@ -544,19 +570,30 @@ func inOrder(t Timeline) []Event {
 
 // beliefsOf turns promotion, demotion and lifecycle events into belief
 // windows, in order of start. Events that name an id other than the belief's
-// (a late event of an earlier incarnation) do not end it.
-func beliefsOf(ev []Event, end time.Duration) []Belief {
+// (a late event of an earlier incarnation) do not end it. It also returns
+// how early each belief's ends may really have come (beliefLate).
+func beliefsOf(ev []Event, end time.Duration) ([]Belief, []beliefLate) {
 	var out []Belief
+	var lates []beliefLate
 	current := map[int]string{} // instance index → id of its live incarnation
 	open := map[int]int{}       // instance index → position in out of its open belief
-	finish := func(i int, id string, at time.Duration, by Kind) {
+	closed := map[int]int{}     // instance index → position in out of its last ended belief
+	finish := func(i int, id string, e Event, by Kind) {
 		k, ok := open[i]
 		if !ok || (id != "" && id != out[k].ID) {
+			// A demotion read after the belief ended (a crash the harness
+			// recorded before it read the agent's last line) may really
+			// have come before that end.
+			if c, had := closed[i]; !ok && had && e.Late > 0 && (id == "" || id == out[c].ID) {
+				lates[c].end = max(lates[c].end, out[c].End-(e.At-e.Late))
+			}
 			return
 		}
-		out[k].Window = window(out[k].Start, at, false)
+		out[k].Window = window(out[k].Start, e.At, false)
 		out[k].EndedBy = by
+		lates[k].end = e.Late
 		delete(open, i)
+		closed[i] = k
 	}
 	for _, e := range ev {
 		if e.Instance < 0 {
@@ -565,7 +602,7 @@ func beliefsOf(ev []Event, end time.Duration) []Belief {
 		switch e.Kind {
 		case InstanceStarted:
 			if k, ok := open[e.Instance]; ok && out[k].ID != e.ID {
-				finish(e.Instance, "", e.At, InstanceStarted)
+				finish(e.Instance, "", e, InstanceStarted)
 			}
 			current[e.Instance] = e.ID
 		case LeaderGained:
@@ -577,19 +614,28 @@ func beliefsOf(ev []Event, end time.Duration) []Belief {
 				if out[k].ID == id {
 					continue // a repeated promotion is the same belief
 				}
-				finish(e.Instance, "", e.At, InstanceStarted)
+				finish(e.Instance, "", e, InstanceStarted)
 			}
 			open[e.Instance] = len(out)
+			delete(closed, e.Instance)
 			out = append(out, Belief{Member: Member{e.Instance, id}, Window: Window{Start: e.At}})
+			lates = append(lates, beliefLate{start: e.Late})
 		case LeaderLost, InstanceCrashed, InstanceStopped:
-			finish(e.Instance, e.ID, e.At, e.Kind)
+			finish(e.Instance, e.ID, e, e.Kind)
 		}
 	}
 	for _, k := range open {
 		out[k].Window = window(out[k].Start, end, true)
 		out[k].EndedBy = RunEnded
 	}
-	return out
+	return out, lates
+}
+
+// beliefLate is how much earlier than stamped a belief's start and end may
+// really have come: the Late of the agent's lines that began and ended it
+// (Event.Late). 0 for the harness's own events and every in-process run.
+type beliefLate struct {
+	start, end time.Duration
 }
 
 // stretch is a window with exactly one believed leader.
@@ -601,8 +647,10 @@ type stretch struct {
 // sweep walks belief boundaries in time order and cuts the run into overlaps
 // (2+ believers), gaps (none, after the first leader) and sole-leader
 // stretches. All boundaries at one instant are applied before the state is
-// read, which is what drops zero-length windows.
-func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap, sole []stretch, steps []CountStep) {
+// read, which is what drops zero-length windows. marks are further
+// instants at which a gap may begin if nobody leads then: where a belief
+// too short to keep on a timing (timingsOf) may have ended.
+func sweep(beliefs []Belief, marks []time.Duration, end time.Duration) (overlaps []Overlap, gaps []Gap, sole []stretch, steps []CountStep) {
 	type edge struct {
 		at    time.Duration
 		m     Member
@@ -617,6 +665,9 @@ func sweep(beliefs []Belief, end time.Duration) (overlaps []Overlap, gaps []Gap,
 		if !b.Open {
 			edges = append(edges, edge{b.End, b.Member, -1})
 		}
+	}
+	for _, at := range marks {
+		edges = append(edges, edge{at, Member{Instance: -1}, 0})
 	}
 	slices.SortFunc(edges, func(x, y edge) int { return cmp.Compare(x.at, y.at) })
 
@@ -1318,22 +1369,40 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 			longest = &a.Gaps[i]
 		}
 	}
-	switch {
-	case longest == nil && len(a.Handovers) == 0:
-		gap.Verdict, gap.Detail = NotExercised, "leadership was never lost or handed over"
-	case longest == nil:
-		gap.Verdict, gap.Detail = Held, fmt.Sprintf("no counted gap in %d handovers", len(a.Handovers))
-	default:
-		gap.Measured = longest.Counted
-		var counted []Window
-		for _, g := range a.Gaps {
+	x := a.timings
+	// judge is claimVerdict, or over every timing when agents' lines were
+	// read late (timings.claimVerdict): best and worst give the windows on
+	// the timings with the least and the most of them.
+	judge := func(measured []Window, best, worst func() []Window, bound, slack time.Duration) ClaimVerdict {
+		if x == nil {
+			return claimVerdict(measured, bound, slack)
+		}
+		return x.claimVerdict(measured, best(), worst(), bound, slack)
+	}
+	counted := func(gs []Gap) []Window {
+		var out []Window
+		for _, g := range gs {
 			if g.Counted > 0 {
 				w := g.Window
 				w.Duration = g.Counted
-				counted = append(counted, w)
+				out = append(out, w)
 			}
 		}
-		gap.Verdict = claimVerdict(counted, gap.Bound, gap.Slack)
+		return out
+	}
+	mostGaps := func() []Window { return counted(x.least.Gaps) }
+	leastGaps := func() []Window { return counted(x.most.Gaps) }
+	switch {
+	case longest == nil && (x == nil || len(mostGaps()) == 0) && len(a.Handovers) == 0:
+		gap.Verdict, gap.Detail = NotExercised, "leadership was never lost or handed over"
+	case longest == nil:
+		gap.Verdict, gap.Detail = Held, fmt.Sprintf("no counted gap in %d handovers", len(a.Handovers))
+		if x != nil {
+			gap.Verdict = judge(nil, leastGaps, mostGaps, gap.Bound, gap.Slack)
+		}
+	default:
+		gap.Measured = longest.Counted
+		gap.Verdict = judge(counted(a.Gaps), leastGaps, mostGaps, gap.Bound, gap.Slack)
 		gap.Detail = fmt.Sprintf("longest gap %v from %v", ms(longest.Counted), ms(longest.Start))
 		if longest.Counted != longest.Duration {
 			gap.Detail += fmt.Sprintf(" (of %v; the rest nobody could lead)", ms(longest.Duration))
@@ -1355,14 +1424,12 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		Bound: splitBound, Slack: ClaimSlack, Measured: a.Summary.MaxOverlap,
 	}
 	switch {
-	case len(faults) == 0 && len(a.Overlaps) == 0:
+	case len(faults) == 0 && len(a.Overlaps) == 0 && (x == nil || len(x.most.Overlaps) == 0):
 		split.Verdict, split.Detail = NotExercised, "no fault and no overlap"
 	default:
-		var ws []Window
-		for _, o := range a.Overlaps {
-			ws = append(ws, o.Window)
-		}
-		split.Verdict = claimVerdict(ws, split.Bound, split.Slack)
+		split.Verdict = judge(windowsOf(a.Overlaps),
+			func() []Window { return windowsOf(x.least.Overlaps) }, func() []Window { return windowsOf(x.most.Overlaps) },
+			split.Bound, split.Slack)
 		split.Detail = fmt.Sprintf("overlap windows: %d, longest %v, total %v", len(a.Overlaps), ms(a.Summary.MaxOverlap), ms(a.Summary.TotalOverlap))
 	}
 
@@ -1372,37 +1439,34 @@ func claims(a Analysis, faults []FaultSpan, p Params) []Claim {
 		Name: ClaimNoFaultlessSplit, Statement: "no overlap without a fault",
 		Slack: ClaimSlack,
 	}
-	var unexplained []Overlap
+	unexplained := unexplainedOverlaps(a.Overlaps, faults)
 	var total time.Duration
-	for _, o := range a.Overlaps {
-		explained := false
-		for _, f := range faults {
-			if f.Touches(o.Window) {
-				explained = true
-				break
-			}
-		}
-		if !explained {
-			unexplained = append(unexplained, o)
-			calm.Measured = max(calm.Measured, o.Duration)
-			total += o.Duration
-		}
+	for _, o := range unexplained {
+		calm.Measured = max(calm.Measured, o.Duration)
+		total += o.Duration
 	}
 	switch {
 	case len(a.Beliefs) == 0:
 		calm.Verdict, calm.Detail = NotExercised, "no instance ever led"
 	default:
-		var ws []Window
-		for _, o := range unexplained {
-			ws = append(ws, o.Window)
-		}
-		calm.Verdict = claimVerdict(ws, 0, calm.Slack)
+		calm.Verdict = judge(windowsOf(unexplained), x.unexplainedLeast, x.unexplainedMost, 0, calm.Slack)
 		calm.Detail = fmt.Sprintf("overlap windows away from any fault: %d, total %v", len(unexplained), ms(total))
 		if len(unexplained) > 0 {
 			calm.Detail += fmt.Sprintf(", first at %v", ms(unexplained[0].Start))
 		}
 	}
 	return []Claim{gap, split, calm}
+}
+
+// unexplainedOverlaps are the overlaps that touch no fault's reach.
+func unexplainedOverlaps(overlaps []Overlap, faults []FaultSpan) []Overlap {
+	var out []Overlap
+	for _, o := range overlaps {
+		if !slices.ContainsFunc(faults, func(f FaultSpan) bool { return f.Touches(o.Window) }) {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // claimVerdict judges a claim that the longest of ws is within bound +

@@ -226,17 +226,22 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 	return ev
 }
 
-// withinUncertainty makes a check of a window's length whose limit lies
-// within the measurement's uncertainty unknown: an observed fleet's
-// estimates (± either way), an agent's lines stamped late (the event came
-// up to that much earlier, never later). A max fails only if some window is
-// over it however its ends really came, passes only if every window is
-// within it however they came (longestWithin); a min the other way round
+// withinUncertainty makes a check whose limit lies within the
+// measurement's uncertainty unknown. Where agents' lines were read late
+// (the event came up to that much earlier, never later: Analysis.LateRange),
+// a check of a metric their timing bears on is judged over every timing
+// (timings.judge). Otherwise, for an observed fleet's estimates (± either
+// way) a max of a window's length fails only if some window is over it
+// however its ends really came, passes only if every window is within it
+// however they came (longestWithin); a min the other way round
 // (longestReaches). A check with both fails if either side fails for
 // certain and passes only if both pass for certain. A check that does not
 // fail for certain is unknown if one of its windows' ends was stamped more
 // than MaxStampUncertainty late.
 func withinUncertainty(c *Check, a Analysis) {
+	if a.timings != nil && a.timings.judge(c, a) {
+		return
+	}
 	ws, ok := metricWindows(c.Metric, a)
 	// A window still open at the run's end fails a max by policy (it could
 	// still exceed the limit), however its start was stamped.

@@ -95,10 +95,11 @@ type Event struct {
 	// only so well.
 	Uncertainty time.Duration `json:"uncertainty,omitempty"`
 	// Late is how far after the event At may be, never before: an agent's
-	// line the harness read late (its stamping lateness; past
-	// MaxStampUncertainty its checks are unknown unless they fail however
-	// it came) says the agent acted that much earlier. It adds
-	// to Uncertainty on the early side only.
+	// line the harness read late (its stamping lateness) says the agent
+	// acted that much earlier. It adds to Uncertainty on the early side
+	// only. A timeline with Late is judged over every timing its events
+	// allow (Analysis.LateRange); past MaxStampUncertainty at a window's
+	// end, its check is unknown unless it fails on every one.
 	Late time.Duration `json:"late,omitempty"`
 }
 

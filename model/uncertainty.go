@@ -4,15 +4,18 @@ import "time"
 
 // MaxStampUncertainty is the most stamping lateness (Event.Late) at one of
 // a window's ends a check can be judged with: past a second the run was too
-// loaded to measure the spec's bounds at all. A check whose windows have an
-// end stamped later than this is unknown (loadedUnknown) unless it fails
-// however its windows' ends came; the lateness itself is kept whole.
+// loaded to measure the spec's bounds at all. A check whose windows (on the
+// stamps or on an extreme timing) have an end stamped later than this is
+// unknown unless it fails on every timing; the lateness itself is kept
+// whole.
 const MaxStampUncertainty = time.Second
 
 // attachUncertainty sets the uncertainty of every window of a from the
-// events at its ends, and the summary's for the longest windows. A timeline
-// with no uncertain event (every in-process run) is left as it is.
-func attachUncertainty(a *Analysis, ev []Event) {
+// events at its ends, and the summary's for the longest windows; a
+// belief's Longer and Shorter are the Late of the very lines that began and
+// ended it (lates, beliefsOf's). A timeline with no uncertain event (every
+// in-process run) is left as it is.
+func attachUncertainty(a *Analysis, ev []Event, lates []beliefLate) {
 	type ends struct{ u, late time.Duration }
 	at := map[time.Duration]ends{}
 	for _, e := range ev {
@@ -47,7 +50,12 @@ func attachUncertainty(a *Analysis, ev []Event) {
 		return best.Spread()
 	}
 	for i := range a.Beliefs {
-		set(&a.Beliefs[i].Window)
+		b := &a.Beliefs[i]
+		set(&b.Window)
+		b.Longer, b.Shorter = lates[i].start, 0
+		if !b.Open {
+			b.Shorter = lates[i].end
+		}
 	}
 	var overlaps, gaps, stale []*Window
 	for i := range a.Overlaps {

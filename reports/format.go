@@ -52,6 +52,16 @@ func durp(d *time.Duration) string {
 	return dur(*d)
 }
 
+// durLate prints a failover or recovery time (durp) that ends at a stable
+// leader's promotion, with the range it may really have been in when that
+// promotion's line was read late (shorter: FaultOutcome.FailoverShorter).
+func durLate(d *time.Duration, shorter, u time.Duration) string {
+	if d == nil || shorter == 0 {
+		return durp(d)
+	}
+	return Between(*d, max(*d-shorter-u, 0), *d+u)
+}
+
 // trimFloat formats f with at most prec decimals and no trailing zeros.
 func trimFloat(f float64, prec int) string {
 	s := strconv.FormatFloat(f, 'f', prec, 64)
@@ -77,12 +87,39 @@ func windowEnd(w model.Window) string {
 }
 
 // windowDur prints a window's length, "≥" when it was still open, with its
-// uncertainty when it has one (its widest either way, Window.Spread).
+// uncertainty when it has one: ± an estimate's either way (Uncertainty),
+// or, when an end was stamped late (Longer, Shorter: one-sided), the range
+// from its Least to its Most.
 func windowDur(w model.Window) string {
-	if w.Open {
-		return "≥ " + Uncertain(w.Duration, w.Spread())
+	d := Uncertain(w.Duration, w.Spread())
+	if w.Longer > 0 || w.Shorter > 0 {
+		d = Between(w.Duration, max(w.Least(), 0), w.Most())
 	}
-	return Uncertain(w.Duration, w.Spread())
+	if w.Open {
+		return "≥ " + d
+	}
+	return d
+}
+
+// Between prints d as measured and the range it may really have been in,
+// lo to hi, for a one-sided uncertainty (agents' lines stamped late): "1.20s
+// (1.00s–1.20s)". All three keep the digits two significant ones of the
+// range's width leave; with lo = hi = d it is dur(d).
+func Between(d, lo, hi time.Duration) string {
+	if (lo == d && hi == d) || d == model.Unbounded || hi == model.Unbounded {
+		return dur(d)
+	}
+	step := max(time.Duration(math.Pow(10, math.Floor(math.Log10(float64(hi-lo)))))/10, 1)
+	return fixed(d.Round(step), step) + " (" + fixed(lo.Round(step), step) + "–" + fixed(hi.Round(step), step) + ")"
+}
+
+// countBetween prints a count as measured and, when it is not the same
+// on every timing, the range it may really have been in: "2 (1–2)".
+func countBetween(n int, r model.CountRange) string {
+	if r.Least == n && r.Most == n {
+		return strconv.Itoa(n)
+	}
+	return fmt.Sprintf("%d (%d–%d)", n, r.Least, r.Most)
 }
 
 // Uncertain prints d known within ± u: "1.20s ± 15ms". d keeps only the

@@ -78,3 +78,30 @@ func TestUncertain(t *testing.T) {
 		}
 	}
 }
+
+// A one-sided range (agents' lines stamped late) prints as the range, not
+// as ± its widest side: a window that may have been 0.2 s shorter is not
+// one that may have been 0.2 s longer.
+func TestBetween(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		d, lo, hi time.Duration
+		want      string
+	}{
+		{1200 * ms, 1000 * ms, 1200 * ms, "1.20s (1.00s–1.20s)"},
+		{0, 0, 150 * ms, "0ms (0ms–150ms)"},
+		{950 * ms, 950 * ms, 1150 * ms, "950ms (950ms–1.15s)"},
+		{5 * ms, 5 * ms, 5 * ms, "5ms"},
+	} {
+		if got := Between(c.d, c.lo, c.hi); got != c.want {
+			t.Errorf("Between(%v, %v, %v) = %q, want %q", c.d, c.lo, c.hi, got, c.want)
+		}
+	}
+	w := model.Window{Duration: 1200 * ms, Shorter: 200 * ms}
+	if got := windowDur(w); got != "1.20s (1.00s–1.20s)" {
+		t.Errorf("a window whose end was read 0.2 s late: %q, want its range", got)
+	}
+	if got := windowDur(model.Window{Duration: 1200 * ms, Uncertainty: 15 * ms}); got != "1.20s ± 15ms" {
+		t.Errorf("an estimate ± 15 ms: %q, want ±", got)
+	}
+}

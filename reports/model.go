@@ -872,7 +872,7 @@ func (x *ctx) leadershipSection() section {
 		if f.NewLeader != nil {
 			nl = member(*f.NewLeader)
 		}
-		fo.Rows = append(fo.Rows, row(plain(fmt.Sprintf("#%d %s", f.ID, f.Kind)), plain(at(f.Applied)), plain(lead), plain(durp(f.Demotion)), plain(durp(f.Failover)), plain(nl), plain(durp(f.Recovery)), plain(nonEmpty(f.Note, "—"))))
+		fo.Rows = append(fo.Rows, row(plain(fmt.Sprintf("#%d %s", f.ID, f.Kind)), plain(at(f.Applied)), plain(lead), plain(durp(f.Demotion)), plain(durLate(f.Failover, f.FailoverShorter, f.FailoverUncertainty)), plain(nl), plain(durLate(f.Recovery, f.RecoveryShorter, f.RecoveryUncertainty)), plain(nonEmpty(f.Note, "—"))))
 	}
 	ho := table{
 		Caption: "Handovers (leadership passing to another incarnation)",
@@ -968,19 +968,34 @@ func (x *ctx) measurementSection() section {
 	if a.StampLateness.Count > 0 {
 		nl.Rows = append(nl.Rows, texts("Agent line stamping lateness (process backend)", stats(a.StampLateness)))
 	}
+	overlaps, gaps, dupes := strconv.Itoa(s.Overlaps), strconv.Itoa(s.Gaps), strconv.Itoa(s.DuplicateChores)
+	maxOverlap, totalOverlap, maxGap := Uncertain(s.MaxOverlap, s.MaxOverlapUncertainty), dur(s.TotalOverlap), Uncertain(s.MaxGap, s.MaxGapUncertainty)
+	maxStale, failover := Uncertain(s.MaxStale, s.MaxStaleUncertainty), stats(s.Failover)
+	if r := a.LateRange; r != nil {
+		// Agents' lines stamped late: each figure anywhere in its range
+		// over every timing they leave possible.
+		overlaps, gaps, dupes = countBetween(s.Overlaps, r.Overlaps), countBetween(s.Gaps, r.Gaps), countBetween(s.DuplicateChores, r.DuplicateChores)
+		maxOverlap = Between(s.MaxOverlap, r.MaxOverlap.Least, r.MaxOverlap.Most)
+		totalOverlap = Between(s.TotalOverlap, r.TotalOverlap.Least, r.TotalOverlap.Most)
+		maxGap = Between(s.MaxGap, r.MaxGap.Least, r.MaxGap.Most)
+		maxStale = Between(s.MaxStale, r.MaxStale.Least, r.MaxStale.Most)
+		if f := r.Failover; f != nil && s.Failover.Count > 0 {
+			failover += ", longest " + Between(s.Failover.Max, f.Least, f.Most)
+		}
+	}
 	sm := table{Caption: "Summary figures", Head: []string{"Figure", "Value"}}
 	sm.Rows = append(sm.Rows,
 		texts("Leader gains (flaps)", strconv.Itoa(s.LeaderGains)),
 		texts("Handovers", strconv.Itoa(s.Handovers)),
 		texts("Elector errors", strconv.Itoa(s.ElectorErrors)),
 		texts("Runner errors (other than the elector's)", strconv.Itoa(s.RunnerErrors)),
-		texts("Overlaps", fmt.Sprintf("%d (longest %s, total %s)", s.Overlaps, Uncertain(s.MaxOverlap, s.MaxOverlapUncertainty), dur(s.TotalOverlap))),
-		texts("Gaps", fmt.Sprintf("%d (longest %s)", s.Gaps, Uncertain(s.MaxGap, s.MaxGapUncertainty))),
-		texts("Failover", stats(s.Failover)),
+		texts("Overlaps", fmt.Sprintf("%s (longest %s, total %s)", overlaps, maxOverlap, totalOverlap)),
+		texts("Gaps", fmt.Sprintf("%s (longest %s)", gaps, maxGap)),
+		texts("Failover", failover),
 		texts("Faults", strconv.Itoa(s.Faults)),
-		texts("Stale windows", fmt.Sprintf("%d (longest %s)", s.StaleWindows, Uncertain(s.MaxStale, s.MaxStaleUncertainty))),
+		texts("Stale windows", fmt.Sprintf("%d (longest %s)", s.StaleWindows, maxStale)),
 		texts("Phantom windows", fmt.Sprintf("%d (longest %s)", s.PhantomWindows, dur(s.MaxPhantom))),
-		texts("Duplicate chores", strconv.Itoa(s.DuplicateChores)),
+		texts("Duplicate chores", dupes),
 		texts("Tasks dispatched / lost / repeated", fmt.Sprintf("%d / %d / %d", s.TasksDispatched, s.TasksLost, s.TasksRepeated)),
 	)
 	cost := table{Caption: "Cost", Head: []string{"Figure", "Value"}}

@@ -1,0 +1,215 @@
+package model
+
+import (
+	"cmp"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// randomLateTimeline is three instances leading in turns and at once, every
+// agent line read up to 0.6 s late, a crash or two recorded before the
+// crashed agent's last line was read, a partition of one instance, the
+// key's holders and chores.
+func randomLateTimeline(rng *rand.Rand) Timeline {
+	ms := time.Millisecond
+	late := func() time.Duration {
+		switch rng.IntN(3) {
+		case 0:
+			return 0
+		case 1:
+			return time.Duration(1+rng.IntN(50)) * ms
+		}
+		return time.Duration(100+rng.IntN(500)) * ms
+	}
+	var tl Timeline
+	ids := []string{"a", "b", "c"}
+	for i, id := range ids {
+		at := time.Duration(rng.IntN(3000)) * ms
+		for n := rng.IntN(4); n > 0; n-- {
+			tl = append(tl, Event{At: at, Kind: LeaderGained, Instance: i, ID: id, Late: late()})
+			at += time.Duration(50+rng.IntN(4000)) * ms
+			if n == 1 && rng.IntN(3) == 0 {
+				// Crashed: the harness recorded it before it read the
+				// agent's demotion, written just before.
+				d := time.Duration(rng.IntN(100)) * ms
+				tl = append(tl, Event{At: at, Kind: InstanceCrashed, Instance: i, ID: id},
+					Event{At: at + d, Kind: LeaderLost, Instance: i, ID: id, Late: d + late()})
+				break
+			}
+			tl = append(tl, Event{At: at, Kind: LeaderLost, Instance: i, ID: id, Late: late()})
+			at += time.Duration(50+rng.IntN(3000)) * ms
+		}
+	}
+	// The key's holders (exact: the harness's own observation), and
+	// chores stamped late, within a second of each other.
+	holders := []string{"", "a", "b", "c"}
+	for range 6 {
+		tl = append(tl, Event{At: time.Duration(rng.IntN(20000)) * ms, Kind: RedisHolder, Instance: -1, Holder: holders[rng.IntN(4)]})
+	}
+	for range 8 {
+		i := rng.IntN(3)
+		tl = append(tl, Event{At: time.Duration(rng.IntN(20000)) * ms, Kind: ChoreRan, Instance: i, ID: ids[i], Chore: "scheduler",
+			Took: time.Duration(rng.IntN(30)) * ms, Late: late()})
+	}
+	f := time.Duration(2000+rng.IntN(6000)) * ms
+	tl = append(tl, Event{At: f, Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "partition", Mode: "blackhole", Target: []int{rng.IntN(3)}},
+		Event{At: f + time.Duration(rng.IntN(3000))*ms, Kind: FaultHealed, Instance: -1, FaultID: 0})
+	tl = append(tl, Event{At: 30 * time.Second, Kind: RunEnded, Instance: -1, Detail: "complete"})
+	slices.SortStableFunc(tl, func(x, y Event) int { return cmp.Compare(x.At, y.At) })
+	return tl
+}
+
+// aTiming is one timing the lines of tl allow: each line moved earlier by
+// up to its Late (often all of it or none), an agent's lines kept in the
+// order it wrote them, each after the one before, and a line read after
+// its agent's crash written before it.
+func aTiming(tl Timeline, rng *rand.Rand) Timeline {
+	out := slices.Clone(tl)
+	last := map[int]time.Duration{}
+	crashed := map[int]time.Duration{}
+	for i, e := range out {
+		if e.Kind == InstanceCrashed {
+			crashed[e.Instance] = e.At
+		}
+		if e.Late == 0 && e.Kind != LeaderGained && e.Kind != LeaderLost {
+			continue
+		}
+		if e.Kind == ChoreRan {
+			// A chore's line is its own: moved alone.
+			out[i].At, out[i].Late = e.At-time.Duration(rng.Int64N(int64(e.Late)+1)), 0
+			continue
+		}
+		hi := e.At
+		if c, ok := crashed[e.Instance]; ok {
+			hi = min(hi, c)
+		}
+		lo := e.At - e.Late
+		var at time.Duration
+		switch rng.IntN(3) {
+		case 0:
+			at = lo
+		case 1:
+			at = hi
+		default:
+			at = lo + time.Duration(rng.Int64N(int64(hi-lo)+1))
+		}
+		// After the agent's previous line: a belief of no length is no
+		// leadership, and no agent writes two lines in one nanosecond.
+		at = min(max(at, last[e.Instance]+1), hi)
+		last[e.Instance] = at
+		out[i].At, out[i].Late = at, 0
+	}
+	slices.SortStableFunc(out, func(x, y Event) int { return cmp.Compare(x.At, y.At) })
+	return out
+}
+
+// An adversarial search for a timing outside the late range: on random
+// timelines, every timing their lines allow measures each figure within
+// LateRange (stale leadership too), and each count (chores too); and a
+// check or claim that passes (holds) or fails on the late lines does so on
+// every timing of them.
+func TestLateRangeHoldsEveryTiming(t *testing.T) {
+	p := Params{TTL: time.Second, Wait: 1200 * time.Millisecond, JitterMS: -1}.WithDefaults()
+	rng := rand.New(rand.NewPCG(29, 1))
+	within := func(what string, d time.Duration, s Span, tl, real Timeline) {
+		t.Helper()
+		if d < s.Least || d > s.Most {
+			t.Fatalf("%s %v outside %v to %v\ntimeline %s\ntiming %s", what, d, s.Least, s.Most, brief(tl), brief(real))
+		}
+	}
+	trials, timings := 200, 30
+	if testing.Short() {
+		trials = 50
+	}
+	for range trials {
+		tl := randomLateTimeline(rng)
+		a := Analyze(tl, p)
+		r := a.LateRange
+		if r == nil {
+			continue // nothing read late
+		}
+		// Checks with limits about the run's own figures.
+		sc := Scenario{Params: p}
+		for _, m := range []string{"max_overlap", "total_overlap", "max_gap", "stale_leadership", "failover", "heal_to_stable"} {
+			lim := time.Duration(rng.IntN(4000)) * time.Millisecond
+			e := Expectation{Metric: m, Max: lim.String()}
+			if rng.IntN(2) == 0 {
+				e = Expectation{Metric: m, Min: lim.String()}
+			}
+			sc.Expect = append(sc.Expect, e)
+		}
+		for _, m := range []string{"overlap_windows", "gaps", "duplicate_chores", "stale_chores"} {
+			sc.Expect = append(sc.Expect, Expectation{Metric: m, Max: strconv.Itoa(rng.IntN(4)), Min: strconv.Itoa(rng.IntN(2))})
+		}
+		ev := Evaluate(sc, a, nil)
+		for range timings {
+			real := aTiming(tl, rng)
+			b := Analyze(real, p)
+			// A verdict on the late lines holds on every timing of them.
+			got := Evaluate(sc, b, nil)
+			for i, c := range ev.Checks {
+				if c.Verdict != Unknown && got.Checks[i].Verdict != c.Verdict {
+					t.Fatalf("%s %s: %s on the late lines, %s on a timing of them (%s)\ntimeline %s\ntiming %s", c.Metric, c.Want(), c.Verdict, got.Checks[i].Verdict, got.Checks[i].Value(), brief(tl), brief(real))
+				}
+			}
+			for i, c := range a.Claims {
+				if g := b.Claims[i].Verdict; (c.Verdict == NotHeld && g != NotHeld) || (c.Verdict == Held && g == NotHeld) {
+					t.Fatalf("claim %s: %s on the late lines (%s), %s on a timing of them (%s)\ntimeline %s\ntiming %s", c.Name, c.Verdict, c.Detail, g, b.Claims[i].Detail, brief(tl), brief(real))
+				}
+			}
+			s := b.Summary
+			within("max overlap", s.MaxOverlap, r.MaxOverlap, tl, real)
+			within("total overlap", s.TotalOverlap, r.TotalOverlap, tl, real)
+			within("max gap", s.MaxGap, r.MaxGap, tl, real)
+			if s.Overlaps < r.Overlaps.Least || s.Overlaps > r.Overlaps.Most {
+				t.Fatalf("%d overlaps outside %+v\ntimeline %s\ntiming %s", s.Overlaps, r.Overlaps, brief(tl), brief(real))
+			}
+			if b.Redis.Observed {
+				within("max stale", s.MaxStale, r.MaxStale, tl, real)
+			}
+			for _, c := range []struct {
+				what string
+				n    int
+				r    CountRange
+			}{{"duplicate chores", s.DuplicateChores, r.DuplicateChores}, {"stale chores", s.StaleChores, r.StaleChores}} {
+				if c.n < c.r.Least || c.n > c.r.Most {
+					t.Fatalf("%d %s outside %+v\ntimeline %s\ntiming %s", c.n, c.what, c.r, brief(tl), brief(real))
+				}
+			}
+			if s.Gaps < r.Gaps.Least || s.Gaps > r.Gaps.Most {
+				t.Fatalf("%d gaps outside %+v\ntimeline %s\ntiming %s", s.Gaps, r.Gaps, brief(tl), brief(real))
+			}
+			for _, m := range []struct {
+				metric string
+				span   *Span
+			}{{"failover", r.Failover}, {"heal_to_stable", r.HealToStable}} {
+				got := measure(m.metric, b)
+				if m.span == nil {
+					continue
+				}
+				if got.missing != "" || got.unknown != "" {
+					t.Fatalf("%s not measured on a timing (%s%s), but in %v to %v\ntimeline %s\ntiming %s", m.metric, got.missing, got.unknown, m.span.Least, m.span.Most, brief(tl), brief(real))
+				}
+				within(m.metric, got.value, *m.span, tl, real)
+			}
+		}
+	}
+}
+
+// brief prints a timeline for a failure message, one event a line.
+func brief(tl Timeline) string {
+	var out []string
+	for _, e := range tl {
+		l := fmt.Sprintf("%v %s i%d %s", e.At, e.Kind, e.Instance, e.Holder+e.Fault)
+		if e.Late > 0 {
+			l += fmt.Sprintf(" late %v", e.Late)
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
+}
