@@ -868,7 +868,8 @@ func connected(n int, join func(i, j int) bool) [][]int {
 // boundFaults are the applied faults a prediction is taken for: those with
 // a failure mode that acted on Redis or hit a leader, or slowed a follower
 // that then won while it lasted (slowWinner: taken as applied at that
-// win). A fault that hit only followers otherwise is no leader's failure,
+// win), or stopped one that won at its resume (winsAtResume: a leader's
+// pause). A fault that hit only followers otherwise is no leader's failure,
 // and the leader's bound says nothing about it.
 func boundFaults(a Analysis) []FaultOutcome {
 	var out []FaultOutcome
@@ -877,15 +878,40 @@ func boundFaults(a Analysis) []FaultOutcome {
 			continue
 		}
 		if !FaultKind(f.Kind).OnRedis() && !f.LeaderHit {
-			won, ok := slowWinner(f, a)
-			if !ok {
+			if winsAtResume(f, a) {
+				f.LeaderHit = true
+			} else if won, ok := slowWinner(f, a); ok {
+				f.Applied, f.LeaderHit = won, true
+			} else {
 				continue
 			}
-			f.Applied, f.LeaderHit = won, true
 		}
 		out = append(out, f)
 	}
 	return out
+}
+
+// winsAtResume reports whether pause or suspend f stopped a follower whose
+// acquire had landed and that believed at its resume, reading the winning
+// reply it held: its key was set before the stop, so it led through the
+// stop as a paused leader does, and its first renewal (TTL/2 + jitter after
+// the resume) may find the key gone: P + TTL/2 + jitter − TTL. Taken for a
+// follower's stop only (StoppedAcquire), a follower paused 3.9 s mid-acquire
+// under 1 s replies believed 2.50 s stale of 0.755 s, one paused 4.9 s
+// overlapped 0.90 s and believed 2.40 s stale of 0.25 s.
+func winsAtResume(f FaultOutcome, a Analysis) bool {
+	if k := FaultKind(f.Kind); (k != FaultPause && k != FaultSuspend) || f.Open {
+		return false
+	}
+	for _, b := range a.Beliefs {
+		if b.Start > f.Healed+hop+winnerStampSlack {
+			break // beliefs are in order of start
+		}
+		if b.Start >= f.Healed && slices.Contains(f.Target, b.Instance) {
+			return true
+		}
+	}
+	return false
 }
 
 // Preconditions lists the assumptions of the predicted bounds that the run
