@@ -292,22 +292,39 @@ type RepeatedTask struct {
 	// By are the incarnations that reported the completions, in order.
 	By []Member `json:"by,omitempty"`
 	// Reclaims counts the completions that followed a reclaim of the task
-	// (TaskReclaimed) by the incarnation that completed it: a run that
-	// began by taking over an entry left pending, unacknowledged, for the
-	// runner's ClaimIdle.
+	// (TaskReclaimed) by the incarnation that completed it, with no failure
+	// of the task by that incarnation between them: a run that began by
+	// taking over an entry left pending, unacknowledged, for the runner's
+	// ClaimIdle. Each reclaim credits one completion.
 	Reclaims int `json:"reclaims,omitempty"`
 }
 
-// Redelivered reports whether the repeat is at-least-once redelivery: every
-// completion but one followed a reclaim by its incarnation, so each extra run
-// took over an entry that another run still held unacknowledged after
-// ClaimIdle. A crashed instance never reports a completion it did not see
-// acknowledged, so such a repeat means a live instance was slower than
+// Redelivered reports whether the repeat may be at-least-once redelivery:
+// every completion but one followed a reclaim by its incarnation, so each
+// extra run may have taken over an entry that another run still held
+// unacknowledged after ClaimIdle, and no incarnation completed the task
+// twice (an instance never runs an entry it holds a second time, so that is
+// a runner bug). A crashed instance never reports a completion it did not
+// see acknowledged, so such a repeat means a live instance was slower than
 // ClaimIdle from delivery to acknowledgement (a stalled process, a machine
 // too loaded for the run's timings, a slow Redis). Any other repeat means
-// the task was delivered twice without a reclaim (in the stream twice) or
-// reported twice.
-func (r RepeatedTask) Redelivered() bool { return r.Reclaims >= r.Completions-1 }
+// the task was delivered twice without a reclaim (in the stream twice), run
+// twice by one instance, or reported twice.
+//
+// It is necessary, not sufficient: the events carry no stream entry and no
+// time bound on the reclaim (the analysis does not know ClaimIdle), so a
+// reclaim of a second copy of the task in the stream, or one long after the
+// other run's acknowledgement was answered, is credited too.
+func (r RepeatedTask) Redelivered() bool {
+	seen := map[Member]bool{}
+	for _, m := range r.By {
+		if seen[m] {
+			return false
+		}
+		seen[m] = true
+	}
+	return r.Reclaims >= r.Completions-1
+}
 
 // DurationStats summarises a set of durations. Median is the mean of the two
 // middle values when Count is even.
@@ -1238,15 +1255,23 @@ func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeate
 	done := map[string]int{}
 	by := map[string][]Member{}
 	reclaims := map[string]int{}
-	reclaimedBy := map[string]map[string]bool{} // task -> incarnations that reclaimed it
+	// task -> incarnation -> its reclaims of the task not yet followed by
+	// an outcome of its own: a reclaim takes over one delivery, and only the
+	// run that delivery began can be credited to it, not a later copy's (a
+	// reclaimed attempt that failed was retried as a new entry).
+	reclaimedBy := map[string]map[string]int{}
 	held, deadLettered, acking := map[string]bool{}, map[string]bool{}, map[string]bool{}
 	for _, e := range ev {
 		switch e.Kind {
 		case TaskReclaimed:
 			if reclaimedBy[e.Task] == nil {
-				reclaimedBy[e.Task] = map[string]bool{}
+				reclaimedBy[e.Task] = map[string]int{}
 			}
-			reclaimedBy[e.Task][e.ID] = true
+			reclaimedBy[e.Task][e.ID]++
+		case TaskFailed:
+			if reclaimedBy[e.Task][e.ID] > 0 {
+				reclaimedBy[e.Task][e.ID]--
+			}
 		case TaskAcknowledging:
 			acking[e.Task] = true
 		case TaskHeld:
@@ -1268,7 +1293,8 @@ func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeate
 			}
 			done[e.Task]++
 			by[e.Task] = append(by[e.Task], Member{e.Instance, e.ID})
-			if reclaimedBy[e.Task][e.ID] {
+			if reclaimedBy[e.Task][e.ID] > 0 {
+				reclaimedBy[e.Task][e.ID]--
 				reclaims[e.Task]++
 			}
 		}

@@ -545,7 +545,9 @@ func TestAnalyzeTasks(t *testing.T) {
 	tl := new(analysisScript).
 		task(0, TaskDispatched, "t1").task(1, TaskCompleted, "t1").
 		task(0, TaskDispatched, "t2"). // lost
-		task(0, TaskDispatched, "t3").task(1, TaskCompleted, "t3").task(2, TaskReclaimed, "t3").task(3, TaskCompleted, "t3").
+		task(0, TaskDispatched, "t3").task(1, TaskCompleted, "t3").
+		add(Event{At: atSec(2), Kind: TaskReclaimed, Instance: 1, ID: "b", Task: "t3"}).
+		add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t3"}).
 		task(0, TaskDispatched, "t4").task(1, TaskFailed, "t4"). // failed, never completed: lost
 		// Completed by two incarnations, the second without a reclaim: delivered twice.
 		task(0, TaskDispatched, "t5").
@@ -557,6 +559,19 @@ func TestAnalyzeTasks(t *testing.T) {
 		add(Event{At: atSec(1), Kind: TaskReclaimed, Instance: 2, ID: "c", Task: "t6"}).
 		add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 2, ID: "c", Task: "t6"}).
 		add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t6"}).
+		// b reclaims its own entry and runs it again: one incarnation
+		// twice, a runner bug.
+		task(0, TaskDispatched, "t7").
+		add(Event{At: atSec(1), Kind: TaskReclaimed, Instance: 1, ID: "b", Task: "t7"}).
+		add(Event{At: atSec(1), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t7"}).
+		add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t7"}).
+		// c's reclaimed run failed: the reclaim does not credit its later
+		// completion of another delivery.
+		task(0, TaskDispatched, "t8").
+		add(Event{At: atSec(1), Kind: TaskReclaimed, Instance: 2, ID: "c", Task: "t8"}).
+		add(Event{At: atSec(2), Kind: TaskFailed, Instance: 2, ID: "c", Task: "t8"}).
+		add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t8"}).
+		add(Event{At: atSec(4), Kind: TaskCompleted, Instance: 2, ID: "c", Task: "t8"}).
 		add(Event{At: atSec(1), Kind: DelayedDue, Lateness: 40 * ms}).
 		add(Event{At: atSec(2), Kind: DelayedDue, Lateness: 0}).
 		add(Event{At: atSec(3), Kind: DelayedDue, Lateness: 100 * ms}).
@@ -567,20 +582,22 @@ func TestAnalyzeTasks(t *testing.T) {
 		t.Errorf("lost %v, want %v", a.LostTasks, want)
 	}
 	want := []RepeatedTask{
-		{Task: "t3", Completions: 2, By: []Member{{0, ""}, {0, ""}}, Reclaims: 1},
+		{Task: "t3", Completions: 2, By: []Member{{0, ""}, {1, "b"}}, Reclaims: 1},
 		{Task: "t5", Completions: 2, By: []Member{{1, "b"}, {2, "c"}}},
 		{Task: "t6", Completions: 2, By: []Member{{2, "c"}, {1, "b"}}, Reclaims: 1},
+		{Task: "t7", Completions: 2, By: []Member{{1, "b"}, {1, "b"}}, Reclaims: 1},
+		{Task: "t8", Completions: 2, By: []Member{{1, "b"}, {2, "c"}}},
 	}
 	if !reflect.DeepEqual(a.RepeatedTasks, want) {
 		t.Errorf("repeated %+v, want %+v", a.RepeatedTasks, want)
 	}
-	for i, redelivered := range []bool{true, false, true} {
+	for i, redelivered := range []bool{true, false, true, false, false} {
 		if got := a.RepeatedTasks[i].Redelivered(); got != redelivered {
 			t.Errorf("%s: Redelivered() = %v, want %v", a.RepeatedTasks[i].Task, got, redelivered)
 		}
 	}
 	s := a.Summary
-	if s.TasksDispatched != 6 || s.TasksLost != 2 || s.TasksRepeated != 3 {
+	if s.TasksDispatched != 8 || s.TasksLost != 2 || s.TasksRepeated != 5 {
 		t.Errorf("task counts %d/%d/%d", s.TasksDispatched, s.TasksLost, s.TasksRepeated)
 	}
 	if want := (DurationStats{Count: 4, Min: 0, Median: 30 * ms, Max: 100 * ms}); s.DelayedLateness != want {

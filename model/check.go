@@ -480,14 +480,14 @@ func measuredCount(metric string, a Analysis) int {
 }
 
 // judgeRepeats says what duplicate_tasks counted: how many of the repeated
-// tasks were at-least-once redelivery (RepeatedTask.Redelivered: an extra run
-// took over an entry a live instance held unacknowledged past ClaimIdle) and
-// how many were delivered twice otherwise. A maximum that only redeliveries
-// exceed is unknown, not failed: a limit on repeats assumes every live
-// instance acknowledges within ClaimIdle of delivery, and a run that breaks
-// that (a stalled process, a machine too loaded for the timings) is too slow
-// to judge it, as the runner allows such repeats by design. A repeat without
-// a reclaim fails it.
+// tasks may be at-least-once redelivery (RepeatedTask.Redelivered: an extra
+// run may have taken over an entry a live instance held unacknowledged past
+// ClaimIdle) and how many were delivered twice otherwise. A maximum that
+// only such repeats exceed is unknown, not failed: a limit on repeats
+// assumes every live instance acknowledges within ClaimIdle of delivery, and
+// a run that breaks that (a stalled process, a machine too loaded for the
+// timings) is too slow to judge it, as the runner allows such repeats by
+// design. A repeat without a reclaim, or by one incarnation twice, fails it.
 func judgeRepeats(c *Check, a Analysis) {
 	if c.MeasuredCount == 0 {
 		return
@@ -500,7 +500,7 @@ func judgeRepeats(c *Check, a Analysis) {
 	}
 	other := c.MeasuredCount - redelivered
 	c.Detail = fmt.Sprintf("%d re-ran after a reclaim (at-least-once redelivery: a live instance held the entry unacknowledged for ClaimIdle), "+
-		"%d without one (delivered twice: in the stream twice, or reported twice)", redelivered, other)
+		"%d without one (delivered twice: in the stream twice, run twice by one instance, or reported twice)", redelivered, other)
 	minHeld := !c.HasMin || c.MeasuredCount >= c.MinCount
 	if c.Verdict == Fail && c.HasMax && other <= c.MaxCount && minHeld {
 		c.Verdict = Unknown

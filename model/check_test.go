@@ -727,9 +727,10 @@ func TestClaimTooLateIsUnknown(t *testing.T) {
 }
 
 // duplicate_tasks: a maximum that only at-least-once redeliveries exceed (each
-// extra completion followed a reclaim by its incarnation) is unknown, with
-// what was counted; a repeat without a reclaim fails it; a minimum is judged
-// on the count alone.
+// extra completion followed a reclaim by its incarnation, each by another
+// incarnation) is unknown, with what was counted; a repeat without a reclaim,
+// or by one incarnation twice, fails it; a minimum is judged on the count
+// alone.
 func TestEvaluateRepeatedTasks(t *testing.T) {
 	redelivered := func(s *analysisScript, task string) *analysisScript {
 		return s.task(1, TaskDispatched, task).
@@ -757,6 +758,21 @@ func TestEvaluateRepeatedTasks(t *testing.T) {
 		{"both", twice(redelivered(base(), "t1"), "t2").end(10), Expectation{Metric: "duplicate_tasks", Max: "0"}, Fail, "1 re-ran after a reclaim"},
 		{"delivered twice within the max", twice(redelivered(base(), "t1"), "t2").end(10), Expectation{Metric: "duplicate_tasks", Max: "1"}, Unknown, "1 without one"},
 		{"a minimum", redelivered(base(), "t").end(10), Expectation{Metric: "duplicate_tasks", Min: "2"}, Fail, "1 re-ran after a reclaim"},
+		// b took over its own entry and ran it again: a runner bug, not a
+		// redelivery.
+		{"one incarnation twice", base().task(1, TaskDispatched, "t").
+			add(Event{At: atSec(2), Kind: TaskReclaimed, Instance: 1, ID: "b", Task: "t"}).
+			add(Event{At: atSec(2), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t"}).
+			add(Event{At: atSec(3), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t"}).end(10),
+			Expectation{Metric: "duplicate_tasks", Max: "0"}, Fail, "0 re-ran after a reclaim"},
+		// c's reclaim began a run that failed; its later completion is of
+		// another delivery, which the reclaim does not account for.
+		{"reclaim of a failed attempt", base().task(1, TaskDispatched, "t").
+			add(Event{At: atSec(2), Kind: TaskReclaimed, Instance: 2, ID: "c", Task: "t"}).
+			add(Event{At: atSec(3), Kind: TaskFailed, Instance: 2, ID: "c", Task: "t"}).
+			add(Event{At: atSec(5), Kind: TaskCompleted, Instance: 1, ID: "b", Task: "t"}).
+			add(Event{At: atSec(6), Kind: TaskCompleted, Instance: 2, ID: "c", Task: "t"}).end(10),
+			Expectation{Metric: "duplicate_tasks", Max: "0"}, Fail, "0 re-ran after a reclaim"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			sc := Scenario{Mode: ModeRunner, Params: specTimings, Expect: []Expectation{tt.limit}}
