@@ -705,7 +705,12 @@ func TestCancelDuringStartUp(t *testing.T) {
 				t.Errorf("the run returned %v after the cancel", took)
 			}
 			if !errors.Is(err, context.Canceled) || res == nil || res.Complete {
-				t.Errorf("result %v, error %v: want the partial run, incomplete, with ctx's error", res != nil, err)
+				t.Fatalf("result %v, error %v: want the partial run, incomplete, with ctx's error", res != nil, err)
+			}
+			// A delayed start the run's end killed before its hello is a
+			// harness error naming it (before, nothing said it never ran).
+			if c.starts != nil && len(errorsNaming(res, "instance 2", "no hello by the run's end (launched")) != 1 {
+				t.Errorf("errors %q: want instance 2's missing hello at the run's end", res.Errors)
 			}
 			assertNoAgents(t)
 			assertNoZombies(t)

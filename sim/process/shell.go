@@ -44,21 +44,28 @@ type shell struct {
 	prestarted bool
 	lives      int
 	down       sync.WaitGroup // incarnations winding down
+	// hellos counts the hello readers still running, until each has
+	// reported (done): the run waits for them (Wait, Started), so a failed
+	// hello is in the run's errors before they are copied.
+	hellos sync.WaitGroup
 }
 
 // incarnation is one agent process.
 type incarnation struct {
-	name    string // how errors name it
-	cmd     *exec.Cmd
-	stdin   io.WriteCloser
-	hello   agent.Hello
-	helloAt time.Time // when the harness read the hello: the election began
-	log     *os.File
-	leading atomic.Bool
-	paused  bool
-	exited  chan struct{} // closed once the process is reaped
-	tail    tailBuffer    // the end of its stderr, for errors
-	seq     atomic.Uint64
+	name     string // how errors name it
+	launched time.Time
+	// runEnded: the run's end (Kill) killed it while it was starting.
+	runEnded bool
+	cmd      *exec.Cmd
+	stdin    io.WriteCloser
+	hello    agent.Hello
+	helloAt  time.Time // when the harness read the hello: the election began
+	log      *os.File
+	leading  atomic.Bool
+	paused   bool
+	exited   chan struct{} // closed once the process is reaped
+	tail     tailBuffer    // the end of its stderr, for errors
+	seq      atomic.Uint64
 
 	wmu     sync.Mutex // one command line at a time
 	rmu     sync.Mutex
@@ -115,9 +122,9 @@ func (s *shell) environ(life int) ([]string, error) {
 	return e, nil
 }
 
-// errEnded is what ended a starting incarnation that the harness killed
-// before its hello (a crash or stop of its index, the end of the run):
-// nothing to report.
+// errEnded is what ended a starting incarnation that a crash or stop of
+// its index killed before its hello: nothing to report (the fault ended
+// it). One the run's end killed is reported (errNoHelloByEnd).
 var errEnded = errors.New("killed by the harness before its hello")
 
 // Prestart starts the first agent process and waits for its hello: its
@@ -147,7 +154,10 @@ func (s *shell) Prestart(ctx context.Context) (time.Time, error) {
 // restart waited for the hello here, in the run's fault schedule, which
 // made every later fault that much late. An agent that fails before or at
 // its hello (exits, writes something else, says none within helloTimeout,
-// lacks a capability) is killed, and the run's errors say why, naming it.
+// lacks a capability) is killed, and the run's errors say why, naming it;
+// so does one still silent when the run ends (the run waits for a start
+// before its recovery, Started: that is a run cancelled first). The run
+// goes on without it.
 func (s *shell) Start() error {
 	s.mu.Lock()
 	pre := s.prestarted
@@ -167,8 +177,10 @@ func (s *shell) Start() error {
 // start launches an incarnation, the shell's starting one, and reads its
 // hello in the background. done is called once: with nil when it started
 // (recorded, live, its events read from then on), or with what ended it,
-// killed and reaped (errEnded if the harness killed it first: take). The
-// hello is waited for until ctx is done at most.
+// killed and reaped (errEnded if a crash or stop of its index killed it
+// first, take; a run's-end error if the run's end did, Kill). The hello is
+// waited for until ctx is done at most. An incarnation still live or
+// starting at the index is ended first (restart, below).
 func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, error) {
 	inc, dec, err := s.launch()
 	if err != nil {
@@ -176,13 +188,15 @@ func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, erro
 	}
 	s.mu.Lock()
 	s.starting = inc
+	s.hellos.Add(1)
 	s.mu.Unlock()
 	go func() {
+		// Who owns the incarnation is decided before anything is done
+		// to it: until then, take may kill it (its hello's read then ends
+		// in EOF, which is the kill's, not the agent's failure).
 		err := s.hello(ctx, inc, dec)
 		if err == nil {
-			if err = lacks(inc.name, s.slot.Scenario, inc.hello); err != nil {
-				err = inc.abort(err)
-			}
+			err = lacks(inc.name, s.slot.Scenario, inc.hello)
 		}
 		s.mu.Lock()
 		own := s.starting == inc // not killed by a crash, stop or the run's end
@@ -195,17 +209,26 @@ func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, erro
 				s.cur = inc
 			}
 		}
+		runEnded := inc.runEnded
 		s.mu.Unlock()
 		switch {
 		case !own:
-			if err == nil {
-				_ = inc.reap() // killed as its hello came: still to reap
+			_ = inc.reap() // take killed it
+			if runEnded {
+				// Nothing measured it: the run's verdict must not pass
+				// as if it had run (before, its Start failed the run).
+				done(fmt.Errorf("%s: no hello by the run's end (launched %.1fs before)", inc.name, time.Since(inc.launched).Seconds()))
+				s.hellos.Done()
+				return
 			}
 			done(errEnded)
+			s.hellos.Done()
 		case err != nil:
-			done(err)
+			done(inc.abort(err))
+			s.hellos.Done()
 		default:
 			done(nil)
+			s.hellos.Done()
 			s.read(inc, dec)
 		}
 	}()
@@ -255,20 +278,20 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 		return nil, nil, err
 	}
 	inc.cmd = cmd
-	launched := time.Now()
+	inc.launched = time.Now()
 	if err := cmd.Start(); err != nil {
 		inc.closeLog()
 		return nil, nil, fmt.Errorf("%s: starting: %w", inc.name, err)
 	}
 	dec := agent.NewDecoder(inc.name, stdout)
-	dec.CheckStamps(launched) // a t off by decades is a protocol error, not lateness
+	dec.CheckStamps(inc.launched) // a t off by decades is a protocol error, not lateness
 	return inc, dec, nil
 }
 
 // hello reads a launched incarnation's hello, which must name the lease key
 // it was given. Whatever else ends the wait (a line that is not a hello,
-// the agent's exit, helloTimeout, ctx done) kills and reaps it, and is
-// returned naming it, with the end of its stderr.
+// the agent's exit, helloTimeout, ctx done) is returned naming it; the
+// caller, once it owns the incarnation, ends it (abort).
 func (s *shell) hello(ctx context.Context, inc *incarnation, dec *agent.Decoder) error {
 	type said struct {
 		h   agent.Hello
@@ -285,16 +308,16 @@ func (s *shell) hello(ctx context.Context, inc *incarnation, dec *agent.Decoder)
 	select {
 	case r := <-got:
 		if r.err != nil {
-			return inc.abort(r.err)
+			return r.err
 		}
 		inc.hello, inc.helloAt = r.h, r.at
 	case <-timeout.C:
-		return inc.abort(fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout))
+		return fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout)
 	case <-ctx.Done():
-		return inc.abort(fmt.Errorf("%s: waiting for its hello: %w", inc.name, ctx.Err()))
+		return fmt.Errorf("%s: waiting for its hello: %w", inc.name, ctx.Err())
 	}
 	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
-		return inc.abort(fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want))
+		return fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want)
 	}
 	return nil
 }
@@ -447,11 +470,15 @@ func (s *shell) current() *incarnation {
 
 // take takes the live incarnation, and kills the starting one (it never
 // started: nothing is recorded; its hello's reader reaps it, and Wait
-// waits for that).
-func (s *shell) take() *incarnation {
+// waits for that). runEnd: the run's end takes it (Kill), and the starting
+// one's reader reports that it never said hello.
+func (s *shell) take(runEnd bool) *incarnation {
 	s.mu.Lock()
 	inc, starting := s.cur, s.starting
 	s.cur, s.starting = nil, nil
+	if starting != nil {
+		starting.runEnded = runEnd
+	}
 	s.mu.Unlock()
 	if starting != nil {
 		proc.KillGroup(starting.cmd.Process)
@@ -478,7 +505,7 @@ func (inc *incarnation) signal(sig syscall.Signal) error {
 // nothing it wrote after counts. An agent still starting is killed, and
 // nothing recorded: it never started.
 func (s *shell) Crash() {
-	inc := s.take()
+	inc := s.take(false)
 	if inc == nil {
 		return
 	}
@@ -491,7 +518,7 @@ func (s *shell) Crash() {
 // once the agent has exited; one that outlives TTL + 5 s is killed. An
 // agent still starting is killed, as by Crash.
 func (s *shell) Stop() {
-	inc := s.take()
+	inc := s.take(false)
 	if inc == nil {
 		return
 	}
@@ -580,14 +607,36 @@ func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
 // failed), and one still starting (a delayed start or a restart whose
 // hello has not come).
 func (s *shell) Kill() {
-	if inc := s.take(); inc != nil {
+	if inc := s.take(true); inc != nil {
 		proc.KillGroup(inc.cmd.Process)
 		s.down.Go(func() { <-inc.exited })
 	}
 }
 
-// Wait waits until every agent process of this instance is reaped.
-func (s *shell) Wait() { s.down.Wait() }
+// Wait waits until every agent process of this instance is reaped and
+// every hello's reader has reported.
+func (s *shell) Wait() {
+	s.hellos.Wait()
+	s.down.Wait()
+}
+
+// Starting reports whether an agent is launched and its hello not read.
+func (s *shell) Starting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.starting != nil
+}
+
+// Started waits until no agent of this instance is starting (each said
+// hello, or failed and was reported), or ctx is done.
+func (s *shell) Started(ctx context.Context) {
+	done := make(chan struct{})
+	go func() { s.hellos.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
+}
 
 // reap waits for the exited process, closes its pipes and log, and marks
 // it exited; it returns the process's exit error.

@@ -21,6 +21,7 @@ type activeFault struct {
 	f       model.Fault
 	targets []int
 	heal    func() // undoes the fault; nil for instant faults
+	note    string // what the heal could not do, for its FaultHealed
 }
 
 // resolveTargets picks the instances a fault hits, at the moment of injection.
@@ -39,8 +40,31 @@ func (r *run) resolveTargets(t model.Target) []int {
 // apply injects fault id and returns what heals it.
 func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, error) {
 	a := &activeFault{id: id, f: f}
+	detail := f.Describe()
 	if !f.Kind.OnRedis() {
 		a.targets = r.resolveTargets(f.Target)
+		if f.Kind == model.FaultPause || f.Kind == model.FaultSuspend || f.Kind == model.FaultClock {
+			// An index given by number may not be running (down, or an
+			// agent still starting): a pause or clock fault has nothing
+			// to act on there, and the timeline says so rather than
+			// that it hit it.
+			var live, not []int
+			for _, i := range a.targets {
+				if r.instances[i].Live() {
+					live = append(live, i)
+				} else {
+					not = append(not, i)
+				}
+			}
+			if len(not) > 0 {
+				why := fmt.Sprintf("instance %v not running (down, or started and its start-up not done)", not)
+				if len(live) == 0 {
+					r.rec.Record(model.Event{Kind: model.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Detail: why})
+					return nil, nil
+				}
+				a.targets, detail = live, detail+"; skipped "+why
+			}
+		}
 		if len(a.targets) == 0 {
 			// A role that matches nobody (no leader right now, say) is not a
 			// fault on everyone: nothing happens, and the timeline says so.
@@ -51,7 +75,7 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 	}
 	// Recorded before the action, so the analysis sees the fault come first
 	// and the leaders it hit still leading at the moment of injection.
-	r.rec.Record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: f.Describe(), Instant: f.Instant()})
+	r.rec.Record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: detail, Instant: f.Instant()})
 	var err error
 	switch f.Kind {
 	case model.FaultCrash, model.FaultStop:
@@ -65,12 +89,24 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 		if f.Restart {
 			targets := a.targets
 			a.heal = func() {
+				var already []int
 				for _, i := range targets {
 					in := r.instances[i]
+					if up(in) {
+						// Another fault's restart (overlapping this one)
+						// started it again: a second Start would leave
+						// that incarnation running unrecorded. The
+						// virtual backend restarts only a down instance too.
+						already = append(already, i)
+						continue
+					}
 					in.Wait() // the old incarnation is fully down
 					if err := in.Start(); err != nil {
 						r.fail(err)
 					}
+				}
+				if len(already) > 0 {
+					a.note = fmt.Sprintf("instance %v not restarted: already up again (another fault's restart)", already)
 				}
 			}
 		}
@@ -94,9 +130,6 @@ func (r *run) apply(ctx context.Context, id int, f model.Fault) (*activeFault, e
 		var bent []Shell
 		for _, i := range a.targets {
 			in := r.instances[i]
-			if !in.Live() {
-				continue
-			}
 			if cerr := in.Clock(f.Rate, f.Jump); cerr != nil {
 				err = errors.Join(err, fmt.Errorf("instance %d: %w", i, cerr))
 				continue
@@ -216,7 +249,7 @@ func (r *run) healFault(a *activeFault) {
 	if a.heal != nil {
 		a.heal()
 	}
-	r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(a.f.Kind), FaultID: a.id, Target: a.targets})
+	r.rec.Record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(a.f.Kind), FaultID: a.id, Target: a.targets, Detail: a.note})
 }
 
 // partition cuts the targets' proxies in the given mode.

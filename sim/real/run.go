@@ -345,7 +345,9 @@ func (r *run) execute(ctx context.Context) error {
 				preMu.Lock()
 				defer preMu.Unlock()
 				if err != nil {
-					preErr = errors.Join(preErr, err)
+					if ctx.Err() == nil || !errors.Is(err, ctx.Err()) {
+						preErr = errors.Join(preErr, err)
+					}
 					return
 				}
 				if began.IsZero() || t.Before(began) {
@@ -356,7 +358,9 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	pre.Wait()
 	if err := ctx.Err(); err != nil {
-		return err // cancelled during the start-up: every Prestart gave up
+		// Cancelled during the start-up: every Prestart gave up, with
+		// ctx's error; one that had failed on its own first says so too.
+		return errors.Join(err, preErr)
 	}
 	if preErr != nil {
 		return preErr
@@ -404,6 +408,9 @@ func (r *run) execute(ctx context.Context) error {
 		}
 		switch a.Kind {
 		case model.ActionStart:
+			if up(r.instances[a.Index]) {
+				continue // a crash's restart started it already
+			}
 			if err := r.instances[a.Index].Start(); err != nil {
 				return err
 			}
@@ -428,10 +435,17 @@ func (r *run) execute(ctx context.Context) error {
 	}
 	stopWork()
 	healAll()
-	// The recovery is counted from the moment everything is healed, not
-	// from the schedule: a heal that restarts an instance can run late on
-	// a loaded machine, and the recovery must still be the whole period in
-	// which the last dispatched tasks drain and leadership settles.
+	// The recovery is counted from the moment everything is healed and
+	// every instance started is running, not from the schedule: a heal
+	// that restarts an instance can run late on a loaded machine, an agent
+	// restarted (or started late) takes its start-up to run, and the
+	// recovery must still be the whole period in which the last dispatched
+	// tasks drain and leadership settles.
+	for _, in := range r.instances {
+		if p, ok := in.(Prestarter); ok {
+			p.Started(ctx)
+		}
+	}
 	return sleepUntil(ctx, r.rec, max(r.rec.Since(), r.sc.Duration)+r.sc.Recovery)
 }
 

@@ -64,8 +64,25 @@ type Shell interface {
 // A Prestarter's later Starts (a delayed start, a restart) must not block
 // the fault schedule for its start-up either: they return once the
 // instance is launched, and record InstanceStarted when it began running.
+//
+// Starting reports whether an incarnation is launched and not yet running
+// (neither Live nor down: a restart heal leaves it be). Started waits until
+// none is starting (each began running, or failed and was reported), or
+// ctx is done: the recovery is counted from then, so that a start-up does
+// not eat it.
 type Prestarter interface {
 	Prestart(ctx context.Context) (began time.Time, err error)
+	Starting() bool
+	Started(ctx context.Context)
+}
+
+// up reports whether in has an incarnation live or starting.
+func up(in Shell) bool {
+	if in.Live() {
+		return true
+	}
+	p, ok := in.(Prestarter)
+	return ok && p.Starting()
 }
 
 // Slot is what a Spawner is given for one instance.
