@@ -32,27 +32,31 @@ const callRuns = 3
 // of ordinary timer jitter. A bound is about the client's logic, so that
 // much more is excused, and reported.
 type stallMeter struct {
+	mu   sync.Mutex
+	late time.Duration // summed over the wake-ups so far
+	prev time.Time     // the last wake-up
 	stop chan struct{}
 	done chan time.Duration
 }
 
+const stallTick, stallJitter = 5 * time.Millisecond, time.Millisecond
+
 func startStallMeter() *stallMeter {
-	const tick, jitter = 5 * time.Millisecond, time.Millisecond
-	m := &stallMeter{stop: make(chan struct{}), done: make(chan time.Duration, 1)}
-	ticker := time.NewTicker(tick)
+	m := &stallMeter{prev: time.Now(), stop: make(chan struct{}), done: make(chan time.Duration, 1)}
+	ticker := time.NewTicker(stallTick)
 	go func() {
 		defer ticker.Stop()
-		var late time.Duration
-		prev := time.Now()
 		for {
 			select {
 			case <-m.stop:
-				m.done <- late + max(time.Since(prev)-tick-jitter, 0)
+				m.done <- m.SoFar()
 				return
 			case <-ticker.C:
 				now := time.Now()
-				late += max(now.Sub(prev)-tick-jitter, 0)
-				prev = now
+				m.mu.Lock()
+				m.late += max(now.Sub(m.prev)-stallTick-stallJitter, 0)
+				m.prev = now
+				m.mu.Unlock()
 			}
 		}
 	}()
@@ -63,6 +67,14 @@ func startStallMeter() *stallMeter {
 func (m *stallMeter) Stop() time.Duration {
 	close(m.stop)
 	return <-m.done
+}
+
+// SoFar returns the stall up to now, the wake-up still awaited included,
+// while the meter runs on.
+func (m *stallMeter) SoFar() time.Duration {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.late + max(time.Since(m.prev)-stallTick-stallJitter, 0)
 }
 
 type quietLogger struct{}
