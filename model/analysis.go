@@ -594,14 +594,21 @@ func beliefsOf(ev []Event, end time.Duration) ([]Belief, []beliefLate) {
 	var lates []beliefLate
 	current := map[int]string{} // instance index → id of its live incarnation
 	open := map[int]int{}       // instance index → position in out of its open belief
-	closed := map[int]int{}     // instance index → position in out of its last ended belief
+	closed := map[Member]int{}  // incarnation → position in out of its last ended belief
+	gone := map[Member]Event{}  // incarnation → the crash or stop that ended it
+	member := func(i int, id string) Member {
+		if id == "" {
+			id = current[i]
+		}
+		return Member{i, id}
+	}
 	finish := func(i int, id string, e Event, by Kind) {
 		k, ok := open[i]
 		if !ok || (id != "" && id != out[k].ID) {
 			// A demotion read after the belief ended (a crash the harness
-			// recorded before it read the agent's last line) may really
-			// have come before that end.
-			if c, had := closed[i]; !ok && had && e.Late > 0 && (id == "" || id == out[c].ID) {
+			// recorded before it read the agent's last line, perhaps after
+			// a restart's promotion) may really have come before that end.
+			if c, had := closed[member(i, id)]; had && e.Late > 0 {
 				lates[c].end = max(lates[c].end, out[c].End-(e.At-e.Late))
 			}
 			return
@@ -610,7 +617,7 @@ func beliefsOf(ev []Event, end time.Duration) ([]Belief, []beliefLate) {
 		out[k].EndedBy = by
 		lates[k].end = e.Late
 		delete(open, i)
-		closed[i] = k
+		closed[out[k].Member] = k
 	}
 	for _, e := range ev {
 		if e.Instance < 0 {
@@ -622,22 +629,39 @@ func beliefsOf(ev []Event, end time.Duration) ([]Belief, []beliefLate) {
 				finish(e.Instance, "", e, InstanceStarted)
 			}
 			current[e.Instance] = e.ID
+			delete(gone, Member{e.Instance, e.ID}) // restarted under the same id
 		case LeaderGained:
-			id := e.ID
-			if id == "" {
-				id = current[e.Instance]
+			m := member(e.Instance, e.ID)
+			if g, dead := gone[m]; dead {
+				// Read after the harness recorded its agent's crash or
+				// stop (it records, then kills; buffered lines follow):
+				// written before it, so it led at most from its earliest
+				// time to that end, and not at all if that is later.
+				if e.At-e.Late < g.At {
+					closed[m] = len(out)
+					out = append(out, Belief{Member: m, Window: window(g.At, g.At, false), EndedBy: g.Kind})
+					lates = append(lates, beliefLate{start: g.At - (e.At - e.Late)})
+				}
+				continue
 			}
 			if k, ok := open[e.Instance]; ok {
-				if out[k].ID == id {
+				if out[k].ID == m.ID {
 					continue // a repeated promotion is the same belief
 				}
 				finish(e.Instance, "", e, InstanceStarted)
 			}
 			open[e.Instance] = len(out)
-			delete(closed, e.Instance)
-			out = append(out, Belief{Member: Member{e.Instance, id}, Window: Window{Start: e.At}})
+			delete(closed, m)
+			out = append(out, Belief{Member: m, Window: Window{Start: e.At}})
 			lates = append(lates, beliefLate{start: e.Late})
 		case LeaderLost, InstanceCrashed, InstanceStopped:
+			if e.Kind != LeaderLost {
+				if m := member(e.Instance, e.ID); m.ID != "" {
+					if _, seen := gone[m]; !seen {
+						gone[m] = e
+					}
+				}
+			}
 			finish(e.Instance, e.ID, e, e.Kind)
 		}
 	}

@@ -12,9 +12,10 @@ import (
 )
 
 // randomLateTimeline is three instances leading in turns and at once, every
-// agent line read up to 0.6 s late, a crash or two recorded before the
-// crashed agent's last line was read, a partition of one instance, the
-// key's holders and chores.
+// agent line read up to 0.6 s late, crashes and stops recorded before the
+// agent's last line was read (a demotion or a promotion, some too little
+// late to have been), restarts with new ids, a partition of one instance,
+// an instant fault, the key's holders and chores.
 func randomLateTimeline(rng *rand.Rand) Timeline {
 	ms := time.Millisecond
 	late := func() time.Duration {
@@ -28,18 +29,51 @@ func randomLateTimeline(rng *rand.Rand) Timeline {
 	}
 	var tl Timeline
 	ids := []string{"a", "b", "c"}
-	for i, id := range ids {
+	for i, base := range ids {
+		id, restarts := base, 0
 		at := time.Duration(rng.IntN(3000)) * ms
-		for n := rng.IntN(4); n > 0; n-- {
+		tl = append(tl, Event{At: 0, Kind: InstanceStarted, Instance: i, ID: id})
+		// gone is a crash (or stop) the harness recorded before it read
+		// lines the agent wrote before it, then a restart with a new id.
+		gone := func(kind Kind) {
+			tl = append(tl, Event{At: at, Kind: kind, Instance: i, ID: id})
+			if rng.IntN(2) == 0 {
+				// A promotion written before the end, read after it:
+				// sometimes so little late it cannot have been.
+				d := time.Duration(1+rng.IntN(100)) * ms
+				tl = append(tl, Event{At: at + d, Kind: LeaderGained, Instance: i, ID: id, Late: d - 1 + late()})
+			}
+			at += time.Duration(200+rng.IntN(1000)) * ms
+			restarts++
+			id = base + strconv.Itoa(restarts)
+			tl = append(tl, Event{At: at, Kind: InstanceStarted, Instance: i, ID: id})
+			at += time.Duration(50+rng.IntN(1000)) * ms
+		}
+		for n := rng.IntN(5); n > 0; n-- {
 			tl = append(tl, Event{At: at, Kind: LeaderGained, Instance: i, ID: id, Late: late()})
 			at += time.Duration(50+rng.IntN(4000)) * ms
-			if n == 1 && rng.IntN(3) == 0 {
+			switch rng.IntN(5) {
+			case 0:
 				// Crashed: the harness recorded it before it read the
 				// agent's demotion, written just before.
 				d := time.Duration(rng.IntN(100)) * ms
 				tl = append(tl, Event{At: at, Kind: InstanceCrashed, Instance: i, ID: id},
 					Event{At: at + d, Kind: LeaderLost, Instance: i, ID: id, Late: d + late()})
-				break
+				at += time.Duration(rng.IntN(200)) * ms
+				restarts++
+				id = base + strconv.Itoa(restarts)
+				tl = append(tl, Event{At: at, Kind: InstanceStarted, Instance: i, ID: id})
+				at += time.Duration(50+rng.IntN(1000)) * ms
+				continue
+			case 1:
+				tl = append(tl, Event{At: at, Kind: LeaderLost, Instance: i, ID: id, Late: late()})
+				at += time.Duration(rng.IntN(300)) * ms
+				kind := InstanceCrashed
+				if rng.IntN(2) == 0 {
+					kind = InstanceStopped
+				}
+				gone(kind)
+				continue
 			}
 			tl = append(tl, Event{At: at, Kind: LeaderLost, Instance: i, ID: id, Late: late()})
 			at += time.Duration(50+rng.IntN(3000)) * ms
@@ -59,6 +93,9 @@ func randomLateTimeline(rng *rand.Rand) Timeline {
 	f := time.Duration(2000+rng.IntN(6000)) * ms
 	tl = append(tl, Event{At: f, Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "partition", Mode: "blackhole", Target: []int{rng.IntN(3)}},
 		Event{At: f + time.Duration(rng.IntN(3000))*ms, Kind: FaultHealed, Instance: -1, FaultID: 0})
+	g := time.Duration(1000+rng.IntN(12000)) * ms
+	tl = append(tl, Event{At: g, Kind: FaultApplied, Instance: -1, FaultID: 1, Fault: "redis-restart", Instant: true},
+		Event{At: g, Kind: FaultHealed, Instance: -1, FaultID: 1})
 	tl = append(tl, Event{At: 30 * time.Second, Kind: RunEnded, Instance: -1, Detail: "complete"})
 	slices.SortStableFunc(tl, func(x, y Event) int { return cmp.Compare(x.At, y.At) })
 	return tl
@@ -70,11 +107,14 @@ func randomLateTimeline(rng *rand.Rand) Timeline {
 // its agent's crash written before it.
 func aTiming(tl Timeline, rng *rand.Rand) Timeline {
 	out := slices.Clone(tl)
-	last := map[int]time.Duration{}
-	crashed := map[int]time.Duration{}
+	last := map[string]time.Duration{}    // incarnation id → its previous line's time
+	crashed := map[string]time.Duration{} // incarnation id → its crash or stop
 	for i, e := range out {
-		if e.Kind == InstanceCrashed {
-			crashed[e.Instance] = e.At
+		if _, was := crashed[e.ID]; !was && (e.Kind == InstanceCrashed || e.Kind == InstanceStopped) {
+			crashed[e.ID] = e.At
+		}
+		if e.Kind == InstanceStarted {
+			last[e.ID] = e.At // an incarnation writes nothing before it starts
 		}
 		if e.Late == 0 && e.Kind != LeaderGained && e.Kind != LeaderLost {
 			continue
@@ -85,10 +125,12 @@ func aTiming(tl Timeline, rng *rand.Rand) Timeline {
 			continue
 		}
 		hi := e.At
-		if c, ok := crashed[e.Instance]; ok {
+		if c, ok := crashed[e.ID]; ok {
 			hi = min(hi, c)
 		}
-		lo := e.At - e.Late
+		// A line whose earliest time is after its agent's crash cannot
+		// have been written (no leadership): at the crash, after it.
+		lo := min(e.At-e.Late, hi)
 		var at time.Duration
 		switch rng.IntN(3) {
 		case 0:
@@ -100,8 +142,8 @@ func aTiming(tl Timeline, rng *rand.Rand) Timeline {
 		}
 		// After the agent's previous line: a belief of no length is no
 		// leadership, and no agent writes two lines in one nanosecond.
-		at = min(max(at, last[e.Instance]+1), hi)
-		last[e.Instance] = at
+		at = min(max(at, last[e.ID]+1), hi)
+		last[e.ID] = at
 		out[i].At, out[i].Late = at, 0
 	}
 	slices.SortStableFunc(out, func(x, y Event) int { return cmp.Compare(x.At, y.At) })
@@ -205,7 +247,7 @@ func TestLateRangeHoldsEveryTiming(t *testing.T) {
 func brief(tl Timeline) string {
 	var out []string
 	for _, e := range tl {
-		l := fmt.Sprintf("%v %s i%d %s", e.At, e.Kind, e.Instance, e.Holder+e.Fault)
+		l := fmt.Sprintf("%v %s i%d %s %s", e.At, e.Kind, e.Instance, e.ID, e.Holder+e.Fault)
 		if e.Late > 0 {
 			l += fmt.Sprintf(" late %v", e.Late)
 		}

@@ -309,3 +309,51 @@ func TestLateLineAfterACrash(t *testing.T) {
 		t.Errorf("max_gap: %s (%s); want unknown", g.Verdict, g.Detail)
 	}
 }
+
+// A promotion line read after the harness recorded its agent's crash (the
+// harness records the crash, then kills; lines already buffered are read
+// after): a's promotion is stamped 10.05 s, read up to 0.2 s late, its
+// crash recorded at 10 s, while b leads from 0 to 20 s. a led at most from
+// 9.85 s to its crash, an overlap of 0 to 150 ms, never the 9.95 s to the
+// run's end its stamp would give. A promotion whose earliest time is after
+// the crash is no leadership at all.
+func TestLatePromotionAfterCrashEndsAtTheCrash(t *testing.T) {
+	tl := new(analysisScript).gain(0, 1, "b").
+		crash(10, 0, "a").
+		add(Event{At: atSec(10.05), Kind: LeaderGained, Instance: 0, ID: "a", Late: 200 * time.Millisecond}).
+		lose(20, 1, "b").end(30)
+	a, c := lateVerdicts(t, tl, Expectation{Metric: "max_overlap", Max: "1s"}, Expectation{Metric: "overlap_windows", Max: "1"})
+	for _, m := range []string{"max_overlap", "overlap_windows"} {
+		if c[m].Verdict != Pass {
+			t.Errorf("%s: %s (%s); want pass: a led at most 150 ms, up to its crash", m, c[m].Verdict, c[m].Detail)
+		}
+	}
+	if r := a.LateRange.MaxOverlap; r.Least != 0 || r.Most != 150*time.Millisecond {
+		t.Errorf("max overlap range %+v, want 0 to 150ms", r)
+	}
+	tl = new(analysisScript).gain(0, 1, "b").
+		crash(10, 0, "a").
+		add(Event{At: atSec(10.3), Kind: LeaderGained, Instance: 0, ID: "a", Late: 200 * time.Millisecond}).
+		lose(20, 1, "b").end(30)
+	a, _ = lateVerdicts(t, tl)
+	for _, b := range a.Beliefs {
+		if b.ID == "a" {
+			t.Errorf("belief %+v from a promotion at 10.1 s at the earliest, after a's crash at 10 s", b)
+		}
+	}
+}
+
+// An old incarnation's demotion read late, after the new incarnation (a
+// restart, a new id) promoted: it still says the old belief may have ended
+// earlier than the crash that ended it on the stamps.
+func TestLateOldDemotionAfterRestartCounts(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").
+		crash(10, 0, "a").
+		start(10.1, 0, "a2").gain(10.2, 0, "a2").
+		add(Event{At: atSec(10.3), Kind: LeaderLost, Instance: 0, ID: "a", Late: 500 * time.Millisecond}).
+		lose(20, 0, "a2").end(30)
+	a, _ := lateVerdicts(t, tl)
+	if len(a.Beliefs) == 0 || a.Beliefs[0].ID != "a" || a.Beliefs[0].Shorter != 200*time.Millisecond {
+		t.Fatalf("beliefs %+v; want a's first, up to 200 ms shorter (its demotion 9.8 s at the earliest)", a.Beliefs)
+	}
+}
