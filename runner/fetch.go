@@ -89,7 +89,10 @@ func (r *Runner) fetch(ctx context.Context) {
 				nextClaim = r.clock.Now().Add(r.cfg.ChoreInterval)
 			}
 			reclaimed = true
-			if len(msgs) == 0 {
+			if err != nil || len(msgs) == 0 {
+				// go-redis may return entries and an error (a reply
+				// cut short): they are dropped, left pending here for
+				// the next pass after ClaimIdle, and the window ends.
 				r.claimEnd()
 			} else if h := r.claimHook; h != nil {
 				h()

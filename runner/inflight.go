@@ -44,15 +44,17 @@ func (r *Runner) track(ds []*delivery, claimed bool) []*delivery {
 }
 
 // claimBegin opens an XAUTOCLAIM pass's window: from now until its reply is
-// registered (track) or found empty (claimEnd), settled records the entries
-// it settles, which the reply may still return.
+// registered (track) or found empty or failed (claimEnd), settled records
+// the entries it settles, which the reply may still return. What an earlier
+// window recorded is forgotten: that pass's reply was handled.
 func (r *Runner) claimBegin() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.claiming = true
+	clear(r.lateSettled)
 }
 
-// claimEnd closes the window of a pass that returned nothing.
+// claimEnd closes the window of a pass that returned nothing or failed.
 func (r *Runner) claimEnd() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
