@@ -45,6 +45,16 @@ const hop = time.Millisecond
 // out, a fault of unlimited size. Within treats it as infinity.
 const Unbounded = time.Duration(math.MaxInt64)
 
+// BoundText writes a bound as formulas, tables and the CLI show it:
+// "unbounded" for Unbounded, else the duration as time.Duration prints it
+// (exact: a bound is computed, not measured).
+func BoundText(d time.Duration) string {
+	if d == Unbounded {
+		return "unbounded"
+	}
+	return d.String()
+}
+
 // go-redis v9.23.0 options that decide retry timing but are not in
 // ClientParams; these are its defaults (options.go, internal/pool).
 const (
@@ -336,7 +346,7 @@ func callBound(p Params, mode string) (time.Duration, string) {
 			d += 2 * retryBackoff(1)
 			f = fmt.Sprintf("(min(MaxRetries, 1) + 1) × ReadTimeout + 2 × backoff(1) = %d × %v + 2 × %v", attempts, c.ReadTimeout, retryBackoff(1))
 		}
-		f += " = " + show(d)
+		f += " = " + BoundText(d)
 	case ModePartitionRefuse:
 		// The health check drops the closed pooled connection: the first
 		// attempt dials as every retry does.
@@ -411,7 +421,7 @@ func callMin(p Params, mode string) (time.Duration, string) {
 	case ModePartitionBlackhole, ModePartitionReplies:
 		if c.ReadTimeout < 0 {
 			if c.ContextTimeoutEnabled && p.OpTimeout > 0 {
-				return p.OpTimeout, "OpTimeout (ContextTimeoutEnabled, ReadTimeout none) = " + show(p.OpTimeout)
+				return p.OpTimeout, "OpTimeout (ContextTimeoutEnabled, ReadTimeout none) = " + BoundText(p.OpTimeout)
 			}
 			return Unbounded, "ReadTimeout none = unbounded"
 		}
@@ -602,7 +612,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		paused := term{sym: "P", d: s.Pause}
 		if renew+s.Pause+hop <= ttl {
 			_, f := sum(half, jit, paused)
-			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", the late renewal still lands in time"
+			pr.GapFormula = "0: " + f + " <= TTL = " + BoundText(ttl) + ", the late renewal still lands in time"
 			pr.OverlapFormula = pr.GapFormula
 			break
 		}
@@ -650,7 +660,7 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		slow.num = fmt.Sprintf("(%v + %v)/%g", ttl/2, jitter, k)
 		if slow.d+hop <= ttl {
 			_, f := sum(slow)
-			pr.GapFormula = "0: " + f + " <= TTL = " + show(ttl) + ", renewals keep the key alive"
+			pr.GapFormula = "0: " + f + " <= TTL = " + BoundText(ttl) + ", renewals keep the key alive"
 			pr.OverlapFormula = pr.GapFormula
 			pr.Note = "The leader's clock is fast enough for its renewals to beat the TTL."
 			break
@@ -846,7 +856,7 @@ func healedMin(p Params, mode string, partition time.Duration) (time.Duration, s
 		return 0, "MaxRetries none: the heal's EOF ends the call at once = 0s"
 	case 1:
 		t := min(attemptTimeout(p), lo)
-		return t, "MaxRetries 1: the pooled attempt times out, then the heal's EOF on the retry's HELLO ends it: T = " + show(t)
+		return t, "MaxRetries 1: the pooled attempt times out, then the heal's EOF on the retry's HELLO ends it: T = " + BoundText(t)
 	}
 	return lo, f
 }
@@ -861,9 +871,9 @@ func midCallMin(p Params, mode string, partition time.Duration) (time.Duration, 
 	}
 	t := attemptTimeout(p)
 	if partition > 0 && partition < t {
-		return partition, "MaxRetries none: the partition heals before the attempt's timeout, and its EOF ends the call: partition = " + show(partition)
+		return partition, "MaxRetries none: the partition heals before the attempt's timeout, and its EOF ends the call: partition = " + BoundText(partition)
 	}
-	return t, "MaxRetries none: one attempt's timeout T = " + show(t)
+	return t, "MaxRetries none: one attempt's timeout T = " + BoundText(t)
 }
 
 // refusedMin is the shortest failing renewal whose request reached Redis
@@ -879,7 +889,7 @@ func refusedMin(p Params, refusals int) (time.Duration, string) {
 	}
 	dial := (redisDialerRetries - 1) * redisDialerRetryPeriod
 	if refusals > 1 {
-		d, f := capByContext(p, dial, "one dial round, the breaker may keep failed rounds of an earlier refusal: (DialerRetries - 1) × DialerRetryPeriod = "+show(dial))
+		d, f := capByContext(p, dial, "one dial round, the breaker may keep failed rounds of an earlier refusal: (DialerRetries - 1) × DialerRetryPeriod = "+BoundText(dial))
 		return d, f
 	}
 	// The call's own connection was in use, not idle, so no health check
@@ -937,7 +947,7 @@ func healedAfterExpiry(pr *Prediction, p Params) {
 		return
 	}
 	pr.MaxGap = p.Wait
-	pr.GapFormula = "Wait = " + show(p.Wait) + ": a heal can end a call that outlasted the key, whose retry then returns 0 just after the expiry; a follower attempt comes within Wait of it (else " + pr.GapFormula + ")"
+	pr.GapFormula = "Wait = " + BoundText(p.Wait) + ": a heal can end a call that outlasted the key, whose retry then returns 0 just after the expiry; a follower attempt comes within Wait of it (else " + pr.GapFormula + ")"
 }
 
 // renewGap fills the gap of a failing renewal that may or may not have
@@ -965,7 +975,7 @@ func renewGap(pr *Prediction, p Params, s FaultSize, lo, mid term) {
 		applied, af = sum(term{sym: "TTL", d: p.TTL}, wait)
 	}
 	pr.MaxGap = max(sent, applied)
-	pr.GapFormula = "max(sent into the fault: " + sf + "; reached Redis, reply lost: " + af + ") = " + show(pr.MaxGap)
+	pr.GapFormula = "max(sent into the fault: " + sf + "; reached Redis, reply lost: " + af + ") = " + BoundText(pr.MaxGap)
 }
 
 // failingRenew fills the prediction for a renewal that fails after between
@@ -1040,11 +1050,11 @@ func leaseLoss(pr *Prediction, p Params, down term) {
 	var syms, nums []string
 	var renew time.Duration
 	for _, t := range late {
-		syms, nums, renew = append(syms, t.sym), append(nums, show(t.d)), renew+t.d
+		syms, nums, renew = append(syms, t.sym), append(nums, BoundText(t.d)), renew+t.d
 	}
 	pr.MaxOverlap = max(renew, call)
 	pr.OverlapFormula = fmt.Sprintf("max(%s, C) = max(%s, %s) = %s",
-		strings.Join(syms, " + "), strings.Join(nums, " + "), show(call), show(pr.MaxOverlap))
+		strings.Join(syms, " + "), strings.Join(nums, " + "), BoundText(call), BoundText(pr.MaxOverlap))
 
 	var gap []term
 	if down.d > 0 {
@@ -1090,11 +1100,11 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 	if lag == 0 && a > 0 && a+retry < alive {
 		if p.Client.MaxRetries < 0 {
 			failingRenew(pr, p, 0, 0)
-			pr.Note = "Clean failover (A = " + show(a) + "), but the client has no retries: a renewal caught by " +
+			pr.Note = "Clean failover (A = " + BoundText(a) + "), but the client has no retries: a renewal caught by " +
 				"the switch errors, the leader demotes, and its key lives until TTL after its last renewal, as on a renewal error."
 			return
 		}
-		f := "0: clean, A + backoff(1) = " + show(a) + " + " + show(retry) + " < TTL/2 - jitter = " + show(alive) +
+		f := "0: clean, A + backoff(1) = " + BoundText(a) + " + " + BoundText(retry) + " < TTL/2 - jitter = " + BoundText(alive) +
 			": the promoted replica has the lease, and the renewal the switch caught is retried there in time"
 		pr.GapFormula, pr.OverlapFormula = f, f
 		pr.Note = "A clean failover (the replica has every write) that completes within TTL/2 - jitter of the " +
@@ -1122,12 +1132,12 @@ func predictFailover(pr *Prediction, p Params, s FaultSize) {
 			pr.MaxGap, pr.GapFormula = g, "lease kept, but the switch cut the connections and the next renewal's EOF is not retried (MaxRetries none), as on a renewal error: "+f+"; lease lost: "+pr.GapFormula
 		}
 	}
-	why := "lossy (lag " + show(lag) + "): a renewal that falls in the lag is lost, and the key then expires 2 × jitter before the next one"
+	why := "lossy (lag " + BoundText(lag) + "): a renewal that falls in the lag is lost, and the key then expires 2 × jitter before the next one"
 	switch {
 	case a <= 0:
 		why = "the failover's span A is not given"
 	case lag == 0:
-		why = "clean, but A + backoff(1) = " + show(a+retry) + " >= TTL/2 - jitter = " + show(alive) + ": the held renewal comes too late"
+		why = "clean, but A + backoff(1) = " + BoundText(a+retry) + " >= TTL/2 - jitter = " + BoundText(alive) + ": the held renewal comes too late"
 	}
 	pr.Note = "The lease may be lost (" + why + "): the key vanishes behind the leader's back. A follower may win at " +
 		"once; the leader learns it at its next renewal, at most TTL/2 + jitter after its last one (plus backoff(1) when the " +
@@ -1367,8 +1377,8 @@ func predictLatency(pr *Prediction, p Params, s FaultSize) {
 		pr.MaxGap = max(pr.MaxGap, g)
 		gaps = append(gaps, "phantom leases while the latency lasts: "+gf)
 	}
-	pr.OverlapFormula = "max(" + strings.Join(overlaps, "; ") + ") = " + show(pr.MaxOverlap)
-	pr.GapFormula = "max(" + strings.Join(gaps, "; ") + ") = " + show(pr.MaxGap)
+	pr.OverlapFormula = "max(" + strings.Join(overlaps, "; ") + ") = " + BoundText(pr.MaxOverlap)
+	pr.GapFormula = "max(" + strings.Join(gaps, "; ") + ") = " + BoundText(pr.MaxGap)
 	if len(overlaps) == 1 {
 		pr.OverlapFormula = overlaps[0]
 	}
@@ -1429,7 +1439,7 @@ func sum(terms ...term) (time.Duration, string) {
 		}
 		num := t.num
 		if num == "" {
-			num = show(v)
+			num = BoundText(v)
 		}
 		syms.WriteString(sign + t.sym)
 		nums.WriteString(sign + num)
@@ -1447,17 +1457,9 @@ func sum(terms ...term) (time.Duration, string) {
 		total = max(total, 0)
 	}
 	if len(terms) == 1 && !clamp && terms[0].num == "" {
-		return total, s + " = " + show(total)
+		return total, s + " = " + BoundText(total)
 	}
-	return total, s + " = " + n + " = " + show(total)
-}
-
-// show writes a duration for a formula, "unbounded" for Unbounded.
-func show(d time.Duration) string {
-	if d == Unbounded {
-		return "unbounded"
-	}
-	return d.String()
+	return total, s + " = " + n + " = " + BoundText(total)
 }
 
 // leaderDelays is how much a failure mode delays the moment a leader learns
@@ -1653,7 +1655,7 @@ func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, for
 		}
 		if g < d {
 			d = g
-			formula = "safe mode, the guard by the leader's own clock ((TTL - margin)/k + P" + map[bool]string{true: "", false: " - TTL"}[lost] + ") = " + show(g) + "; spec mode " + formula
+			formula = "safe mode, the guard by the leader's own clock ((TTL - margin)/k + P" + map[bool]string{true: "", false: " - TTL"}[lost] + ") = " + BoundText(g) + "; spec mode " + formula
 		}
 	}
 	return d, formula, true

@@ -55,9 +55,9 @@ func failoverBound(pr *Prediction, p Params, s FaultSize) {
 		}
 		tail, tf := follower, ff
 		if stale > follower {
-			tail, tf = stale, "O = "+show(stale)
+			tail, tf = stale, "O = "+BoundText(stale)
 		}
-		return x + tail, fmt.Sprintf("%s: X + max(O, Wait + jitter), X = %s; %s; = %s", why, xf, tf, show(x+tail))
+		return x + tail, fmt.Sprintf("%s: X + max(O, Wait + jitter), X = %s; %s; = %s", why, xf, tf, BoundText(x+tail))
 	}
 	var d time.Duration
 	var f string
@@ -85,7 +85,7 @@ func failoverBound(pr *Prediction, p Params, s FaultSize) {
 	case ModeClockDrift:
 		d, f = clockFailover(p, s, follower)
 	case ModeLeaseLoss:
-		d, f = max(pr.MaxGap, stale), fmt.Sprintf("the key is lost at the restart: nobody wins before the gap bound (%s) counted from it, and the old leader demotes within O = %s of it: max = %s", show(pr.MaxGap), show(stale), show(max(pr.MaxGap, stale)))
+		d, f = max(pr.MaxGap, stale), fmt.Sprintf("the key is lost at the restart: nobody wins before the gap bound (%s) counted from it, and the old leader demotes within O = %s of it: max = %s", BoundText(pr.MaxGap), BoundText(stale), BoundText(max(pr.MaxGap, stale)))
 	case ModeFailover:
 		// The old primary serves the lease through the lag; the key is lost
 		// at the switch, which the gap bound counts from.
@@ -100,7 +100,7 @@ func failoverBound(pr *Prediction, p Params, s FaultSize) {
 		return
 	}
 	if pr.MaxGap > d {
-		d, f = pr.MaxGap, "the gap bound: "+show(pr.MaxGap)
+		d, f = pr.MaxGap, "the gap bound: "+BoundText(pr.MaxGap)
 	}
 	pr.MaxFailover, pr.FailoverFormula = d, f
 }

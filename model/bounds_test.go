@@ -84,7 +84,7 @@ func TestCallMin(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p := tt.p.WithDefaults()
 			got, f := callMin(p, tt.mode)
-			if got != tt.want || !strings.HasSuffix(f, show(got)) {
+			if got != tt.want || !strings.HasSuffix(f, BoundText(got)) {
 				t.Errorf("callMin = %v (%q), want %v", got, f, tt.want)
 			}
 			if hi := CallBound(p, tt.mode); got > hi {
@@ -170,7 +170,7 @@ func TestPredictBlackholeGapUsesWholeCall(t *testing.T) {
 			if want := 11*time.Second - tt.cmid; pr.MaxGap != want {
 				t.Errorf("gap %v (%s), want TTL + Wait - Cmid = 11s - %v = %v", pr.MaxGap, pr.GapFormula, tt.cmid, want)
 			}
-			if !strings.Contains(pr.GapFormula, "Cmid") || !strings.Contains(pr.GapFormula, show(tt.cmid)) {
+			if !strings.Contains(pr.GapFormula, "Cmid") || !strings.Contains(pr.GapFormula, BoundText(tt.cmid)) {
 				t.Errorf("gap formula %q lacks Cmid = %v", pr.GapFormula, tt.cmid)
 			}
 			if lo, f := callMin(p.WithDefaults(), ModePartitionBlackhole); lo != tt.cmin || lo > CallBound(p, ModePartitionBlackhole) {
@@ -305,7 +305,7 @@ func TestPredictModes(t *testing.T) {
 				t.Errorf("%+v: gap %v overlap %v, want %v %v\n%s\n%s", tt.s, pr.MaxGap, pr.MaxOverlap, tt.gap, tt.overlap, pr.GapFormula, pr.OverlapFormula)
 			}
 			for _, f := range []string{pr.GapFormula, pr.OverlapFormula} {
-				if !strings.Contains(f, show(pr.MaxGap)) && !strings.Contains(f, show(pr.MaxOverlap)) && !strings.HasPrefix(f, "0") {
+				if !strings.Contains(f, BoundText(pr.MaxGap)) && !strings.Contains(f, BoundText(pr.MaxOverlap)) && !strings.HasPrefix(f, "0") {
 					t.Errorf("formula %q shows neither result", f)
 				}
 			}
@@ -723,5 +723,24 @@ func TestLatencyWarmNoLapse(t *testing.T) {
 	s.ColdRenewal = true
 	if pr, _ := PredictMode(Params{}, ModeLatency, s); pr.MaxOverlap == 0 {
 		t.Errorf("cold renewal: overlap 0 (%s), want the cold case's 2R", pr.OverlapFormula)
+	}
+}
+
+// BoundText is how every table and formula writes a bound: Unbounded as
+// the word, any other bound exactly as time.Duration prints it.
+func TestBoundText(t *testing.T) {
+	for _, tt := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{Unbounded, "unbounded"},
+		{Unbounded - 1, (Unbounded - 1).String()},
+		{0, "0s"},
+		{5500 * time.Millisecond, "5.5s"},
+		{-time.Second, "-1s"},
+	} {
+		if got := BoundText(tt.d); got != tt.want {
+			t.Errorf("BoundText(%d) = %q, want %q", tt.d, got, tt.want)
+		}
 	}
 }

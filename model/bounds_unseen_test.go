@@ -20,7 +20,7 @@ func TestUnseenAcquire(t *testing.T) {
 		{2 * time.Second, 3 * time.Second, 3001 * ms},
 	} {
 		got, f := UnseenAcquire(Params{TTL: tt.ttl, Wait: tt.wait})
-		if got != tt.want || !strings.Contains(f, show(got)) {
+		if got != tt.want || !strings.Contains(f, BoundText(got)) {
 			t.Errorf("TTL %v, Wait %v: %v (%s), want %v", tt.ttl, tt.wait, got, f, tt.want)
 		}
 	}

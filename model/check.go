@@ -82,7 +82,7 @@ type Check struct {
 
 // Want is the limit as a relation: "≤ 3.75s", "≥ 1", "= 1", "1 to 3".
 func (c Check) Want() string {
-	lo, hi := show(c.Min), show(c.Max)
+	lo, hi := BoundText(c.Min), BoundText(c.Max)
 	if c.Count {
 		lo, hi = strconv.Itoa(c.MinCount), strconv.Itoa(c.MaxCount)
 	}
@@ -796,7 +796,7 @@ func chainedOverlap(sc Scenario, a Analysis, preds []Prediction) (time.Duration,
 					v = max(v, d)
 				}
 			}
-			parts = append(parts, strings.Join(slices.Compact(slices.Clone(ms)), " + ")+" "+show(v))
+			parts = append(parts, strings.Join(slices.Compact(slices.Clone(ms)), " + ")+" "+BoundText(v))
 			if total == Unbounded || v == Unbounded {
 				total = Unbounded
 			} else {
@@ -805,7 +805,7 @@ func chainedOverlap(sc Scenario, a Analysis, preds []Prediction) (time.Duration,
 		}
 		if total > best {
 			best = total
-			how = "predicted for faults in force together on different instances: an overlap window can pass from one stale leader to the next, so the sum of their stale bounds: " + strings.Join(parts, " + ") + " = " + show(total)
+			how = "predicted for faults in force together on different instances: an overlap window can pass from one stale leader to the next, so the sum of their stale bounds: " + strings.Join(parts, " + ") + " = " + BoundText(total)
 		}
 	}
 	return best, how

@@ -440,7 +440,7 @@ func TestStoppedAcquire(t *testing.T) {
 		{Params{TTL: 5 * time.Second, Wait: 6 * time.Second, JitterMS: -1, Safe: true}, 4990 * ms, 11001 * ms, 0, 11 * time.Second},
 	} {
 		e, al, f, formula := StoppedAcquire(tt.p, tt.stop)
-		if e != tt.extra || al != tt.alone || f != tt.failover || !strings.Contains(formula, show(e)) {
+		if e != tt.extra || al != tt.alone || f != tt.failover || !strings.Contains(formula, BoundText(e)) {
 			t.Errorf("%v (safe %v): %v %v %v, want %v %v %v (%s)", tt.stop, tt.p.Safe, e, al, f, tt.extra, tt.alone, tt.failover, formula)
 		}
 	}

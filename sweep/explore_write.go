@@ -7,7 +7,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
@@ -74,7 +73,7 @@ func (r *ExploreResult) WorstScenario(w Worst) (model.Scenario, error) {
 		verdict = "BOUND VIOLATED"
 	}
 	sc.Description = fmt.Sprintf("chaos explore: the worst %s found for %s over %d runs: measured %v, predicted %v (%s), ratio %s: %s.",
-		w.Metric, r.Space.Base.Name, r.Runs, w.Measured, showBound(w.Predicted), w.Formula, ratioText(w), verdict)
+		w.Metric, r.Space.Base.Name, r.Runs, w.Measured, model.BoundText(w.Predicted), w.Formula, ratioText(w), verdict)
 	e := model.Expectation{Metric: w.Metric, Max: "predicted"}
 	if w.Violated {
 		e.Slack = r.Space.withDefaults().Tolerance
@@ -92,13 +91,6 @@ func (r *ExploreResult) WorstRun(w Worst, o virtual.Options) (*model.Result, err
 		return nil, err
 	}
 	return virtual.Run(sc, o)
-}
-
-func showBound(d time.Duration) string {
-	if d == model.Unbounded {
-		return "unbounded"
-	}
-	return d.String()
 }
 
 func ratioText(w Worst) string {
@@ -184,7 +176,7 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 		if k := slices.IndexFunc(r.Robust, func(y Robust) bool { return y.Metric == x.Metric && y.Found }); k >= 0 {
 			rob = fmt.Sprintf("≥ %v: %s", r.Robust[k].Floor, RobustFile(x.Metric))
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, showBound(x.Predicted), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, model.BoundText(x.Predicted), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
 	}
 	p("\n## Formulas\n\n")
 	for _, x := range r.Worst {
@@ -196,7 +188,7 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 		p("\n## Findings\n\n")
 		for _, x := range v {
 			p("- **bound violated: %s** measured %v above its bound %v (%s); reproduce with `chaos run --backend virtual %s` (and on the real backend without --backend).\n",
-				x.Metric, x.Measured, showBound(x.Predicted), x.Formula, WorstFile(x.Metric))
+				x.Metric, x.Measured, model.BoundText(x.Predicted), x.Formula, WorstFile(x.Metric))
 		}
 	}
 	p("\nEach worst-*.yaml runs the worst schedule with its seed; its expectation is the metric's bound. A worst case often sits on an edge a few µs wide (a partition within one hop of a renewal's send, a follower's attempt just before the key expires), which the real backend's timing, exact only to a millisecond or two, lands on either side of: each robust-*.yaml is the schedule nearby whose value holds when every start moves by ±%v, the one to run there (`--confirm-real` does).\n", RobustDelta)
@@ -280,7 +272,7 @@ func writeExploreHTML(w io.Writer, r *ExploreResult) error {
 	for _, x := range r.Worst {
 		row := exploreRow{Worst: x, Measured: "—", Predicted: "—", Ratio: ratioText(x), Verdict: verdictText(x), Class: "missing"}
 		if x.Found {
-			row.Measured, row.Predicted = x.Measured.String(), showBound(x.Predicted)
+			row.Measured, row.Predicted = x.Measured.String(), model.BoundText(x.Predicted)
 			row.Schedule, row.File, row.Class = r.scheduleText(x.Schedule), WorstFile(x.Metric), "safe"
 			if x.Violated {
 				row.Class = "unsafe"

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
@@ -34,7 +35,7 @@ func (r *ExploreResult) WriteTable(w io.Writer) {
 			ratio = fmt.Sprintf("%.3f", x.Ratio)
 		}
 		fmt.Fprintf(w, "  %-17s worst %-14v predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
-			x.Metric, x.Measured, showBound(x.Predicted), ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+			x.Metric, x.Measured, model.BoundText(x.Predicted), ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
 	}
 	if !r.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", r.Incomplete)
@@ -52,7 +53,7 @@ func (w Worst) BesideBound() string {
 	case w.Predicted > 0 && w.Predicted != NoLimit:
 		return fmt.Sprintf("%v of %v (ratio %.3f)", w.Measured.Round(time.Microsecond), w.Predicted, w.Ratio)
 	}
-	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), showBound(w.Predicted))
+	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), model.BoundText(w.Predicted))
 }
 
 // WriteExploreRuns writes the search (WriteExplore) and, per metric it

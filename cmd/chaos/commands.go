@@ -183,9 +183,9 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		failover := "—" // a mode with no failover bound (no leader hit)
 		if pr.FailoverFormula != "" {
-			failover = showBound(pr.MaxFailover)
+			failover = model.BoundText(pr.MaxFailover)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pr.Mode, showBound(pr.MaxGap), showBound(pr.MaxOverlap), failover, claim)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pr.Mode, model.BoundText(pr.MaxGap), model.BoundText(pr.MaxOverlap), failover, claim)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -251,13 +251,6 @@ func (o *optInt) Set(s string) error {
 	}
 	*o = optInt(v)
 	return nil
-}
-
-func showBound(d time.Duration) string {
-	if d == model.Unbounded {
-		return "unbounded"
-	}
-	return d.String()
 }
 
 const reportUsage = `Usage: chaos report RESULT.json [--out DIR]
