@@ -7,9 +7,6 @@ import (
 	"io"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports/live"
@@ -25,9 +22,13 @@ func runDistributions(ctx context.Context, scs []model.Scenario, f runFlags, std
 	var bad []string
 	for _, sc := range scs {
 		sc = named(sc.WithDefaults())
-		tk := ticking(stdout, sc.Name, f.runs, f.quiet)
-		d, dir, took, err := sweep.Seeds(ctx, sc, sweep.SeedsOptions{Runs: f.runs, Out: f.out, Done: tk.done})
-		tk.stop()
+		var w io.Writer = stdout
+		if f.quiet {
+			w = nil
+		}
+		tk := live.NewTicker(w, sc.Name, f.runs, 0)
+		d, dir, took, err := sweep.Seeds(ctx, sc, sweep.SeedsOptions{Runs: f.runs, Out: f.out, Done: tk.Done})
+		tk.Stop()
 		if d != nil {
 			live.Distribution(stdout, d, dir, took, runtime.GOMAXPROCS(0))
 		}
@@ -48,41 +49,4 @@ func runDistributions(ctx context.Context, scs []model.Scenario, f runFlags, std
 		return &exitError{exitFailed, errors.New(strings.Join(bad, "; "))}
 	}
 	return nil
-}
-
-// ticker prints how many of a distribution's runs are done, once a second.
-type ticker struct {
-	n    atomic.Int64
-	quit chan struct{}
-	wg   sync.WaitGroup
-}
-
-// ticking starts the ticker of name's n runs (none when quiet).
-func ticking(w io.Writer, name string, n int, quiet bool) *ticker {
-	t := &ticker{quit: make(chan struct{})}
-	if quiet {
-		return t
-	}
-	t.wg.Go(func() {
-		tick := time.NewTicker(time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-tick.C:
-				fmt.Fprintf(w, "%s: %d of %d runs\n", name, t.n.Load(), n)
-			case <-t.quit:
-				return
-			}
-		}
-	})
-	return t
-}
-
-// done counts a run.
-func (t *ticker) done() { t.n.Add(1) }
-
-// stop stops the ticker.
-func (t *ticker) stop() {
-	close(t.quit)
-	t.wg.Wait()
 }

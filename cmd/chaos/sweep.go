@@ -10,12 +10,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/term"
-
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/reports/live"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sweep"
 )
@@ -304,34 +302,10 @@ func (g *gridFlags) Set(s string) error {
 	return nil
 }
 
-// sweepProgress reports progress: a line redrawn in place with an ETA on a
-// terminal, a plain line every 10% elsewhere (CI logs).
+// sweepProgress is live.Progress on w, nil when quiet.
 func sweepProgress(w io.Writer, quiet bool) func(done, total int) {
 	if quiet {
 		return nil
 	}
-	f, ok := w.(*os.File)
-	tty := ok && term.IsTerminal(int(f.Fd())) && os.Getenv("TERM") != "dumb"
-	start := time.Now()
-	var mu sync.Mutex
-	lastDecile := -1
-	return func(done, total int) {
-		mu.Lock()
-		defer mu.Unlock()
-		if total == 0 {
-			return
-		}
-		elapsed := time.Since(start)
-		eta := time.Duration(float64(elapsed) / float64(done) * float64(total-done))
-		switch {
-		case tty:
-			fmt.Fprintf(w, "\r%d/%d runs, %v elapsed, ETA %v   ", done, total, elapsed.Round(100*time.Millisecond), eta.Round(100*time.Millisecond))
-			if done == total {
-				fmt.Fprintln(w)
-			}
-		case done*10/total != lastDecile:
-			lastDecile = done * 10 / total
-			fmt.Fprintf(w, "%d/%d runs, %v elapsed, ETA %v\n", done, total, elapsed.Round(100*time.Millisecond), eta.Round(100*time.Millisecond))
-		}
-	}
+	return live.Progress(w, terminalSize(w) != nil)
 }
