@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 )
@@ -93,4 +94,55 @@ func unknownWord(what, w string, known []string) string {
 		return fmt.Sprintf("unknown %s %q; did you mean %q?", what, w, s)
 	}
 	return fmt.Sprintf("unknown %s %q; want one of %s", what, w, strings.Join(known, ", "))
+}
+
+// MaxShownLines is how many lines of problems Capped keeps: a large file of
+// unknown keys must not print megabytes.
+const MaxShownLines = 20
+
+// maxLineBytes is how much of one problem's line Capped keeps.
+const maxLineBytes = 300
+
+// Capped is errs as a terminal shows them: one per line (a file's problems
+// one per line; a SuiteErrors counts as its errors), each line cut to 300
+// bytes, at most MaxShownLines lines in all, saying how many more there
+// were; more than one error is headed "N invalid scenarios:".
+func Capped(errs ...error) error {
+	var all []string
+	n := 0
+	for _, e := range errs {
+		if se, ok := e.(SuiteErrors); ok {
+			for _, x := range se {
+				all = append(all, x.Error())
+			}
+			n += len(se)
+			continue
+		}
+		all = append(all, e.Error())
+		n++
+	}
+	msg := capLines(strings.Join(all, "\n"), MaxShownLines)
+	if n > 1 {
+		msg = fmt.Sprintf("%d invalid scenarios:\n%s", n, msg)
+	}
+	return errors.New(msg)
+}
+
+// capLines keeps the first n lines of s, each cut to maxLineBytes (on a
+// rune boundary), and says how many more there were.
+func capLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	more := len(lines) - n
+	if more > 0 {
+		lines = lines[:n]
+	}
+	for i, l := range lines {
+		if len(l) > maxLineBytes {
+			lines[i] = strings.ToValidUTF8(l[:maxLineBytes], "") + "…"
+		}
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("… and %d more lines ('chaos validate FILE' shows the first %d of one file)", more, n))
+	}
+	return strings.Join(lines, "\n")
 }

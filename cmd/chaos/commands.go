@@ -81,7 +81,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer) error {
 	for _, path := range fs.Args() {
 		if _, err := scenarios.Load(path); err != nil {
 			// A huge file of unknown keys must not print megabytes.
-			fmt.Fprintln(stderr, capLines(err.Error(), maxShownErrors))
+			fmt.Fprintln(stderr, scenarios.Capped(err))
 			bad++
 			continue
 		}

@@ -205,7 +205,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	for _, n := range names {
 		sc, err := scenarios.Open(n)
 		if err != nil {
-			return &exitError{exitUsage, cappedErrors([]error{err})}
+			return &exitError{exitUsage, scenarios.Capped(err)}
 		}
 		// Asked for by name: a scenario a computing backend (the
 		// virtual one) cannot run is a usage error, before anything runs;
@@ -405,7 +405,7 @@ func (f *runFlags) override(scs []model.Scenario) error {
 		return usageErr("--safe %q: want on or off", f.safe)
 	}
 	if err := o.ApplyAll(scs); err != nil {
-		return &exitError{exitUsage, cappedErrors([]error{err})}
+		return &exitError{exitUsage, scenarios.Capped(err)}
 	}
 	return nil
 }
@@ -556,66 +556,15 @@ Examples:
 Flags:
 `
 
-// maxShownErrors caps the problems printed for invalid scenario files: a
-// large file of unknown keys must not print megabytes.
-const maxShownErrors = 20
-
-// suiteScenarios are the scenarios a suite runs (scenarios.OpenSuite):
-// every invalid file is reported (up to maxShownErrors problems) before
-// anything runs.
-func suiteScenarios(args []string) ([]model.Scenario, error) {
-	scs, err := scenarios.OpenSuite(args)
-	var errs scenarios.SuiteErrors
-	switch {
-	case errors.As(err, &errs):
-		return nil, &exitError{exitUsage, cappedErrors(errs)}
-	case err != nil:
-		return nil, &exitError{exitUsage, err}
-	}
-	return scs, nil
-}
-
-// cappedErrors joins errs, each line cut to 300 bytes and at most
-// maxShownErrors lines in all, saying how many more there were.
-func cappedErrors(errs []error) error {
-	var all []string
-	for _, e := range errs {
-		all = append(all, e.Error())
-	}
-	msg := capLines(strings.Join(all, "\n"), maxShownErrors)
-	if len(errs) > 1 {
-		msg = fmt.Sprintf("%d invalid scenarios:\n%s", len(errs), msg)
-	}
-	return errors.New(msg)
-}
-
-// capLines keeps the first n lines of s, each cut to 300 bytes, and says
-// how many more there were.
-func capLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	more := len(lines) - n
-	if more > 0 {
-		lines = lines[:n]
-	}
-	for i, l := range lines {
-		if len(l) > 300 {
-			lines[i] = strings.ToValidUTF8(l[:300], "") + "…"
-		}
-	}
-	if more > 0 {
-		lines = append(lines, fmt.Sprintf("… and %d more lines ('chaos validate FILE' shows the first %d of one file)", more, n))
-	}
-	return strings.Join(lines, "\n")
-}
-
 func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	f, rest, _, err := parseRunFlags("suite", suiteUsage, 0, args, stderr)
 	if err != nil {
 		return err
 	}
-	scs, err := suiteScenarios(rest)
+	// Every invalid file is reported before anything runs.
+	scs, err := scenarios.OpenSuite(rest)
 	if err != nil {
-		return err
+		return &exitError{exitUsage, scenarios.Capped(err)}
 	}
 	start := time.Now()
 	runs, backend, err := runAll(ctx, scs, f, stdout, stderr)
