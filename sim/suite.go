@@ -2,6 +2,8 @@ package sim
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"runtime"
 	"sync"
 	"time"
@@ -187,4 +189,18 @@ func Count(runs []SuiteRun) Counts {
 		}
 	}
 	return c
+}
+
+// Verdict is a suite's verdict as an error: nil when every scenario that
+// ran passed; else how many did not (failed, unknown: Count), or that the
+// backend refused every one, so that nothing ran and nothing passed.
+func Verdict(runs []SuiteRun) error {
+	c := Count(runs)
+	if c.Failed+c.Unknown > 0 {
+		return fmt.Errorf("%d of %d scenarios did not pass: %d failed, %d unknown", c.Failed+c.Unknown, len(runs), c.Failed, c.Unknown)
+	}
+	if c.Refused == len(runs) {
+		return errors.New("every scenario was refused by the backend: nothing ran")
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package sim_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"sync"
@@ -203,5 +204,27 @@ func TestSuiteDefaultStagger(t *testing.T) {
 	}
 	if d := b.starts[1].Sub(b.starts[0]); d < sim.DefaultStagger {
 		t.Errorf("second start %v after the first; want at least DefaultStagger (%v)", d, sim.DefaultStagger)
+	}
+}
+
+// A suite's verdict: nil when all that ran passed (refusals aside), the
+// counts when some did not, and an error when the backend refused all.
+func TestVerdict(t *testing.T) {
+	pass := &model.Result{Evaluation: model.Evaluation{Verdict: model.Pass}}
+	refused := sim.SuiteRun{Refused: errors.New("no runner mode")}
+	for _, tt := range []struct {
+		name string
+		runs []sim.SuiteRun
+		want string
+	}{
+		{"passed and refused", []sim.SuiteRun{{Result: pass}, refused}, ""},
+		{"failed, unknown", []sim.SuiteRun{{Result: pass}, {Result: &model.Result{Evaluation: model.Evaluation{Verdict: model.Fail}}}, {Result: &model.Result{Evaluation: model.Evaluation{Verdict: model.Unknown}}}, {NotStarted: true}},
+			"3 of 4 scenarios did not pass: 2 failed, 1 unknown"},
+		{"all refused", []sim.SuiteRun{refused, refused}, "every scenario was refused by the backend: nothing ran"},
+	} {
+		err := sim.Verdict(tt.runs)
+		if got := fmt.Sprint(err); tt.want == "" && err != nil || tt.want != "" && got != tt.want {
+			t.Errorf("%s: %v, want %q", tt.name, err, tt.want)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports/live"
+	"github.com/leaselab/leaselab/sim/batch"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -21,7 +22,7 @@ func runDistributions(ctx context.Context, scs []model.Scenario, f runFlags, std
 	}
 	var bad []string
 	for _, sc := range scs {
-		sc = named(sc.WithDefaults())
+		sc = batch.Named(sc.WithDefaults())
 		var w io.Writer = stdout
 		if f.quiet {
 			w = nil

@@ -202,7 +202,7 @@ func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, s
 			continue
 		}
 		real, how := x.Real(o.Result)
-		fmt.Fprintf(stdout, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.dir)
+		fmt.Fprintf(stdout, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.Dir)
 	}
 	return nil
 }

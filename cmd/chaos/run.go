@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/leaselab/leaselab/reports/live"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/batch"
 	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/sim/process"
 	"github.com/leaselab/leaselab/sim/real"
@@ -225,7 +225,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 	if f.junit != "" {
-		if err := reports.WriteJUnitRuns(f.junit, suiteRuns(runs, "")); err != nil {
+		if err := reports.WriteJUnitRuns(f.junit, batch.SuiteRuns(runs, "")); err != nil {
 			return err
 		}
 	}
@@ -256,21 +256,13 @@ func flagErr(err error) error {
 	return &exitError{exitUsage, errors.New("")} // the flag package printed it
 }
 
-// outcome is one scenario's run in a suite, and where its report is.
-type outcome struct {
-	sim.SuiteRun
-	dir string // report directory, "" if none was written
-}
-
 // testSize, set by tests, makes the live view a live area for a terminal of
 // that size.
 var testSize func() (int, int)
 
-// runAll runs the scenarios, up to f.parallel at once and started in the
-// order given, writing each report as it finishes, on the backend it
-// returns. Scenarios still queued when ctx is cancelled are returned as not
-// started.
-func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stderr io.Writer) ([]outcome, sim.Backend, error) {
+// runAll runs the scenarios on the backend f names (batch.Run: up to
+// f.parallel at once, each report written as it ends) and returns it.
+func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stderr io.Writer) ([]batch.Outcome, sim.Backend, error) {
 	if f.parallel < 0 {
 		return nil, nil, usageErr("--parallel must be at least 1 (0: every scenario at once)")
 	}
@@ -287,10 +279,6 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	if err != nil {
 		return nil, nil, err
 	}
-	parallel := f.parallel
-	if parallel == 0 {
-		parallel = sim.DefaultParallel(backend, len(scs))
-	}
 	if err := f.override(scs); err != nil {
 		return nil, nil, err
 	}
@@ -299,25 +287,8 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 		size = terminalSize(stdout)
 	}
 	// An environment error ends the command with one message.
-	prog := live.NewView(scs, live.Options{Out: stdout, Size: size, Verbose: f.verbose, Quiet: f.quiet,
-		Virtual: sim.Computes(backend), Parallel: parallel, Unprinted: func(err error) bool { return errors.Is(err, env.ErrEnvironment) }})
-	defer prog.Close()
-	out := make([]outcome, len(scs))
-	suite := sim.Suite{Backend: backend, Parallel: parallel,
-		Start: func(i int, sc model.Scenario) sim.RunObserver {
-			track := prog.Start(named(sc))
-			return sim.RunObserver{Event: track.Observe, Done: func(r *sim.SuiteRun) { out[i] = finish(r, f, track, prog) }}
-		},
-		NotStarted: func(_ int, sc model.Scenario) {
-			if !f.quiet {
-				prog.NotStarted(named(sc).Name)
-			}
-		}}
-	for i, r := range suite.Run(ctx, namedAll(scs)) {
-		if r.NotStarted {
-			out[i] = outcome{SuiteRun: r}
-		}
-	}
+	out := batch.Run(ctx, backend, scs, batch.Options{Out: f.out, MarkdownInline: f.mdInline, MarkdownImageBase: f.mdImageBase, Parallel: f.parallel,
+		View: live.Options{Out: stdout, Size: size, Verbose: f.verbose, Quiet: f.quiet, Unprinted: func(err error) bool { return errors.Is(err, env.ErrEnvironment) }}})
 	// One precise message for a broken environment, however many runs
 	// met it; an interrupt during setup is an interrupt, not a broken
 	// environment.
@@ -420,62 +391,6 @@ func checkTimeScale(k float64) error {
 	return nil
 }
 
-// finish writes the report of a suite's run as it ends and prints its
-// verdict line. A refused scenario (runner mode on the virtual backend; a
-// replicated or cluster Redis on a Redis given to the run) has none: the
-// outcome says why, and nothing ran.
-func finish(r *sim.SuiteRun, f runFlags, track *live.Track, prog *live.View) outcome {
-	sc, res := r.Scenario, r.Result
-	if r.Refused != nil {
-		track.Refused(r.Refused)
-		return outcome{SuiteRun: *r}
-	}
-	if res == nil {
-		track.Done(nil, r.Err)
-		return outcome{SuiteRun: *r}
-	}
-	dir := filepath.Join(f.out, sc.Name, res.RunID)
-	if _, werr := reports.WriteRun(dir, res, reports.Options{MarkdownImage: f.markdownImage(sc.Name, res.RunID)}); werr != nil {
-		r.Err = errors.Join(r.Err, fmt.Errorf("writing the report: %w", werr))
-		dir = "" // not written: never print or link it
-	} else {
-		reports.LinkLatest(dir, "latest")
-	}
-	track.Done(res, r.Err)
-	if dir != "" {
-		prog.Printf("  report: %s\n", filepath.Join(dir, "report.html"))
-	}
-	return outcome{SuiteRun: *r, dir: dir}
-}
-
-// markdownImage is reports.Options.MarkdownImage for a run's report.
-func (f *runFlags) markdownImage(name, runID string) string {
-	switch {
-	case f.mdInline:
-		return reports.MarkdownInline
-	case f.mdImageBase != "":
-		return strings.TrimRight(f.mdImageBase, "/") + "/" + url.PathEscape(name) + "/" + url.PathEscape(runID)
-	}
-	return ""
-}
-
-// named gives an unnamed scenario a name for its report directory.
-func named(sc model.Scenario) model.Scenario {
-	if sc.Name == "" {
-		sc.Name = "scenario"
-	}
-	return sc
-}
-
-// namedAll is named of each scenario.
-func namedAll(scs []model.Scenario) []model.Scenario {
-	out := make([]model.Scenario, len(scs))
-	for i, sc := range scs {
-		out[i] = named(sc)
-	}
-	return out
-}
-
 // agentCommand is --agent split at spaces, or this program's `chaos agent`.
 func (f *runFlags) agentCommand() ([]string, error) {
 	if argv := strings.Fields(f.agent); len(argv) > 0 {
@@ -489,43 +404,14 @@ func (f *runFlags) agentCommand() ([]string, error) {
 }
 
 // verdict turns the outcomes into the exit code.
-func verdict(ctx context.Context, runs []outcome) error {
+func verdict(ctx context.Context, runs []batch.Outcome) error {
 	if ctx.Err() != nil {
 		return &exitError{exitCanceled, errors.New("interrupted: partial reports written, marked incomplete")}
 	}
-	srs := make([]sim.SuiteRun, len(runs))
-	for i, o := range runs {
-		srs[i] = o.SuiteRun
-	}
-	c := sim.Count(srs)
-	failed, unknown, refused := c.Failed, c.Unknown, c.Refused
-	if failed+unknown > 0 {
-		return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios did not pass: %d failed, %d unknown", failed+unknown, len(runs), failed, unknown)}
-	}
-	if refused == len(runs) {
-		return &exitError{exitFailed, errors.New("every scenario was refused by the backend: nothing ran")}
+	if err := batch.Verdict(runs); err != nil {
+		return &exitError{exitFailed, err}
 	}
 	return nil
-}
-
-// suiteRuns are the outcomes as reports lists them, their directories
-// relative to out ("" : as they are).
-func suiteRuns(runs []outcome, out string) []reports.SuiteRun {
-	var suite []reports.SuiteRun
-	for _, o := range runs {
-		sr := reports.SuiteRun{Result: o.Result, Err: o.Err, Name: named(o.Scenario).Name, NotStarted: o.NotStarted}
-		if o.Refused != nil {
-			sr.Refused = o.Refused.Error()
-		}
-		if o.dir != "" {
-			sr.Dir = o.dir
-			if out != "" {
-				sr.Dir, _ = filepath.Rel(out, o.dir)
-			}
-		}
-		suite = append(suite, sr)
-	}
-	return suite
 }
 
 const suiteUsage = `Usage: chaos suite [DIR|FILE|NAME...] [flags]
@@ -571,12 +457,12 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	suite := suiteRuns(runs, f.out)
+	suite := batch.SuiteRuns(runs, f.out)
 	if err := reports.WriteSuite(f.out, suite); err != nil {
 		return fmt.Errorf("writing the suite summary: %w", err)
 	}
 	if f.junit != "" {
-		if err := reports.WriteJUnitRuns(f.junit, suiteRuns(runs, "")); err != nil {
+		if err := reports.WriteJUnitRuns(f.junit, batch.SuiteRuns(runs, "")); err != nil {
 			return err
 		}
 	}
