@@ -5,19 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-
-	"github.com/leaselab/leaselab/sim"
 )
-
-// The CLI asks a backend how it runs (sim.Computes) instead of naming it:
-// the virtual backend computes, the real and process backends wait.
-func TestBackendsSayWhetherTheyCompute(t *testing.T) {
-	for name, want := range map[string]bool{backendVirtual: true, backendReal: false, backendProcess: false} {
-		if got := sim.Computes(unconfigured(name)); got != want {
-			t.Errorf("sim.Computes(%s) = %v, want %v", name, got, want)
-		}
-	}
-}
 
 // A suite of files that all name backend: virtual, without --backend, runs
 // on the virtual backend and its last lines say so, with the elapsed time

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/backends"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -189,7 +190,7 @@ func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, s
 		fmt.Fprintln(stdout, "real backend: no schedule to confirm")
 		return nil
 	}
-	f := runFlags{backend: backendReal, out: filepath.Join(dir, "real"), env: "embedded", quiet: true, set: map[string]bool{}}
+	f := runFlags{backend: backends.Real, out: filepath.Join(dir, "real"), env: "embedded", quiet: true, set: map[string]bool{}}
 	outs, _, err := runAll(ctx, scs, f, io.Discard, stderr)
 	if err != nil {
 		return err

@@ -16,11 +16,9 @@ import (
 	"github.com/leaselab/leaselab/reports/live"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim"
+	"github.com/leaselab/leaselab/sim/backends"
 	"github.com/leaselab/leaselab/sim/batch"
 	"github.com/leaselab/leaselab/sim/env"
-	"github.com/leaselab/leaselab/sim/process"
-	"github.com/leaselab/leaselab/sim/real"
-	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // runFlags are the flags of run and suite.
@@ -51,15 +49,8 @@ type runFlags struct {
 	set map[string]bool
 }
 
-// Backends.
-const (
-	backendReal    = "real"
-	backendVirtual = "virtual"
-	backendProcess = "process"
-)
-
 func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
-	fs.StringVar(&f.backend, "backend", backendReal, "what runs the scenarios, `B`: real (redis-server through Toxiproxy, wall-clock time) or virtual (the deterministic discrete-event model around the production election.Machine: a run takes milliseconds; elector mode only), or process (every instance an agent process: real SIGKILL, SIGTERM, SIGSTOP; see --agent)")
+	fs.StringVar(&f.backend, "backend", backends.Real, "what runs the scenarios, `B`: real (redis-server through Toxiproxy, wall-clock time) or virtual (the deterministic discrete-event model around the production election.Machine: a run takes milliseconds; elector mode only), or process (every instance an agent process: real SIGKILL, SIGTERM, SIGSTOP; see --agent)")
 	fs.StringVar(&f.agent, "agent", "", "with --backend process: the agent every instance runs, `\"CMD ARGS\"` split at spaces (default: this program's 'chaos agent', leaselab's own elector or runner; docs/agents.md)")
 	if withRuns {
 		fs.IntVar(&f.runs, "runs", 0, "with --backend virtual: run each scenario `N` times with seeds seed, seed+1, …, seed+N-1 and write their distribution (min/p50/p90/p99/max, worst seeds, histograms) instead of one report")
@@ -85,10 +76,11 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
 
-// flagNames are how env.Choice's errors name its fields: as the flags
-// that set them.
-var flagNames = map[string]string{"Env": "--env", "RedisURL": "--redis-url", "RedisAddr": "--redis-addr",
-	"ToxiproxyAddr": "--toxiproxy-addr", "ProxyPorts": "--proxy-ports", "ProxyUpstream": "--proxy-upstream"}
+// flagNames are how env.Choice's and backends.Request's errors name their
+// fields: as the flags that set them.
+var flagNames = map[string]string{"Env": "--env", "RedisURL": "--redis-url", "RedisAddr": "--redis-addr", "RedisServer": "--redis-server",
+	"ToxiproxyAddr": "--toxiproxy-addr", "ProxyPorts": "--proxy-ports", "ProxyUpstream": "--proxy-upstream",
+	"Name": "--backend", "Agent": "--agent", "Runs": "--runs", "Seed": "--seed"}
 
 // envChoice is where the flags (and their variables) say Redis and
 // Toxiproxy come from.
@@ -164,30 +156,18 @@ func parseRunFlags(name, usage string, parallel int, args []string, stderr io.Wr
 	return f, pos, fs, f.check()
 }
 
-// check refuses flag combinations that cannot mean anything.
+// check refuses flag combinations that cannot mean anything
+// (backends.Request.Check).
 func (f *runFlags) check() error {
 	if f.mdInline && f.mdImageBase != "" {
 		return usageErr("give --md-inline or --md-image-base, not both")
 	}
-	if f.set["agent"] && f.backend != backendProcess {
-		return usageErr("--agent is for --backend process")
+	given := map[string]bool{}
+	for field, flag := range flagNames {
+		given[field] = f.set[strings.TrimPrefix(flag, "--")]
 	}
-	switch f.backend {
-	case backendReal, backendProcess:
-		if f.set["runs"] {
-			return usageErr("--runs is for --backend virtual: a real run takes the scenario's whole length in wall time (~30 s for a built-in), so a seed sweep would take hours; replay chosen seeds with --seed, or add --backend virtual")
-		}
-	case backendVirtual:
-		for _, name := range []string{"redis-addr", "redis-url", "redis-server", "toxiproxy-addr", "proxy-ports", "proxy-upstream", "env"} {
-			if f.set[name] {
-				return usageErr("--%s is about the real backend's Redis and Toxiproxy; --backend virtual models them and uses none", name)
-			}
-		}
-		if f.set["runs"] && f.runs < 1 {
-			return usageErr("--runs must be at least 1")
-		}
-	default:
-		return usageErr("--backend: %q is none of real, virtual, process", f.backend)
+	if err := (backends.Request{Name: f.backend, Given: given, Runs: f.runs, Names: flagNames}).Check(); err != nil {
+		return usageErr("%v", err)
 	}
 	return nil
 }
@@ -210,7 +190,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		// Asked for by name: a scenario a computing backend (the
 		// virtual one) cannot run is a usage error, before anything runs;
 		// its refusal needs no environment.
-		if b := unconfigured(f.backend); sim.Computes(b) {
+		if b := backends.Named(f.backend); sim.Computes(b) {
 			if err := b.Refuses(sc); err != nil {
 				return usageErr("%s: %v", n, err)
 			}
@@ -300,24 +280,11 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	return out, backend, nil
 }
 
-// unconfigured is the backend --backend names, with none of the flags: enough
-// to ask what kind it is (sim.Computes) and, for one that computes, what it
-// refuses. newBackend configures it.
-func unconfigured(name string) sim.Backend {
-	switch name {
-	case backendVirtual:
-		return virtual.Backend{}
-	case backendProcess:
-		return process.Backend{}
-	}
-	return real.Backend{}
-}
-
-// newBackend is the backend f names, configured from the flags. A backend
-// that computes (the virtual one) has no environment: no provider is made.
+// newBackend is the backend f names (backends.New), configured from the
+// flags. A backend that computes (the virtual one) has no environment: no
+// provider is made.
 func (f *runFlags) newBackend(ctx context.Context, stderr io.Writer) (sim.Backend, error) {
-	b := unconfigured(f.backend)
-	if sim.Computes(b) {
+	if b := backends.Named(f.backend); sim.Computes(b) {
 		if f.publish {
 			return nil, usageErr("--publish needs the real backend: the %s one has no Redis to publish to", b.Name())
 		}
@@ -327,20 +294,18 @@ func (f *runFlags) newBackend(ctx context.Context, stderr io.Writer) (sim.Backen
 	if err != nil {
 		return nil, err
 	}
-	rb := real.Backend{Provider: provider, Publish: f.publish, OnPublish: func(group, addr string) {
+	c := backends.Config{Provider: provider, Publish: f.publish, OnPublish: func(group, addr string) {
 		fmt.Fprintf(stderr, "%s: publishing transitions: chaos observe --redis-addr %s --group %s\n", group, addr, group)
 	}}
-	if _, ok := b.(process.Backend); !ok {
-		return rb, nil
+	if f.backend == backends.Process {
+		// The scenario's own agent, unless --agent replaces it. With
+		// --publish each agent is asked to publish (LEASELAB_PUBLISH=1).
+		if c.Agent, err = f.agentCommand(); err != nil {
+			return nil, err
+		}
+		c.AgentWins, c.LogDir = f.set["agent"], filepath.Join(f.out, "agent-logs")
 	}
-	argv, err := f.agentCommand()
-	if err != nil {
-		return nil, err
-	}
-	// The scenario's own agent, unless --agent replaces it. With --publish
-	// each agent is asked to publish (LEASELAB_PUBLISH=1).
-	return process.Backend{Provider: provider, Agent: argv, AgentWins: f.set["agent"], LogDir: filepath.Join(f.out, "agent-logs"),
-		Publish: rb.Publish, OnPublish: rb.OnPublish}, nil
+	return backends.New(f.backend, c), nil
 }
 
 // envMessage is the one message of an environment error: what failed and

@@ -15,6 +15,7 @@ import (
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports/live"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/backends"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -275,7 +276,7 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 // in-process Toxiproxy), all at once, and puts each one's figures beside
 // the virtual backend's for the same file.
 func realBeside(ctx context.Context, scs []model.Scenario, dir string, stderr io.Writer) ([]sweep.RealCheck, error) {
-	f := runFlags{backend: backendReal, out: dir, env: "embedded", quiet: true, set: map[string]bool{}}
+	f := runFlags{backend: backends.Real, out: dir, env: "embedded", quiet: true, set: map[string]bool{}}
 	outs, _, err := runAll(ctx, append([]model.Scenario(nil), scs...), f, io.Discard, stderr)
 	if err != nil {
 		return nil, err
