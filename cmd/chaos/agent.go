@@ -2,26 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
-	mrand "math/rand/v2"
 	"os"
-	"strconv"
-	"sync"
-	"time"
 
-	"github.com/redis/go-redis/v9"
-
-	"github.com/leaselab/leaselab/agent"
-	"github.com/leaselab/leaselab/election"
-	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/publish"
-	"github.com/leaselab/leaselab/runner"
-	"github.com/leaselab/leaselab/sim/real"
+	"github.com/leaselab/leaselab/sim/process/ownagent"
 )
 
 const agentUsage = `Usage: chaos agent
@@ -41,7 +28,7 @@ the stop command: step down, release, say stopped, exit 0. stdin ending: the
 harness is gone, exit at once. Its log is stderr.
 `
 
-// cmdAgent runs the elector or the runner as an agent.
+// cmdAgent runs the elector or the runner as an agent (ownagent.Run).
 func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("agent", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -52,126 +39,9 @@ func cmdAgent(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if fs.NArg() > 0 {
 		return usageErr("agent takes no arguments (it reads the environment the harness sets)")
 	}
-	var sc model.Scenario
-	raw := os.Getenv("LEASELAB_SCENARIO")
-	if raw == "" {
-		return usageErr("agent: LEASELAB_SCENARIO is not set: chaos agent is started by the process backend (chaos run --backend process), which sets it")
+	err := ownagent.Run(ctx, os.Getenv, stdin, stdout, stderr)
+	if setup := (*ownagent.SetupError)(nil); errors.As(err, &setup) {
+		return usageErr("%v", err)
 	}
-	if err := json.Unmarshal([]byte(raw), &sc); err != nil {
-		return usageErr("agent: LEASELAB_SCENARIO: %v", err)
-	}
-	addr, group := os.Getenv("LEASELAB_REDIS_ADDR"), os.Getenv("LEASELAB_GROUP")
-	if addr == "" || group == "" {
-		return usageErr("agent: LEASELAB_REDIS_ADDR and LEASELAB_GROUP must be set")
-	}
-	index, _ := strconv.ParseUint(os.Getenv("LEASELAB_INSTANCE"), 10, 32)
-	life, _ := strconv.ParseUint(os.Getenv("LEASELAB_INCARNATION"), 10, 32)
-
-	log := slog.New(slog.NewTextHandler(stderr, nil))
-	redis.SetLogger(quietRedisLog{}) // the faults fail dials on purpose
-	p := sc.Params
-	ro := real.RedisOptions(p.Client, addr, nil)
-	ro.Username, ro.Password = os.Getenv("LEASELAB_REDIS_USERNAME"), os.Getenv("LEASELAB_REDIS_PASSWORD")
-	ro.DB, _ = strconv.Atoi(os.Getenv("LEASELAB_REDIS_DB"))
-	rdb := redis.NewClient(ro)
-	defer rdb.Close()
-	clk := real.NewFaultyClock()
-	eo := real.ElectionOpts(p, nil)
-	eo.Clock = clk
-	// Jitter from the scenario's seed, per instance and incarnation, so a
-	// run's draws repeat with its seed.
-	rng := mrand.New(mrand.NewPCG(uint64(sc.Seed), index<<32|life))
-	var rngMu sync.Mutex
-	eo.Jitter = func(n int) int { rngMu.Lock(); defer rngMu.Unlock(); return rng.IntN(n) }
-
-	// LEASELAB_PUBLISH=1 (chaos run --publish): publish the transitions as
-	// a production instance does, on its own client and clock.
-	var pub *publish.Publisher
-	if os.Getenv("LEASELAB_PUBLISH") == "1" {
-		var err error
-		if pub, err = publish.New(publish.Options{Redis: rdb, Clock: clk, Logger: log}); err != nil {
-			return fmt.Errorf("agent: %w", err)
-		}
-		defer func() {
-			// A graceful stop flushes what waits, within a second.
-			fctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = pub.Close(fctx)
-		}()
-	}
-	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
-	defer stop()
-	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop, Safe: true,
-		OnClock: func(rate float64, jump time.Duration) error {
-			if jump != 0 {
-				clk.Jump(jump)
-			}
-			if rate > 0 {
-				clk.SetRate(rate)
-			}
-			return nil
-		}}
-	if sc.Mode != model.ModeRunner {
-		eo.Redis, eo.Key = rdb, group
-		if pub != nil {
-			eo.OnTransition = pub.Observe
-		}
-		err := agent.New(o).RunElector(stopCtx, eo, agent.Service{Error: func(err error) { log.Info("election error", "err", err) }})
-		if stopErr := (*agent.StopError)(nil); errors.As(err, &stopErr) {
-			if !errors.Is(err, context.Canceled) {
-				log.Warn("graceful stop", "err", stopErr.Err)
-			}
-			return nil
-		}
-		return err
-	}
-	var rn *runner.Runner
-	o.OnDispatch = func(ctx context.Context, task string, delay time.Duration) (string, error) {
-		ctx, cancel := context.WithTimeout(ctx, time.Second)
-		defer cancel()
-		if delay > 0 {
-			return rn.DispatchDelayed(ctx, task, nil, delay)
-		}
-		return rn.Dispatch(ctx, task, nil)
-	}
-	ag := agent.New(o)
-	if eo.JitterMS == 0 {
-		eo.JitterMS = -1 // the runner reads 0 as the spec's 5; the scenario means none
-	}
-	eo.OnTransition = ag.Transition
-	if pub != nil {
-		eo.OnTransition = func(t election.Transition) { ag.Transition(t); pub.Observe(t) }
-	}
-	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: real.Tasks(sc), ChoreInterval: p.ChoreInterval,
-		Election: eo, Clock: clk, OnEvent: ag.RunnerEvent, Logger: log})
-	if err != nil {
-		return fmt.Errorf("agent: %w", err)
-	}
-	if err := ag.Hello(rn.ElectorID(), rn.LeaseKey()); err != nil {
-		return err
-	}
-	runCtx, kill := context.WithCancel(context.Background())
-	defer kill()
-	if err := rn.Start(runCtx); err != nil {
-		return fmt.Errorf("agent: starting the runner: %w", err)
-	}
-	select {
-	case <-ag.Gone():
-		return nil // the harness is gone: nothing to stop gracefully for
-	case <-stopCtx.Done():
-	}
-	ag.Stopping()
-	sctx, cancel := context.WithTimeout(context.Background(), p.TTL+5*time.Second)
-	defer cancel()
-	err = rn.Stop(sctx)
-	ag.Stopped()
-	if err != nil {
-		log.Warn("graceful stop", "err", err)
-	}
-	return nil
+	return err
 }
-
-// quietRedisLog silences go-redis's global logger.
-type quietRedisLog struct{}
-
-func (quietRedisLog) Printf(context.Context, string, ...any) {}
