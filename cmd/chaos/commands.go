@@ -152,45 +152,16 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if rate > 0 {
 		size.ClockRate = rate
 	}
-	jit := fmt.Sprintf("%dms", p.JitterMS)
-	if p.JitterMS < 0 {
-		jit = "none"
-	}
-	fmt.Fprintf(stdout, "TTL %v, Wait %v, jitter %s, OpTimeout %v; go-redis ReadTimeout %v, MaxRetries %d, ContextTimeoutEnabled %v\n\n",
-		p.TTL, p.Wait, jit, p.OpTimeout, p.Client.ReadTimeout, p.Client.MaxRetries, p.Client.ContextTimeoutEnabled)
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "MODE\tMAX GAP\tMAX OVERLAP\tMAX FAILOVER\tSPEC CLAIM (gap ≤ TTL+Wait, overlap ≤ TTL)")
-	preds := model.PredictGiven(p, size)
 	// A mode whose size nobody gave (no flag, no fault in the scenario) has
-	// no bound: say so, with the flag that gives it; its formulas are shown
-	// with the example size.
+	// no bound: the table says so, with the flag that gives it.
 	ex := model.ExampleFaultSize
-	exampleFlag := map[string]string{model.ModeLatency: fmt.Sprintf("--latency %v", ex.Latency), model.ModePause: fmt.Sprintf("--pause %v", ex.Pause),
-		model.ModeSuspend: fmt.Sprintf("--pause %v", ex.Pause), model.ModeClockDrift: fmt.Sprintf("--clock-rate %g", ex.ClockRate)}
-	for _, pr := range preds {
-		if pr.Example {
-			fmt.Fprintf(tw, "%s\tnot given (%s)\t—\t—\t—\n", pr.Mode, exampleFlag[pr.Mode])
-			continue
-		}
-		claim := "holds"
-		switch gap, overlap := pr.ExceedsClaims(p); {
-		case gap && overlap:
-			claim = "BOTH exceeded"
-		case gap:
-			claim = "gap exceeded"
-		case overlap:
-			claim = "overlap exceeded"
-		}
-		failover := "—" // a mode with no failover bound (no leader hit)
-		if pr.FailoverFormula != "" {
-			failover = model.BoundText(pr.MaxFailover)
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pr.Mode, model.BoundText(pr.MaxGap), model.BoundText(pr.MaxOverlap), failover, claim)
-	}
-	if err := tw.Flush(); err != nil {
+	out := reports.Bounds{Params: p, Predictions: model.PredictGiven(p, size), SizeHint: map[string]string{
+		model.ModeLatency: fmt.Sprintf("--latency %v", ex.Latency), model.ModePause: fmt.Sprintf("--pause %v", ex.Pause),
+		model.ModeSuspend: fmt.Sprintf("--pause %v", ex.Pause), model.ModeClockDrift: fmt.Sprintf("--clock-rate %g", ex.ClockRate)}}
+	if err := out.WriteTable(stdout); err != nil {
 		return err
 	}
-	var explored map[string]sweep.ModeWorst
+	var explored []sweep.ModeWorst
 	if *explore {
 		ws, err := sweep.ExploreModes(ctx, p, size, *budget, sweep.ExploreOptions{})
 		if err != nil {
@@ -199,32 +170,12 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			}
 			return err
 		}
-		explored = map[string]sweep.ModeWorst{}
+		explored, out.Explored = ws, map[string]reports.Explored{}
 		for _, w := range ws {
-			explored[w.Mode] = w
+			out.Explored[w.Mode] = reports.Explored{Runs: w.Runs, Gap: w.Gap.BesideBound(), Overlap: w.Overlap.BesideBound()}
 		}
 	}
-	fmt.Fprintln(stdout, "\nFormulas:")
-	for _, pr := range preds {
-		if pr.Example {
-			fmt.Fprintf(stdout, "\n%s (size not given; shown with %s)\n", pr.Mode, exampleFlag[pr.Mode])
-		} else {
-			fmt.Fprintf(stdout, "\n%s\n", pr.Mode)
-		}
-		fmt.Fprintf(stdout, "  gap:     %s\n  overlap: %s\n", pr.GapFormula, pr.OverlapFormula)
-		if pr.FailoverFormula != "" {
-			fmt.Fprintf(stdout, "  failover: %s\n", pr.FailoverFormula)
-		}
-		if pr.CallFormula != "" {
-			fmt.Fprintf(stdout, "  call:    %s\n", pr.CallFormula)
-		}
-		if pr.Note != "" {
-			fmt.Fprintf(stdout, "  why:     %s\n", pr.Note)
-		}
-		if w, ok := explored[pr.Mode]; ok {
-			fmt.Fprintf(stdout, "  explored (%d runs, virtual): gap %s; overlap %s\n", w.Runs, w.Gap.BesideBound(), w.Overlap.BesideBound())
-		}
-	}
+	out.WriteFormulas(stdout)
 	for _, w := range explored {
 		if w.Gap.Violated || w.Overlap.Violated {
 			return &exitError{exitFailed, errors.New("the search found a bound violated (see \"explored\" above)")}

@@ -1,0 +1,48 @@
+package reports
+
+import (
+	"bytes"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+)
+
+// The bounds table: the parameters, one row per mode with its bounds and
+// the spec's claims; a mode whose size was not given says how to give it.
+// The formulas follow, with a search's worst case where one ran.
+func TestBounds(t *testing.T) {
+	p := model.Params{TTL: 2 * time.Second, Wait: 3 * time.Second, JitterMS: -1}.WithDefaults()
+	b := Bounds{Params: p, Predictions: model.PredictGiven(p, model.FaultSize{Pause: 8 * time.Second}),
+		SizeHint: map[string]string{model.ModeLatency: "--latency 200ms"},
+		Explored: map[string]Explored{model.ModePause: {Runs: 40, Gap: "1s of 2s", Overlap: "6s of 8s"}}}
+	var table bytes.Buffer
+	if err := b.WriteTable(&table); err != nil {
+		t.Fatal(err)
+	}
+	s := table.String()
+	if !strings.HasPrefix(s, "TTL 2s, Wait 3s, jitter none, ") {
+		t.Errorf("parameters line: %q", strings.SplitN(s, "\n", 2)[0])
+	}
+	for _, re := range []string{
+		`(?m)^MODE +MAX GAP +MAX OVERLAP +MAX FAILOVER +SPEC CLAIM`,
+		`(?m)^latency +not given \(--latency 200ms\) +— +— +—$`,
+		`(?m)^pause +[0-9.]+s +[0-9.]+s +[0-9.]+s +overlap exceeded$`, // an 8 s pause outlasts the 2 s TTL
+		`(?m)^leader-crash +[0-9.]+s +0s +[0-9.]+s +holds$`,
+	} {
+		if !regexp.MustCompile(re).MatchString(s) {
+			t.Errorf("no line matching %s in\n%s", re, s)
+		}
+	}
+	var f bytes.Buffer
+	b.WriteFormulas(&f)
+	if !strings.HasPrefix(f.String(), "\nFormulas:\n") || !strings.Contains(f.String(), "\nlatency (size not given; shown with --latency 200ms)\n") ||
+		!strings.Contains(f.String(), "\npause\n  gap:     ") || !strings.Contains(f.String(), "  explored (40 runs, virtual): gap 1s of 2s; overlap 6s of 8s\n") {
+		t.Errorf("formulas:\n%s", f.String())
+	}
+	if strings.Count(f.String(), "explored (") != 1 {
+		t.Error("an explored line for a mode the search did not run")
+	}
+}
