@@ -175,7 +175,7 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if _, err := reports.WriteRun(dir, res, reports.Options{Command: cmd}); err != nil {
 		return fmt.Errorf("observe: writing the reports: %w", err)
 	}
-	printObserved(stdout, res)
+	observe.Headline(stdout, res)
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.FileHTML))
 	switch res.Verdict {
 	case model.Fail, model.Unknown:
@@ -213,59 +213,23 @@ func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, pat
 	}
 	defer f.Close()
 	o.Record = observe.NewWriter(f)
-	live := false
+	show := observe.Show{Out: stdout, Status: stderr}
 	if file, ok := stderr.(*os.File); ok {
-		live = term.IsTerminal(int(file.Fd()))
+		show.Live = term.IsTerminal(int(file.Fd()))
 	}
-	var lastPlain time.Time
-	o.Progress = func(p observe.Progress) {
-		line := p.Line()
-		switch {
-		case live:
-			fmt.Fprintf(stderr, "\r\033[K%s", line)
-		case time.Since(lastPlain) >= 5*time.Second:
-			lastPlain = time.Now()
-			fmt.Fprintln(stderr, line)
-		}
-	}
+	show.Hook(&o)
 	wctx := ctx
 	if runFor > 0 {
 		var cancel context.CancelFunc
 		wctx, cancel = context.WithTimeout(ctx, runFor)
 		defer cancel()
 	}
-	var start time.Time
-	o.OnStart = func(h observe.Header) {
-		start = h.Start
-		for _, l := range h.Lines() {
-			fmt.Fprintln(stdout, l)
-		}
-	}
-	o.OnSwitch = func(s observe.Switch) {
-		if live {
-			fmt.Fprint(stderr, "\r\033[K")
-		}
-		fmt.Fprintln(stdout, s.Line(start))
-	}
 	rec, err := observe.Watch(wctx, o)
-	if live {
-		fmt.Fprintln(stderr)
-	}
+	show.End()
 	if err != nil {
 		return nil, &exitError{exitEnv, err}
 	}
 	return rec, nil
-}
-
-// printObserved prints the headline of an observed result.
-func printObserved(w io.Writer, res *model.Result) {
-	s := res.Analysis.Summary
-	fmt.Fprintf(w, "%s: %s  overlaps %d (longest %s), gaps %d (longest %s), stale %d (longest %s), instances %d\n",
-		res.Scenario.Name, strings.ToUpper(string(res.Verdict)), s.Overlaps, reports.Uncertain(s.MaxOverlap, s.MaxOverlapUncertainty),
-		s.Gaps, reports.Uncertain(s.MaxGap, s.MaxGapUncertainty), s.StaleWindows, reports.Uncertain(s.MaxStale, s.MaxStaleUncertainty), len(res.Observed.Instances))
-	for _, r := range res.Reasons {
-		fmt.Fprintln(w, "  "+r)
-	}
 }
 
 // splitList splits a comma-separated list, dropping empty items.
