@@ -1,6 +1,12 @@
 package sweep
 
-import "github.com/leaselab/leaselab/scenarios"
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+
+	"github.com/leaselab/leaselab/scenarios"
+)
 
 // Starter is the starter suite that keeps checking an advice in CI: the
 // recommended timings, the constraints as limits for the failure modes of
@@ -23,4 +29,22 @@ func (a Advice) Starter() scenarios.StarterOptions {
 		o.Limits["stale_leadership"] = dur(a.Constraints.MaxStale)
 	}
 	return o
+}
+
+// ReadAdvice reads the advice.json that chaos advise --out writes (what
+// WriteAdvice writes), refusing a file that is not one: JSON of another
+// shape, or an advice without constraints.
+func ReadAdvice(path string) (Advice, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Advice{}, fmt.Errorf("reading the advice: %w", err)
+	}
+	var adv Advice
+	if err := json.Unmarshal(b, &adv); err != nil {
+		return Advice{}, fmt.Errorf("%s is not the advice.json of chaos advise: %w", path, err)
+	}
+	if adv.Constraints.MaxGap <= 0 {
+		return Advice{}, fmt.Errorf("%s has no constraints: is it the advice.json of chaos advise?", path)
+	}
+	return adv, nil
 }

@@ -83,3 +83,31 @@ func TestWriteAdvice(t *testing.T) {
 		t.Errorf("the confirming scenario does not read back: %v", err)
 	}
 }
+
+// ReadAdvice reads back what WriteAdvice writes, and refuses a file that
+// is not an advice: missing, not JSON, or JSON without constraints.
+func TestReadAdvice(t *testing.T) {
+	dir := t.TempDir()
+	adv := sweep.Advice{Constraints: sweep.Constraints{MaxGap: 12 * time.Second}, Feasible: true}
+	adv.Params.TTL = 3 * time.Second
+	if err := sweep.WriteAdvice(dir, adv); err != nil {
+		t.Fatal(err)
+	}
+	got, err := sweep.ReadAdvice(filepath.Join(dir, "advice.json"))
+	if err != nil || got.Params.TTL != 3*time.Second || got.Constraints.MaxGap != 12*time.Second || !got.Feasible {
+		t.Fatalf("read back %+v, %v", got.Params, err)
+	}
+	notJSON, other := filepath.Join(dir, "advice.md"), filepath.Join(dir, "other.json")
+	if err := os.WriteFile(other, []byte(`{"cells": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]string{
+		filepath.Join(dir, "none.json"): "reading the advice: ",
+		notJSON:                         notJSON + " is not the advice.json of chaos advise: ",
+		other:                           other + " has no constraints: is it the advice.json of chaos advise?",
+	} {
+		if _, err := sweep.ReadAdvice(path); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", path, err, want)
+		}
+	}
+}

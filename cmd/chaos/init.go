@@ -2,17 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"text/tabwriter"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sweep"
 )
@@ -145,16 +143,9 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		if timing.given() {
 			return usageErr("init: --from-advice sets the timings; drop the timing flags (or drop --from-advice)")
 		}
-		b, err := os.ReadFile(fromAdvice)
+		adv, err := sweep.ReadAdvice(fromAdvice)
 		if err != nil {
-			return &exitError{exitUsage, fmt.Errorf("init: reading the advice: %w", err)}
-		}
-		var adv sweep.Advice
-		if err := json.Unmarshal(b, &adv); err != nil {
-			return &exitError{exitUsage, fmt.Errorf("init: %s is not the advice.json of chaos advise: %w", fromAdvice, err)}
-		}
-		if adv.Constraints.MaxGap <= 0 {
-			return &exitError{exitUsage, fmt.Errorf("init: %s has no constraints: is it the advice.json of chaos advise?", fromAdvice)}
+			return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
 		}
 		o = adv.Starter()
 		if !adv.Feasible {
@@ -187,80 +178,18 @@ func cmdInit(_ context.Context, args []string, stdout, stderr io.Writer) error {
 		return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
 	}
 
-	files := make(map[string][]byte, len(suite))
-	for _, sc := range suite {
-		b, err := scenarios.Marshal(sc)
-		if err != nil {
-			return fmt.Errorf("init: writing %s: %w", sc.Name, err)
-		}
-		path := filepath.Join(dir, sc.Name+".yaml")
-		// What is written must read back: a limit the parser refuses (a
-		// typo in an expression) is the user's error, with file:line.
-		if _, err := scenarios.Parse(path, b); err != nil {
-			return &exitError{exitUsage, fmt.Errorf("init: the suite would not be valid, nothing written: %w", err)}
-		}
-		if _, err := os.Stat(path); err == nil && !force {
-			return &exitError{exitUsage, fmt.Errorf("init: %s exists (--force overwrites it)", path)}
-		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-			return &exitError{exitEnv, fmt.Errorf("init: %w", err)}
-		}
-		files[path] = b
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	var exists *scenarios.ExistsError
+	var invalid *scenarios.Error
+	var fsErr *os.PathError
+	switch err := scenarios.WriteFiles(dir, suite, force); {
+	case errors.As(err, &exists):
+		return &exitError{exitUsage, fmt.Errorf("init: %w (--force overwrites it)", err)}
+	case errors.As(err, &invalid):
+		return &exitError{exitUsage, fmt.Errorf("init: %w", err)}
+	case errors.As(err, &fsErr):
 		return &exitError{exitEnv, fmt.Errorf("init: %w", err)}
+	case err != nil:
+		return fmt.Errorf("init: %w", err)
 	}
-	for _, sc := range suite {
-		path := filepath.Join(dir, sc.Name+".yaml")
-		if err := os.WriteFile(path, files[path], 0o644); err != nil {
-			return &exitError{exitEnv, fmt.Errorf("init: %w", err)}
-		}
-	}
-	return printStarter(stdout, dir, suite, o)
-}
-
-// printStarter lists the suite with the worst case predicted for each
-// scenario beside what it expects, and warns where a limit is below it.
-func printStarter(w io.Writer, dir string, suite []model.Scenario, o scenarios.StarterOptions) error {
-	p := o.Params.WithDefaults()
-	fmt.Fprintf(w, "wrote %d scenarios to %s (TTL %v, Wait %v, ReadTimeout %v, MaxRetries %d, %s mode)\n\n",
-		len(suite), dir, p.TTL, p.Wait, p.Client.ReadTimeout, p.Client.MaxRetries, map[bool]string{false: "spec", true: "safe"}[p.Safe])
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "SCENARIO\tPREDICTED GAP\tPREDICTED OVERLAP\tEXPECTS")
-	var warn []string
-	for _, sc := range suite {
-		var pr model.Prediction
-		preds := model.PredictScheduled(sc) // a starter scenario has one fault
-		ok := len(preds) > 0
-		if ok {
-			pr = preds[0]
-		}
-		gap, overlap := "—", "—"
-		if ok {
-			gap, overlap = pr.MaxGap.String(), pr.MaxOverlap.String()
-		}
-		expects := ""
-		for _, e := range sc.Expect {
-			expects += fmt.Sprintf("%s %s  ", e.Metric, e.Max)
-			limit, err := time.ParseDuration(e.Max)
-			if err != nil || !ok {
-				continue // predicted, or an expression of the run's timings
-			}
-			predicted := map[string]time.Duration{"max_gap": pr.MaxGap, "max_overlap": pr.MaxOverlap, "stale_leadership": pr.MaxOverlap}[e.Metric]
-			if predicted > limit {
-				warn = append(warn, fmt.Sprintf("  %s: predicted %s %v > your %v: it fails when the worst case happens", sc.Name, e.Metric, predicted, limit))
-			}
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", sc.Name, gap, overlap, expects)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if len(warn) > 0 {
-		fmt.Fprintln(w, "\nlimits below the predicted worst case ('chaos advise' finds timings that keep them):")
-		for _, l := range warn {
-			fmt.Fprintln(w, l)
-		}
-	}
-	fmt.Fprintf(w, "\nnext: chaos validate %s/*.yaml; chaos suite %s --junit junit.xml\n", dir, dir)
-	return nil
+	return reports.WriteStarter(stdout, dir, suite, o.Params)
 }

@@ -1,0 +1,53 @@
+package scenarios
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/leaselab/leaselab/model"
+)
+
+// ExistsError is WriteFiles refusing to overwrite a scenario file.
+type ExistsError struct{ Path string }
+
+func (e *ExistsError) Error() string { return e.Path + " exists" }
+
+// WriteFiles writes each scenario of suite to dir/<name>.yaml (Marshal),
+// creating dir, and only once every file is known to read back (Parse)
+// and, unless force, not to exist: otherwise nothing is written. A file
+// that would not read back is the *Error of Parse, wrapped; one that
+// exists an *ExistsError; the file system's errors are its own
+// (*fs.PathError).
+func WriteFiles(dir string, suite []model.Scenario, force bool) error {
+	files := make(map[string][]byte, len(suite))
+	for _, sc := range suite {
+		b, err := Marshal(sc)
+		if err != nil {
+			return fmt.Errorf("writing %s: %w", sc.Name, err)
+		}
+		path := filepath.Join(dir, sc.Name+".yaml")
+		// What is written must read back: a limit the parser refuses (a
+		// typo in an expression) is the caller's error, with file:line.
+		if _, err := Parse(path, b); err != nil {
+			return fmt.Errorf("the suite would not be valid, nothing written: %w", err)
+		}
+		if _, err := os.Stat(path); err == nil && !force {
+			return &ExistsError{path}
+		} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+		files[path] = b
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, sc := range suite {
+		path := filepath.Join(dir, sc.Name+".yaml")
+		if err := os.WriteFile(path, files[path], 0o644); err != nil {
+			return err
+		}
+	}
+	return nil
+}
