@@ -5,10 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
-	"text/tabwriter"
 
-	"github.com/leaselab/leaselab/internal/redisserver"
 	"github.com/leaselab/leaselab/internal/version"
 )
 
@@ -26,12 +23,6 @@ Examples:
   chaos version --redis-server /opt/redis/bin/redis-server
 `
 
-// Module paths of what the harness drives, for their compiled-in versions.
-const (
-	toxiproxyModule = "github.com/Shopify/toxiproxy/v2"
-	goRedisModule   = "github.com/redis/go-redis/v9"
-)
-
 func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("version", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -43,36 +34,5 @@ func cmdVersion(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if fs.NArg() > 0 {
 		return usageErr("version takes no arguments")
 	}
-	path, mod := version.Module()
-	leaselab := orUnknown(mod)
-	if path != "" {
-		leaselab += " (" + path
-		if rev, modified := version.Revision(); rev != "" {
-			leaselab += ", revision " + rev
-			if modified {
-				leaselab += ", modified"
-			}
-		}
-		leaselab += ")"
-	}
-	redis := "none"
-	if v, bin, err := redisserver.Version(ctx, *redisServer); err != nil {
-		redis += ": " + err.Error()
-	} else {
-		redis = v + " (" + bin + ")"
-	}
-	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "leaselab\t%s\n", leaselab)
-	fmt.Fprintf(tw, "go\t%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
-	fmt.Fprintf(tw, "redis-server\t%s\n", redis)
-	fmt.Fprintf(tw, "toxiproxy\t%s (in-process)\n", orUnknown(version.Dependency(toxiproxyModule)))
-	fmt.Fprintf(tw, "go-redis\t%s\n", orUnknown(version.Dependency(goRedisModule)))
-	return tw.Flush()
-}
-
-func orUnknown(s string) string {
-	if s == "" {
-		return "unknown (no build information)"
-	}
-	return s
+	return version.Describe(ctx, stdout, *redisServer)
 }

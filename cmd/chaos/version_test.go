@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/leaselab/leaselab/internal/redisserver"
+	"github.com/leaselab/leaselab/internal/version"
 )
 
 // versionLine is the value of one "name  value" line of chaos version.
@@ -80,7 +81,7 @@ func TestVersionInstalled(t *testing.T) {
 	if l := versionLine(t, got, "go"); !strings.HasPrefix(l, runtime.Version()+" ") {
 		t.Errorf("go %q, want %s (the toolchain that built it)", l, runtime.Version())
 	}
-	for name, path := range map[string]string{"toxiproxy": toxiproxyModule, "go-redis": goRedisModule} {
+	for name, path := range map[string]string{"toxiproxy": version.ToxiproxyModule, "go-redis": version.GoRedisModule} {
 		want := goList(t, "-f", "{{.Version}}", path)
 		if l := versionLine(t, got, name); !strings.HasPrefix(l, want) {
 			t.Errorf("%s %q, want go.mod's %s", name, l, want)
