@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -1128,4 +1129,23 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// Verdict is the advice's as an error: nil when a setting meets the
+// constraints, its confirmation (if one ran) found nothing against it,
+// and every confirming scenario run on the real backend passed; else
+// what failed first.
+func (a Advice) Verdict() error {
+	switch {
+	case !a.Feasible:
+		return errors.New("no setting meets the constraints under this envelope (see Relax above)")
+	case a.Confirmed && !a.ConfirmedOK:
+		return errors.New("the confirmation failed: the search found a model error or a schedule that breaks the constraints (see above)")
+	}
+	for _, r := range a.Real {
+		if r.Verdict != string(model.Pass) {
+			return fmt.Errorf("%s on the real backend: %s%s", r.Scenario, r.Verdict, r.Error)
+		}
+	}
+	return nil
 }

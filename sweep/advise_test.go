@@ -204,3 +204,25 @@ func TestModeScenarioInjectsSuspend(t *testing.T) {
 		t.Errorf("suspend without a size: want no scenario")
 	}
 }
+
+// An advice's verdict: nothing feasible, a failed confirmation, or a real
+// run that did not pass each fail it, in that order.
+func TestAdviceVerdict(t *testing.T) {
+	ok := sweep.Advice{Feasible: true, Confirmed: true, ConfirmedOK: true, Real: []sweep.RealCheck{{Scenario: "a", Verdict: "pass"}}}
+	if err := ok.Verdict(); err != nil {
+		t.Errorf("a confirmed advice: %v", err)
+	}
+	for _, tt := range []struct {
+		a    sweep.Advice
+		want string
+	}{
+		{sweep.Advice{}, "no setting meets the constraints under this envelope (see Relax above)"},
+		{sweep.Advice{Feasible: true, Confirmed: true}, "the confirmation failed: "},
+		{sweep.Advice{Feasible: true, Real: []sweep.RealCheck{{Scenario: "a", Verdict: "pass"}, {Scenario: "b", Verdict: "fail", Error: ": boom"}}}, "b on the real backend: fail: boom"},
+		{sweep.Advice{Feasible: true, Real: []sweep.RealCheck{{Scenario: "c", Error: "not run"}}}, "c on the real backend: not run"},
+	} {
+		if err := tt.a.Verdict(); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
+			t.Errorf("%+v: %v, want %q", tt.a, err, tt.want)
+		}
+	}
+}

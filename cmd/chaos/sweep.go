@@ -258,16 +258,8 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		}
 		fmt.Fprintf(stdout, "\nwritten to %s\n", out)
 	}
-	switch {
-	case !adv.Feasible:
-		return &exitError{exitFailed, errors.New("no setting meets the constraints under this envelope (see Relax above)")}
-	case adv.Confirmed && !adv.ConfirmedOK:
-		return &exitError{exitFailed, errors.New("the confirmation failed: the search found a model error or a schedule that breaks the constraints (see above)")}
-	}
-	for _, r := range adv.Real {
-		if r.Verdict != string(model.Pass) {
-			return &exitError{exitFailed, fmt.Errorf("%s on the real backend: %s%s", r.Scenario, r.Verdict, r.Error)}
-		}
+	if err := adv.Verdict(); err != nil {
+		return &exitError{exitFailed, err}
 	}
 	return nil
 }
