@@ -156,9 +156,9 @@ func cmdExploreMerge(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return usageErr("explore merge needs the shards' result.json files")
 	}
-	shards, err := readShards(pos, sweep.ReadExploreResult)
+	shards, err := sweep.ReadShards(pos, sweep.ReadExploreResult)
 	if err != nil {
-		return err
+		return &exitError{exitUsage, err}
 	}
 	merged, err := sweep.MergeExplore(shards...)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -144,9 +143,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return usageErr("sweep merge needs the shards' result.json files")
 	}
-	shards, err := readShards(pos, sweep.ReadResult)
+	shards, err := sweep.ReadShards(pos, sweep.ReadResult)
 	if err != nil {
-		return err
+		return &exitError{exitUsage, err}
 	}
 	merged, err := sweep.Merge(shards...)
 	if err != nil {
@@ -160,23 +159,6 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 		return &exitError{exitFailed, fmt.Errorf("the merged sweep is incomplete: %s", merged.Incomplete)}
 	}
 	return nil
-}
-
-// readShards reads the shards' result.json files, as read parses them.
-func readShards[T any](paths []string, read func([]byte) (T, error)) ([]T, error) {
-	var out []T
-	for _, p := range paths {
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return nil, &exitError{exitUsage, err}
-		}
-		r, err := read(data)
-		if err != nil {
-			return nil, &exitError{exitUsage, fmt.Errorf("%s: %w", p, err)}
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }
 
 // cmdAdvise runs `chaos advise`.
