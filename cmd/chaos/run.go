@@ -274,7 +274,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	// environment.
 	for _, o := range out {
 		if o.Result == nil && o.Err != nil && errors.Is(o.Err, env.ErrEnvironment) && ctx.Err() == nil {
-			return out, backend, &exitError{exitEnv, envMessage(o.Err, f)}
+			return out, backend, &exitError{exitEnv, f.envChoice(stderr).Explain(o.Err)}
 		}
 	}
 	return out, backend, nil
@@ -306,16 +306,6 @@ func (f *runFlags) newBackend(ctx context.Context, stderr io.Writer) (sim.Backen
 		c.AgentWins, c.LogDir = f.set["agent"], filepath.Join(f.out, "agent-logs")
 	}
 	return backends.New(f.backend, c), nil
-}
-
-// envMessage is the one message of an environment error: what failed and
-// how to fix it, without the error's own repetitions.
-func envMessage(err error, f runFlags) error {
-	msg := strings.TrimPrefix(err.Error(), env.ErrEnvironment.Error()+": ")
-	if f.env == "container" {
-		return fmt.Errorf("environment error: %s (the container environment needs a reachable Docker Engine and the images: README.md, Running with Docker)", msg)
-	}
-	return fmt.Errorf("environment error: %s", msg)
 }
 
 // override applies the flags that override every scenario (--seed,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"strings"
 	"time"
 
 	tclog "github.com/testcontainers/testcontainers-go/log"
@@ -184,4 +185,15 @@ func (c Choice) containers() Provider {
 		tclog.SetDefault(tclog.NewNoopLogger()) // testcontainers-go's banner
 	}
 	return Containers{Logf: c.Logf}
+}
+
+// Explain is an environment error (one wrapping ErrEnvironment) as one
+// message: "environment error: " and what failed, without the wrapper's
+// own words; with the container environment, what it needs.
+func (c Choice) Explain(err error) error {
+	msg := strings.TrimPrefix(err.Error(), ErrEnvironment.Error()+": ")
+	if c.Env == ChoiceContainer {
+		return fmt.Errorf("environment error: %s (the container environment needs a reachable Docker Engine and the images: README.md, Running with Docker)", msg)
+	}
+	return fmt.Errorf("environment error: %s", msg)
 }

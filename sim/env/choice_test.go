@@ -2,6 +2,7 @@ package env
 
 import (
 	"context"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -108,5 +109,18 @@ func TestChoiceFallback(t *testing.T) {
 	c.RedisAddr = "127.0.0.1:6379"
 	if p, _ := c.Provider(ctx); reflect.TypeOf(p) != reflect.TypeOf(Embedded{}) {
 		t.Errorf("a Redis given: %T", p)
+	}
+}
+
+// An environment error is one message without ErrEnvironment's own words;
+// the container environment's says what it needs.
+func TestChoiceExplain(t *testing.T) {
+	err := fmt.Errorf("%w: redis-server: not found", ErrEnvironment)
+	if got := (Choice{}).Explain(err).Error(); got != "environment error: redis-server: not found" {
+		t.Errorf("embedded: %q", got)
+	}
+	got := Choice{Env: ChoiceContainer}.Explain(err).Error()
+	if !strings.HasPrefix(got, "environment error: redis-server: not found (the container environment needs a reachable Docker Engine") {
+		t.Errorf("container: %q", got)
 	}
 }
