@@ -421,22 +421,6 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 	}
-	refused := 0
-	for _, o := range runs {
-		if o.Refused != nil {
-			refused++
-		}
-	}
-	took := time.Since(start).Round(time.Second)
-	if sim.Computes(backend) {
-		// A computed suite takes well under a second.
-		took = time.Since(start).Round(time.Millisecond)
-	}
-	fmt.Fprintf(stdout, "suite: %d scenarios on the %s backend in %v", len(runs), backend.Name(), took)
-	if refused > 0 {
-		fmt.Fprintf(stdout, ", %d refused (not run; each says why above)", refused)
-	}
-	fmt.Fprintf(stdout, "; summary: %s\n", filepath.Join(f.out, "index.html"))
-	live.Totals(stdout, suite)
+	batch.Summary(stdout, suite, backend, time.Since(start), filepath.Join(f.out, "index.html"))
 	return verdict(ctx, runs)
 }

@@ -10,9 +10,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
@@ -164,4 +166,28 @@ func Verdict(outs []Outcome) error {
 		runs[i] = o.SuiteRun
 	}
 	return sim.Verdict(runs)
+}
+
+// Summary ends a suite's output: which backend ran how many scenarios in
+// how long (to the millisecond on a backend that computes, where a suite
+// takes well under a second; else to the second), how many it refused, the
+// summary's path (index), then live.Totals of suite (SuiteRuns).
+func Summary(w io.Writer, suite []reports.SuiteRun, b sim.Backend, took time.Duration, index string) {
+	refused := 0
+	for _, r := range suite {
+		if r.Refused != "" {
+			refused++
+		}
+	}
+	if sim.Computes(b) {
+		took = took.Round(time.Millisecond)
+	} else {
+		took = took.Round(time.Second)
+	}
+	fmt.Fprintf(w, "suite: %d scenarios on the %s backend in %v", len(suite), b.Name(), took)
+	if refused > 0 {
+		fmt.Fprintf(w, ", %d refused (not run; each says why above)", refused)
+	}
+	fmt.Fprintf(w, "; summary: %s\n", index)
+	live.Totals(w, suite)
 }

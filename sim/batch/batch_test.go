@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/reports/live"
+	"github.com/leaselab/leaselab/sim/real"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
 
@@ -106,5 +108,27 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	if err := Verdict(outs); err == nil {
 		t.Error("an interrupted batch has a passing verdict")
+	}
+}
+
+// A suite's last lines: the backend, the count, the time (to the
+// millisecond on a computing backend, to the second on one that waits),
+// the refusals, the summary's path, then the totals.
+func TestSummary(t *testing.T) {
+	suite := []reports.SuiteRun{{Name: "a", Refused: "no runner mode"}, {Name: "b", NotStarted: true}}
+	var b bytes.Buffer
+	Summary(&b, suite, virtual.Backend{}, 1234567*time.Microsecond, "out/index.html")
+	if first := strings.SplitN(b.String(), "\n", 2)[0]; first != "suite: 2 scenarios on the virtual backend in 1.235s, 1 refused (not run; each says why above); summary: out/index.html" {
+		t.Errorf("computed: %q", first)
+	}
+	var totals bytes.Buffer
+	live.Totals(&totals, suite)
+	if !strings.HasSuffix(b.String(), totals.String()) {
+		t.Errorf("the totals do not follow:\n%s", b.String())
+	}
+	b.Reset()
+	Summary(&b, suite[1:], real.Backend{}, 1600*time.Millisecond, "i.html")
+	if first := strings.SplitN(b.String(), "\n", 2)[0]; first != "suite: 1 scenarios on the real backend in 2s; summary: i.html" {
+		t.Errorf("waited: %q", first)
 	}
 }
