@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim/virtual"
@@ -56,4 +57,28 @@ func (x Robust) Real(res *model.Result) (value, how string) {
 		}
 	}
 	return value, how
+}
+
+// RealRun is one robust schedule's run on the real backend: its result
+// (nil when it did not run, Err says why) and its report's directory.
+type RealRun struct {
+	Result *model.Result
+	Err    error
+	Dir    string
+}
+
+// WriteConfirmation writes, per robust schedule (Confirmable), its real
+// run's figure (Robust.Real) beside the virtual backend's, as chaos
+// explore --confirm-real prints them.
+func WriteConfirmation(w io.Writer, robust []Robust, runs []RealRun) {
+	fmt.Fprintf(w, "real backend (the robust schedules, %s; same seeds):\n", "robust-*.yaml")
+	for i, o := range runs {
+		x := robust[i]
+		if o.Result == nil {
+			fmt.Fprintf(w, "  %-17s not run: %v\n", x.Metric, o.Err)
+			continue
+		}
+		real, how := x.Real(o.Result)
+		fmt.Fprintf(w, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.Dir)
+	}
 }

@@ -3,6 +3,7 @@ package sweep_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,5 +67,21 @@ func TestConfirmable(t *testing.T) {
 	want, err := r.RobustScenario(robust[0])
 	if err != nil || scs[0].Name != want.Name || scs[0].Seed != want.Seed {
 		t.Errorf("scenario %q seed %d, want RobustScenario's %q seed %d (%v)", scs[0].Name, scs[0].Seed, want.Name, want.Seed, err)
+	}
+}
+
+// The confirmation: a heading, then per schedule its real figure beside
+// the virtual ones and its report, or why it did not run.
+func TestWriteConfirmation(t *testing.T) {
+	res := &model.Result{}
+	res.Checks = []model.Check{{Metric: "max_overlap", HasMin: true, Min: 2 * time.Second, Measured: 3 * time.Second, Verdict: model.Pass}}
+	robust := []sweep.Robust{{Metric: "max_overlap", Measured: 3100 * time.Millisecond, Floor: 2900 * time.Millisecond, Delta: time.Millisecond}, {Metric: "max_gap"}}
+	var b strings.Builder
+	sweep.WriteConfirmation(&b, robust, []sweep.RealRun{{Result: res, Dir: "ex/real/x"}, {Err: errors.New("no redis-server")}})
+	want := "real backend (the robust schedules, robust-*.yaml; same seeds):\n" +
+		"  max_overlap       real 3s (pass against ≥ 2s); virtual 3.1s (≥ 2.9s within ±1ms); report ex/real/x\n" +
+		"  max_gap           not run: no redis-server\n"
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
 	}
 }

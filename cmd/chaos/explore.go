@@ -195,15 +195,10 @@ func confirmExplore(ctx context.Context, res *sweep.ExploreResult, dir string, s
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "real backend (the robust schedules, %s; same seeds):\n", "robust-*.yaml")
+	runs := make([]sweep.RealRun, len(outs))
 	for i, o := range outs {
-		x := robust[i]
-		if o.Result == nil {
-			fmt.Fprintf(stdout, "  %-17s not run: %v\n", x.Metric, o.Err)
-			continue
-		}
-		real, how := x.Real(o.Result)
-		fmt.Fprintf(stdout, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.Dir)
+		runs[i] = sweep.RealRun{Result: o.Result, Err: o.Err, Dir: o.Dir}
 	}
+	sweep.WriteConfirmation(stdout, robust, runs)
 	return nil
 }
