@@ -1,12 +1,16 @@
 package observe
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 )
@@ -81,4 +85,74 @@ func Headline(w io.Writer, res *model.Result) {
 	for _, r := range res.Reasons {
 		fmt.Fprintln(w, "  "+r)
 	}
+}
+
+// Record runs Watch with o, recording to the file at path (created) and
+// showing it on show (nil: nothing shown), for d (0: until ctx ends). It
+// closes o.Redis when it returns. Its errors are the environment's: the
+// file, or the watch itself.
+func Record(ctx context.Context, o Options, path string, d time.Duration, show *Show) (*Recording, error) {
+	if o.Redis != nil {
+		defer o.Redis.Close()
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("observe: %w", err)
+	}
+	defer f.Close()
+	o.Record = NewWriter(f)
+	if show != nil {
+		show.Hook(&o)
+	}
+	if d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, d)
+		defer cancel()
+	}
+	rec, err := Watch(ctx, o)
+	if show != nil {
+		show.End()
+	}
+	return rec, err
+}
+
+// ReadRecordingFile is ReadRecording of the file at path.
+func ReadRecordingFile(path string) (*Recording, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadRecording(f, path)
+}
+
+// DefaultDir is where chaos observe writes a watch of the lease group (or,
+// without one, of the lease's key) begun at now, when not told:
+// chaos-reports/observe-<name>/<UTC time>, the name made safe as a
+// directory.
+func DefaultDir(group, key string, now time.Time) string {
+	name := group
+	if name == "" {
+		name = strings.TrimPrefix(key, election.KeyPrefix)
+	}
+	name = strings.Map(func(r rune) rune {
+		if r == '/' || r == '\\' || r == ':' || r == ' ' {
+			return '_'
+		}
+		return r
+	}, name)
+	return filepath.Join("chaos-reports", "observe-"+name, now.UTC().Format("20060102-150405"))
+}
+
+// Verdict is an observed result's as an error: a fail or unknown of a
+// watch that checked limits, or one cut short (incomplete); nil otherwise
+// (a watch with no limits only reports).
+func Verdict(res *model.Result) error {
+	switch res.Verdict {
+	case model.Fail, model.Unknown:
+		if len(res.Evaluation.Checks) > 0 || !res.Complete {
+			return fmt.Errorf("observe: %s: %s", res.Verdict, strings.Join(res.Reasons, "; "))
+		}
+	}
+	return nil
 }

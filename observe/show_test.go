@@ -2,6 +2,9 @@ package observe
 
 import (
 	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -50,5 +53,61 @@ func TestHeadline(t *testing.T) {
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "observe-my-app: UNKNOWN  overlaps 0 (longest ") || !strings.Contains(lines[0], "gaps 1 (longest 2s") ||
 		lines[1] != "  the watch was cut short" {
 		t.Errorf("headline:\n%s", b.String())
+	}
+}
+
+// Where a watch goes when not told: named after its group, else its key
+// without the lease prefix, made safe as a directory, with the UTC time.
+func TestDefaultDir(t *testing.T) {
+	now := time.Date(2026, 12, 1, 11, 2, 3, 0, time.FixedZone("CET", 3600))
+	if got, want := DefaultDir("my app/x", "", now), filepath.Join("chaos-reports", "observe-my_app_x", "20261201-100203"); got != want {
+		t.Errorf("group: %q, want %q", got, want)
+	}
+	if got, want := DefaultDir("", "taskrunner:leader:svc:a", now), filepath.Join("chaos-reports", "observe-svc_a", "20261201-100203"); got != want {
+		t.Errorf("key: %q, want %q", got, want)
+	}
+}
+
+// A watch with limits fails or is unknown by its verdict; one cut short
+// too; one with no limits that completed only reports.
+func TestVerdict(t *testing.T) {
+	res := &model.Result{Complete: true}
+	res.Verdict, res.Reasons = model.Unknown, []string{"a", "b"}
+	if err := Verdict(res); err != nil {
+		t.Errorf("no limits, complete: %v", err)
+	}
+	res.Complete = false
+	if err := Verdict(res); err == nil || err.Error() != "observe: unknown: a; b" {
+		t.Errorf("cut short: %v", err)
+	}
+	res.Complete, res.Verdict = true, model.Fail
+	res.Checks = []model.Check{{Metric: "max_overlap"}}
+	if err := Verdict(res); err == nil || err.Error() != "observe: fail: a; b" {
+		t.Errorf("a limit broken: %v", err)
+	}
+	res.Verdict = model.Pass
+	if err := Verdict(res); err != nil {
+		t.Errorf("pass: %v", err)
+	}
+}
+
+// A recording read back from its file is the one written; a file that is
+// not there is the file system's error.
+func TestReadRecordingFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "observed.jsonl")
+	rec := &Recording{Header: Header{Group: "g", Key: "taskrunner:leader:g", Lane: LanePoll, Start: time.Unix(100, 0).UTC()}, End: time.Unix(160, 0).UTC()}
+	var b bytes.Buffer
+	if err := WriteRecording(&b, rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadRecordingFile(path)
+	if err != nil || got.Header.Group != "g" || !got.End.Equal(rec.End) {
+		t.Fatalf("read back %+v, %v", got, err)
+	}
+	if _, err := ReadRecordingFile(path + ".none"); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a missing file: %v", err)
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/term"
 
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/observe"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/sim/env"
@@ -110,13 +109,8 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if *redisAddr != "" || *redisURL != "" || *group != "" || *key != "" || *runFor != 0 || *nodes != "" || *sentinel != "" || *master != "" {
 			return usageErr("observe: --from rebuilds from a recording: drop --redis-addr/--redis-url/--sentinel/--master/--nodes/--group/--key/--for")
 		}
-		f, err := os.Open(*from)
-		if err != nil {
-			return usageErr("observe: %v", err)
-		}
-		rec, err = observe.ReadRecording(f, *from)
-		_ = f.Close()
-		if err != nil {
+		var err error
+		if rec, err = observe.ReadRecordingFile(*from); err != nil {
 			return usageErr("observe: %v", err)
 		}
 		dir = *out
@@ -137,13 +131,9 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if err != nil {
 			return err
 		}
-		name := *group
-		if name == "" {
-			name = strings.TrimPrefix(*key, "taskrunner:leader:")
-		}
 		dir = *out
 		if dir == "" {
-			dir = filepath.Join("chaos-reports", "observe-"+safeName(name), time.Now().UTC().Format("20060102-150405"))
+			dir = observe.DefaultDir(*group, *key, time.Now())
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
@@ -156,9 +146,12 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		} else {
 			o.Redis, o.Source = redis.NewClient(nodeOpts), "redis "+addr
 		}
-		rec, err = watch(ctx, stdout, stderr, o, filepath.Join(dir, recordingFile), *runFor)
-		if err != nil {
-			return err
+		show := &observe.Show{Out: stdout, Status: stderr}
+		if file, ok := stderr.(*os.File); ok {
+			show.Live = term.IsTerminal(int(file.Fd()))
+		}
+		if rec, err = observe.Record(ctx, o, filepath.Join(dir, recordingFile), *runFor, show); err != nil {
+			return &exitError{exitEnv, err}
 		}
 	}
 	res, err := observe.Build(rec, lim)
@@ -177,11 +170,8 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	observe.Headline(stdout, res)
 	fmt.Fprintf(stdout, "report: %s\n", filepath.Join(dir, reports.FileHTML))
-	switch res.Verdict {
-	case model.Fail, model.Unknown:
-		if len(res.Evaluation.Checks) > 0 || !res.Complete {
-			return &exitError{exitFailed, fmt.Errorf("observe: %s: %s", res.Verdict, strings.Join(res.Reasons, "; "))}
-		}
+	if err := observe.Verdict(res); err != nil {
+		return &exitError{exitFailed, err}
 	}
 	if ctx.Err() != nil && *runFor == 0 && *from == "" {
 		return nil // Ctrl-C is how an open-ended watch ends
@@ -202,36 +192,6 @@ func observeRedis(addr, url string, sentinel bool) (string, env.Auth, error) {
 	return a, auth, nil
 }
 
-// watch runs the watch with a live line on stderr, recording to path.
-func watch(ctx context.Context, stdout, stderr io.Writer, o observe.Options, path string, runFor time.Duration) (*observe.Recording, error) {
-	if o.Redis != nil {
-		defer o.Redis.Close()
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
-	}
-	defer f.Close()
-	o.Record = observe.NewWriter(f)
-	show := observe.Show{Out: stdout, Status: stderr}
-	if file, ok := stderr.(*os.File); ok {
-		show.Live = term.IsTerminal(int(file.Fd()))
-	}
-	show.Hook(&o)
-	wctx := ctx
-	if runFor > 0 {
-		var cancel context.CancelFunc
-		wctx, cancel = context.WithTimeout(ctx, runFor)
-		defer cancel()
-	}
-	rec, err := observe.Watch(wctx, o)
-	show.End()
-	if err != nil {
-		return nil, &exitError{exitEnv, err}
-	}
-	return rec, nil
-}
-
 // splitList splits a comma-separated list, dropping empty items.
 func splitList(s string) []string {
 	var out []string
@@ -241,14 +201,4 @@ func splitList(s string) []string {
 		}
 	}
 	return out
-}
-
-// safeName keeps a name usable as a directory.
-func safeName(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '/' || r == '\\' || r == ':' || r == ' ' {
-			return '_'
-		}
-		return r
-	}, s)
 }
