@@ -106,3 +106,13 @@ func (e Entry) clone() Entry {
 	sc.Expect = slices.Clone(sc.Expect)
 	return e
 }
+
+// Summary is the description's first sentence, its spaces collapsed, for
+// one-line listings (chaos list).
+func (e Entry) Summary() string {
+	s := strings.Join(strings.Fields(e.Description), " ")
+	if i := strings.Index(s, ". "); i >= 0 {
+		return s[:i+1]
+	}
+	return s
+}

@@ -199,3 +199,18 @@ func TestBuiltinNoVacuousPass(t *testing.T) {
 		})
 	}
 }
+
+// A listing's line is the description's first sentence, spaces collapsed;
+// a description of one sentence is itself.
+func TestEntrySummary(t *testing.T) {
+	for desc, want := range map[string]string{
+		"The leader\n  crashes. Then a follower takes over.": "The leader crashes.",
+		"One sentence, no full stop":                         "One sentence, no full stop",
+		"Ends here.":                                         "Ends here.",
+		"v1.2 of it. Next.":                                  "v1.2 of it.",
+	} {
+		if got := (Entry{Description: desc}).Summary(); got != want {
+			t.Errorf("%q: %q, want %q", desc, got, want)
+		}
+	}
+}

@@ -8,7 +8,6 @@ import (
 	"io"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -42,18 +41,9 @@ func cmdList(args []string, stdout, stderr io.Writer) error {
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	for _, e := range scenarios.Builtin() {
-		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", e.Name, e.Scenario.Mode, e.Scenario.Length().Round(time.Second), firstSentence(e.Description))
+		fmt.Fprintf(tw, "%s\t%s\t%v\t%s\n", e.Name, e.Scenario.Mode, e.Scenario.Length().Round(time.Second), e.Summary())
 	}
 	return tw.Flush()
-}
-
-// firstSentence is the description's first sentence, for one-line listings.
-func firstSentence(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if i := strings.Index(s, ". "); i >= 0 {
-		return s[:i+1]
-	}
-	return s
 }
 
 const validateUsage = `Usage: chaos validate FILE...
