@@ -291,10 +291,17 @@ func union(ws []Window) []Window {
 // (likewise) covers.
 func minus(ws, cut []Window) []Window {
 	var out []Window
+	j := 0 // the first cut that may reach into w: both lists are in order
 	for _, w := range ws {
+		for j < len(cut) && cut[j].End <= w.Start {
+			j++
+		}
 		from := w.Start
-		for _, c := range cut {
-			if c.End <= from || c.Start >= w.End {
+		for _, c := range cut[j:] {
+			if c.Start >= w.End {
+				break
+			}
+			if c.End <= from {
 				continue
 			}
 			if c.Start > from {
@@ -801,11 +808,12 @@ func (m measurement) String() string {
 // most the longest such part.
 func (x *timings) unexplainedLeast() []Window {
 	var out []Window
+	least := windowsOf(x.least.Overlaps)
 	for _, k := range windowsOf(x.most.Overlaps) {
 		if slices.ContainsFunc(x.leastFaults, func(f FaultSpan) bool { return f.Touches(k) }) {
 			continue
 		}
-		for _, c := range windowsOf(x.least.Overlaps) {
+		for _, c := range least {
 			if c.Start < k.End && k.Start < c.End {
 				out = append(out, c)
 			}
