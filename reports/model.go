@@ -938,6 +938,11 @@ func (x *ctx) workSection() section {
 		ids := make([]string, len(a.RepeatedTasks))
 		redelivered := 0
 		for i, r := range a.RepeatedTasks {
+			if len(r.By) == 0 {
+				// A result.json from before the analysis recorded them.
+				ids[i] = fmt.Sprintf("%s ×%d, incarnations and reclaims not recorded", r.Task, r.Completions)
+				continue
+			}
 			how := "delivered twice without a reclaim"
 			if r.Redelivered() {
 				how, redelivered = "after a reclaim", redelivered+1

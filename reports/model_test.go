@@ -26,8 +26,11 @@ func TestRunnerFigures(t *testing.T) {
 	for i := range 25 {
 		a.LostTasks = append(a.LostTasks, fmt.Sprintf("task-%02d", i))
 	}
-	a.RepeatedTasks = []model.RepeatedTask{{Task: "task-99", Completions: 2, By: []model.Member{{Instance: 0, ID: idA}, {Instance: 1, ID: idB}}, Reclaims: 1}}
-	a.Summary.TasksDispatched, a.Summary.TasksLost, a.Summary.TasksRepeated, a.Summary.DuplicateChores = 900, 25, 1, 1
+	a.RepeatedTasks = []model.RepeatedTask{
+		{Task: "task-99", Completions: 2, By: []model.Member{{Instance: 0, ID: idA}, {Instance: 1, ID: idB}}, Reclaims: 1},
+		{Task: "task-98", Completions: 2}, // a result.json from before By and Reclaims were recorded
+	}
+	a.Summary.TasksDispatched, a.Summary.TasksLost, a.Summary.TasksRepeated, a.Summary.DuplicateChores = 900, 25, 2, 1
 	a.Summary.DelayedLateness = model.DurationStats{Count: 3, Min: ms(5), Median: ms(40), Max: ms(1200)}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, Options{}); err != nil {
@@ -39,6 +42,7 @@ func TestRunnerFigures(t *testing.T) {
 		"| Lost (dispatched, never completed, gone from Redis) | **25** |",
 		"task-19, … (5 more in result.json)",
 		"task-99 ×2 by i0 (aaaaaa), i1 (bbbbbb), after a reclaim",
+		"task-98 ×2, incarnations and reclaims not recorded",
 		"| Repeated after a reclaim (at-least-once redelivery",
 		"n=3, min 5ms, median 40ms, max 1.2s",
 		"| Workload dispatch rate | 20/s |",
