@@ -29,7 +29,10 @@ type Bounds struct {
 // Explored is a schedule search's worst case of one failure mode, each
 // figure already written beside its bound.
 type Explored struct {
-	Runs         int
+	// Runs is how many schedules the search ran.
+	Runs int
+	// Gap and Overlap are the worst gap and overlap found, written
+	// beside their bounds.
 	Gap, Overlap string
 }
 

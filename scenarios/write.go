@@ -12,6 +12,7 @@ import (
 // ExistsError is WriteFiles refusing to overwrite a scenario file.
 type ExistsError struct{ Path string }
 
+// Error names the file that exists.
 func (e *ExistsError) Error() string { return e.Path + " exists" }
 
 // WriteFiles writes each scenario of suite to dir/<name>.yaml (Marshal),

@@ -62,9 +62,12 @@ func (x Robust) Real(res *model.Result) (value, how string) {
 // RealRun is one robust schedule's run on the real backend: its result
 // (nil when it did not run, Err says why) and its report's directory.
 type RealRun struct {
+	// Result is the real run's result, nil when it did not run.
 	Result *model.Result
-	Err    error
-	Dir    string
+	// Err is why the run did not run or did not finish.
+	Err error
+	// Dir is the run's report directory.
+	Dir string
 }
 
 // WriteConfirmation writes, per robust schedule (Confirmable), its real

@@ -36,7 +36,10 @@ import (
 // one. Nothing ran.
 type SetupError struct{ Err error }
 
+// Error is the set-up error's message.
 func (e *SetupError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the set-up error, for errors.Is and errors.As.
 func (e *SetupError) Unwrap() error { return e.Err }
 
 // Run runs the agent until the harness stops it (SIGTERM through ctx, or
