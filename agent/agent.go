@@ -45,6 +45,12 @@ type Options struct {
 	// Logger receives what the agent cannot tell the harness (a malformed
 	// command, a failed write). Default: none.
 	Logger *slog.Logger
+	// Client declares the service's Redis client in the hello, which the
+	// harness's predictions follow (GoRedisClient makes one for a go-redis
+	// client). Default: RunElector declares the elector's go-redis client
+	// itself; Hello alone declares none, and the harness then assumes
+	// go-redis with the scenario's client options.
+	Client *Client
 }
 
 // Agent makes a service speak the agent protocol: it writes the hello and
@@ -102,7 +108,12 @@ func (a *Agent) Capabilities() []Capability {
 // Hello writes the hello (instance id, lease key), then the events sent
 // before it, and starts serving commands. Call it once.
 func (a *Agent) Hello(id, key string) error {
-	h := Hello{Type: "hello", Protocol: Version, ID: id, Key: key, Capabilities: a.Capabilities(), Agent: a.o.Name, T: time.Now().UnixNano()}
+	h := Hello{Type: "hello", Protocol: Version, ID: id, Key: key, Capabilities: a.Capabilities(), Agent: a.o.Name, Client: a.o.Client, T: time.Now().UnixNano()}
+	if h.Client != nil {
+		if err := h.Client.check(); err != nil {
+			return fmt.Errorf("agent: %w", err)
+		}
+	}
 	line, err := json.Marshal(h)
 	if err != nil {
 		return fmt.Errorf("agent: encoding the hello: %w", err)

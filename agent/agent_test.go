@@ -95,6 +95,11 @@ func TestAgentHelloCommandsAndGone(t *testing.T) {
 	if e := h.next(); e.Type != Reply || e.Seq != 3 || !strings.Contains(e.Err, "exactly one of rate and jump_ns") {
 		t.Fatalf("malformed clock: %+v", e)
 	}
+	// A demotion follows a promotion (the decoder refuses one before).
+	a.Promoted(1, 0)
+	if e := h.next(); e.Type != Promoted {
+		t.Fatalf("promotion %+v", e)
+	}
 	h.send(`{"cmd":"stop","seq":4}`)
 	<-stopped
 	a.Demoted("")
@@ -191,6 +196,12 @@ func TestAgentRunElector(t *testing.T) {
 	hello, err := h.dec.Hello()
 	if err != nil || hello.Key != election.LeaderKey("agent-run") {
 		t.Fatalf("hello %+v, %v", hello, err)
+	}
+	// The elector's go-redis client is declared as go-redis reads its
+	// options: the harness predicts from it.
+	o := rdb.Options()
+	if c := hello.Client; c == nil || !c.IsGoRedis() || c.ReadTimeoutMS == nil || c.Retries != max(o.MaxRetries, 0) {
+		t.Errorf("hello's client %+v: want the go-redis client the elector runs on (options %+v)", c, o)
 	}
 	if ev := h.next(); ev.Type != Promoted || ev.Term != 1 {
 		t.Fatalf("first event %+v, want promoted term 1", ev)

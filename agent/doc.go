@@ -34,5 +34,10 @@
 // ParseCommand and Decoder are the strict parsers both sides use: a line
 // that is not valid protocol is refused with what is wrong with it.
 //
-// The package depends on election, runner and the standard library only.
+// The hello may declare the service's Redis client (Client; GoRedisClient
+// for go-redis, which RunElector declares by itself): the harness predicts
+// the run's bounds for that client.
+//
+// The package depends on election, runner, go-redis and the standard
+// library only.
 package agent

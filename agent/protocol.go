@@ -42,8 +42,8 @@ const (
 // Capabilities lists the capabilities of this protocol version.
 var Capabilities = []Capability{CapStop, CapClock, CapRunner, CapSafe}
 
-// Hello is the first line an agent writes. Every field but Agent is
-// required.
+// Hello is the first line an agent writes. Every field but Agent and
+// Client is required.
 type Hello struct {
 	Type string `json:"type"` // "hello"
 	// Protocol is the protocol version the agent speaks (Version).
@@ -58,6 +58,9 @@ type Hello struct {
 	Capabilities []Capability `json:"capabilities"`
 	// Agent names the agent's program, for logs and reports (optional).
 	Agent string `json:"agent,omitempty"`
+	// Client declares the agent's Redis client (optional; see Client):
+	// the harness's predicted bounds follow it.
+	Client *Client `json:"client,omitempty"`
 	// T is the agent's wall clock when it wrote the line, as Event.T.
 	T int64 `json:"t,omitempty"`
 }
@@ -224,6 +227,11 @@ func ParseHello(line []byte) (Hello, error) {
 			return h, fmt.Errorf("hello declares unknown capability %q (protocol %d knows %v)", c, Version, Capabilities)
 		}
 	}
+	if h.Client != nil {
+		if err := h.Client.check(); err != nil {
+			return h, err
+		}
+	}
 	return h, nil
 }
 
@@ -303,14 +311,24 @@ func ParseCommand(line []byte) (Command, error) {
 const MaxLine = 64 << 10
 
 // Decoder reads an agent's stdout: its hello, then its events, with
-// errors that name the agent and the line.
+// errors that name the agent and the line. It checks the order of one
+// agent's events too: a demotion must follow a promotion.
 type Decoder struct {
 	name     string
 	sc       *bufio.Scanner
 	line     int
 	launched time.Time // zero: t is not checked
 	now      func() time.Time
+	// cut: the last line read ended at EOF without a newline.
+	cut     bool
+	leading bool // promoted and not demoted since
 }
+
+// ErrCutLine is wrapped by a LineError for a last line that ends without a
+// newline and does not parse: its writer was killed while writing it (or
+// wrote half a line and exited). The harness ignores it after it killed
+// the agent itself.
+var ErrCutLine = errors.New("the last line, cut off (no newline before the end of the output)")
 
 // MaxStampAhead is how far past the harness's own reading of the wall
 // clock an agent's t may be: both read the same machine's clock, the
@@ -345,7 +363,16 @@ func (d *Decoder) checkStamp(t int64) error {
 func NewDecoder(name string, r io.Reader) *Decoder {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 4096), MaxLine)
-	return &Decoder{name: name, sc: sc}
+	d := &Decoder{name: name, sc: sc}
+	sc.Split(d.split)
+	return d
+}
+
+// split is bufio.ScanLines noting whether the last line was cut.
+func (d *Decoder) split(data []byte, atEOF bool) (int, []byte, error) {
+	adv, tok, err := bufio.ScanLines(data, atEOF)
+	d.cut = tok != nil && atEOF && adv == len(data) && (len(data) == 0 || data[len(data)-1] != '\n')
+	return adv, tok, err
 }
 
 // LineError is a line an agent wrote that the protocol refuses.
@@ -374,6 +401,9 @@ func (d *Decoder) next() ([]byte, error) {
 }
 
 func (d *Decoder) wrap(line []byte, err error) error {
+	if d.cut {
+		err = fmt.Errorf("%w: %w", ErrCutLine, err)
+	}
 	text := string(line)
 	if len(text) > 200 {
 		text = text[:200] + "…"
@@ -410,8 +440,30 @@ func (d *Decoder) Next() (Event, error) {
 	if err == nil {
 		err = d.checkStamp(e.T)
 	}
+	if err == nil {
+		err = d.checkOrder(e)
+	}
 	if err != nil {
 		return e, d.wrap(line, err)
 	}
 	return e, nil
 }
+
+// checkOrder returns what is wrong with e coming next, or nil.
+func (d *Decoder) checkOrder(e Event) error {
+	switch e.Type {
+	case Promoted:
+		d.leading = true
+	case Demoted:
+		if !d.leading {
+			return errors.New("demoted before promoted (the agent did not say it leads)")
+		}
+		d.leading = false
+	}
+	return nil
+}
+
+// Refuse returns err as a LineError of the last line Next read: for what
+// the caller finds wrong with it that one agent's lines alone cannot show
+// (a task no agent dispatched).
+func (d *Decoder) Refuse(err error) error { return d.wrap(d.sc.Bytes(), err) }

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 func TestParseHello(t *testing.T) {
@@ -168,5 +170,115 @@ func TestDecoderChecksStamps(t *testing.T) {
 	d.CheckStamps(launched)
 	if _, err := d.Hello(); err == nil || !strings.Contains(err.Error(), "stdout line 1: t 5 ") {
 		t.Errorf("hello with t 5: %v, want it refused", err)
+	}
+}
+
+const testHello = `{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[]}` + "\n"
+
+// decodeAll reads a hello and every event of out, returning the events
+// read and the first error (nil at EOF).
+func decodeAll(out string) ([]Event, error) {
+	d := NewDecoder("x", strings.NewReader(testHello+out))
+	if _, err := d.Hello(); err != nil {
+		return nil, err
+	}
+	var es []Event
+	for {
+		e, err := d.Next()
+		if err == io.EOF {
+			return es, nil
+		}
+		if err != nil {
+			return es, err
+		}
+		es = append(es, e)
+	}
+}
+
+// TestDecoderChecksOrder: a demotion before any promotion, or a second
+// demotion after one, is refused naming its line; promoted, demoted,
+// promoted, demoted is not. Before, both were accepted silently.
+func TestDecoderChecksOrder(t *testing.T) {
+	p, d := `{"type":"promoted","term":1}`+"\n", `{"type":"demoted","reason":"lost"}`+"\n"
+	if es, err := decodeAll(p + d + p + d); err != nil || len(es) != 4 {
+		t.Fatalf("%d events, %v: want 4, no error", len(es), err)
+	}
+	for _, c := range []struct {
+		out  string
+		line int
+	}{{d, 2}, {p + d + d, 4}} {
+		_, err := decodeAll(c.out)
+		var le *LineError
+		if !errors.As(err, &le) || le.Line != c.line || !strings.Contains(err.Error(), "demoted before promoted") {
+			t.Errorf("%q: %v, want line %d's demotion before promotion", c.out, err, c.line)
+		}
+	}
+}
+
+// TestDecoderCutLine: a last line without a newline that does not parse
+// is ErrCutLine (what a kill mid-write leaves); one that parses is an
+// event; a malformed line with its newline is not ErrCutLine.
+func TestDecoderCutLine(t *testing.T) {
+	_, err := decodeAll(`{"type":"error","err":"x"}` + "\n" + `{"type":"error","er`)
+	if !errors.Is(err, ErrCutLine) || !strings.Contains(err.Error(), "stdout line 3") {
+		t.Errorf("cut line: %v, want ErrCutLine at line 3", err)
+	}
+	if es, err := decodeAll(`{"type":"error","err":"x"}`); err != nil || len(es) != 1 {
+		t.Errorf("a whole last line without a newline: %d events, %v", len(es), err)
+	}
+	if _, err := decodeAll(`{"type":"error","er` + "\n"); err == nil || errors.Is(err, ErrCutLine) {
+		t.Errorf("a malformed line with its newline: %v, want an error, not ErrCutLine", err)
+	}
+}
+
+func TestParseHelloClient(t *testing.T) {
+	const head = `{"type":"hello","protocol":1,"id":"a","key":"k","capabilities":[],"client":`
+	h, err := ParseHello([]byte(head + `{"library":"redis-py 4.3.4","read_timeout_ms":2500.5,"retries":1,"retry_on_timeout":true,"retry_backoff_ms":10}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := h.Client; c == nil || c.Library != "redis-py 4.3.4" || c.ReadTimeout() != 2500500*time.Microsecond || c.Retries != 1 || !c.RetryOnTimeout || c.IsGoRedis() {
+		t.Fatalf("client %+v", h.Client)
+	}
+	if h, err := ParseHello([]byte(head + `{"library":"node-redis 4.5","read_timeout_ms":0,"retries":0,"queues_while_disconnected":true}}`)); err != nil || h.Client.ReadTimeout() != 0 {
+		t.Fatalf("a client with no timeout: %+v, %v", h.Client, err)
+	}
+	for _, c := range []struct{ client, want string }{
+		{`{"read_timeout_ms":5000,"retries":0}`, `lacks library`},
+		{`{"library":"x","retries":0}`, `lacks read_timeout_ms (0 if the client waits for a reply for ever)`},
+		{`{"library":"x","read_timeout_ms":-1,"retries":0}`, `read_timeout_ms -1 is negative`},
+		{`{"library":"x","read_timeout_ms":1,"retries":-1}`, `retries -1: want 0 (none) to 100`},
+		{`{"library":"go-redis 9.23.0","read_timeout_ms":1,"retries":3,"retry_backoff_ms":10}`, `retry_backoff_ms is go-redis's own`},
+		{`{"library":"Go-Redis v9","read_timeout_ms":1,"retries":3,"queues_while_disconnected":true}`, `queues_while_disconnected is go-redis's own`},
+		{`{"library":"x","read_timeout_ms":1,"retries":0,"pool_size":3}`, `pool_size is go-redis's option`},
+		{`{"library":"x","read_timeout_ms":1,"retries":0,"timeout":3}`, `unknown field "timeout"`},
+	} {
+		if _, err := ParseHello([]byte(head + c.client + `}`)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("client %s: %v, want an error containing %q", c.client, err, c.want)
+		}
+	}
+}
+
+func TestGoRedisClient(t *testing.T) {
+	for _, c := range []struct {
+		o           redis.Options
+		op          time.Duration
+		readMS      float64
+		retries     int
+		opMS        float64
+		ctxDeadline bool
+	}{
+		{redis.Options{}, 0, 5000, 3, 0, false},
+		{redis.Options{ReadTimeout: -1, MaxRetries: -1}, 0, 0, 0, 0, false},
+		{redis.Options{ReadTimeout: -2, MaxRetries: 1, ContextTimeoutEnabled: true}, 300 * time.Millisecond, 0, 1, 300, true},
+		{redis.Options{ReadTimeout: 1500 * time.Microsecond, MaxRetries: 7}, 0, 1.5, 7, 0, false},
+	} {
+		got := GoRedisClient(&c.o, c.op)
+		if !got.IsGoRedis() || *got.ReadTimeoutMS != c.readMS || got.Retries != c.retries || got.OpTimeoutMS != c.opMS || got.ContextTimeoutEnabled != c.ctxDeadline {
+			t.Errorf("GoRedisClient(%+v, %v) = %+v (read %v ms)", c.o, c.op, got, *got.ReadTimeoutMS)
+		}
+		if err := got.check(); err != nil {
+			t.Errorf("GoRedisClient(%+v): %v", c.o, err)
+		}
 	}
 }

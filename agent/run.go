@@ -3,6 +3,8 @@ package agent
 import (
 	"context"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/leaselab/leaselab/election"
 )
 
@@ -37,6 +39,13 @@ func (a *Agent) RunElector(ctx context.Context, eo election.Opts, s Service) err
 		a.Transition(t)
 		if hook != nil {
 			hook(t)
+		}
+	}
+	if a.o.Client == nil {
+		// The elector's client is the service's: declare it, so that the
+		// harness predicts from what it does.
+		if c, ok := eo.Redis.(interface{ Options() *redis.Options }); ok {
+			a.o.Client = GoRedisClient(c.Options(), eo.OpTimeout)
 		}
 	}
 	e, promote, demote, errs := election.NewElector(eo)

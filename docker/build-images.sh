@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Builds leaselab's two service images FROM scratch, for machines whose Docker
-# Engine cannot pull from a registry (air-gapped CI):
+# Builds leaselab's images FROM scratch, for machines whose Docker Engine
+# cannot pull from a registry (air-gapped CI), and for the chaos image, which
+# no registry has:
 #
 #   leaselab/redis:<redis version>-local          this machine's Debian redis-server
 #                                                 and redis-cli with every shared
@@ -8,13 +9,20 @@
 #   leaselab/toxiproxy:<toxiproxy version>-local  static (CGO_ENABLED=0) builds of
 #                                                 cmd/server and cmd/cli of the
 #                                                 Toxiproxy version go.mod pins
+#   leaselab/chaos:<release>-local                a static build of this tree's
+#                                                 ./cmd/chaos, its version stamped
+#                                                 (git describe); the tag is the
+#                                                 release internal/version names,
+#                                                 which the Kubernetes templates pin
 #
 # Nothing is pulled: the inputs are the local redis-server binary (Debian
-# package redis-server) and Go modules (the Go module proxy or cache).
-# Point docker-compose.yml and the container provider at the result with
+# package redis-server), this source tree and Go modules (the Go module proxy
+# or cache). Point docker-compose.yml and the container provider at the
+# result with
 #   export LEASELAB_REDIS_IMAGE=leaselab/redis:7.0.15-local
 #   export LEASELAB_TOXIPROXY_IMAGE=leaselab/toxiproxy:2.12.0-local
-# which is what --print-env prints.
+# which is what --print-env prints, with LEASELAB_CHAOS_IMAGE (the tests of
+# the Kubernetes templates run their pods from it).
 #
 # Usage: docker/build-images.sh [--print-env]
 # Environment: REDIS_SERVER, REDIS_CLI (default /usr/bin/redis-server, /usr/bin/redis-cli).
@@ -41,6 +49,16 @@ toxiproxy_version=$(cd "$root" && go list -m -f '{{.Version}}' github.com/Shopif
 toxiproxy_version=${toxiproxy_version#v}
 redis_tag="leaselab/redis:${redis_version}-local"
 toxiproxy_tag="leaselab/toxiproxy:${toxiproxy_version}-local"
+# The release is written once, in internal/version (Release).
+release=$(sed -n 's/^const Release = "\(v[0-9][0-9.]*\)"$/\1/p' "$root/internal/version/version.go")
+if [ -z "$release" ]; then
+  echo "build-images: no 'const Release = \"vX.Y.Z\"' in internal/version/version.go" >&2
+  exit 1
+fi
+chaos_tag="leaselab/chaos:${release}-local"
+# The version chaos version prints, as the documented build stamps it (docs/cli.md):
+# empty outside a git checkout, and chaos then says its version is unknown.
+stamp=$(git -C "$root" describe --tags --always --dirty 2>/dev/null || true)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/leaselab-images.XXXXXX")
 trap 'rm -rf "$work"' EXIT
@@ -56,6 +74,13 @@ ldflags="-s -w -X github.com/Shopify/toxiproxy/v2.Version=${toxiproxy_version}"
   "github.com/Shopify/toxiproxy/v2/cmd/cli@v${toxiproxy_version}") &
 toxiproxy_pid=$!
 
+# chaos: a static build of this tree, also in the background.
+mkdir -p "$work/chaos"
+(cd "$root" && CGO_ENABLED=0 go build -trimpath \
+  -ldflags "-s -w -X github.com/leaselab/leaselab/internal/version.build=${stamp}" \
+  -o "$work/chaos/chaos" ./cmd/chaos) &
+chaos_pid=$!
+
 # Redis: the binaries under the public image's paths, and every library
 # they load at the path ldd resolves it to (symlinks followed), plus the
 # dynamic loader named in the binaries' PT_INTERP.
@@ -69,10 +94,17 @@ for lib in $(ldd "$redis_server" "$redis_cli" | awk '$2 == "=>" && $3 ~ /^\// {p
 done
 cp "$root/docker/redis/Dockerfile" "$work/redis/"
 
-wait "$toxiproxy_pid" || { echo "build-images: building Toxiproxy ${toxiproxy_version} failed" >&2; exit 1; }
+if ! wait "$toxiproxy_pid"; then
+  kill "$chaos_pid" 2>/dev/null || true
+  wait "$chaos_pid" 2>/dev/null || true
+  echo "build-images: building Toxiproxy ${toxiproxy_version} failed" >&2
+  exit 1
+fi
 mv "$work/bin/server" "$work/toxiproxy/toxiproxy"
 mv "$work/bin/cli" "$work/toxiproxy/toxiproxy-cli"
 cp "$root/docker/toxiproxy/Dockerfile" "$work/toxiproxy/"
+wait "$chaos_pid" || { echo "build-images: building chaos failed" >&2; exit 1; }
+cp "$root/docker/chaos/Dockerfile" "$work/chaos/"
 
 # The legacy builder and BuildKit both build FROM scratch without a
 # registry. Their chatter (the legacy builder's deprecation notice) is shown
@@ -87,14 +119,23 @@ build() {
 }
 build --build-arg "REDIS_VERSION=$redis_version" -t "$redis_tag" "$work/redis"
 build --build-arg "TOXIPROXY_VERSION=$toxiproxy_version" -t "$toxiproxy_tag" "$work/toxiproxy"
+build --build-arg "LEASELAB_VERSION=${stamp:-unknown}" -t "$chaos_tag" "$work/chaos"
 
 # A smoke check of each image without a shell: the binaries run.
 docker run --rm "$redis_tag" redis-server --version >/dev/null
 docker run --rm "$toxiproxy_tag" -version >/dev/null
+# chaos says the version stamped into it (or that it has none).
+want=${stamp:-unknown version: built from a source tree without VCS information}
+said=$(docker run --rm "$chaos_tag" version | sed -n 's/^leaselab  *//p')
+case "$said" in
+  "$want ("*) ;;
+  *) echo "build-images: $chaos_tag says it is '$said', not $want" >&2; exit 1 ;;
+esac
 
 if $print_env; then
   echo "export LEASELAB_REDIS_IMAGE=$redis_tag"
   echo "export LEASELAB_TOXIPROXY_IMAGE=$toxiproxy_tag"
+  echo "export LEASELAB_CHAOS_IMAGE=$chaos_tag"
 else
-  echo "built $redis_tag and $toxiproxy_tag"
+  echo "built $redis_tag, $toxiproxy_tag and $chaos_tag"
 fi

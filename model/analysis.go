@@ -148,8 +148,15 @@ type RedisLane struct {
 	// shorter than TruthResolution.
 	BelowResolution int `json:"below_resolution,omitempty"`
 	// Holders is what the key held, from the first observation to the end
-	// of the run: one entry per stretch with the same holder.
+	// of the run: one entry per stretch with the same holder (cut where
+	// the holder's value becomes or stops being shared: Holding.Shared).
 	Holders []Holding `json:"holders,omitempty"`
+	// Unknown are the parts of beliefs where the key held a value that
+	// cannot be told to be the believer's own or another's: its own value
+	// while a live twin announced it too (Identity.Shared), or a value no
+	// incarnation announced (Identity.Unannounced). Neither stale nor
+	// not: the stale_leadership check is unknown unless it fails anyway.
+	Unknown []Stale `json:"unknown,omitempty"`
 }
 
 // Holding is a stretch in which the lease key held one value.
@@ -157,9 +164,14 @@ type Holding struct {
 	Window
 	// Holder is the id in the key, "" for no key.
 	Holder string `json:"holder"`
-	// Instance is the index whose incarnation has that id, -1 for none or
-	// an unknown id.
+	// Instance is the index whose incarnation has that id, -1 for none,
+	// an unknown id or a shared one.
 	Instance int `json:"instance"`
+	// Shared: two or more live incarnations announced the value then, so
+	// which of them held the key cannot be told (Identity.Shared).
+	Shared bool `json:"shared,omitempty"`
+	// Unannounced: no incarnation announced the value (Identity.Unannounced).
+	Unannounced bool `json:"unannounced,omitempty"`
 }
 
 // FaultSpan is one fault of the schedule from injection to heal, derived from
@@ -188,7 +200,12 @@ type FaultSpan struct {
 	// first stable leader after its action (a sole leader that lasts a
 	// TTL), at most TTL + Wait after it: once leadership is settled, the
 	// fault explains nothing that comes later. An unhealed fault reaches to
-	// the end of the run.
+	// the end of the run. An instant fault also reaches no further than
+	// just before the next fault to hit an instance that led at its action:
+	// from then on that fault explains what its action does (a script
+	// flush 5 s before a leader crash was taken for the crash's demotion,
+	// its failover measured from the flush: 13.787 s against the crash's
+	// 11.006 s, in the combination corpus).
 	Reach time.Duration `json:"reach"`
 }
 
@@ -203,8 +220,9 @@ func (f FaultSpan) Touches(w Window) bool {
 	return w.Start < f.Reach && w.End > f.Applied
 }
 
-// reachOf computes FaultSpan.Reach; sole are the sole-leader stretches.
-func reachOf(f FaultSpan, sole []stretch, p Params, end time.Duration) time.Duration {
+// reachOf computes FaultSpan.Reach; sole are the sole-leader stretches,
+// next is nextOnLeader's for f (-1: none).
+func reachOf(f FaultSpan, next time.Duration, sole []stretch, p Params, end time.Duration) time.Duration {
 	if f.Open {
 		return end
 	}
@@ -213,8 +231,32 @@ func reachOf(f FaultSpan, sole []stretch, p Params, end time.Duration) time.Dura
 		if at, _, ok := stableFrom(sole, f.Healed, p.TTL); ok {
 			settled = min(settled, at)
 		}
+		if next > f.Applied {
+			// The instant before the next fault's: a belief it ends, or a
+			// window it opens, at its own moment is its doing.
+			settled = min(settled, next-1)
+		}
 	}
 	return min(settled, end)
+}
+
+// nextOnLeader is when the first fault after spans[i] was applied to an
+// instance that believed it led at spans[i]'s action; -1 if none was.
+func nextOnLeader(spans []FaultSpan, i int, beliefs []Belief) time.Duration {
+	f := spans[i]
+	next := time.Duration(-1)
+	for _, g := range spans {
+		if g.Applied <= f.Applied || (next >= 0 && g.Applied >= next) {
+			continue
+		}
+		for _, b := range beliefs {
+			if b.Start < f.Applied && b.End >= f.Applied && g.hits(b.Instance) {
+				next = g.Applied
+				break
+			}
+		}
+	}
+	return next
 }
 
 // SkippedFault is a fault of the schedule that was not applied: its target
@@ -235,6 +277,10 @@ type FaultOutcome struct {
 	LeadersAtInjection []Member `json:"leaders_at_injection,omitempty"`
 	// LeaderHit is true when a leader at injection was in the fault's Target.
 	LeaderHit bool `json:"leader_hit"`
+	// Effect is what the fault caused on a hit leader that kept believing
+	// through its reach (EffectError, EffectLapse; missed.go); "" when it
+	// caused neither, or Demotion says what it caused.
+	Effect string `json:"effect,omitempty"`
 	// Demotion is injection → the last hit leader stopped believing, counted
 	// only if that happened within the fault's Reach.
 	Demotion *time.Duration `json:"demotion,omitempty"`
@@ -422,15 +468,23 @@ type Analysis struct {
 	// agent wrote each line, on the machine's wall clock. The measurement
 	// error of the belief lane there; empty on the other backends.
 	StampLateness DurationStats `json:"stamp_lateness,omitzero"`
+	// Stalls are the moments the harness measured itself late, by at
+	// least MinStall: instances' timers fired late, its wake-up probe woke
+	// late (a loaded machine). A check a window fails by no more than the
+	// lateness inside it is unknown, not a fail.
+	Stalls []Stall `json:"stalls,omitempty"`
 
 	Beliefs []Belief `json:"beliefs,omitempty"`
 	// LeaderCount is how many incarnations believed they led, as a step
 	// function over [0, End].
-	LeaderCount     []CountStep      `json:"leader_count,omitempty"`
-	Overlaps        []Overlap        `json:"overlaps,omitempty"`
-	Gaps            []Gap            `json:"gaps,omitempty"`
-	Handovers       []Handover       `json:"handovers,omitempty"`
-	Redis           RedisLane        `json:"redis"`
+	LeaderCount []CountStep `json:"leader_count,omitempty"`
+	Overlaps    []Overlap   `json:"overlaps,omitempty"`
+	Gaps        []Gap       `json:"gaps,omitempty"`
+	Handovers   []Handover  `json:"handovers,omitempty"`
+	Redis       RedisLane   `json:"redis"`
+	// Identity names the lease values that leave the key's holder unknown:
+	// one announced by two live incarnations at once, one nobody announced.
+	Identity        Identity         `json:"identity,omitzero"`
 	Faults          []FaultOutcome   `json:"faults,omitempty"`
 	Skipped         []SkippedFault   `json:"skipped,omitempty"`
 	DuplicateChores []DuplicateChore `json:"duplicate_chores,omitempty"`
@@ -506,7 +560,7 @@ func Analyze(t Timeline, p Params) Analysis {
 	spans := faultSpans(ev, a.End)
 	faults := slices.Clone(spans)
 	for i := range faults {
-		faults[i].Reach = reachOf(faults[i], sole, p, a.End)
+		faults[i].Reach = reachOf(faults[i], nextOnLeader(spans, i, a.Beliefs), sole, p, a.End)
 	}
 	a.Skipped = skippedFaults(ev)
 	blocked := leaderless(ev, faults, a.End)
@@ -530,8 +584,12 @@ func Analyze(t Timeline, p Params) Analysis {
 		a.Faults = append(a.Faults, o)
 	}
 
-	a.Redis = redisLane(ev, a.Beliefs, a.End)
+	shared := sharedIDs(incarnationsOf(ev, a.End))
+	a.Redis = redisLane(ev, a.Beliefs, shared, a.End)
+	a.Identity = identityOf(shared, a.Redis, a.Overlaps)
+	faultEffects(a.Faults, ev, a.Redis)
 	a.StampLateness = stampLateness(ev)
+	a.Stalls = stallsOf(ev, a.Beliefs)
 	a.DuplicateChores = duplicateChores(ev, p.ChoreInterval)
 	a.StaleChores, a.FencedChores = choreFences(ev, a.Redis)
 	a.LostTasks, a.UnfinishedTasks, a.UnreportedTasks, a.DeadTasks, a.RepeatedTasks = taskFates(ev)
@@ -828,7 +886,12 @@ type CountStep struct {
 func handoversOf(beliefs []Belief) []Handover {
 	var out []Handover
 	for i := 1; i < len(beliefs); i++ {
-		if prev, b := beliefs[i-1], beliefs[i]; prev.Member != b.Member {
+		prev, b := beliefs[i-1], beliefs[i]
+		// One id after its crash or stop is a restart under that id (a
+		// pod name): a new incarnation, unless the belief is a late line
+		// of the ended one (it starts at the end).
+		restarted := (prev.EndedBy == InstanceCrashed || prev.EndedBy == InstanceStopped) && b.Start > prev.End
+		if prev.Member != b.Member || restarted {
 			out = append(out, Handover{At: b.Start, From: prev.Member, To: b.Member})
 		}
 	}
@@ -1080,7 +1143,7 @@ func stableFrom(sole []stretch, t, w time.Duration) (time.Duration, Member, bool
 func stampLateness(ev []Event) DurationStats {
 	var late []time.Duration
 	for _, e := range ev {
-		if e.Instance >= 0 && e.Lateness > 0 && e.Kind != DelayedDue && e.Kind != RedisHolder {
+		if e.Instance >= 0 && e.Lateness > 0 && e.Kind != DelayedDue && e.Kind != RedisHolder && e.Kind != StallKind {
 			late = append(late, e.Lateness)
 		}
 	}
@@ -1088,11 +1151,11 @@ func stampLateness(ev []Event) DurationStats {
 }
 
 // redisLane compares beliefs with the key's holder as Redis reported it.
-func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
-	type segment struct {
-		holder string
-		Window
-	}
+// shared are the values incarnations of two or more instances announced
+// while live at once (sharedIDs): where the key held one of those, which
+// of them held it cannot be told, nor whose lease a value nobody announced
+// was; a belief there is unknown (RedisLane.Unknown), not stale.
+func redisLane(ev []Event, beliefs []Belief, shared []SharedID, end time.Duration) RedisLane {
 	var segs []segment
 	var late []time.Duration
 	holder, since, observed := "", time.Duration(0), false
@@ -1104,7 +1167,7 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 			segs[n-1].Window = window(segs[n-1].Start, to, false)
 			return
 		}
-		segs = append(segs, segment{h, window(from, to, false)})
+		segs = append(segs, segment{h, false, window(from, to, false)})
 	}
 	owner := map[string]int{}
 	for _, e := range ev {
@@ -1126,9 +1189,13 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 		return lane
 	}
 	add(holder, since, end)
+	if len(shared) > 0 {
+		segs = splitShared(segs, shared)
+	}
+	announced := func(h string) bool { _, ok := owner[h]; return ok || h == "" }
 	for _, sg := range segs {
-		h := Holding{Window: sg.Window, Holder: sg.holder, Instance: -1}
-		if i, ok := owner[sg.holder]; ok && sg.holder != "" {
+		h := Holding{Window: sg.Window, Holder: sg.holder, Instance: -1, Shared: sg.shared, Unannounced: !announced(sg.holder)}
+		if i, ok := owner[sg.holder]; ok && sg.holder != "" && !sg.shared {
 			h.Instance = i
 		}
 		lane.Holders = append(lane.Holders, h)
@@ -1137,7 +1204,17 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 		lane.Holders[n-1].Open = true
 	}
 
-	// Stale: the parts of each belief where the key held another id.
+	// Stale: the parts of each belief where the key held another id;
+	// unknown where the value held cannot be told to be the belief's own
+	// or another's (its own value shared with a live twin, or a value
+	// nobody announced).
+	extend := func(to *[]Stale, m Member, from, until time.Duration, h string) {
+		if n := len(*to); n > 0 && (*to)[n-1].Member == m && (*to)[n-1].End == from {
+			(*to)[n-1].Window = window((*to)[n-1].Start, until, false)
+			return
+		}
+		*to = append(*to, Stale{Member: m, Window: window(from, until, false), Holder: h})
+	}
 	byID := map[string][]Window{}
 	for _, b := range beliefs {
 		if b.Duration == 0 {
@@ -1147,28 +1224,34 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 		i := sort.Search(len(segs), func(i int) bool { return segs[i].End > b.Start })
 		for ; i < len(segs) && segs[i].Start < b.End; i++ {
 			s := segs[i]
-			if s.holder == b.ID {
+			if s.holder == b.ID && !s.shared {
 				continue
 			}
 			from, to := max(s.Start, b.Start), min(s.End, b.End)
-			if n := len(lane.Stale); n > 0 && lane.Stale[n-1].Member == b.Member && lane.Stale[n-1].End == from {
-				lane.Stale[n-1].Window = window(lane.Stale[n-1].Start, to, false)
-			} else {
-				lane.Stale = append(lane.Stale, Stale{Member: b.Member, Window: window(from, to, false), Holder: s.holder})
+			if (s.holder == b.ID && s.shared) || !announced(s.holder) {
+				extend(&lane.Unknown, b.Member, from, to, s.holder)
+				continue
 			}
+			extend(&lane.Stale, b.Member, from, to, s.holder)
 		}
 	}
 	for i := range lane.Stale {
 		lane.Stale[i].Open = lane.Stale[i].End == end
 	}
+	for i := range lane.Unknown {
+		lane.Unknown[i].Open = lane.Unknown[i].End == end
+	}
 
-	// Phantom: the parts of each holder segment its owner did not believe.
+	// Phantom: the parts of each holder segment its owner did not believe
+	// (none of its owners, for a shared value). A value nobody announced
+	// may be any believer's: phantom only where nobody believed.
+	var anyone []Window
 	for _, s := range segs {
 		if s.holder == "" {
 			continue
 		}
 		m := Member{Instance: -1, ID: s.holder}
-		if i, ok := owner[s.holder]; ok {
+		if i, ok := owner[s.holder]; ok && !s.shared {
 			m.Instance = i
 		}
 		piece := func(from, to time.Duration) {
@@ -1177,6 +1260,18 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 			}
 		}
 		own := byID[s.holder]
+		switch {
+		case !announced(s.holder):
+			if anyone == nil {
+				for _, b := range beliefs {
+					anyone = append(anyone, b.Window)
+				}
+				anyone = union(anyone)
+			}
+			own = anyone
+		case len(shared) > 0:
+			own = union(own) // twins' beliefs interleave
+		}
 		cursor := s.Start
 		for i := sort.Search(len(own), func(i int) bool { return own[i].End > s.Start }); i < len(own) && own[i].Start < s.End; i++ {
 			piece(cursor, own[i].Start)
@@ -1186,7 +1281,43 @@ func redisLane(ev []Event, beliefs []Belief, end time.Duration) RedisLane {
 	}
 	lane.Stale = slices.DeleteFunc(lane.Stale, func(w Stale) bool { return lane.belowResolution(w.Window) })
 	lane.Phantom = slices.DeleteFunc(lane.Phantom, func(w Phantom) bool { return lane.belowResolution(w.Window) })
+	lane.Unknown = slices.DeleteFunc(lane.Unknown, func(w Stale) bool { return !w.Open && w.Duration < TruthResolution })
 	return lane
+}
+
+// segment is a stretch in which the key held one value.
+type segment struct {
+	holder string
+	shared bool // the value was announced by two or more live incarnations
+	Window
+}
+
+// splitShared cuts each segment where the windows in which its value's
+// sharers were live together begin and end, marking the pieces inside.
+func splitShared(segs []segment, shared []SharedID) []segment {
+	live := map[string][]Window{}
+	for _, s := range shared {
+		live[s.Value] = s.Live
+	}
+	var out []segment
+	for _, sg := range segs {
+		cursor := sg.Start
+		for _, l := range live[sg.holder] {
+			from, to := max(l.Start, sg.Start), min(l.End, sg.End)
+			if to <= from {
+				continue
+			}
+			if from > cursor {
+				out = append(out, segment{sg.holder, false, window(cursor, from, false)})
+			}
+			out = append(out, segment{sg.holder, true, window(from, to, false)})
+			cursor = to
+		}
+		if cursor < sg.End {
+			out = append(out, segment{sg.holder, false, window(cursor, sg.End, false)})
+		}
+	}
+	return out
 }
 
 // TruthResolution is the shortest stale or phantom window the analysis
@@ -1257,7 +1388,8 @@ func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
 			seen, own := false, false
 			for ; i < len(lane.Holders) && lane.Holders[i].Start <= to; i++ {
 				seen = true
-				own = own || lane.Holders[i].Holder == e.ID
+				// A value nobody announced may be its own (Identity).
+				own = own || lane.Holders[i].Holder == e.ID || lane.Holders[i].Unannounced
 			}
 			if !seen || own {
 				continue
@@ -1274,67 +1406,137 @@ func choreFences(ev []Event, lane RedisLane) (stale, fenced []ChoreRun) {
 // more than once, all in order of first dispatch (completions of tasks
 // never dispatched follow, in order of first completion).
 func taskFates(ev []Event) (lost, unfinished, unreported, dead []string, repeated []RepeatedTask) {
-	var order []string
-	dispatched := map[string]bool{}
-	done := map[string]int{}
-	by := map[string][]Member{}
-	reclaims := map[string]int{}
-	// task -> incarnation -> its reclaims of the task not yet followed by
-	// an outcome of its own: a reclaim takes over one delivery, and only the
-	// run that delivery began can be credited to it, not a later copy's (a
-	// reclaimed attempt that failed was retried as a new entry).
-	reclaimedBy := map[string]map[string]int{}
-	held, deadLettered, acking := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for _, e := range ev {
+	// One record per task, found by one map lookup per event: a runner-mode
+	// run has hundreds of tasks, and a map per fact was a tenth of a
+	// virtual run's time (BenchmarkLeaderCrashModes).
+	type life struct {
+		Member
+		starts int
+	}
+	type fate struct {
+		task       string
+		dispatched bool
+		held, dead bool
+		acking     bool
+		done       int
+		first      Member   // the first completion's incarnation
+		by         []Member // every completion's, once there are two
+		reclaims   int
+		// reclaimedBy: incarnation -> its reclaims of the task not yet
+		// followed by an outcome of its own: a reclaim takes over one
+		// delivery, and only the run that delivery began can be credited
+		// to it, not a later copy's (a reclaimed attempt that failed was
+		// retried as a new entry). Keyed by incarnation: its id and its
+		// index's starts so far, as an id may repeat across restarts (a
+		// pod name) and across instances.
+		reclaimedBy map[life]int
+	}
+	n := 0
+	for i := range ev {
+		if ev[i].Kind == TaskDispatched {
+			n++
+		}
+	}
+	idx := make(map[string]int32, n)
+	// fates are in the order of each task's first dispatch or completion.
+	fates := make([]fate, 0, n)
+	get := func(task string, add bool) *fate {
+		if i, ok := idx[task]; ok {
+			return &fates[i]
+		}
+		if !add {
+			return nil
+		}
+		idx[task] = int32(len(fates))
+		fates = append(fates, fate{task: task})
+		return &fates[len(fates)-1]
+	}
+	var rest map[string]*fate // facts of tasks neither dispatched nor completed yet
+	other := func(task string) *fate {
+		if f := get(task, false); f != nil {
+			return f
+		}
+		if rest == nil {
+			rest = map[string]*fate{}
+		}
+		f := rest[task]
+		if f == nil {
+			f = &fate{task: task}
+			rest[task] = f
+		}
+		return f
+	}
+	// first returns the task's record, listed now if this is its first
+	// dispatch or completion (with what was known of it before).
+	first := func(task string) *fate {
+		if f := get(task, false); f != nil {
+			return f
+		}
+		f := get(task, true)
+		if r, ok := rest[task]; ok {
+			*f = *r
+			delete(rest, task)
+		}
+		return f
+	}
+	starts := map[int]int{}
+	of := func(e *Event) life { return life{Member{e.Instance, e.ID}, starts[e.Instance]} }
+	for i := range ev {
+		e := &ev[i]
 		switch e.Kind {
+		case InstanceStarted:
+			starts[e.Instance]++
 		case TaskReclaimed:
-			if reclaimedBy[e.Task] == nil {
-				reclaimedBy[e.Task] = map[string]int{}
+			f := other(e.Task)
+			if f.reclaimedBy == nil {
+				f.reclaimedBy = map[life]int{}
 			}
-			reclaimedBy[e.Task][e.ID]++
+			f.reclaimedBy[of(e)]++
 		case TaskFailed:
-			if reclaimedBy[e.Task][e.ID] > 0 {
-				reclaimedBy[e.Task][e.ID]--
+			if f := other(e.Task); f.reclaimedBy[of(e)] > 0 {
+				f.reclaimedBy[of(e)]--
 			}
 		case TaskAcknowledging:
-			acking[e.Task] = true
+			other(e.Task).acking = true
 		case TaskHeld:
 			if e.Detail == "dead" {
-				deadLettered[e.Task] = true
+				other(e.Task).dead = true
 			} else {
-				held[e.Task] = true
+				other(e.Task).held = true
 			}
 		case TaskDispatched:
-			if !dispatched[e.Task] {
-				dispatched[e.Task] = true
-				if _, ok := done[e.Task]; !ok {
-					order = append(order, e.Task)
-				}
-			}
+			first(e.Task).dispatched = true
 		case TaskCompleted:
-			if _, ok := done[e.Task]; !ok && !dispatched[e.Task] {
-				order = append(order, e.Task)
+			f := first(e.Task)
+			f.done++
+			m := Member{e.Instance, e.ID}
+			switch f.done {
+			case 1:
+				f.first = m
+			case 2:
+				f.by = []Member{f.first, m}
+			default:
+				f.by = append(f.by, m)
 			}
-			done[e.Task]++
-			by[e.Task] = append(by[e.Task], Member{e.Instance, e.ID})
-			if reclaimedBy[e.Task][e.ID] > 0 {
-				reclaimedBy[e.Task][e.ID]--
-				reclaims[e.Task]++
+			if f.reclaimedBy[of(e)] > 0 {
+				f.reclaimedBy[of(e)]--
+				f.reclaims++
 			}
 		}
 	}
-	for _, task := range order {
-		switch n := done[task]; {
-		case n == 0 && held[task]:
-			unfinished = append(unfinished, task)
-		case n == 0 && deadLettered[task]:
-			dead = append(dead, task)
-		case n == 0 && acking[task]:
-			unreported = append(unreported, task)
+	for i := range fates {
+		f := &fates[i]
+		switch n := f.done; {
+		case n == 0 && f.held:
+			unfinished = append(unfinished, f.task)
+		case n == 0 && f.dead:
+			dead = append(dead, f.task)
+		case n == 0 && f.acking:
+			unreported = append(unreported, f.task)
 		case n == 0:
-			lost = append(lost, task)
+			lost = append(lost, f.task)
 		case n > 1:
-			repeated = append(repeated, RepeatedTask{Task: task, Completions: n, By: by[task], Reclaims: reclaims[task]})
+			repeated = append(repeated, RepeatedTask{Task: f.task, Completions: n, By: f.by, Reclaims: f.reclaims})
 		}
 	}
 	return lost, unfinished, unreported, dead, repeated
@@ -1358,7 +1560,13 @@ func summarize(a Analysis, ev []Event) Summary {
 		TasksDead:       len(a.DeadTasks),
 	}
 	var delayed []time.Duration
-	tasks := map[string]bool{}
+	n := 0
+	for i := range ev {
+		if ev[i].Kind == TaskDispatched {
+			n++
+		}
+	}
+	tasks := make(map[string]struct{}, n)
 	for _, e := range ev {
 		switch e.Kind {
 		case LeaderGained:
@@ -1370,7 +1578,7 @@ func summarize(a Analysis, ev []Event) Summary {
 		case DelayedDue:
 			delayed = append(delayed, e.Lateness)
 		case TaskDispatched:
-			tasks[e.Task] = true
+			tasks[e.Task] = struct{}{}
 		}
 	}
 	s.TasksDispatched = len(tasks)

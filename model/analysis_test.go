@@ -761,8 +761,9 @@ func TestAnalysisDrawables(t *testing.T) {
 		t.Errorf("leader count\n got %+v\nwant %+v", a.LeaderCount, wantSteps)
 	}
 	wantHolders := []Holding{
-		{wantWindow(0, 1, false), "", -1}, {wantWindow(1, 15, false), "a", 0}, {wantWindow(15, 16, false), "", -1},
-		{wantWindow(16, 45, false), "b", 1}, {wantWindow(45, 60, true), "", -1},
+		{Window: wantWindow(0, 1, false), Holder: "", Instance: -1}, {Window: wantWindow(1, 15, false), Holder: "a", Instance: 0},
+		{Window: wantWindow(15, 16, false), Holder: "", Instance: -1}, {Window: wantWindow(16, 45, false), Holder: "b", Instance: 1},
+		{Window: wantWindow(45, 60, true), Holder: "", Instance: -1},
 	}
 	if !reflect.DeepEqual(a.Redis.Holders, wantHolders) {
 		t.Errorf("holders\n got %+v\nwant %+v", a.Redis.Holders, wantHolders)
@@ -827,7 +828,7 @@ func TestStaleChoreWindow(t *testing.T) {
 	if a := Analyze(late, specTimings); len(a.StaleChores) != 0 {
 		t.Errorf("a chore sent at 4s (key held by a) and answered at 7s is judged stale: %+v", a.StaleChores)
 	}
-	stale := new(analysisScript).gain(0, 0, "a").holder(0, "a", 0).holder(5, "b", 0).
+	stale := new(analysisScript).start(0, 1, "b").gain(0, 0, "a").holder(0, "a", 0).holder(5, "b", 0).
 		add(Event{At: atSec(7), Kind: ChoreRan, Instance: 0, ID: "a", Chore: "scheduler", N: 1, Took: time.Second}).
 		end(10)
 	if a := Analyze(stale, specTimings); len(a.StaleChores) != 1 {

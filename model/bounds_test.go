@@ -250,6 +250,10 @@ func TestPredictModes(t *testing.T) {
 		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms, ColdRenewal: true}, 7500 * ms, 2505*ms + 6*time.Second - 5*time.Second},
 		// ... after a late reply
 		{ModeLatency, Params{}, FaultSize{Latency: 1500 * ms, ColdAfterLateReply: true}, 7500 * ms, 2505*ms + 7500*ms - 5*time.Second},
+		// ... under a 5s deadline on the whole call (context timeouts): the
+		// two round trips outlast it, the EVAL sent at R lands at R + L:
+		// TTL + Wait + R + L - T_op
+		{ModeLatency, Params{OpTimeout: 5 * time.Second, Client: ClientParams{ContextTimeoutEnabled: true}}, FaultSize{Latency: 1500 * ms, ColdRenewal: true}, 10500 * ms, 2505*ms + 6*time.Second - 5*time.Second},
 		// 2L >= read timeout: every attempt times out like a blackhole (after
 		// a reply late by L), and late writes extend the key
 		{ModeLatency, Params{}, FaultSize{Latency: 3 * time.Second}, 9 * time.Second, 10565 * ms},
@@ -629,6 +633,14 @@ func TestPredictClusterClient(t *testing.T) {
 		if pr.Call != Unbounded || pr.MaxOverlap != Unbounded || !strings.Contains(pr.CallFormula, "ClusterClient") {
 			t.Errorf("%s on a ClusterClient: call %v (%s), overlap %v; want unbounded", m, pr.Call, pr.CallFormula, pr.MaxOverlap)
 		}
+		// The gap and the failover rest on the calls too: a blackholed
+		// cluster leader failed over in 12.38 s of the single client's 11 s.
+		if pr.MaxGap != Unbounded || pr.MaxFailover != Unbounded || pr.MaxStale != Unbounded {
+			t.Errorf("%s on a ClusterClient: gap %v (%s), failover %v, stale %v; want unbounded", m, pr.MaxGap, pr.GapFormula, pr.MaxFailover, pr.MaxStale)
+		}
+	}
+	if g, _, ok := ComposeGap(p, []string{ModeLeaderCrash, ModeLatency}, FaultSize{Latency: time.Second}); !ok || g != Unbounded {
+		t.Errorf("composed gap with latency on a ClusterClient: %v, want unbounded", g)
 	}
 	crash, _ := PredictMode(p, ModeLeaderCrash, FaultSize{})
 	single, _ := PredictMode(Params{}, ModeLeaderCrash, FaultSize{})

@@ -5,8 +5,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/leaselab/leaselab/election/timing"
 )
 
 // UnseenAcquire is what one acquire that reached Redis without its instance
@@ -68,8 +66,8 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 	var out []unseenFault
 	counted := 0
 	for _, g := range cands {
-		k := FaultKind(g.Kind)
-		if k != FaultCrash && k != FaultPartition && k != FaultLatency {
+		k := specOf(FaultKind(g.Kind))
+		if k.phantoms == nil {
 			continue
 		}
 		n := 0
@@ -101,8 +99,8 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 			}
 			switch {
 			case f.ID == g.ID, g.Applied >= stable:
-			case k == FaultCrash && g.Applied+heldRequest(sc, a, g) >= f.Applied && g.Applied <= reached.Reach,
-				k != FaultCrash && overlapsInTime(sc, g, reached, a.End):
+			case k.phantomAtInjection && g.Applied+heldRequest(sc, a, g) >= f.Applied && g.Applied <= reached.Reach,
+				!k.phantomAtInjection && overlapsInTime(sc, g, reached, a.End):
 				with = append(with, f.ID)
 			}
 		}
@@ -126,16 +124,7 @@ func unseenFaults(sc Scenario, a Analysis) []unseenFault {
 // pooled connection carry a later attempt or retry to Redis (predictReplies):
 // one per TTL while it lasts (each finds the previous one's key expired),
 // ceil(partition/TTL) + 1, -1 (no bound) for a partition that never healed.
-//
-// Latency leaves one only where a reply can come too late: none when every
-// round trip beats the attempt timeout (or safe mode's acquire deadline,
-// TTL - margin; a follower that wins late is slowWinner's); one when every
-// round trip misses it (the retries' and later attempts' handshakes time
-// out first); and when round trips straddle it, one per TTL while it lasts
-// and its last command is on the wire, ceil((span + L)/TTL) + 1: a retry's
-// handshake may be answered and its command time out, at each attempt
-// (explore: a follower under 2.5 s ± 600 ms both ways after a leader's
-// crash, 16.94 s of the crash's 11 s).
+// A latency's count is latencyPhantoms's. Each kind's phantoms hook says.
 func phantomsPerFollower(sc Scenario, g FaultOutcome) int {
 	p := sc.Params.WithDefaults()
 	span := g.Healed - g.Applied
@@ -145,32 +134,8 @@ func phantomsPerFollower(sc Scenario, g FaultOutcome) int {
 		}
 		return int((span+extra+p.TTL-1)/p.TTL) + 1
 	}
-	switch FaultKind(g.Kind) {
-	case FaultLatency:
-		if g.ID < 0 || g.ID >= len(sc.Faults) {
-			return 1
-		}
-		f := sc.Faults[g.ID]
-		hi, lo := f.Latency+f.Jitter, max(f.Latency-f.Jitter, 0)
-		rtt, minRTT := 2*hi, 2*lo
-		if f.Direction == DirectionRequests || f.Direction == DirectionReplies {
-			rtt, minRTT = hi, lo
-		}
-		t := attemptTimeout(p)
-		if p.Safe {
-			t = min(t, p.TTL-(timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin())
-		}
-		switch {
-		case rtt < t:
-			return 0
-		case minRTT >= t:
-			return 1
-		}
-		return perTTL(hi)
-	case FaultPartition:
-		if p.Client.SharedPool && g.Mode == ModePartitionReplies {
-			return perTTL(0)
-		}
+	if phantoms := specOf(FaultKind(g.Kind)).phantoms; phantoms != nil {
+		return phantoms(p, faultOf(sc, g.ID), g, perTTL)
 	}
 	return 1
 }
@@ -201,12 +166,11 @@ func unseenTerm(p Params, us []unseenFault) (time.Duration, string) {
 func heldRequest(sc Scenario, a Analysis, g FaultOutcome) time.Duration {
 	var d time.Duration
 	for _, f := range a.Faults {
-		if FaultKind(f.Kind) != FaultLatency || f.ID < 0 || f.ID >= len(sc.Faults) || f.Applied > g.Applied || (!f.Open && f.Healed < g.Applied) || !sharesTarget(f, g) {
+		held := specOf(FaultKind(f.Kind)).holdsRequests
+		if held == nil || f.ID < 0 || f.ID >= len(sc.Faults) || f.Applied > g.Applied || (!f.Open && f.Healed < g.Applied) || !sharesTarget(f, g) {
 			continue
 		}
-		if sf := sc.Faults[f.ID]; sf.Direction != DirectionReplies {
-			d = max(d, sf.Latency+sf.Jitter)
-		}
+		d = max(d, held(sc.Faults[f.ID]))
 	}
 	return d
 }

@@ -1,8 +1,8 @@
 package model
 
 import (
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -73,16 +73,26 @@ type Check struct {
 	Open bool `json:"open,omitempty"`
 	// NotMeasured means the run should have measured the value and did not
 	// (no stable leader after the fault, no Redis lane): the check fails.
-	NotMeasured bool    `json:"not_measured,omitempty"`
-	Verdict     Verdict `json:"verdict"`
+	NotMeasured bool `json:"not_measured,omitempty"`
+	// Stalled means the check failed only by what the harness measured
+	// of its own lateness (Stall): it is unknown, the machine too loaded
+	// to judge; run it again on a quieter one.
+	Stalled bool    `json:"stalled,omitempty"`
+	Verdict Verdict `json:"verdict"`
 	// Detail says how the bound was derived, or why the verdict is what it is.
 	Detail string `json:"detail,omitempty"`
-	Line   int    `json:"line,omitempty"`
+	// Formula is, for a predicted limit, the derivation of the term that
+	// gave the bound, with its numbers ("pause: max(0, P + TTL/2 + jitter
+	// - TTL) = … = 1.505s"; a composed or chained bound says so).
+	Formula string `json:"formula,omitempty"`
+	Line    int    `json:"line,omitempty"`
 }
 
-// Want is the limit as a relation: "≤ 3.75s", "≥ 1", "= 1", "1 to 3".
+// Want is the limit as a relation: "≤ 3.75s", "≥ 1", "= 1", "1 to 3",
+// with the digits Value's are given.
 func (c Check) Want() string {
-	lo, hi := BoundText(c.Min), BoundText(c.Max)
+	k := c.digits()
+	lo, hi := durationText(c.Min, k), durationText(c.Max, k)
 	if c.Count {
 		lo, hi = strconv.Itoa(c.MinCount), strconv.Itoa(c.MaxCount)
 	}
@@ -100,7 +110,9 @@ func (c Check) Want() string {
 }
 
 // Value is the measured value as a reader should see it: "3.2s",
-// "≥ 2s, still open", "not measured".
+// "≥ 2s, still open", "not measured". A value that differs from a limit by
+// less than DurationText shows gets the digits that tell them apart, and
+// the limit too (Want): a fail by 0.3 ms read "1.506s ≤ 1.506s — fail".
 func (c Check) Value() string {
 	switch {
 	case c.NotMeasured:
@@ -108,9 +120,27 @@ func (c Check) Value() string {
 	case c.Count:
 		return strconv.Itoa(c.MeasuredCount)
 	case c.Open:
-		return "≥ " + c.Measured.Round(time.Millisecond).String() + ", still open"
+		return "≥ " + durationText(c.Measured, c.digits()) + ", still open"
 	}
-	return c.Measured.String()
+	return durationText(c.Measured, c.digits())
+}
+
+// digits is how many decimals past DurationText's the check's durations
+// need for its measured value to read differently from each limit it
+// differs from (0 for most).
+func (c Check) digits() int {
+	if c.Count || c.NotMeasured {
+		return 0
+	}
+	apart := func(k int, has bool, limit time.Duration) bool {
+		return !has || c.Measured == limit || durationText(c.Measured, k) != durationText(limit, k)
+	}
+	for k := range maxExtraDigits {
+		if apart(k, c.HasMax, c.Max) && apart(k, c.HasMin, c.Min) {
+			return k
+		}
+	}
+	return maxExtraDigits
 }
 
 // String renders the check as one line, e.g. for a JUnit failure message.
@@ -122,36 +152,13 @@ func (c Check) String() string {
 	return s
 }
 
-// CheckExpectation validates an expectation without running anything: the
-// metric exists, a limit is given, and each limit parses.
+// CheckExpectation validates an expectation without running anything, by
+// Validate's rules for one expectation in any mode: the metric exists, a
+// limit is given, each limit parses and evaluates with p, min is not above
+// max. The error is the first problem found.
 func CheckExpectation(e Expectation, p Params) error {
-	if _, ok := Metrics[e.Metric]; !ok {
-		names := slices.Sorted(maps.Keys(Metrics))
-		return fmt.Errorf("unknown metric %q; want one of %s", e.Metric, strings.Join(names, ", "))
-	}
-	if strings.TrimSpace(e.Max) == "" && strings.TrimSpace(e.Min) == "" {
-		return fmt.Errorf("%s: no limit: give max, min or exactly", e.Metric)
-	}
-	for _, l := range []struct{ name, v string }{{"max", e.Max}, {"min", e.Min}} {
-		v := strings.TrimSpace(l.v)
-		if v == "" {
-			continue
-		}
-		if CountMetric(e.Metric) {
-			if n, err := strconv.Atoi(v); err != nil || n < 0 {
-				return fmt.Errorf("%s is a count: %s %q must be a whole number ≥ 0", e.Metric, l.name, l.v)
-			}
-			continue
-		}
-		if v == "predicted" {
-			if l.name == "min" {
-				return fmt.Errorf("%s: min: predicted is an upper bound; give min as a duration", e.Metric)
-			}
-			continue
-		}
-		if _, err := EvalDuration(v, p); err != nil {
-			return fmt.Errorf("%s: %s: %v", e.Metric, l.name, err)
-		}
+	if ps := e.problems("", p); len(ps) > 0 {
+		return errors.New(ps[0].Field + ": " + ps[0].Msg)
 	}
 	return nil
 }
@@ -184,9 +191,18 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 		if s.ID >= 0 && s.ID < len(sc.Faults) && sc.Faults[s.ID].AllowSkipped {
 			continue
 		}
-		ev.Reasons = append(ev.Reasons, fmt.Sprintf("fault %d (%s) was skipped at %v: %s; the run never created the situation it is about (allow_skipped: true accepts this)",
-			s.ID, s.Kind, s.At.Round(time.Millisecond), nonEmpty(s.Detail, "no target")))
+		why := fmt.Sprintf("fault %d (%s) was skipped at %v: %s; the run never created the situation it is about (allow_skipped: true accepts this)",
+			s.ID, s.Kind, s.At.Round(time.Millisecond), nonEmpty(s.Detail, "no target"))
+		// No leader to hit, on a loaded machine, is likelier the load's
+		// doing (a call timed out while the process stood still) than the
+		// election's: name the stall.
+		if late, n, worst := stalled(a.Stalls, s.At-sc.Params.TTL-sc.Params.Wait, s.At); worst != nil {
+			why += fmt.Sprintf("; the machine was loaded before it (%s)", stallText(late, n, worst))
+		}
+		ev.Reasons = append(ev.Reasons, why)
 	}
+	missed := missedFaults(sc, a)
+	ev.Reasons = append(ev.Reasons, missed...)
 	if len(ev.Reasons) > 0 {
 		ev.Verdict = Unknown
 	}
@@ -196,6 +212,10 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 			c.Verdict, c.Detail = Unknown, "no instance ever led"
 		}
 		withinUncertainty(&c, a)
+		explainedByStalls(&c, a)
+		if len(missed) > 0 && c.Verdict == Pass {
+			c.Verdict, c.Detail = Unknown, joinDetail(c.Detail, "a fault caused nothing it is about, so passing tells nothing")
+		}
 		ev.Checks = append(ev.Checks, c)
 	}
 	if sc.StrictClaims {
@@ -301,6 +321,10 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 		if (c.HasMax && c.MeasuredCount > c.MaxCount) || (c.HasMin && c.MeasuredCount < c.MinCount) {
 			c.Verdict = Fail
 		}
+		if e.Metric == "stale_chores" && c.Verdict == Pass && len(a.Redis.Unknown) > 0 {
+			c.Verdict = Unknown
+			c.Detail = fmt.Sprintf("who held the key is unknown for %d stretches of leadership: %s", len(a.Redis.Unknown), a.Identity.cause())
+		}
 		if e.Metric == "duplicate_tasks" {
 			judgeRepeats(&c, a)
 		}
@@ -310,7 +334,12 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 	m := measure(e.Metric, a)
 	c.Measured, c.Open = m.value, m.open
 	var details []string
-	if minS != "" {
+	if minS == predicted {
+		c.HasMin = true
+		var how string
+		c.Min, how = predictedMin(e, sc, a, preds)
+		details = append(details, how)
+	} else if minS != "" {
 		c.HasMin = true
 		c.Min, _ = EvalDuration(minS, sc.Params)
 	}
@@ -321,8 +350,8 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 			if slack == 0 {
 				slack = DefaultSlack
 			}
-			bound, how, broken := predictedLimit(e.Metric, sc, a, preds)
-			c.Max = bound
+			bound, how, formula, broken := predictedLimit(e.Metric, sc, a, preds)
+			c.Max, c.Formula = bound, formula
 			if bound != Unbounded {
 				c.Max = bound + slack
 			}
@@ -357,6 +386,10 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 	default:
 		c.Verdict = Pass
 	}
+	if v := c.decided(c.Verdict, m); v != c.Verdict {
+		c.Verdict = v
+		details = append(details, m.undecided)
+	}
 	c.Detail = strings.Join(details, "; ")
 	return c
 }
@@ -383,6 +416,19 @@ type measurement struct {
 	open    bool
 	missing string
 	unknown string
+	// undecided says why the value may be more than measured (windows
+	// the analysis could not judge): a check it passes, or whose min it
+	// misses, is unknown; one whose max it exceeds fails anyway.
+	undecided string
+}
+
+// decided is v, or Unknown where m is undecided and v is not a fail over
+// the check's max (which no more than measured could undo).
+func (c Check) decided(v Verdict, m measurement) Verdict {
+	if m.undecided == "" || v == Unknown || (v == Fail && c.HasMax && (m.value > c.Max || m.open)) {
+		return v
+	}
+	return Unknown
 }
 
 func measure(metric string, a Analysis) measurement {
@@ -412,6 +458,9 @@ func measure(metric string, a Analysis) measurement {
 		}
 		for _, s := range a.Redis.Stale {
 			longest(s.Window)
+		}
+		if u := a.Redis.Unknown; len(u) > 0 {
+			m.undecided = fmt.Sprintf("who held the key is unknown for %d stretches of leadership (%s): %s", len(u), sumWindows(u), a.Identity.cause())
 		}
 	case "failover":
 		// Over the faults that demoted a leader they hit.
@@ -516,9 +565,10 @@ func judgeRepeats(c *Check, a Analysis) {
 // always takes up to TTL + Wait + jitter (the followers must see the key
 // gone, then reach their next tick), so that is its floor.
 //
+// formula is the derivation of the term that gave the bound (Check.Formula).
 // broken, when not empty, names a precondition of the bounds that the run
 // broke (Preconditions): the check is then unknown, neither pass nor fail.
-func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) (bound time.Duration, how, broken string) {
+func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) (bound time.Duration, how, formula, broken string) {
 	modes := map[string]bool{}
 	for _, f := range boundFaults(a) {
 		modes[f.Mode] = true
@@ -530,11 +580,16 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 			continue
 		}
 		names = append(names, p.Mode)
-		v := p.MaxGap
+		v, f := p.MaxGap, p.GapFormula
 		if overlap {
-			v = p.MaxOverlap
+			v, f = p.MaxOverlap, p.OverlapFormula
 		}
-		bound = max(bound, v)
+		if metric == "stale_leadership" && p.MaxStale > v {
+			v, f = p.MaxStale, p.StaleFormula
+		}
+		if v > bound || formula == "" {
+			bound, formula = max(bound, v), p.Mode+": "+f
+		}
 	}
 	how = "predicted for " + strings.Join(names, ", ")
 	if len(names) == 0 {
@@ -544,10 +599,10 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		names := strings.Join(slices.Compact(slices.Clone(modes)), " + ")
 		if overlap {
 			if d, f, ok := ComposeOverlap(sc.Params, modes, AppliedFaultSize(sc, a)); ok && d > bound {
-				bound, how = d, "predicted for "+names+", "+f
+				bound, how, formula = d, "predicted for "+names+", "+f, names+", "+f
 			}
 		} else if d, f, ok := ComposeGap(sc.Params, modes, AppliedFaultSize(sc, a)); ok && d > bound {
-			bound, how = d, "predicted for "+names+", "+f
+			bound, how, formula = d, "predicted for "+names+", "+f, names+", "+f
 		}
 	}
 	stopped := stoppedFollowers(sc, a)
@@ -562,16 +617,18 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		}
 		bound = max(addBound(bound, extra), alone)
 		how += "; chained: " + strings.Join(fs, "; ")
+		formula += "; chained: " + strings.Join(fs, "; ")
 	}
 	unseen := unseenFaults(sc, a)
 	if !overlap && metric != "failover" && len(unseen) > 0 {
 		e, f := unseenTerm(sc.Params, unseen)
 		bound = addBound(bound, e)
 		how += "; chained: " + f
+		formula += "; chained: " + f
 	}
 	if metric == "max_overlap" {
 		if d, f := chainedOverlap(sc, a, preds); d > bound {
-			bound, how = d, f
+			bound, how, formula = d, f, f
 		}
 	}
 	if metric == "failover" {
@@ -673,6 +730,7 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		}
 		if d := FailoverChain(sc.Params, at, reach, b); d > bound {
 			bound, how = d, "predicted for "+strings.Join(names, ", ")+" (failover): "+strings.Join(formulas, "; ")
+			formula = strings.Join(formulas, "; ")
 			if len(at) > 1 {
 				how += fmt.Sprintf("; %d faults chained (a later one that starts within a failover and a TTL lengthens it)", len(at))
 			}
@@ -682,6 +740,9 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 			if composed {
 				how += "; faults in force together: twice their extra delay (ComposeOverlap beyond the largest alone), and with latency or a slow clock among them the key may last until their last heal + L + TTL"
 			}
+			if len(at) > 1 || len(chained) > 0 || composed {
+				formula = fmt.Sprintf("%d faults chained (model.FailoverChain): %s = %s", len(at), strings.TrimPrefix(how, "predicted for "), BoundText(d))
+			}
 		}
 	}
 	if metric == "heal_to_stable" || (metric == "failover" && bound == 0) {
@@ -689,9 +750,10 @@ func predictedLimit(metric string, sc Scenario, a Analysis, preds []Prediction) 
 		if floor > bound {
 			bound = floor
 			how = "TTL + Wait + jitter"
+			_, formula = sum(term{sym: "TTL", d: sc.Params.TTL}, term{sym: "Wait", d: sc.Params.Wait}, term{sym: "jitter", d: sc.Params.Jitter()})
 		}
 	}
-	return bound, how, strings.Join(Preconditions(sc, a, !overlap), "; ")
+	return bound, how, formula, strings.Join(Preconditions(sc, a, !overlap), "; ")
 }
 
 // stoppedFollower is a pause or suspend of an instance that was not
@@ -709,7 +771,7 @@ func stoppedFollowers(sc Scenario, a Analysis) []stoppedFollower {
 	used := boundFaults(a)
 	var out []stoppedFollower
 	for _, g := range a.Faults {
-		if k := FaultKind(g.Kind); k != FaultPause && k != FaultSuspend {
+		if !specOf(FaultKind(g.Kind)).Stops {
 			continue
 		}
 		follower := slices.ContainsFunc(g.Target, func(i int) bool {
@@ -930,7 +992,7 @@ func splitByLeading(fs []FaultOutcome) []FaultOutcome {
 // under 1 s replies believed 2.50 s stale of 0.755 s, one paused 4.9 s
 // overlapped 0.90 s and believed 2.40 s stale of 0.25 s.
 func winsAtResume(f FaultOutcome, a Analysis) bool {
-	if k := FaultKind(f.Kind); (k != FaultPause && k != FaultSuspend) || f.Open {
+	if !specOf(FaultKind(f.Kind)).Stops || f.Open {
 		return false
 	}
 	for _, b := range a.Beliefs {
@@ -991,12 +1053,19 @@ func Preconditions(sc Scenario, a Analysis, forGap bool) []string {
 		for _, t := range f.Target {
 			hit[t] = true
 		}
+		// A fault on Redis hits the leaders of its moment (a restart's
+		// lost key demotes them): they are no followers to take over.
+		if FaultKind(f.Kind).OnRedis() {
+			for _, m := range f.LeadersAtInjection {
+				hit[m.Instance] = true
+			}
+		}
 		for _, g := range a.Faults {
 			if FaultKind(g.Kind).OnRedis() || !overlapsInTime(sc, g, f, a.End) {
 				continue
 			}
-			if FaultKind(g.Kind) == FaultClock && clockRate(sc, g.ID) >= 1 {
-				continue // a jump or a fast clock: timers keep (or beat) real time
+			if spares := specOf(FaultKind(g.Kind)).sparesTakeover; spares != nil && spares(faultOf(sc, g.ID)) {
+				continue // e.g. a jump or a fast clock: timers keep (or beat) real time
 			}
 			for _, t := range g.Target {
 				hit[t] = true
@@ -1015,8 +1084,8 @@ func Preconditions(sc Scenario, a Analysis, forGap bool) []string {
 // restart leaves its instance down to the end of the run.
 func overlapsInTime(sc Scenario, g, f FaultOutcome, runEnd time.Duration) bool {
 	end := g.Healed
-	switch k := FaultKind(g.Kind); {
-	case k == FaultCrash || k == FaultStop:
+	switch {
+	case specOf(FaultKind(g.Kind)).Downs:
 		if g.ID < 0 || g.ID >= len(sc.Faults) || !sc.Faults[g.ID].Restart {
 			end = runEnd
 		}
@@ -1040,16 +1109,14 @@ func coldRenewals(sc Scenario, a Analysis) (cold, afterLate bool) {
 		empties = append(empties, a.Beliefs[0].Start)
 	}
 	for _, f := range a.Faults {
-		switch FaultKind(f.Kind) {
-		case FaultScriptFlush, FaultRedisRestart, FaultRedisFailover:
+		if specOf(FaultKind(f.Kind)).EmptiesScripts {
 			empties = append(empties, f.Applied)
 		}
 	}
 	for _, f := range a.Faults {
 		// A renewal's NOSCRIPT is late under latency, lost under a
 		// replies-dropped partition (which then extends nothing).
-		replies := FaultKind(f.Kind) == FaultPartition && f.ID >= 0 && f.ID < len(sc.Faults) && sc.Faults[f.ID].Mode == PartitionBlackholeReplies
-		if FaultKind(f.Kind) != FaultLatency && !replies {
+		if slow := specOf(FaultKind(f.Kind)).slowsReplies; slow == nil || !slow(faultOf(sc, f.ID)) {
 			continue
 		}
 		for _, e := range empties {
@@ -1081,21 +1148,27 @@ func coldRenewals(sc Scenario, a Analysis) (cold, afterLate bool) {
 // promotion to its first renewal's due time and the longest call after it
 // (paused or cut off over it, then crashed) may never have loaded the
 // script (the next winner under 2.4 s replies overlapped by 4.15 s and
-// believed 4.7 s stale, of 0.25 s), so it is skipped. Unbounded: nobody
-// renewed.
+// believed 4.7 s stale, of 0.25 s), so it is skipped. A skipped leader
+// may have sent the cold renewal all the same, so when every leader after
+// e was hit, the last one's promotion stands (a later promotion only
+// widens the window in which a fault makes the renewal cold): returning
+// none there judged the renewal warm, and a pause of the next leader
+// lowered a cold latency's bound from 2.505 s to 0.505 s (stale 1.504 s).
+// Unbounded: nobody led after e.
 func firstRenewer(sc Scenario, a Analysis, e, renew time.Duration) time.Duration {
 	call := longestCall(a.Params) + longestLatencyCall(sc)
+	last := Unbounded
 	for _, b := range a.Beliefs {
 		p := max(b.Start, e)
 		if !b.Open && b.End <= p+renew {
 			continue
 		}
 		hit := slices.ContainsFunc(a.Faults, func(f FaultOutcome) bool {
-			if !slices.Contains(f.Target, b.Instance) && (len(f.Target) > 0 || FaultKind(f.Kind) != FaultPartition) {
+			if !slices.Contains(f.Target, b.Instance) && (len(f.Target) > 0 || !specOf(FaultKind(f.Kind)).hitsAllUntargeted) {
 				return false
 			}
 			end := f.Healed
-			if f.Open || FaultKind(f.Kind) == FaultCrash || FaultKind(f.Kind) == FaultStop {
+			if f.Open || specOf(FaultKind(f.Kind)).Downs {
 				end = max(end, f.Applied)
 			}
 			if f.Open {
@@ -1106,8 +1179,9 @@ func firstRenewer(sc Scenario, a Analysis, e, renew time.Duration) time.Duration
 		if !hit {
 			return p
 		}
+		last = p
 	}
-	return Unbounded
+	return last
 }
 
 // sharesTarget reports whether two faults hit a common instance (a fault on
@@ -1127,7 +1201,7 @@ func sharesTarget(f, g FaultOutcome) bool {
 // longestLatencyCall is the longest call any latency fault of sc can
 // make, every round trip just inside the attempt timeout.
 func longestLatencyCall(sc Scenario) time.Duration {
-	if !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return f.Kind == FaultLatency }) {
+	if !slices.ContainsFunc(sc.Faults, func(f Fault) bool { return specOf(f.Kind).stretchesCalls }) {
 		return 0
 	}
 	d, _ := latencyCall(sc.Params, Unbounded, 0)
@@ -1178,104 +1252,18 @@ func AppliedFaultSize(sc Scenario, a Analysis) FaultSize {
 	// longest failing call, since a call that hangs between two pauses
 	// keeps the belief (and the guard's count) going.
 	window := max(a.Params.TTL, a.Params.TTL/2+a.Params.Jitter()) + longestCall(a.Params)
-	type pause struct {
-		from, to time.Duration
-		leader   bool // the pause hit a leader (not a follower mid-acquire)
-	}
-	paused := map[int][]pause{}
+	z := &sizing{s: &s, sc: sc, a: a, stopped: map[int][]stopSpan{}}
 	for _, f := range a.Faults {
 		if f.ID < 0 || f.ID >= len(sc.Faults) {
 			continue
 		}
-		sf := sc.Faults[f.ID]
-		switch FaultKind(f.Kind) {
-		case FaultLatency:
-			// Toxiproxy carries Latency - Jitter and the seeded part adds
-			// 0 to 2 × Jitter: one way ranges over Latency ± Jitter.
-			// Latency faults in force together on one instance add up.
-			var req, rep time.Duration
-			for _, g := range a.Faults {
-				if FaultKind(g.Kind) != FaultLatency || g.ID < 0 || g.ID >= len(sc.Faults) ||
-					g.Applied > f.Healed || f.Applied > g.Healed || !sharesTarget(f, g) {
-					continue
-				}
-				gf := sc.Faults[g.ID]
-				if gf.Direction != DirectionReplies {
-					req += gf.Latency + gf.Jitter
-				}
-				if gf.Direction != DirectionRequests {
-					rep += gf.Latency + gf.Jitter
-				}
-			}
-			lo := sf.Latency - sf.Jitter
-			minRTT := 2 * lo
-			if sf.Direction == DirectionRequests || sf.Direction == DirectionReplies {
-				minRTT = lo
-			}
-			if s.Latency == 0 {
-				s.LatencyMinRTT = minRTT
-			}
-			s.Latency = max(s.Latency, req, rep)
-			s.LatencyRTT = max(s.LatencyRTT, req+rep)
-			s.LatencyMinRTT = min(s.LatencyMinRTT, minRTT)
-			d := f.Healed - f.Applied
-			if f.Open {
-				d = Unbounded
-			}
-			s.LatencyFor = max(s.LatencyFor, d)
-		case FaultPause, FaultSuspend:
-			for _, i := range f.Target {
-				paused[i] = append(paused[i], pause{f.Applied, f.Healed, f.LeaderHit && slices.ContainsFunc(f.LeadersAtInjection, func(m Member) bool { return m.Instance == i })})
-			}
-		case FaultClock:
-			if sf.Rate > 0 && (s.ClockRate == 0 || sf.Rate < s.ClockRate) {
-				s.ClockRate = sf.Rate
-			}
-			if sf.Rate > 1 {
-				s.ClockRateMax = max(s.ClockRateMax, sf.Rate)
-			}
-			if sf.Rate > 0 && sf.Rate < 1 {
-				d := f.Healed - f.Applied
-				if f.Open {
-					d = Unbounded
-				}
-				s.ClockFor = max(s.ClockFor, d)
-			}
-		case FaultRedisRestart:
-			// From before the restart began to after Redis answered again:
-			// an upper bound of the downtime, as the bound needs.
-			s.RedisDowntime = max(s.RedisDowntime, f.Healed-f.Applied)
-		case FaultRedisFailover:
-			// From the start (writes stop reaching the replica) to the
-			// switch: the time the replica's copy of the lease must
-			// outlive.
-			a := f.Healed - f.Applied
-			s.Failover = max(s.Failover, a)
-			s.FailoverLag = max(s.FailoverLag, sf.Lag)
-			s.FailoverSwitch = max(s.FailoverSwitch, a-min(sf.Lag, a))
-		case FaultPartition:
-			d := f.Healed - f.Applied
-			if f.Open {
-				d = Unbounded
-			}
-			switch sf.Mode {
-			case PartitionRefuse:
-				s.Refusals++
-			case PartitionReset:
-				s.ResetPartition = max(s.ResetPartition, d)
-			case PartitionBlackholeReplies, PartitionBlackhole, "":
-				if sf.Mode == PartitionBlackholeReplies {
-					s.ReplyPartition = max(s.ReplyPartition, d)
-				}
-				if s.Partition == 0 || d < s.Partition {
-					s.Partition = d
-				}
-			}
+		if size := specOf(FaultKind(f.Kind)).size; size != nil {
+			size(z, f, sc.Faults[f.ID])
 		}
 	}
 	s.ColdRenewal, s.ColdAfterLateReply = coldRenewals(sc, a)
-	for _, ps := range paused {
-		slices.SortFunc(ps, func(x, y pause) int { return int(x.from - y.from) })
+	for _, ps := range z.stopped {
+		slices.SortFunc(ps, func(x, y stopSpan) int { return int(x.from - y.from) })
 		var run time.Duration
 		for i, p := range ps {
 			if i > 0 && p.from-ps[i-1].to >= window {

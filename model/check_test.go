@@ -57,6 +57,13 @@ func TestEvaluateNoMeasurementNoPass(t *testing.T) {
 		t.Errorf("reasons do not say why: %q", ev.Reasons)
 	}
 
+	// On a loaded machine (every first acquire timed out while the process
+	// stood still 513 ms), the reason names the stall.
+	loaded := append(Timeline{{At: atSec(0.915), Kind: StallKind, Instance: -1, Lateness: 513 * time.Millisecond}}, vacuous...)
+	if _, ev := evaluateOn(crashScenario, loaded); !strings.Contains(strings.Join(ev.Reasons, "\n"), "was skipped at 10s: target leader matched no live instance; the run never created the situation it is about (allow_skipped: true accepts this); the machine was loaded before it (the harness's wake-up probe woke 513ms late at 915ms") {
+		t.Errorf("a fault skipped on a loaded machine: %q; want the stall named", ev.Reasons)
+	}
+
 	// A leader, but the fault skipped: unknown, unless the scenario allows it.
 	steady := new(analysisScript).gain(1, 0, "a").
 		add(Event{At: atSec(10), Kind: FaultSkipped, Instance: -1, Fault: "crash", FaultID: 0, Detail: "no leader"}).
@@ -199,8 +206,9 @@ func TestEvaluateStrictClaims(t *testing.T) {
 	}
 }
 
-// An instant fault's reach ends at the next stable leader: a SCRIPT FLUSH
-// must not explain an overlap 95 s later, nor be charged with a demotion.
+// An instant fault's reach ends at the next stable leader, or just before
+// the next fault on the leader: a SCRIPT FLUSH must not explain an overlap
+// 95 s later, nor be charged with a demotion.
 func TestInstantFaultReach(t *testing.T) {
 	tl := new(analysisScript).gain(0, 0, "a").
 		add(Event{At: atSec(4), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "script-flush", Instant: true}).heal(4, 0).
@@ -226,6 +234,20 @@ func TestInstantFaultReach(t *testing.T) {
 		lose(12, 0, "a").end(60)
 	if f := Analyze(restart, specTimings).Faults[0]; f.Reach != atSec(21.5) {
 		t.Errorf("restart reach %v, want 21.5s (heal + TTL + Wait)", f.Reach)
+	}
+
+	// A flush before the leader was stable, then a crash of that leader:
+	// the crash's demotion and failover are the crash's, not the flush's
+	// (before, the flush's failover ran from 0.15s: 13.79s).
+	crash := new(analysisScript).gain(0, 0, "a").
+		add(Event{At: atSec(0.15), Kind: FaultApplied, Instance: -1, FaultID: 0, Fault: "script-flush", Instant: true}).heal(0.15, 0).
+		fault(5.09, 1, "crash", "", 0).lose(5.09, 0, "a").gain(13.94, 1, "b").end(60)
+	a = Analyze(crash, specTimings)
+	if f := a.Faults[0]; f.Reach != atSec(5.09)-1 || f.Demotion != nil || f.Failover != nil {
+		t.Errorf("flush: reach %v, demotion %v, failover %v; want reach just before the crash's 5.09s, neither charged", f.Reach, f.Demotion, f.Failover)
+	}
+	if f := a.Faults[1]; f.Failover == nil || *f.Failover != atSec(13.94)-atSec(5.09) {
+		t.Errorf("crash failover %v, want 8.85s", f.Failover)
 	}
 }
 
@@ -782,5 +804,28 @@ func TestEvaluateRepeatedTasks(t *testing.T) {
 				t.Errorf("%s: %s; want %s with %q", tt.name, c, tt.want, tt.detail)
 			}
 		})
+	}
+}
+
+// TestFailReadsAsFail: a check that fails by less than DurationText's
+// precision (an explore worst file's slack is 1ms) prints its measured
+// value and its limit with the digits that tell them apart, and only
+// those: "measured 1.5063s" against "≤ 1.506s", not "1.506s ≤ 1.506s —
+// fail"; a value equal to its limit, or already apart, keeps the rule's.
+func TestFailReadsAsFail(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		check       Check
+		want, value string
+	}{
+		{Check{HasMax: true, Max: 1506 * ms, Measured: 1506*ms + 300*time.Microsecond, Verdict: Fail}, "≤ 1.506s", "1.5063s"},
+		{Check{HasMax: true, Max: 2 * time.Second, Measured: 2*time.Second - 1, Open: true, Verdict: Fail}, "≤ 2s", "≥ 1.999999999s, still open"},
+		{Check{HasMin: true, Min: 800 * ms, Measured: 800*ms - 20*time.Microsecond, Verdict: Fail}, "≥ 800ms", "799.98ms"},
+		{Check{HasMax: true, Max: 1506 * ms, Measured: 1506 * ms, Verdict: Pass}, "≤ 1.506s", "1.506s"},
+		{Check{HasMax: true, Max: 1506 * ms, Measured: 1152122096, Verdict: Pass}, "≤ 1.506s", "1.152s"},
+	} {
+		if w, v := c.check.Want(), c.check.Value(); w != c.want || v != c.value {
+			t.Errorf("%v against %v: %s, %s; want %s, %s", c.check.Measured, c.check.Max, v, w, c.value, c.want)
+		}
 	}
 }

@@ -13,6 +13,14 @@ import (
 //     (testcontainers, moby), Toxiproxy or go-redis, and model imports
 //     nothing outside the standard library but leaselab's timing rules;
 //   - sim, the simulator, imports no backend: the caller hands one in;
+//   - no backend (real, virtual, process with its ownagent) imports
+//     another, and the real-time engine the spawners stand on
+//     (sim/realtime), with what an in-process instance runs on
+//     (sim/faulty), imports none: a new spawner is one package beside
+//     them;
+//   - sim/faults, the fault driver every backend uses, imports no backend
+//     (nothing else under sim) nor what a backend drives (Toxiproxy,
+//     go-redis, Docker): a backend hands it a faults.World;
 //   - the production packages, election and runner, depend on nothing of the
 //     harness, nor on Prometheus; publish and leasemetrics, which their users
 //     import, on nothing of the harness.
@@ -25,6 +33,12 @@ func TestImportGraph(t *testing.T) {
 		"github.com/Shopify/toxiproxy", "github.com/redis/go-redis"}
 	harness := []string{mod + "sim", mod + "model", mod + "scenarios", mod + "reports", mod + "sweep", mod + "simtest", mod + "cmd/",
 		"github.com/Shopify/toxiproxy", "testcontainers"}
+	// The backends, each a package with those below it ("/...": not a
+	// sibling whose name it begins, as sim/realtime begins sim/real).
+	backends := []string{mod + "sim/real/...", mod + "sim/virtual/...", mod + "sim/process/...", mod + "sim/backends/..."}
+	but := func(own string) []string {
+		return slices.DeleteFunc(slices.Clone(backends), func(b string) bool { return b == mod+own+"/..." })
+	}
 	// The production packages gain no metrics dependency either: the
 	// collectors live in leasemetrics.
 	production := append(slices.Clone(harness), "github.com/prometheus/")
@@ -36,6 +50,13 @@ func TestImportGraph(t *testing.T) {
 		{"../scenarios", pure},
 		{"../reports/...", pure},
 		{"../sim", []string{mod + "sim/", "github.com/Shopify/toxiproxy", "github.com/redis/go-redis", "testcontainers"}},
+		{"../sim/faults", append(slices.Clone(backends), mod+"sim/realtime", mod+"sim/faulty", mod+"sim/env",
+			"github.com/Shopify/toxiproxy", "github.com/redis/go-redis", "testcontainers", "github.com/moby/", "github.com/docker/")},
+		{"../sim/realtime", backends},
+		{"../sim/faulty", append(slices.Clone(backends), mod+"sim/realtime")},
+		{"../sim/real/...", but("sim/real")},
+		{"../sim/virtual/...", append(but("sim/virtual"), mod+"sim/realtime")},
+		{"../sim/process/...", but("sim/process")},
 		{"../election/...", production},
 		{"../runner/...", production},
 		{"../publish", harness},
@@ -48,7 +69,7 @@ func TestImportGraph(t *testing.T) {
 		}
 		for _, dep := range strings.Fields(string(out)) {
 			for _, b := range r.banned {
-				if strings.HasPrefix(dep, b) || !strings.HasPrefix(b, mod) && strings.Contains(dep, b) {
+				if banned(dep, b) || !strings.HasPrefix(b, mod) && strings.Contains(dep, b) {
 					t.Errorf("%s depends on %s", r.pkg, dep)
 				}
 			}
@@ -58,4 +79,13 @@ func TestImportGraph(t *testing.T) {
 			}
 		}
 	}
+}
+
+// banned reports whether dep is what b bans: with a "/..." suffix, that
+// package or one below it; otherwise every package whose path begins b.
+func banned(dep, b string) bool {
+	if root, ok := strings.CutSuffix(b, "/..."); ok {
+		return dep == root || strings.HasPrefix(dep, root+"/")
+	}
+	return strings.HasPrefix(dep, b)
 }

@@ -28,7 +28,16 @@ type Observed struct {
 	// Notes say what limits the observation (entries missing, beliefs
 	// begun before the watch, an instance silent at the end).
 	Notes []string `json:"notes,omitempty"`
+	// Command rebuilds this result from its recording (observe --from
+	// the file, with the limits it was judged by): a live fleet does not
+	// replay, so it is the observation's reproduce command. "" in a
+	// result written before it was kept.
+	Command string `json:"command,omitempty"`
 }
+
+// ObservedRecording is the file chaos observe records a watch into,
+// beside its report, and rebuilds the report from (observe --from).
+const ObservedRecording = "observed.jsonl"
 
 // ObservedInstance is what an observer learned about one instance's record
 // and its clocks.

@@ -29,8 +29,10 @@ type Params struct {
 	ChoreInterval time.Duration `json:"chore_interval"`
 }
 
-// ClientParams are the go-redis client options that decide how long a call to
-// an unreachable Redis takes. Zero values mean go-redis's defaults.
+// ClientParams are the client options that decide how long a call to an
+// unreachable Redis takes: go-redis's (Library ""), whose zero values mean
+// go-redis's defaults, or another client's as an agent declares it
+// (Library names it; see client.go).
 type ClientParams struct {
 	ReadTimeout  time.Duration `json:"read_timeout"`  // default 5s (go-redis v9.23.0); -1 = none
 	WriteTimeout time.Duration `json:"write_timeout"` // default = ReadTimeout
@@ -52,6 +54,32 @@ type ClientParams struct {
 	// against the single client's 0.68 s bound), so a "predicted" limit on
 	// them is unknown rather than wrong. It changes only the predictions.
 	Cluster bool `json:"cluster,omitempty"`
+
+	// Library names the client the options describe. "" (or a name that
+	// starts with "go-redis") is go-redis v9.23.0, whose mechanics the
+	// bounds model in detail: its dial retries, its exponential backoff,
+	// a new connection's handshake, a retry that ends at a failed
+	// handshake. Any other name is a client described by the fields alone
+	// (an agent's declared client, docs/agents.md): ReadTimeout (-1: none)
+	// per attempt, MaxRetries (-1: none) for a refused or reset connection
+	// and, with RetryOnTimeout, for a timed-out reply, RetryBackoff before
+	// each retry, HandshakeRoundTrips on a new connection, and Queues.
+	// Scenario files cannot set these: they describe the agent's client.
+	Library string `json:"library,omitempty"`
+	// RetryOnTimeout (another library): a call whose reply timed out is
+	// sent again, as a refused or reset one is.
+	RetryOnTimeout bool `json:"retry_on_timeout,omitempty"`
+	// RetryBackoff (another library): the longest wait before a retry.
+	RetryBackoff time.Duration `json:"retry_backoff,omitempty"`
+	// HandshakeRoundTrips (another library): the round trips a new
+	// connection makes before its first command (AUTH, HELLO, SELECT,
+	// CLIENT SETINFO). 0: go-redis's 3.
+	HandshakeRoundTrips int `json:"handshake_round_trips,omitempty"`
+	// Queues (another library): a call made while the client is
+	// disconnected waits for it to reconnect, however long that takes
+	// (node-redis's and ioredis's offline queue), unless a per-operation
+	// deadline (OpTimeout with ContextTimeoutEnabled) ends it.
+	Queues bool `json:"queues_while_disconnected,omitempty"`
 }
 
 // Defaults of the spec (runner/election.go in the spec) and of go-redis v9.23.0.
@@ -95,6 +123,9 @@ func (p Params) WithDefaults() Params {
 	}
 	if c.MaxRetries == 0 {
 		c.MaxRetries = DefaultMaxRetries
+		if !c.IsGoRedis() {
+			c.MaxRetries = -1 // another library's 0 is none, not go-redis's 3
+		}
 	}
 	return p
 }

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"slices"
 	"sort"
 	"time"
 )
@@ -88,14 +89,30 @@ func ScheduledFaultSize(sc Scenario) FaultSize {
 	a := Analysis{Params: sc.Params}
 	if sc.Instances > 0 {
 		// The first leader promotes at the start: its first renewal is
-		// a cold one (coldRenewals).
-		a.Beliefs = []Belief{{}} // a belief from 0
+		// a cold one (coldRenewals). A run passes over a leader a fault
+		// hit before that renewal could land (firstRenewer): the next
+		// leader's first renewal is then the cold one, promoted when is
+		// not known before the run. So, as the run judges at worst: a
+		// first leader the first targeted fault hits, and after it one
+		// that no fault hits, promoted after the last fault's start.
+		first, last := 0, time.Duration(0)
+		for _, f := range sc.Faults {
+			last = max(last, f.At)
+		}
+		if i := slices.IndexFunc(sc.Faults, func(f Fault) bool { return len(f.Target.Indexes) > 0 }); i >= 0 {
+			first = sc.Faults[i].Target.Indexes[0]
+		}
+		a.Beliefs = []Belief{
+			{Member: Member{Instance: first}, Window: Window{Open: true}},
+			{Member: Member{Instance: -1}, Window: Window{Start: last, Open: true}},
+		}
 	}
 	for i, f := range sc.Faults {
 		sp := FaultSpan{ID: i, Kind: string(f.Kind), Mode: ModeOf(f.Kind, f.Mode), Applied: f.At, Healed: sc.HealAt(f), Instant: f.Instant()}
+		if end := specOf(f.Kind).planEnd; end != nil {
+			sp.Healed = end(f)
+		}
 		switch {
-		case f.Kind == FaultRedisFailover:
-			sp.Healed = f.At + f.Lag + DefaultFailoverSwitch
 		case f.Kind.OnRedis():
 		case len(f.Target.Indexes) > 0:
 			sp.Target = f.Target.Indexes

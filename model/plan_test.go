@@ -76,3 +76,23 @@ func TestPredictScheduled(t *testing.T) {
 		t.Errorf("at time scale 0.5: gap %v, at 1: %v", half[0].MaxGap, got[0].MaxGap)
 	}
 }
+
+// A replies-dropped partition placed at the first leader's first renewal
+// (where chaos init puts it) loses that renewal's NOSCRIPT: the run judges
+// it by the cold bound (7.565 s with the defaults), and so must the
+// prediction before it runs. It showed the warm 5.06 s, and chaos init
+// --max-overlap 6s warned about 2 scenarios of the 3 that failed.
+func TestPredictScheduledColdFirstRenewal(t *testing.T) {
+	s := time.Second
+	for _, at := range []time.Duration{1279 * time.Millisecond, 2505 * time.Millisecond} {
+		sc := Scenario{Instances: 3, Duration: 30 * s, Faults: []Fault{
+			{At: at, For: 26 * s, Kind: FaultPartition, Mode: PartitionBlackholeReplies, Target: Target{Role: RoleLeader}},
+		}}
+		got := PredictScheduled(sc)
+		e := sc.WithDefaults()
+		cold, _ := PredictMode(e.Params, ModePartitionReplies, FaultSize{Partition: 26 * s, ReplyPartition: 26 * s, ColdRenewal: true})
+		if len(got) != 1 || got[0].MaxOverlap != cold.MaxOverlap {
+			t.Errorf("at %v: predicted overlap %v (%s), want the cold renewal's %v", at, got[0].MaxOverlap, got[0].OverlapFormula, cold.MaxOverlap)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"time"
 )
 
@@ -61,6 +62,30 @@ type Result struct {
 	// Observed is set when the timeline was observed from outside a live
 	// fleet (Backend "observe") instead of recorded by the harness.
 	Observed *Observed `json:"observed,omitempty"`
+	// Agent is the agent a process-backend run's instances ran; nil for
+	// another backend.
+	Agent *RunAgent `json:"agent,omitempty"`
+}
+
+// RunAgent is the agent a process-backend run tested.
+type RunAgent struct {
+	// Command is the program and its arguments every instance ran.
+	Command []string `json:"command"`
+	// Override is true when the caller's agent replaced the scenario's own
+	// or the default (a command line's --agent): rerunning the scenario
+	// needs it given again.
+	Override bool `json:"override,omitempty"`
+	// Hello is how the agent named itself in its hello (name and version,
+	// agent.Hello.Agent); "" when it did not.
+	Hello string `json:"hello,omitempty"`
+	// Client is the Redis client the agent declared in its hello, which
+	// the predictions follow; nil: it declared none, and they assume
+	// go-redis v9.23.0 with the scenario's client options.
+	Client *DeclaredClient `json:"client,omitempty"`
+	// Logs are the agents' stderr logs, one per incarnation (instance,
+	// then incarnation), as the harness wrote them (chaos run: under
+	// --out's agent-logs); none when it kept no logs.
+	Logs []string `json:"logs,omitempty"`
 }
 
 // Settle folds the run's own state into the verdict: harness errors make
@@ -75,6 +100,44 @@ func (res *Result) Settle() {
 	if !res.Complete {
 		res.Verdict = worse(res.Verdict, Unknown)
 	}
+}
+
+// Distrust makes unknown each check whose limit is the prediction and
+// whose metric is in beaten (metric → what beat it): a search of the
+// scenario by the tool itself beat that bound, so neither a pass nor a
+// fail against it says anything. The verdict and reasons follow; the
+// run's own (not a check's) reasons stay.
+func (res *Result) Distrust(beaten map[string]string) {
+	was := map[string]bool{}
+	for _, c := range res.Checks {
+		if c.Verdict != Pass {
+			was[c.String()] = true
+		}
+	}
+	var reasons []string
+	verdict := Verdict("")
+	for _, r := range res.Reasons {
+		if !was[r] {
+			reasons = append(reasons, r)
+			verdict = Unknown
+		}
+	}
+	for i := range res.Checks {
+		c := &res.Checks[i]
+		if why, ok := beaten[c.Metric]; ok && c.Limit == "predicted" {
+			c.Verdict = Unknown
+			c.Detail = strings.TrimPrefix(c.Detail+"; the tool's own search beat this bound: "+why, "; ")
+		}
+		verdict = worse(verdict, c.Verdict)
+		if c.Verdict != Pass {
+			reasons = append(reasons, c.String())
+		}
+	}
+	if verdict == "" {
+		verdict = Pass
+	}
+	res.Verdict, res.Reasons = verdict, reasons
+	res.Settle()
 }
 
 // Cost is the harness's own resource use during a run (its process: the

@@ -1,6 +1,7 @@
 package model
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -51,5 +52,30 @@ func TestPredictionExceedsClaims(t *testing.T) {
 		if g != c.wantGap || o != c.wantOverlap {
 			t.Errorf("gap %v overlap %v: exceeds %v %v, want %v %v", c.gap, c.overlap, g, o, c.wantGap, c.wantOverlap)
 		}
+	}
+}
+
+// A check whose predicted bound the tool's own search beat is unknown, with
+// the reason, whether it passed or failed; checks of other limits, and of
+// other metrics, keep their verdicts, and the run's verdict follows.
+func TestDistrustBeatenBounds(t *testing.T) {
+	res := &Result{Complete: true, Evaluation: Evaluation{Checks: []Check{
+		{Metric: "max_overlap", Limit: "predicted", HasMax: true, Max: time.Second, Measured: time.Second / 2, Verdict: Pass},
+		{Metric: "max_gap", Limit: "predicted", HasMax: true, Max: time.Second, Measured: 2 * time.Second, Verdict: Fail},
+		{Metric: "stale_leadership", Limit: "1s", HasMax: true, Max: time.Second, Measured: time.Second / 2, Verdict: Pass},
+	}}}
+	res.Verdict, res.Reasons = Fail, []string{res.Checks[1].String()}
+	res.Distrust(map[string]string{"max_overlap": "the search measured 1.2s", "max_gap": "the search measured 3s", "stale_leadership": "the search measured 2s"})
+	want := []Verdict{Unknown, Unknown, Pass}
+	for i, c := range res.Checks {
+		if c.Verdict != want[i] {
+			t.Errorf("%s: %s, want %s", c.Metric, c.Verdict, want[i])
+		}
+	}
+	if !strings.Contains(res.Checks[0].Detail, "the tool's own search beat this bound: the search measured 1.2s") {
+		t.Errorf("detail %q", res.Checks[0].Detail)
+	}
+	if res.Verdict != Unknown || len(res.Reasons) != 2 {
+		t.Errorf("verdict %s, reasons %q; want unknown with 2", res.Verdict, res.Reasons)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-
-	"github.com/leaselab/leaselab/election/timing"
 )
 
 // Scenario describes one run: the instances, their timings, what load they
@@ -69,6 +67,11 @@ type Scenario struct {
 	// the run exercised and did not hold fails it (by default a claim not
 	// held is a finding beside the verdict).
 	StrictClaims bool `json:"strict_claims,omitempty"`
+	// Source is the file the scenario was read from, as the caller named
+	// it (scenarios.Load); "" for a built-in or one made in code. A
+	// report's reproduce line reruns this file, not a built-in of the
+	// same name.
+	Source string `json:"source,omitempty"`
 }
 
 // Agent is a process-backend agent: the program every instance runs.
@@ -131,65 +134,9 @@ type Workload struct {
 	TaskDuration time.Duration `json:"task_duration,omitempty"`
 }
 
-// FaultKind names a fault.
+// FaultKind names a fault. Each kind is declared, with everything known
+// about it, in its own file (kind_<name>.go; see KindSpec).
 type FaultKind string
-
-// Fault kinds.
-const (
-	FaultCrash        FaultKind = "crash"         // stop dead: no release, no more traffic; Restart brings up a fresh instance
-	FaultStop         FaultKind = "stop"          // graceful stop (releases the lease); Restart brings up a fresh instance
-	FaultPartition    FaultKind = "partition"     // cut the instance from Redis; see Mode
-	FaultLatency      FaultKind = "latency"       // add Latency ± Jitter per Direction
-	FaultPause        FaultKind = "pause"         // stop the instance as SIGSTOP or a GC does: its clock runs on, timers due meanwhile fire at resume, traffic held
-	FaultSuspend      FaultKind = "suspend"       // suspend it as a VM or host suspend does: its clock stops (timers resume with the time they had left), traffic held
-	FaultClock        FaultKind = "clock"         // clock runs at Rate, or jumps by Jump
-	FaultRedisRestart FaultKind = "redis-restart" // restart Redis, empty (the lease is lost)
-	FaultScriptFlush  FaultKind = "script-flush"  // SCRIPT FLUSH (the NOSCRIPT path)
-	// FaultRedisFailover promotes a replica of the node that serves the
-	// lease (redis: replicated or cluster). With Lag 0 the failover is
-	// clean: writes stop, the replica catches up, then takes over. With a
-	// Lag the replica stops applying writes at At and is promoted Lag
-	// later without them: every write of that Lag is lost, the lease's
-	// renewals (and, if the Lag outlasts what is left of the lease, the
-	// lease itself) among them.
-	FaultRedisFailover FaultKind = "redis-failover"
-	// FaultSlotMigration moves the hash slot of the lease (and of every key
-	// the runner tags with it) to another primary (redis: cluster).
-	FaultSlotMigration FaultKind = "slot-migration"
-)
-
-// FaultKinds lists every kind, in the order documentation shows them.
-var FaultKinds = []FaultKind{FaultCrash, FaultStop, FaultPartition, FaultLatency, FaultPause, FaultSuspend, FaultClock, FaultRedisRestart, FaultScriptFlush, FaultRedisFailover, FaultSlotMigration}
-
-// OnRedis reports whether the kind acts on Redis itself: it takes no target
-// and is never skipped.
-func (k FaultKind) OnRedis() bool {
-	switch k {
-	case FaultRedisRestart, FaultScriptFlush, FaultRedisFailover, FaultSlotMigration:
-		return true
-	}
-	return false
-}
-
-// Partition modes. The one-way modes drop only one direction: requests
-// (client to Redis) or replies (Redis to client).
-const (
-	PartitionBlackhole         = "blackhole"          // timeout toxic 0 both ways: silence, sockets stay open
-	PartitionRefuse            = "refuse"             // proxy disabled: connections refused and closed
-	PartitionReset             = "reset"              // reset_peer: connections reset on use
-	PartitionBlackholeRequests = "blackhole-requests" // requests dropped, replies would flow
-	PartitionBlackholeReplies  = "blackhole-replies"  // requests reach Redis (and apply!), replies dropped
-)
-
-// PartitionModes lists the partition modes.
-var PartitionModes = []string{PartitionBlackhole, PartitionRefuse, PartitionReset, PartitionBlackholeRequests, PartitionBlackholeReplies}
-
-// Latency directions.
-const (
-	DirectionBoth     = "both"
-	DirectionRequests = "requests"
-	DirectionReplies  = "replies"
-)
 
 // Fault is one entry of the schedule.
 type Fault struct {
@@ -307,28 +254,12 @@ func (f Fault) Describe() string {
 	if f.For > 0 {
 		add("for", f.For)
 	}
-	switch f.Kind {
-	case FaultPartition:
+	k := specOf(f.Kind)
+	if len(k.ModeValues) > 0 {
 		add("mode", f.Mode)
-	case FaultLatency:
-		add("latency", f.Latency)
-		if f.Jitter > 0 {
-			add("jitter", f.Jitter)
-		}
-		add("direction", f.Direction)
-	case FaultClock:
-		if f.Rate > 0 {
-			add("rate", f.Rate)
-		}
-		if f.Jump != 0 {
-			add("jump", f.Jump)
-		}
-	case FaultCrash, FaultStop:
-		if f.Restart {
-			add("restart", true)
-		}
-	case FaultRedisFailover:
-		add("lag", f.Lag)
+	}
+	if k.describe != nil {
+		k.describe(f, add)
 	}
 	if !f.Kind.OnRedis() {
 		add("target", f.Target.String())
@@ -339,7 +270,8 @@ func (f Fault) Describe() string {
 
 // Instant reports whether the fault is a single action with nothing to heal.
 func (f Fault) Instant() bool {
-	return f.Kind.OnRedis() || (f.Kind == FaultClock && f.Rate == 0)
+	k := specOf(f.Kind)
+	return (k.OnRedis && !k.Spans) || (k.instant != nil && k.instant(f))
 }
 
 // WithDefaults returns the scenario with its zero fields filled with their
@@ -380,231 +312,15 @@ func (s Scenario) WithDefaults() Scenario {
 	s.Faults = slices.Clone(s.Faults)
 	for i := range s.Faults {
 		f := &s.Faults[i]
-		if f.Kind == FaultPartition && f.Mode == "" {
-			f.Mode = PartitionBlackhole
+		k := specOf(f.Kind)
+		if f.Mode == "" && len(k.ModeValues) > 0 {
+			f.Mode = k.ModeValues[0]
 		}
-		if f.Kind == FaultLatency && f.Direction == "" {
-			f.Direction = DirectionBoth
+		if k.defaults != nil {
+			k.defaults(f)
 		}
 	}
 	return s
-}
-
-// FieldError is one problem of a scenario. Field is the path of the
-// offending field as a scenario file writes it ("elector.ttl",
-// "faults[2].at", "workload.dispatch_rate"; "" for the whole scenario), so
-// a parser can point at its line.
-type FieldError struct {
-	Field string
-	Msg   string
-}
-
-// ValidationError lists every problem Validate found.
-type ValidationError struct {
-	Scenario string
-	Problems []FieldError
-}
-
-func (e *ValidationError) Error() string {
-	msgs := make([]string, len(e.Problems))
-	for i, p := range e.Problems {
-		msgs[i] = p.Msg
-		if p.Field != "" {
-			msgs[i] = p.Field + ": " + p.Msg
-		}
-	}
-	return fmt.Sprintf("scenario %q: %s", e.Scenario, strings.Join(msgs, "; "))
-}
-
-// Validate reports what is wrong with the scenario as it will run: with its
-// defaults filled and every duration scaled by its TimeScale (a 5ms TTL at
-// time scale 0.2 is a 1ms TTL, which the elector refuses). It is the one
-// place these rules live: package scenarios reads types and syntax and maps
-// each problem here to its file:line. The error is a *ValidationError.
-func (s Scenario) Validate() error {
-	s = s.WithDefaults()
-	errs := &ValidationError{Scenario: s.Name}
-	bad := func(field, format string, a ...any) {
-		errs.Problems = append(errs.Problems, FieldError{Field: field, Msg: fmt.Sprintf(format, a...)})
-	}
-	if s.Instances < 1 || s.Instances > MaxInstances {
-		bad("instances", "%d; want 1 to %d", s.Instances, MaxInstances)
-	}
-	if s.Mode != ModeElector && s.Mode != ModeRunner {
-		bad("mode", "%q; want %q or %q", s.Mode, ModeElector, ModeRunner)
-	}
-	if !slices.Contains(Topologies, s.Redis) {
-		bad("redis", "%q; want single, replicated or cluster", s.Redis)
-	}
-	if s.Name != "" {
-		if msg := NameProblem(s.Name); msg != "" {
-			bad("name", "%s", msg)
-		}
-	}
-	if k := s.TimeScale; !ValidTimeScale(k) {
-		bad("time_scale", "%v; want a factor from %v to %v (0.2 runs 5× faster)", k, MinTimeScale, MaxTimeScale)
-		return errs // nothing below can be scaled
-	}
-	if s.lengthProblems(bad) {
-		return errs // scaling would overflow
-	}
-	if s.Duration < 0 || s.Recovery < 0 {
-		bad("duration", "duration and recovery must not be negative")
-	}
-	if len(s.Starts) > s.Instances {
-		bad("starts", "%d starts for %d instances", len(s.Starts), s.Instances)
-	}
-	for i, d := range s.Starts {
-		if d < 0 || d >= s.Duration {
-			bad(fmt.Sprintf("starts[%d]", i), "%v; want from 0s to less than the duration (%v)", d, s.Duration)
-		}
-	}
-	scaled := ""
-	if s.TimeScale != 1 {
-		scaled = fmt.Sprintf(" (after time_scale %g)", s.TimeScale)
-	}
-	e := s.Scaled()
-	p := e.Params
-	// The elector's own rules, on the timings it will be given: a scenario
-	// that passes here cannot make it refuse its options.
-	for _, pr := range (timing.Lease{TTL: p.TTL, Wait: p.Wait, JitterMS: max(p.JitterMS, 0), OpTimeout: p.OpTimeout, Safe: p.Safe, SafeMargin: p.SafeMargin}).Problems() {
-		bad(electorFields[pr.Field], "%s%s; %s", pr.Value, scaled, pr.Rule)
-	}
-	for _, r := range []struct {
-		name string
-		v    float64
-	}{{"dispatch_rate", e.Workload.DispatchRate}, {"delayed_rate", e.Workload.DelayedRate}} {
-		// The dispatcher ticks every 1/rate: keep the period within [100µs, 100s].
-		if r.v != 0 && (r.v < MinRate || r.v > MaxRate) {
-			bad("workload."+r.name, "%v per second%s; want 0 (none) or %v to %v", r.v, scaled, MinRate, MaxRate)
-		}
-	}
-	if w := e.Workload; e.Mode == ModeRunner && (w.DispatchRate > 0 || w.DelayedRate > 0) {
-		// The workload stops at the end of the fault phase; what it
-		// dispatched last must be able to finish within the recovery, or it
-		// is counted lost.
-		need := p.ChoreInterval + w.TaskDuration
-		if w.DelayedRate > 0 {
-			need += w.Delay + p.ChoreInterval
-		}
-		if e.Recovery < need {
-			bad("recovery", "%v%s is too short for the workload to drain (at least %v: delay + 2 chore intervals + task duration); tasks dispatched at the end would count as lost", e.Recovery, scaled, need)
-		}
-	}
-	for i, f := range e.Faults {
-		where := fmt.Sprintf("faults[%d]", i)
-		if f.At < 0 || f.At > e.Duration {
-			bad(where+".at", "%v is outside the fault phase [0, %v]", f.At, e.Duration)
-		}
-		if f.For < 0 {
-			bad(where+".for", "%v is negative", f.For)
-		}
-		for _, x := range f.Target.Indexes {
-			if x < 0 || x >= e.Instances {
-				bad(where+".target", "%d is out of range: instances are 0..%d", x, e.Instances-1)
-			}
-		}
-		switch f.Target.Role {
-		case "", RoleLeader, RoleFollower, RoleAll, RoleRandom:
-		default:
-			bad(where+".target", "%q; want an index list or leader, follower, all, random", f.Target.Role)
-		}
-		switch f.Kind {
-		case FaultCrash, FaultStop, FaultPause, FaultSuspend, FaultScriptFlush:
-		case FaultRedisRestart:
-			if e.Redis != RedisSingle {
-				bad(where+".kind", "redis-restart restarts a single Redis; with redis: %s use redis-failover", e.Redis)
-			}
-		case FaultRedisFailover:
-			if e.Redis == RedisSingle {
-				bad(where+".kind", "redis-failover needs replicas: set redis: replicated or redis: cluster")
-			}
-			if f.Lag < 0 {
-				bad(where+".lag", "%v is negative", f.Lag)
-			}
-			if f.At+f.Lag > e.Duration {
-				bad(where+".lag", "the failover would come at %v, after the fault phase (duration %v)", f.At+f.Lag, e.Duration)
-			}
-		case FaultSlotMigration:
-			if e.Redis != RedisCluster {
-				bad(where+".kind", "slot-migration moves a hash slot between primaries: set redis: cluster")
-			}
-		case FaultPartition:
-			if !slices.Contains(PartitionModes, f.Mode) {
-				bad(where+".mode", "%q; want one of %s", f.Mode, strings.Join(PartitionModes, ", "))
-			}
-		case FaultLatency:
-			if f.Latency < time.Millisecond {
-				// Toxiproxy takes whole milliseconds; less would be 0.
-				bad(where+".latency", "%v%s; must be at least 1ms", f.Latency, scaled)
-			}
-			if f.Jitter < 0 || f.Jitter > f.Latency {
-				bad(where+".jitter", "%v must be within [0, latency %v]", f.Jitter, f.Latency)
-			}
-			if !slices.Contains([]string{DirectionBoth, DirectionRequests, DirectionReplies}, f.Direction) {
-				bad(where+".direction", "%q; want both, requests or replies", f.Direction)
-			}
-		case FaultClock:
-			switch {
-			case f.Rate == 0 && f.Jump == 0:
-				bad(where, "give a rate (a drift, e.g. rate: 0.5) or a jump (a step, e.g. jump: -2s)")
-			case f.Rate != 0 && (f.Rate < MinClockRate || f.Rate > MaxClockRate):
-				// Outside this range the instance's timers either never
-				// fire within a run or their durations overflow.
-				bad(where+".rate", "%v; want a clock speed from %v to %v (1 = true time, 0.5 = half speed)", f.Rate, MinClockRate, MaxClockRate)
-			}
-		default:
-			bad(where+".kind", "%q; want one of %v", f.Kind, FaultKinds)
-		}
-	}
-	// A failover holds the schedule for its lag (the replica is held back,
-	// then promoted): nothing else may be due meanwhile, or it would run
-	// late.
-	for i, f := range e.Faults {
-		if f.Kind != FaultRedisFailover || f.Lag <= 0 {
-			continue
-		}
-		for j, g := range e.Faults {
-			if j == i {
-				continue
-			}
-			due := []time.Duration{g.At}
-			if !g.Instant() {
-				due = append(due, e.HealAt(g))
-			}
-			for _, t := range due {
-				if (t > f.At || (t == f.At && j > i)) && t <= f.At+f.Lag {
-					bad(fmt.Sprintf("faults[%d]", j), "is due at %v, within faults[%d]'s failover lag (%v to %v), which holds the schedule; move it out", t, i, f.At, f.At+f.Lag)
-					break
-				}
-			}
-		}
-	}
-	if len(errs.Problems) > 0 {
-		return errs
-	}
-	return nil
-}
-
-// lengthProblems reports (through bad) a run whose scaled length, or a
-// fault whose scaled time, exceeds MaxRunLength, computed without overflow
-// (Scaled saturates), and says whether it found one.
-func (s Scenario) lengthProblems(bad func(field, format string, a ...any)) bool {
-	k := s.TimeScale
-	over := func(v float64) bool { return math.IsNaN(v) || v > float64(MaxRunLength) }
-	found := false
-	if l := (float64(s.Duration) + float64(s.Recovery)) * k; over(l) {
-		bad("duration", "duration + recovery × time scale %g is %.3g h; a run may last at most %v", k, l/float64(time.Hour), MaxRunLength)
-		found = true
-	}
-	for i, f := range s.Faults {
-		if over((float64(f.At)+float64(f.For))*k) || over(float64(f.Jitter)*k) || over(float64(f.Latency)*k) ||
-			over(float64(f.Lag)*k) || over(math.Abs(float64(f.Jump))*k) {
-			bad(fmt.Sprintf("faults[%d]", i), "lasts beyond %v once scaled by %g", MaxRunLength, k)
-			found = true
-		}
-	}
-	return found
 }
 
 // Time scales a scenario may run at. Above 100 a default scenario runs for
@@ -731,5 +447,18 @@ func (s Scenario) Scaled() Scenario {
 		faults[i] = f
 	}
 	s.Faults = faults
+	return s
+}
+
+// AsElector returns the scenario with bare electors: elector mode, no
+// workload, and without the expectations only runner mode measures, which
+// Validate refuses in elector mode. It is how a runner-mode scenario is
+// run on a backend that models no task runners (the virtual one), for the
+// leadership it measures.
+func (s Scenario) AsElector() Scenario {
+	s.Mode = ModeElector
+	s.Workload = Workload{}
+	s.Params.ChoreInterval = 0
+	s.Expect = slices.DeleteFunc(slices.Clone(s.Expect), func(x Expectation) bool { return slices.Contains(runnerMetrics, x.Metric) })
 	return s
 }

@@ -54,6 +54,11 @@ const (
 	TaskHeld Kind = "task-held"
 
 	RunEnded Kind = "run-ended" // the last event of every timeline; Detail = "complete" or "incomplete: why"
+
+	// StallKind: the harness measured itself late (Stall): Instance's
+	// timer fired Lateness after its deadline, or (Instance -1) the
+	// harness's wake-up probe woke Lateness late; At is when it fired.
+	StallKind Kind = "stall"
 )
 
 // Event is one entry of the timeline. At is the offset from the start of the
@@ -72,7 +77,7 @@ type Event struct {
 	Chore    string        `json:"chore,omitempty"`    // chore kind: "scheduler", "metrics", "capacity"
 	N        int           `json:"n,omitempty"`        // chore effect (moved N, published capacity N, ...)
 	Task     string        `json:"task,omitempty"`     // task id
-	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness; an agent's event: how late the harness stamped it
+	Lateness time.Duration `json:"lateness,omitempty"` // RedisHolder/DelayedDue lateness; an agent's event: how late the harness stamped it; StallKind: how late the timer fired
 	// Took is how long a ChoreRan's Redis calls took, in real time, ending
 	// at At: its writes landed within [At - Took, At].
 	Took time.Duration `json:"took,omitempty"`

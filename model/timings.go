@@ -142,7 +142,8 @@ func timingsOf(a Analysis, ev []Event, lates []beliefLate, spans []FaultSpan, bl
 	p := a.Params
 	x.mostFaults, x.leastFaults = slices.Clone(spans), slices.Clone(spans)
 	for i, f := range spans {
-		lo, hi := reachOf(f, nil, p, a.End), reachOf(f, nil, p, a.End)
+		next := nextOnLeader(spans, i, a.Beliefs)
+		lo, hi := reachOf(f, next, nil, p, a.End), reachOf(f, next, nil, p, a.End)
 		if f.Instant && !f.Open {
 			if at, _, ok := stableAfter(x.maybe, f.Healed, p.TTL); ok {
 				lo = min(lo, at)
@@ -168,7 +169,7 @@ func timingsOf(a Analysis, ev []Event, lates []beliefLate, spans []FaultSpan, bl
 		o.Params, o.End, o.Beliefs = a.Params, a.End, t.beliefs
 		o.Overlaps, o.Gaps, _, _ = sweep(t.beliefs, t.marks, a.End)
 		explainGaps(o.Gaps, t.faults, blocked)
-		o.Redis = redisLane(ev, t.beliefs, a.End)
+		o.Redis = redisLane(ev, t.beliefs, a.Identity.Shared, a.End)
 		for i := range o.Overlaps {
 			t.lateAt(&o.Overlaps[i].Window)
 		}
@@ -446,7 +447,7 @@ func staleChoreRange(ev []Event, lane RedisLane) CountRange {
 		from, to := max(e.At-e.Late, first-TruthResolution), e.At
 		var own []Window
 		for _, h := range lane.Holders {
-			if h.Holder == e.ID {
+			if h.Holder == e.ID || h.Unannounced {
 				own = append(own, window(h.Start-TruthResolution, h.End+e.Took+TruthResolution, false))
 			}
 		}
@@ -764,6 +765,8 @@ func (c Check) at(m measurement) judged {
 		return judged{v: Unknown}
 	case m.missing != "":
 		return judged{v: Fail}
+	case m.undecided != "" && !(c.HasMax && (m.value > c.Max || m.open)):
+		return judged{v: Unknown}
 	case c.HasMin && m.value < c.Min:
 		return judged{Fail, true}
 	case c.HasMax && (m.value > c.Max || m.open):

@@ -144,7 +144,7 @@ func TestAgreesWithHarness(t *testing.T) {
 			if sc.Redis == model.RedisReplicated && len(rec.Switches) != 1 {
 				t.Fatalf("the watch moved %d times (%+v); want once, to the promoted replica", len(rec.Switches), rec.Switches)
 			}
-			ores, err := observe.Build(rec, observe.Limits{})
+			ores, err := observe.Build(context.Background(), rec, observe.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}

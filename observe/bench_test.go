@@ -5,9 +5,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +20,7 @@ import (
 	"github.com/leaselab/leaselab/internal/redistest"
 	"github.com/leaselab/leaselab/observe"
 	"github.com/leaselab/leaselab/publish"
+	"github.com/leaselab/leaselab/reports"
 )
 
 // entryCounter is a recording sink that counts the entry lines written
@@ -271,4 +275,105 @@ var replayRate = 20_000
 
 func init() {
 	flag.IntVar(&replayRate, "replay-rate", replayRate, "BenchmarkFollow1000/replay: entries written per second")
+}
+
+// BenchmarkBuild measures Build on recordings of 10,000, 100,000 and
+// 1,000,000 transitions of a 3-instance fleet handing the lease over
+// (handovers): s/op is one report's build, peak-heap-MiB the heap at its
+// peak (sampled every 50ms), the recording included.
+func BenchmarkBuild(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			rec := handovers(n, 3)
+			var peak uint64
+			b.ResetTimer()
+			for range b.N {
+				b.StopTimer()
+				runtime.GC()
+				stop := make(chan struct{})
+				heap := heapPeak(stop)
+				b.StartTimer()
+				res, err := observe.Build(context.Background(), rec, observe.Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer()
+				close(stop)
+				peak = max(peak, heap())
+				if want := n/20 - 1; res.Analysis.Summary.Overlaps != want { // the last term's has no successor
+					b.Fatalf("%d overlaps, want %d", res.Analysis.Summary.Overlaps, want)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// BenchmarkFrom measures what chaos observe --from does with a recording
+// file of 10,000, 100,000 and 1,000,000 transitions (handovers): read it,
+// build the report, write the report's files. read-s, build-s and
+// write-s are its steps (wall clock), cpu-s the process's CPU time for all
+// three (user and system, every thread: on a loaded machine the wall clock
+// measures the load as much as the work); peak-heap-MiB the heap at its peak (sampled
+// every 50ms), the recording read included.
+func BenchmarkFrom(b *testing.B) {
+	for _, n := range []int{10_000, 100_000, 1_000_000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			dir := b.TempDir()
+			path := filepath.Join(dir, "observed.jsonl")
+			f, err := os.Create(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := observe.WriteRecording(f, handovers(n, 3)); err != nil {
+				b.Fatal(err)
+			}
+			if err := f.Close(); err != nil {
+				b.Fatal(err)
+			}
+			var read, build, write, cpu time.Duration
+			var peak uint64
+			b.ResetTimer()
+			for range b.N {
+				runtime.GC()
+				stop := make(chan struct{})
+				heap := heapPeak(stop)
+				cpu0 := cpuTime(b)
+				t0 := time.Now()
+				rec, err := observe.ReadRecordingFile(context.Background(), path)
+				if err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				res, err := observe.Build(context.Background(), rec, observe.Limits{})
+				if err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				if _, err := reports.WriteRun(context.Background(), filepath.Join(dir, "report"), res, reports.Options{}); err != nil {
+					b.Fatal(err)
+				}
+				t3 := time.Now()
+				cpu += cpuTime(b) - cpu0
+				close(stop)
+				peak = max(peak, heap())
+				read, build, write = read+t1.Sub(t0), build+t2.Sub(t1), write+t3.Sub(t2)
+			}
+			b.ReportMetric(read.Seconds()/float64(b.N), "read-s")
+			b.ReportMetric(build.Seconds()/float64(b.N), "build-s")
+			b.ReportMetric(write.Seconds()/float64(b.N), "write-s")
+			b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
+
+// cpuTime is the process's CPU time so far, user and system.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -2,10 +2,14 @@ package observe
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/election"
@@ -20,6 +24,11 @@ import (
 // places it.
 const AssumedRateError = 500e-6
 
+// MaxTTL is the longest lease TTL or Wait Build takes from an entry: a
+// publisher's beyond it (or below 0) is impossible, clamped and reported
+// (finding impossible-ttl).
+const MaxTTL = 24 * time.Hour
+
 // noteLost is the widened placement from which Build notes it.
 const noteLost = 50 * time.Millisecond
 
@@ -31,7 +40,7 @@ type Limits struct {
 
 // placed is an entry placed on Redis's clock.
 type placed struct {
-	publish.Entry
+	*publish.Entry
 	at  time.Time
 	u   time.Duration
 	rtt time.Duration // the round trip taken for its write
@@ -42,19 +51,22 @@ type placed struct {
 
 // Build turns a recording into a Result, the same a harness run produces,
 // with the observation's description in Result.Observed and the limits as
-// expectations. It is pure: the same recording gives the same result.
-func Build(rec *Recording, lim Limits) (*model.Result, error) {
+// expectations. It is pure: the same recording gives the same result. Its
+// time and memory are linear in the recording (BenchmarkBuild); it
+// returns ctx's error when ctx ends first.
+func Build(ctx context.Context, rec *Recording, lim Limits) (*model.Result, error) {
 	h := rec.Header
 	if h.Start.IsZero() {
 		return nil, fmt.Errorf("observe: the recording's header has no start time")
 	}
+	entries, findings := screen(rec)
 	end := rec.End
 	if end.IsZero() {
 		end = h.Start
 		for _, hc := range rec.Holders {
 			end = maxTime(end, hc.At)
 		}
-		for _, e := range rec.Entries {
+		for _, e := range entries {
 			end = maxTime(end, e.Redis)
 		}
 	}
@@ -63,8 +75,21 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	if h.LaneNote != "" {
 		obs.Notes = append(obs.Notes, h.LaneNote)
 	}
-	perPub := dedupe(rec.Entries)
-	pl := place(perPub, h.RTT)
+	var doubts []string // what keeps the verdict from a pass
+	if n := rec.DroppedEntries(); n > 0 {
+		d := fmt.Sprintf("%d entries dropped: %s", n, dropReasons(rec.Dropped))
+		obs.Notes = append(obs.Notes, d+" (the watch could not read them: a transition among them is missing from this report)")
+		doubts = append(doubts, d+": a transition among them would be missing")
+	}
+	for _, f := range findings {
+		obs.Notes = append(obs.Notes, f.name+": "+f.text())
+		doubts = append(doubts, "finding "+f.name+": "+f.what)
+	}
+	perPub := dedupe(entries)
+	pl, err := place(ctx, perPub, h.RTT)
+	if err != nil {
+		return nil, err
+	}
 
 	// Instances, in order of their first transition.
 	slices.SortStableFunc(pl, func(a, b placed) int { return a.at.Compare(b.at) })
@@ -76,7 +101,7 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	}
 	off := func(t time.Time) time.Duration { return t.Sub(h.Start) }
 
-	var tl model.Timeline
+	tl := make(model.Timeline, 0, len(pl)+len(rec.Holders)+1)
 	firstHolder, haveHolder := "", false
 	for _, hc := range rec.Holders {
 		if !hc.At.After(h.Start) {
@@ -114,7 +139,10 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 			Detail: "leading since before the watch"})
 		obs.Notes = append(obs.Notes, fmt.Sprintf("instance %s led when the watch began (promoted %s before it): its leadership is counted from time 0", short(id), h.Start.Sub(p.at).Round(time.Millisecond)))
 	}
-	for _, p := range pl {
+	for i, p := range pl {
+		if i%cancelEvery == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		if p.at.Before(h.Start) {
 			continue
 		}
@@ -189,6 +217,9 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 			sc.Expect = append(sc.Expect, model.Expectation{Metric: l.metric, Max: l.d.String()})
 		}
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	a := model.Analyze(tl, p)
 	res := &model.Result{
 		RunID: h.Start.UTC().Format("20060102-150405") + "-observed", Backend: reports.BackendObserve, Scenario: sc,
@@ -201,14 +232,148 @@ func Build(rec *Recording, lim Limits) (*model.Result, error) {
 	}
 	res.Evaluation = model.Evaluate(sc, a, nil) // a limit within the uncertainty: unknown
 	res.Settle()
+	if len(doubts) > 0 {
+		// Data no watch can have seen, or entries it could not read: what
+		// was measured may not be what happened.
+		if res.Verdict == model.Pass {
+			res.Verdict = model.Unknown
+		}
+		res.Reasons = append(res.Reasons, doubts...)
+	}
 	return res, nil
+}
+
+// Bounds of what a recording's entries can hold (screen).
+const (
+	// maxHistory is how long before the watch's start a stream entry may
+	// have been written (the stream keeps 10,000 entries, however old).
+	maxHistory = 366 * 24 * time.Hour
+	// maxAhead is how far past the watch's end (or an entry's own stream
+	// ID) an entry's Redis time may lie: the observer's tie to Redis's
+	// clock, a failover's clock step.
+	maxAhead = time.Minute
+	// maxMono is the longest a publisher's monotonic clock may have run.
+	maxMono = 10 * 366 * 24 * time.Hour
+	// maxWallOffset is the furthest an instance's wall clock may be from
+	// Redis's for its offset to be a clock that drifted or jumped, not
+	// garbage.
+	maxWallOffset = 366 * 24 * time.Hour
+)
+
+// finding is one kind of impossible value in a recording: its name, what
+// it means, how many entries carried it, the first one.
+type finding struct {
+	name, what string
+	n          int
+	example    string
+}
+
+func (f *finding) text() string {
+	return fmt.Sprintf("%s: %d entries, the first %s", f.what, f.n, f.example)
+}
+
+// screen returns the entries Build places — those whose times a publisher
+// can have written, TTL and Wait clamped to [0, MaxTTL] — and the
+// findings of impossible values, in a fixed order. It copies the entries
+// only when it changes or leaves one out.
+func screen(rec *Recording) ([]publish.Entry, []*finding) {
+	h := rec.Header
+	from, to := h.Start.Add(-maxHistory), time.Time{}
+	if !rec.End.IsZero() {
+		to = rec.End.Add(maxAhead)
+	}
+	fs := []*finding{
+		{name: "impossible-time", what: "a Redis time outside the watch (or later than its own stream entry's ID): left out of the timeline"},
+		{name: "impossible-clock", what: fmt.Sprintf("a monotonic clock below 0, beyond %v, or later at the transition than at its write: left out of the timeline", maxMono)},
+		{name: "impossible-ttl", what: fmt.Sprintf("a TTL or Wait below 0 or beyond %v: clamped to that range", MaxTTL)},
+		{name: "impossible-wall-clock", what: fmt.Sprintf("a wall clock more than %v from Redis's: left out of the instance's clock offset", maxWallOffset)},
+	}
+	timeF, clockF, ttlF, wallF := fs[0], fs[1], fs[2], fs[3]
+	note := func(f *finding, e *publish.Entry, format string, args ...any) {
+		if f.n == 0 {
+			f.example = fmt.Sprintf("instance %s seq %d (stream entry %s): ", short(e.Instance), e.Seq, cmp.Or(e.StreamID, "?")) + fmt.Sprintf(format, args...)
+		}
+		f.n++
+	}
+	var out []publish.Entry // nil while every entry is kept as it is
+	for i := range rec.Entries {
+		e := &rec.Entries[i]
+		drop, clamp := false, false
+		switch idAt, ok := streamIDTime(e.StreamID); {
+		case e.Redis.Before(from) || !to.IsZero() && e.Redis.After(to):
+			note(timeF, e, "Redis time %s, the watch %s to %s", e.Redis.UTC().Format(time.RFC3339Nano),
+				h.Start.UTC().Format(time.RFC3339), rec.End.UTC().Format(time.RFC3339))
+			drop = true
+		case ok && e.Redis.After(idAt.Add(maxAhead)):
+			note(timeF, e, "Redis time %s, its stream ID's %s", e.Redis.UTC().Format(time.RFC3339Nano), idAt.UTC().Format(time.RFC3339Nano))
+			drop = true
+		}
+		if !drop && (e.Mono < 0 || e.PubMono < e.Mono || e.PubMono > maxMono) {
+			note(clockF, e, "monotonic %v at the transition, %v at its write", e.Mono, e.PubMono)
+			drop = true
+		}
+		if !drop && (e.TTL < 0 || e.TTL > MaxTTL || e.Wait < 0 || e.Wait > MaxTTL) {
+			note(ttlF, e, "TTL %v, Wait %v", e.TTL, e.Wait)
+			clamp = true
+		}
+		if !drop && e.Redis.Sub(e.PubWall).Abs() > maxWallOffset {
+			note(wallF, e, "wall clock %s at its write, Redis %s", e.PubWall.UTC().Format(time.RFC3339), e.Redis.UTC().Format(time.RFC3339))
+		}
+		if (drop || clamp) && out == nil {
+			out = make([]publish.Entry, i, len(rec.Entries))
+			copy(out, rec.Entries[:i])
+		}
+		switch {
+		case drop:
+		case clamp:
+			c := *e
+			c.TTL, c.Wait = min(max(c.TTL, 0), MaxTTL), min(max(c.Wait, 0), MaxTTL)
+			out = append(out, c)
+		case out != nil:
+			out = append(out, *e)
+		}
+	}
+	if out == nil {
+		out = rec.Entries
+	}
+	var found []*finding
+	for _, f := range fs {
+		if f.n > 0 {
+			found = append(found, f)
+		}
+	}
+	return out, found
+}
+
+// streamIDTime is the time in a stream entry's ID (<ms>-<seq>).
+func streamIDTime(id string) (time.Time, bool) {
+	ms, _, ok := strings.Cut(id, "-")
+	if !ok {
+		return time.Time{}, false
+	}
+	n, err := strconv.ParseInt(ms, 10, 64)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return time.UnixMilli(n), true
+}
+
+// dropReasons says why entries were dropped, the most frequent reason
+// first: `2 format version "2", want "1"; 1 field id is empty`.
+func dropReasons(d map[string]int) string {
+	rs := slices.SortedFunc(maps.Keys(d), func(a, b string) int { return cmp.Or(cmp.Compare(d[b], d[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%d %s", d[r], r)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // switchNote says that the watch followed a failover, when, and what it may
 // have missed: the key unseen in the move, and the transitions written to
 // the old primary that the observer had not read and the new one never
 // got (holes in their publishers' sequences around the move).
-func switchNote(sw Switch, per map[string][]publish.Entry, start time.Time) string {
+func switchNote(sw Switch, per map[string][]*publish.Entry, start time.Time) string {
 	blind := sw.At.Sub(sw.LastSeen)
 	missing, pubs := 0, 0
 	for _, es := range per {
@@ -233,27 +398,23 @@ func switchNote(sw Switch, per map[string][]publish.Entry, start time.Time) stri
 }
 
 // dedupe drops repeats of (Publisher, Seq) — a write that timed out may
-// still have landed — and groups the entries by publisher, in Seq order.
-func dedupe(in []publish.Entry) map[string][]publish.Entry {
-	type k struct {
-		pub string
-		seq uint64
+// still have landed; the first read is kept — and groups the entries by
+// publisher, in Seq order.
+func dedupe(in []publish.Entry) map[string][]*publish.Entry {
+	per := map[string][]*publish.Entry{}
+	for i := range in {
+		per[in[i].Publisher] = append(per[in[i].Publisher], &in[i])
 	}
-	seen := map[k]bool{}
-	per := map[string][]publish.Entry{}
-	for _, e := range in {
-		key := k{e.Publisher, e.Seq}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		per[e.Publisher] = append(per[e.Publisher], e)
-	}
-	for _, es := range per {
-		slices.SortFunc(es, func(a, b publish.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+	for pub, es := range per {
+		slices.SortStableFunc(es, func(a, b *publish.Entry) int { return cmp.Compare(a.Seq, b.Seq) })
+		per[pub] = slices.CompactFunc(es, func(a, b *publish.Entry) bool { return a.Seq == b.Seq })
 	}
 	return per
 }
+
+// cancelEvery is how many entries Build handles between looks at its
+// context.
+const cancelEvery = 1 << 12
 
 // place puts every entry on Redis's clock (see the package doc). Each
 // write j of a publisher ties its monotonic clock to Redis's: zero_j =
@@ -279,29 +440,43 @@ func dedupe(in []publish.Entry) map[string][]publish.Entry {
 // a demotion at its end, where its belief is longest, ± the whole span: an
 // overlap it may have made is shown, with all the uncertainty the data
 // leaves (a gap it may have made instead lies within that).
-func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
-	var out []placed
+//
+// The writes weighed are the tieWindow nearest on each side, so a long
+// watch is placed in time linear in its entries (every write against
+// every other was quadratic: 53 s for 100,000 transitions). Nothing is
+// lost: a farther write ties the clock worse by the rate error over the
+// distance, and a disagreement beyond the window (the clock lost time
+// there) is settled by the writes in between, which agree with i's own.
+func place(ctx context.Context, per map[string][]*publish.Entry, observerRTT time.Duration) ([]placed, error) {
+	n := 0
 	pubs := make([]string, 0, len(per))
-	for p := range per {
+	for p, es := range per {
 		pubs = append(pubs, p)
+		n += len(es)
 	}
+	out := make([]placed, 0, n)
 	slices.Sort(pubs)
 	for _, pub := range pubs {
 		es := per[pub]
 		rtts := make([]time.Duration, len(es)) // 0: unknown
+		zeros := make([]int64, len(es))        // zero_j, in Unix nanoseconds: bounds weighs each many times
 		for j := range es {
 			if j+1 < len(es) && es[j+1].Seq == es[j].Seq+1 && es[j+1].RTT > 0 {
 				rtts[j] = es[j+1].RTT
 			}
+			zeros[j] = es[j].Redis.UnixNano() - int64(es[j].PubMono)
 		}
 		for i, e := range es {
-			lo, hi, lost := bounds(es, rtts, i)
-			if lo.IsZero() {
-				lo = hi.Add(-max(observerRTT, time.Microsecond)) // no known round trip: the observer's
+			if len(out)%cancelEvery == 0 && ctx.Err() != nil {
+				return nil, ctx.Err()
 			}
-			half := hi.Sub(lo) / 2
-			at, u := lo.Add(half), half
-			if lost >= noteLost {
+			lo, hi, lost := bounds(es, zeros, rtts, i)
+			if lo == noBound {
+				lo = hi - int64(max(observerRTT, time.Microsecond)) // no known round trip: the observer's
+			}
+			half := (hi - lo) / 2
+			at, u := lo+half, half
+			if time.Duration(lost) >= noteLost {
 				switch e.Kind {
 				case election.Promoted:
 					at, u = lo, 2*half
@@ -309,67 +484,64 @@ func place(per map[string][]publish.Entry, observerRTT time.Duration) []placed {
 					at, u = hi, 2*half
 				}
 			}
-			out = append(out, placed{Entry: e, at: at, u: max(u, time.Microsecond), rtt: rtts[i], lost: lost})
+			out = append(out, placed{Entry: e, at: time.Unix(0, at).UTC(), u: max(time.Duration(u), time.Microsecond), rtt: rtts[i], lost: lost})
 		}
 	}
-	return out
+	return out, nil
 }
 
+// noBound is bounds' lo when nothing bounds a transition from below.
+const noBound = math.MinInt64
+
 // bounds returns the earliest and latest Redis time transition i can have
-// happened at (see place); lo is zero when nothing bounds it from below.
-// lost is how far a disagreeing write widened it.
-func bounds(es []publish.Entry, rtts []time.Duration, i int) (lo, hi time.Time, lost time.Duration) {
+// happened at (see place), in Unix nanoseconds; lo is noBound when nothing
+// bounds it from below. lost is how far a disagreeing write widened it.
+// zeros are the writes' zero_j.
+func bounds(es []*publish.Entry, zeros []int64, rtts []time.Duration, i int) (lo, hi int64, lost time.Duration) {
 	mono := es[i].Mono
-	zero := func(j int) time.Time { return es[j].Redis.Add(-es[j].PubMono) }
-	own := zero(i)
-	hi = own.Add(mono)
+	own := zeros[i]
+	hi, lo = own+int64(mono), noBound
 	if rtts[i] > 0 {
-		lo = hi.Add(-rtts[i])
+		lo = hi - int64(rtts[i])
 	}
-	var wider time.Time // the earliest a disagreeing write allows, when i's round trip is unknown
-	for j := range es {
+	wider := int64(noBound) // the earliest a disagreeing write allows, when i's round trip is unknown
+	for j := max(0, i-tieWindow); j < min(len(es), i+tieWindow+1); j++ {
 		if j == i {
 			continue
 		}
 		drift := time.Duration(float64((mono - es[j].PubMono).Abs()) * AssumedRateError)
-		zj := zero(j)
-		candHi := zj.Add(mono + drift)
-		var candLo time.Time
-		if rtts[j] > 0 {
-			candLo = zj.Add(mono - rtts[j] - drift)
-		}
-		if own.Sub(zj) <= rtts[j]+rtts[i]+2*drift+time.Microsecond {
+		zj := zeros[j]
+		if own-zj <= int64(rtts[j]+rtts[i]+2*drift+time.Microsecond) {
 			// Agrees with i's own write: intersect.
-			if candHi.Before(hi) {
-				hi = candHi
-			}
-			if !candLo.IsZero() && candLo.After(lo) {
-				lo = candLo
+			hi = min(hi, zj+int64(mono+drift))
+			if rtts[j] > 0 {
+				lo = max(lo, zj+int64(mono-rtts[j]-drift))
 			}
 			continue
 		}
-		if rtts[i] > 0 || candLo.IsZero() {
+		if rtts[i] > 0 || rtts[j] == 0 {
 			continue // i's write was quick: the clock lost time since j
 		}
-		if wider.IsZero() || candLo.Before(wider) {
+		if candLo := zj + int64(mono-rtts[j]-drift); wider == noBound || candLo < wider {
 			wider = candLo
 		}
 	}
-	if !wider.IsZero() && (lo.IsZero() || wider.Before(lo)) {
-		lost = lo.Sub(wider)
-		if lo.IsZero() {
-			lost = hi.Sub(wider)
+	if wider != noBound && (lo == noBound || wider < lo) {
+		if lo == noBound {
+			lost = time.Duration(hi - wider)
+		} else {
+			lost = time.Duration(lo - wider)
 		}
 		lo = wider
 	}
-	if !lo.IsZero() && lo.After(hi) {
+	if lo != noBound && lo > hi {
 		lo = hi // the writes agree to within their round trips
 	}
 	return lo, hi, lost
 }
 
 // instances summarizes each instance's record and wall-clock offset.
-func instances(entries []placed, per map[string][]publish.Entry, index map[string]int) []model.ObservedInstance {
+func instances(entries []placed, per map[string][]*publish.Entry, index map[string]int) []model.ObservedInstance {
 	byID := map[string]*model.ObservedInstance{}
 	samples := map[string][]offsetSample{}
 	for _, e := range entries {
@@ -384,7 +556,9 @@ func instances(entries []placed, per map[string][]publish.Entry, index map[strin
 		}
 		oi.Dropped = max(oi.Dropped, int(e.Dropped))
 		oi.MaxDelay = max(oi.MaxDelay, e.PubMono-e.Mono)
-		samples[e.Instance] = append(samples[e.Instance], offsetSample{e.Redis.Sub(e.PubWall), e.rtt})
+		if d := e.Redis.Sub(e.PubWall); d.Abs() <= maxWallOffset { // else garbage: a finding
+			samples[e.Instance] = append(samples[e.Instance], offsetSample{d, e.rtt})
+		}
 	}
 	for _, es := range per {
 		for i := 1; i < len(es); i++ {
@@ -398,7 +572,9 @@ func instances(entries []placed, per map[string][]publish.Entry, index map[strin
 	}
 	var out []model.ObservedInstance
 	for id, oi := range byID {
-		oi.ClockOffset, oi.ClockOffsetUncertainty = wallOffset(samples[id])
+		if len(samples[id]) > 0 {
+			oi.ClockOffset, oi.ClockOffsetUncertainty = wallOffset(samples[id])
+		}
 		out = append(out, *oi)
 	}
 	slices.SortFunc(out, func(a, b model.ObservedInstance) int { return cmp.Compare(a.Instance, b.Instance) })
@@ -467,3 +643,8 @@ func short(id string) string {
 	}
 	return id
 }
+
+// tieWindow is how many of a publisher's writes on each side of a
+// transition bounds weighs (see place): 129 writes, minutes of an
+// elector's transitions, seconds of a flapping one's.
+const tieWindow = 64

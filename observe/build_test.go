@@ -1,6 +1,8 @@
 package observe_test
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -41,7 +43,7 @@ func TestBuildPlacesSuspendedOverlap(t *testing.T) {
 		},
 		End: start.Add(4 * time.Second), Ended: "complete",
 	}
-	res, err := observe.Build(rec, observe.Limits{})
+	res, err := observe.Build(context.Background(), rec, observe.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,5 +61,15 @@ func TestBuildPlacesSuspendedOverlap(t *testing.T) {
 	}
 	if !noted {
 		t.Fatalf("no note of the transition that could not be settled (notes %q)", res.Observed.Notes)
+	}
+}
+
+// TestBuildHonoursCancel: Build of a long recording returns as soon as its
+// context ends (Ctrl-C), with the context's error.
+func TestBuildHonoursCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := observe.Build(ctx, handovers(100_000, 3), observe.Limits{}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Build with its context ended: %v, want %v", err, context.Canceled)
 	}
 }

@@ -17,12 +17,14 @@
 //     writes disagree and nothing settles whether a write was held or the
 //     clock stopped, the placement covers both and a note says so;
 //   - a change of the lease key is seen by keyspace notifications where the
-//     server lets the observer turn them on (CONFIG SET), at the
-//     notification's arrival ± the observer's round trip, and an expiry at
-//     the instant the last PTTL read predicted; where CONFIG SET is refused
+//     server sends them already (CONFIG GET), at the notification's
+//     arrival ± the observer's round trip, and an expiry at the instant the
+//     last PTTL read predicted; where they are off or CONFIG is refused
 //     (managed Redis often does), by polling GET and PTTL every Interval,
 //     ± half an interval. The lane used and its resolution are in every
-//     report;
+//     report. The watch writes nothing to Redis unless
+//     Options.EnableNotifications lets it add the missing notification
+//     classes;
 //   - the observer's own clock is tied to Redis's by TIME calls, taking the
 //     one with the shortest round trip, ± half of it.
 //

@@ -157,7 +157,7 @@ func TestWatchFollowsFailover(t *testing.T) {
 			if !promoted || !held {
 				t.Fatalf("after the move: the new leader's promotion read %v, its key seen %v; want both", promoted, held)
 			}
-			res, err := observe.Build(rec, observe.Limits{})
+			res, err := observe.Build(context.Background(), rec, observe.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -175,11 +175,11 @@ func TestWatchFollowsFailover(t *testing.T) {
 			if err := o.Record.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			back, err := observe.ReadRecording(strings.NewReader(file.String()), "observed.jsonl")
+			back, err := observe.ReadRecording(context.Background(), strings.NewReader(file.String()), "observed.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}
-			res2, err := observe.Build(back, observe.Limits{})
+			res2, err := observe.Build(context.Background(), back, observe.Limits{})
 			if err != nil {
 				t.Fatal(err)
 			}

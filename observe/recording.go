@@ -3,10 +3,13 @@ package observe
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/leaselab/leaselab/publish"
@@ -23,7 +26,8 @@ type Header struct {
 	// holder may be seen on it.
 	Lane       string        `json:"lane"`
 	Resolution time.Duration `json:"resolution"`
-	// LaneNote says why the notification lane was not used, if it was not.
+	// LaneNote says why the notification lane was not used, if it was not,
+	// or that the watch turned notifications on (EnableNotifications).
 	LaneNote string `json:"lane_note,omitempty"`
 	// Start is the Redis time the watch began: the timeline's 0.
 	Start time.Time `json:"start"`
@@ -81,6 +85,11 @@ type Recording struct {
 	Holders []HolderChange
 	// Switches are the watch's moves to a new primary, in order.
 	Switches []Switch
+	// Dropped counts the stream entries the watch could not read, by why
+	// (publish.ParseEntry's error without the entry's ID: another format
+	// version, a field missing or malformed). A transition among them is
+	// missing from the report, so Build's verdict is not a pass.
+	Dropped map[string]int
 	// End is the Redis time the watch ended (zero while it runs).
 	End time.Time
 	// Ended says how: "complete" (its --for passed, or it was stopped), or
@@ -94,7 +103,42 @@ type line struct {
 	Entry  *publish.Entry `json:"entry,omitempty"`
 	Holder *HolderChange  `json:"holder,omitempty"`
 	Switch *Switch        `json:"switch,omitempty"`
+	Drop   *dropLine      `json:"dropped,omitempty"`
 	End    *endLine       `json:"end,omitempty"`
+}
+
+// dropLine is one stream entry the watch could not read (StreamID set), or
+// Count of them for one reason (a whole recording written at once).
+type dropLine struct {
+	StreamID string `json:"stream_id,omitempty"`
+	Reason   string `json:"reason"`
+	Count    int    `json:"count,omitempty"`
+}
+
+// maxDropReasons bounds the distinct reasons a recording keeps in memory
+// (a reason may quote a value); the rest are counted under otherReasons.
+const maxDropReasons = 100
+
+const otherReasons = "other reasons"
+
+// drop counts one entry dropped for reason.
+func (r *Recording) drop(reason string, n int) {
+	if r.Dropped == nil {
+		r.Dropped = map[string]int{}
+	}
+	if _, ok := r.Dropped[reason]; !ok && len(r.Dropped) >= maxDropReasons {
+		reason = otherReasons
+	}
+	r.Dropped[reason] += n
+}
+
+// DroppedEntries is how many stream entries the watch could not read.
+func (r *Recording) DroppedEntries() int {
+	n := 0
+	for _, c := range r.Dropped {
+		n += c
+	}
+	return n
 }
 
 type endLine struct {
@@ -133,6 +177,11 @@ func (w *Writer) Holder(h HolderChange) error { return w.write(line{Holder: &h})
 // Switch writes a move to a new primary.
 func (w *Writer) Switch(s Switch) error { return w.write(line{Switch: &s}) }
 
+// Dropped writes a stream entry the watch could not read, and why.
+func (w *Writer) Dropped(streamID, reason string) error {
+	return w.write(line{Drop: &dropLine{StreamID: streamID, Reason: reason}})
+}
+
 // End writes the last line.
 func (w *Writer) End(at time.Time, ended string) error {
 	return w.write(line{End: &endLine{At: at, Ended: ended}})
@@ -162,6 +211,11 @@ func WriteRecording(w io.Writer, rec *Recording) error {
 			return err
 		}
 	}
+	for _, reason := range slices.Sorted(maps.Keys(rec.Dropped)) {
+		if err := rw.write(line{Drop: &dropLine{Reason: reason, Count: rec.Dropped[reason]}}); err != nil {
+			return err
+		}
+	}
 	if !rec.End.IsZero() {
 		if err := rw.End(rec.End, rec.Ended); err != nil {
 			return err
@@ -173,12 +227,16 @@ func WriteRecording(w io.Writer, rec *Recording) error {
 // ReadRecording reads a recording written by a Writer. name is used in
 // errors ("observed.jsonl:12: ..."). A recording without its end line (the
 // observer was killed) is read up to where it stops, and says so in Ended.
-func ReadRecording(r io.Reader, name string) (*Recording, error) {
+// It returns ctx's error when ctx ends first.
+func ReadRecording(ctx context.Context, r io.Reader, name string) (*Recording, error) {
 	rec := &Recording{}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 16*1024*1024)
 	seenHeader := false
 	for n := 1; sc.Scan(); n++ {
+		if n%cancelEvery == 0 && ctx.Err() != nil {
+			return nil, fmt.Errorf("%s:%d: %w", name, n, ctx.Err())
+		}
 		b := sc.Bytes()
 		if len(b) == 0 {
 			continue
@@ -203,10 +261,12 @@ func ReadRecording(r io.Reader, name string) (*Recording, error) {
 			rec.Holders = append(rec.Holders, *l.Holder)
 		case l.Switch != nil:
 			rec.Switches = append(rec.Switches, *l.Switch)
+		case l.Drop != nil:
+			rec.drop(l.Drop.Reason, max(l.Drop.Count, 1))
 		case l.End != nil:
 			rec.End, rec.Ended = l.End.At, l.End.Ended
 		default:
-			return nil, fmt.Errorf("%s:%d: empty line object (want watch, entry, holder, switch or end)", name, n)
+			return nil, fmt.Errorf("%s:%d: empty line object (want watch, entry, holder, switch, dropped or end)", name, n)
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -117,13 +117,13 @@ func Record(ctx context.Context, o Options, path string, d time.Duration, show *
 }
 
 // ReadRecordingFile is ReadRecording of the file at path.
-func ReadRecordingFile(path string) (*Recording, error) {
+func ReadRecordingFile(ctx context.Context, path string) (*Recording, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	return ReadRecording(f, path)
+	return ReadRecording(ctx, f, path)
 }
 
 // DefaultDir is where chaos observe writes a watch of the lease group (or,

@@ -2,6 +2,7 @@ package observe
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -103,11 +104,11 @@ func TestReadRecordingFile(t *testing.T) {
 	if err := os.WriteFile(path, b.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got, err := ReadRecordingFile(path)
+	got, err := ReadRecordingFile(context.Background(), path)
 	if err != nil || got.Header.Group != "g" || !got.End.Equal(rec.End) {
 		t.Fatalf("read back %+v, %v", got, err)
 	}
-	if _, err := ReadRecordingFile(path + ".none"); !errors.Is(err, os.ErrNotExist) {
+	if _, err := ReadRecordingFile(context.Background(), path+".none"); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a missing file: %v", err)
 	}
 }

@@ -23,6 +23,9 @@ func (p Progress) Line() string {
 	}
 	line := fmt.Sprintf("observe %s  leaders %s  key held by %s  instances %d  entries %d (late %d)  lane %s  on %s",
 		p.Elapsed.Round(time.Second), leaders, holder, p.Instances, p.Entries, p.Late, p.Lane, p.Node)
+	if p.Dropped > 0 {
+		line += fmt.Sprintf("  dropped %d unreadable", p.Dropped)
+	}
 	if p.Switches > 0 {
 		line += fmt.Sprintf(" (after %d failover(s))", p.Switches)
 	}

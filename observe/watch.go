@@ -35,8 +35,17 @@ type Options struct {
 	// notification lane (notifications are fire-and-forget). Default
 	// DefaultInterval.
 	Interval time.Duration
-	// Poll forces the poll lane even where notifications could be turned on.
+	// Poll forces the poll lane even where the server sends keyspace
+	// notifications.
 	Poll bool
+	// EnableNotifications lets the watch turn keyspace notifications on
+	// where they are off: it adds the classes the lane needs that
+	// notify-keyspace-events lacks (CONFIG SET), never removes one, and
+	// leaves them on when it ends, since another client (another observer)
+	// may rely on them by then. Default false: the watch writes nothing
+	// to the Redis it watches, and uses notifications only where the
+	// server already sends them (read with CONFIG GET), else polls.
+	EnableNotifications bool
 	// Source names what is watched, for the report. Default the address.
 	Source string
 	// Record, if set, receives the recording as it goes (JSON lines), so a
@@ -93,6 +102,7 @@ type Progress struct {
 	Switches  int    // moves to a new primary so far
 	Entries   int    // stream entries read
 	Late      int    // of which written late
+	Dropped   int    // stream entries that could not be read
 	Instances int    // instances seen
 	// Leaders are the instances whose last transition was a promotion.
 	Leaders []string
@@ -132,12 +142,11 @@ func tie(ctx context.Context, rdb *redis.Client, n int) (clockTie, error) {
 
 // node is a data node a watch follows.
 type node struct {
-	addr    string
-	rdb     *redis.Client
-	ps      *redis.PubSub // the notification lane's subscription; nil on the poll lane
-	restore func()        // puts back the node's notification flags
-	lane    string
-	own     bool // the watch dialled it, and closes it
+	addr string
+	rdb  *redis.Client
+	ps   *redis.PubSub // the notification lane's subscription; nil on the poll lane
+	lane string
+	own  bool // the watch dialled it, and closes it
 }
 
 // watcher is one Watch's state.
@@ -299,7 +308,7 @@ func Watch(ctx context.Context, o Options) (*Recording, error) {
 	follow := func(n *node) func() { return background(ctx, func(c context.Context) { w.follow(c, n, "0") }) }
 	truth := func(n *node) func() { return background(ctx, func(c context.Context) { w.truth(c, n) }) }
 	stopFollow, stopTruth := follow(cur), truth(cur)
-	var old []*node // nodes left after a switch: restored and closed at the end
+	var old []*node // nodes left after a switch: closed at the end
 	progress := time.NewTicker(time.Second)
 	resync := time.NewTicker(5 * time.Second)
 	start := time.Now()
@@ -406,13 +415,10 @@ func (w *watcher) dial(addr string) *redis.Client {
 	return redis.NewClient(&o)
 }
 
-// close restores n's notification flags and closes what the watch opened.
+// close closes what the watch opened on n.
 func (w *watcher) close(n *node) {
 	if n.ps != nil {
 		_ = n.ps.Close()
-	}
-	if n.restore != nil {
-		n.restore()
 	}
 	if n.own {
 		_ = n.rdb.Close()
@@ -559,20 +565,20 @@ func (w *watcher) move(ctx context.Context, from, n *node, c clockTie, why strin
 }
 
 // open sets n's lane up: notifications unless the poll lane is forced or
-// the server refuses them (then why).
+// the server does not send them (then why), and a note on the lane.
 func (w *watcher) open(ctx context.Context, n *node) string {
 	n.lane = LanePoll
 	if w.o.Poll {
 		return ""
 	}
-	ps, restore, why := w.notifications(ctx, n.rdb)
+	ps, note := w.notifications(ctx, n.rdb)
 	if ps != nil {
-		n.ps, n.restore, n.lane = ps, restore, LaneNotify
+		n.ps, n.lane = ps, LaneNotify
 	}
 	w.mu.Lock()
 	w.notify = ps != nil
 	w.mu.Unlock()
-	return why
+	return note
 }
 
 // notificationFlags are the keyspace notification classes the lane needs:
@@ -580,47 +586,54 @@ func (w *watcher) open(ctx context.Context, n *node) string {
 // (x) and strings (set: $).
 const notificationFlags = "Kgx$"
 
-// notifications turns keyspace notifications on where the server allows it
-// (keeping the flags already set, and restoring them at the end) and
-// subscribes to the key's channel. On refusal it returns why.
-func (w *watcher) notifications(ctx context.Context, rdb *redis.Client) (*redis.PubSub, func(), string) {
+// missingFlags returns the classes of notificationFlags that flags (a
+// notify-keyspace-events value) lacks.
+func missingFlags(flags string) string {
+	var miss []byte
+	for _, f := range []byte(notificationFlags) {
+		has := strings.IndexByte(flags, f) >= 0 ||
+			f != 'K' && f != 'E' && strings.IndexByte(flags, 'A') >= 0 // A = g$lshzxet
+		if !has {
+			miss = append(miss, f)
+		}
+	}
+	return string(miss)
+}
+
+// notifications subscribes to the key's keyspace channel where the server
+// sends the notifications the lane needs (read with CONFIG GET), and
+// returns nil and why not otherwise. It writes nothing unless
+// Options.EnableNotifications: then it adds the missing classes, keeping
+// every class set, and says so.
+func (w *watcher) notifications(ctx context.Context, rdb *redis.Client) (*redis.PubSub, string) {
 	cur, err := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
 	if err != nil {
-		return nil, nil, "keyspace notifications unavailable (CONFIG GET: " + err.Error() + "): polling"
+		return nil, "keyspace notifications unknown (CONFIG GET notify-keyspace-events: " + err.Error() + "): polling"
 	}
-	old := cur["notify-keyspace-events"]
-	want := old
-	has := func(f byte) bool {
-		if strings.IndexByte(want, f) >= 0 {
-			return true
-		}
-		return f != 'K' && f != 'E' && strings.IndexByte(want, 'A') >= 0 // A = g$lshzxet
+	old, ok := cur["notify-keyspace-events"]
+	if !ok {
+		return nil, "keyspace notifications unknown (CONFIG GET returned no notify-keyspace-events): polling"
 	}
-	for _, f := range []byte(notificationFlags) {
-		if !has(f) {
-			want += string(f)
+	note := ""
+	if miss := missingFlags(old); miss != "" {
+		if !w.o.EnableNotifications {
+			return nil, fmt.Sprintf("keyspace notifications off (notify-keyspace-events %q lacks %q): polling; "+
+				"--enable-notifications adds them (a CONFIG SET left in place)", old, miss)
 		}
-	}
-	var restore func()
-	if want != old {
-		if err := rdb.ConfigSet(ctx, "notify-keyspace-events", want).Err(); err != nil {
-			return nil, nil, "keyspace notifications refused (CONFIG SET: " + err.Error() + "): polling"
+		// Another client's CONFIG SET between the GET and this one would be
+		// undone: the window is one round trip.
+		if err := rdb.ConfigSet(ctx, "notify-keyspace-events", old+miss).Err(); err != nil {
+			return nil, fmt.Sprintf("keyspace notifications off, and turning them on was refused (CONFIG SET: %v): polling", err)
 		}
-		restore = func() {
-			rctx, cancel := context.WithTimeout(context.Background(), time.Second)
-			defer cancel()
-			_ = rdb.ConfigSet(rctx, "notify-keyspace-events", old).Err()
-		}
+		note = fmt.Sprintf("keyspace notifications turned on by this watch (notify-keyspace-events %q + %q, left so when it ends: "+
+			"another client may rely on them by then)", old, miss)
 	}
 	ps := rdb.Subscribe(ctx, fmt.Sprintf("__keyspace@%d__:%s", w.o.DB, w.key))
 	if _, err := ps.Receive(ctx); err != nil {
 		_ = ps.Close()
-		if restore != nil {
-			restore()
-		}
-		return nil, nil, "keyspace notifications: subscribing failed (" + err.Error() + "): polling"
+		return nil, join(note, "keyspace notifications: subscribing failed ("+err.Error()+"): polling")
 	}
-	return ps, restore, ""
+	return ps, note
 }
 
 // truth follows n's key: by notifications when its lane has them, with a
@@ -838,7 +851,8 @@ func (w *watcher) readStream(ctx context.Context, n *node, last string, block ti
 			got++
 			e, err := publish.ParseEntry(m.ID, m.Values)
 			if err != nil {
-				continue // not ours, or another version: skipped
+				w.dropEntry(m.ID, err)
+				continue
 			}
 			w.keep(e)
 		}
@@ -852,6 +866,18 @@ func (w *watcher) readStream(ctx context.Context, n *node, last string, block ti
 		}
 	}
 	return got, last, nil
+}
+
+// dropEntry counts a stream entry that could not be read (another format
+// version, a field missing or malformed) and records it; w.mu is held.
+func (w *watcher) dropEntry(id string, err error) {
+	reason := strings.TrimPrefix(err.Error(), "entry "+id+": ")
+	w.rec.drop(reason, 1)
+	if w.o.Record != nil {
+		if err := w.o.Record.Dropped(id, reason); err != nil && w.err == nil {
+			w.err = err
+		}
+	}
 }
 
 // keep stores one entry, once per (Publisher, Seq); w.mu is held.
@@ -885,7 +911,7 @@ func (w *watcher) keep(e publish.Entry) {
 func (w *watcher) progress(elapsed time.Duration, lane string) Progress {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	p := Progress{Elapsed: elapsed, Lane: lane, Entries: len(w.rec.Entries) + w.dropped, Late: w.late,
+	p := Progress{Elapsed: elapsed, Lane: lane, Entries: len(w.rec.Entries) + w.dropped, Late: w.late, Dropped: w.rec.DroppedEntries(),
 		Instances: len(w.seen), Holder: w.holder, Node: w.node, Switches: len(w.rec.Switches)}
 	for id := range w.leaders {
 		p.Leaders = append(p.Leaders, id)

@@ -100,7 +100,8 @@ func TestWatchHandover(t *testing.T) {
 			started := make(chan struct{})
 			go func() {
 				rec, err := observe.Watch(ctx, observe.Options{Redis: obs, Group: group, Poll: poll, Interval: 20 * time.Millisecond, Record: rw,
-					OnStart: func(observe.Header) { close(started) }})
+					EnableNotifications: true, // a spawned server has them on; LEASELAB_REDIS_ADDR's may not
+					OnStart:             func(observe.Header) { close(started) }})
 				if err != nil {
 					t.Error(err)
 					close(started)
@@ -133,7 +134,7 @@ func TestWatchHandover(t *testing.T) {
 			if !poll && rec.Header.Lane != observe.LaneNotify {
 				t.Fatalf("lane %q, want notifications on a spawned Redis", rec.Header.Lane)
 			}
-			res, err := observe.Build(rec, observe.Limits{MaxOverlap: &limit})
+			res, err := observe.Build(context.Background(), rec, observe.Limits{MaxOverlap: &limit})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -165,11 +166,11 @@ func TestWatchHandover(t *testing.T) {
 			if err := rw.Flush(); err != nil {
 				t.Fatal(err)
 			}
-			back, err := observe.ReadRecording(&file, "observed.jsonl")
+			back, err := observe.ReadRecording(context.Background(), &file, "observed.jsonl")
 			if err != nil {
 				t.Fatal(err)
 			}
-			res2, err := observe.Build(back, observe.Limits{MaxOverlap: &limit})
+			res2, err := observe.Build(context.Background(), back, observe.Limits{MaxOverlap: &limit})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -41,7 +41,8 @@ type Options struct {
 	Buffer int
 	// Timeout bounds each write with a context deadline (go-redis honours
 	// it with ContextTimeoutEnabled; otherwise the client's ReadTimeout
-	// rules). Default DefaultTimeout.
+	// rules). Default DefaultTimeout. Close without a deadline of its own
+	// takes 2 × Timeout at most.
 	Timeout time.Duration
 	// Retry is how long the writer waits after a failed write before the
 	// next try. Default DefaultRetry.
@@ -74,6 +75,7 @@ type Publisher struct {
 	dropped uint64
 	failing bool // the last write failed: what waits now is late
 	closed  bool
+	closeBy time.Time // Close's deadline: no write outlasts it
 
 	written atomic.Uint64
 	failed  atomic.Uint64
@@ -92,6 +94,8 @@ type Publisher struct {
 //	opts.OnTransition = pub.Observe // election.Opts, or runner Options.Election
 //	...
 //	elector.Stop()                  // or runner.Stop
+//	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+//	defer cancel()
 //	pub.Close(ctx)                  // writes what waits, the demotion of Stop too
 //
 // One Publisher per elector: its sequence numbers let an observer see holes.
@@ -187,17 +191,48 @@ func (p *Publisher) Stats() Stats {
 // stops the writer. Close it after the elector's Stop, so the demotion of
 // Stop is written too. It returns an error naming how many transitions were
 // not written. Close is idempotent.
+//
+// Close returns by ctx's deadline, whatever the client's timeouts; a ctx
+// without a deadline (context.Background()) is given one of
+// 2 × Options.Timeout (2s by default), so Close never waits on a Redis
+// that refuses or never answers for longer than that. Pass the time a
+// shutdown can spare:
+//
+//	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+//	defer cancel()
+//	err := pub.Close(ctx)
+//
+// Every write Close waits for ends by its deadline when the client honours
+// context deadlines (go-redis's ContextTimeoutEnabled, as the elector's
+// op_timeout needs too): then nothing of the publisher outlives Close but
+// a write already on the wire when Close was called, which ends within
+// Options.Timeout. A client that does not honour them (go-redis's default)
+// keeps a write on the wire until its own ReadTimeout (3s by default, or
+// never with -1) or its Close ends it; the writer goroutine ends with that
+// write and writes nothing more.
 func (p *Publisher) Close(ctx context.Context) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 2*p.timeout)
+		defer cancel()
+	}
+	by, _ := ctx.Deadline()
 	p.mu.Lock()
 	if !p.closed {
 		p.closed = true
+		p.closeBy = by
 		close(p.closing)
 	}
 	p.mu.Unlock()
 	stop := context.AfterFunc(ctx, p.cancel)
-	<-p.done
-	stop()
-	p.cancel()
+	defer stop()
+	select {
+	case <-p.done:
+	case <-ctx.Done():
+		// The writer stops at its next step; a write the client keeps on
+		// the wire is not waited for.
+		p.cancel()
+	}
 	if n := p.Stats().Pending; n > 0 {
 		return fmt.Errorf("publish: closing: %d transitions not written", n)
 	}
@@ -280,10 +315,19 @@ return redis.call(unpack(args))
 `)
 
 // write runs the script for e and returns its round trip by the
-// publisher's clock.
+// publisher's clock. Its deadline is Options.Timeout, or Close's deadline
+// when that comes first.
 func (p *Publisher) write(e Entry) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(p.ctx, p.timeout)
 	defer cancel()
+	p.mu.Lock()
+	by := p.closeBy
+	p.mu.Unlock()
+	if !by.IsZero() {
+		var cancelBy context.CancelFunc
+		ctx, cancelBy = context.WithDeadline(ctx, by)
+		defer cancelBy()
+	}
 	sent := p.clock.Now()
 	key, ok := p.keys[e.Group]
 	if !ok {

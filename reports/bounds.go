@@ -91,8 +91,31 @@ func (b Bounds) WriteFormulas(w io.Writer) {
 		if pr.Note != "" {
 			fmt.Fprintf(w, "  why:     %s\n", pr.Note)
 		}
+		if !pr.Example {
+			fmt.Fprintf(w, "  chores:  %s\n", choresLine(b.Params, pr))
+		}
 		if x, ok := b.Explored[pr.Mode]; ok {
 			fmt.Fprintf(w, "  explored (%d runs, virtual): gap %s; overlap %s\n", x.Runs, x.Gap, x.Overlap)
 		}
 	}
+}
+
+// choresLine is what the mode's overlap bound says of the TaskRunner's
+// chores (runner mode): duplicate chores per failover where a bound is
+// known (model.ChoreBoundFor), unknown otherwise, and the counts no bound
+// is known for.
+func choresLine(p model.Params, pr model.GivenPrediction) string {
+	interval := p.ChoreInterval
+	if interval <= 0 {
+		interval = model.DefaultChoreInterval
+	}
+	dup := "unknown (the chore ticker runs on the faulty clock)"
+	if pr.Mode != model.ModeClockDrift {
+		if n, f, ok := model.ChoreBoundFor(pr.MaxOverlap, interval, pr.Mode == model.ModePause || pr.Mode == model.ModeSuspend); ok {
+			dup = fmt.Sprintf("≤ %d per failover: %s", n, f)
+		} else {
+			dup = "unknown (" + f + ")"
+		}
+	}
+	return "duplicate chores " + dup + "; stale chores, repeated tasks: unknown (no bound known)"
 }

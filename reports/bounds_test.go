@@ -46,3 +46,24 @@ func TestBounds(t *testing.T) {
 		t.Error("an explored line for a mode the search did not run")
 	}
 }
+
+// TestBoundsChores: each mode's formulas say what its overlap bound means
+// for the TaskRunner's chores: duplicate chores per failover
+// (model.ChoreBoundFor, a resume's run more after a pause), unknown under
+// a clock fault, and no bound for stale chores and repeated tasks.
+func TestBoundsChores(t *testing.T) {
+	p := model.Params{TTL: 2 * time.Second, Wait: 3 * time.Second, JitterMS: -1}.WithDefaults()
+	b := Bounds{Params: p, Predictions: model.PredictGiven(p, model.FaultSize{Pause: 8 * time.Second, ClockRate: 0.5})}
+	var f bytes.Buffer
+	b.WriteFormulas(&f)
+	s := f.String()
+	for _, re := range []string{
+		`(?m)^leader-crash\n(?:  .*\n)*  chores:  duplicate chores ≤ 3 per failover: 3 chores × \(1 failover\(s\) × \(2·⌈overlap 0s / interval 1s⌉ \+ 1\)\) = 3; stale chores, repeated tasks: unknown \(no bound known\)$`,
+		`(?m)^pause\n(?:  .*\n)*  chores:  duplicate chores ≤ [0-9]+ per failover: .* \+ 1 resumed\) = [0-9]+;`,
+		`(?m)^clock-drift\n(?:  .*\n)*  chores:  duplicate chores unknown \(the chore ticker runs on the faulty clock\);`,
+	} {
+		if !regexp.MustCompile(re).MatchString(s) {
+			t.Errorf("no lines matching %s in\n%s", re, s)
+		}
+	}
+}

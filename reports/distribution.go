@@ -534,6 +534,15 @@ func PlotDistribution(d *Distribution) (svg, png []byte, err error) {
 				h.Bins = append(h.Bins, plotter.HistogramBin{Min: b.Lo, Max: b.Hi, Weight: float64(b.Count)})
 			}
 			p.Add(h)
+			if b := m.Histogram[0]; len(m.Histogram) == 1 {
+				// Every run measured the same (a gap of 0 in each): one bin a
+				// resolution wide, which autoscaled would fill the panel as
+				// if every value were large. A second of axis beside it
+				// shows it for the spike it is, and the title says so.
+				p.Title.Text += fmt.Sprintf(" — %s in all %d runs", sdur(b.Lo), b.Count)
+				p.X.Min, p.X.Max = max(0, b.Lo-0.5), max(0, b.Lo-0.5)+1
+				p.Y.Min = 0
+			}
 		}
 		plots[i/cols][i%cols] = p
 	}

@@ -10,39 +10,9 @@ import (
 	"github.com/leaselab/leaselab/model"
 )
 
-// dur prints a duration for people: "0s", "250ms", "12.5ms", "1.234s",
-// "2m3.5s", "unbounded". Precision stops at what the harness can resolve
-// (microseconds below a millisecond, milliseconds above a second) so that
-// reports do not suggest nanosecond accuracy nobody measured.
-func dur(d time.Duration) string {
-	if d == model.Unbounded {
-		return "unbounded"
-	}
-	if d < 0 {
-		if d == math.MinInt64 { // -d overflows back to itself
-			return "-unbounded"
-		}
-		return "-" + dur(-d)
-	}
-	switch {
-	case d == 0:
-		return "0s"
-	case d < time.Microsecond:
-		return strconv.FormatInt(int64(d), 10) + "ns"
-	case d < time.Millisecond:
-		return trimFloat(float64(d)/float64(time.Microsecond), 1) + "µs"
-	case d < time.Second:
-		return trimFloat(float64(d)/float64(time.Millisecond), 2) + "ms"
-	case d < time.Minute:
-		return trimFloat(float64(d)/float64(time.Second), 3) + "s"
-	}
-	m := d / time.Minute
-	s := d - m*time.Minute
-	if s < time.Millisecond {
-		return fmt.Sprintf("%dm", m)
-	}
-	return fmt.Sprintf("%dm%ss", m, trimFloat(s.Seconds(), 3))
-}
+// dur prints a duration for people: model.DurationText, the one rounding
+// rule of every report.
+func dur(d time.Duration) string { return model.DurationText(d) }
 
 // durp prints an optional duration; nil is a dash.
 func durp(d *time.Duration) string {
@@ -62,14 +32,9 @@ func durLate(d *time.Duration, shorter, u time.Duration) string {
 	return Between(*d, max(*d-shorter-u, 0), *d+u)
 }
 
-// trimFloat formats f with at most prec decimals and no trailing zeros.
-func trimFloat(f float64, prec int) string {
-	s := strconv.FormatFloat(f, 'f', prec, 64)
-	if strings.Contains(s, ".") {
-		s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
-	}
-	return s
-}
+// trimFloat formats f with at most prec decimals and no trailing zeros
+// (model.TrimFloat).
+func trimFloat(f float64, prec int) string { return model.TrimFloat(f, prec) }
 
 // at prints an offset from the start of the run. A fixed three decimals keep
 // a column of times aligned and comparable at a glance.
@@ -193,6 +158,19 @@ func members(ms []model.Member) string {
 		s[i] = member(m)
 	}
 	return strings.Join(s, ", ")
+}
+
+// identityCause says in a few words why who held the key is unknown
+// (model.Identity), for a suite row.
+func identityCause(id model.Identity) string {
+	var parts []string
+	for _, s := range id.Shared {
+		parts = append(parts, fmt.Sprintf("%s share %q", targets(s.Instances), s.Value))
+	}
+	if len(id.Unannounced) > 0 {
+		parts = append(parts, "values no agent announced")
+	}
+	return nonEmpty(strings.Join(parts, "; "), "the key's value cannot be told")
 }
 
 // targets prints the instances a fault hit; none means the fault acted on

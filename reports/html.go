@@ -83,11 +83,17 @@ var runTemplate = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 {{- if .Notes}}
 <section class="alert notes"><h2>Above prediction: the analytic model missed something</h2><ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul></section>
 {{- end}}
+{{- if .Identity}}
+<section class="alert findings"><h2>Instance identity: lease values that leave the key's holder unknown</h2><ul>{{range .Identity}}<li><strong>Finding:</strong> {{.}}</li>{{end}}</ul></section>
+{{- end}}
 {{- end}}
 <section class="facts">
 <dl>
 {{- range .Facts}}
 <div><dt>{{index . 0}}</dt><dd>{{index . 1}}</dd></div>
+{{- end}}
+{{- if .AgentLogs}}
+<div><dt>Agent logs (stderr, instance.incarnation)</dt><dd>{{range $i, $l := .AgentLogs}}{{if $i}} · {{end}}<a href="{{$l.Href}}">{{$l.Name}}</a>{{end}}</dd></div>
 {{- end}}
 </dl>
 </section>
@@ -125,6 +131,9 @@ var runTemplate = template.Must(template.New("run").Parse(`<!DOCTYPE html>
 {{- end}}
 </tbody>
 </table></div>
+{{- with .MoreText}}
+<p class="more">{{.}}</p>
+{{- end}}
 {{- else}}
 <p class="empty">{{.Empty}}</p>
 {{- end}}

@@ -143,7 +143,7 @@ func TestHTMLHasTheTables(t *testing.T) {
 		"FAIL",
 		"Finding: the spec says split brain is bounded by the TTL (5s); measured an overlap of 5.749s",
 		"overlap_windows ≤ 0 (0): measured 1 — fail",
-		"go run ./cmd/chaos run partition-leader.yaml --seed 42 --time-scale 1",
+		"chaos run partition-leader.yaml --seed 42 --time-scale 1",
 		"How to read this report",
 	} {
 		if !strings.Contains(text, want) {

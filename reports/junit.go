@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaselab/leaselab/internal/printable"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
 )
@@ -121,7 +122,7 @@ func writeJUnit(w io.Writer, in []junitInput) error {
 	var total time.Duration
 	var first time.Time
 	for _, x := range in {
-		tc := junitCaseOf(x)
+		tc := junitCaseOf(x).printable()
 		suite.Tests++
 		if tc.Failure != nil {
 			suite.Failures++
@@ -158,6 +159,25 @@ func writeJUnit(w io.Writer, in []junitInput) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// printable is the testcase with its texts made printable
+// (printable.Text): a run's errors may carry an agent's stderr, and one
+// control character (an ANSI colour) makes the file invalid XML, which CI
+// systems then drop.
+func (tc junitCase) printable() junitCase {
+	tc.Name = printable.Text(tc.Name)
+	for _, p := range []**junitProblem{&tc.Failure, &tc.Error, &tc.Skipped} {
+		if *p != nil {
+			q := **p
+			q.Message, q.Type, q.Text = printable.Text(q.Message), printable.Text(q.Type), printable.Text(q.Text)
+			*p = &q
+		}
+	}
+	if tc.SystemOut != nil {
+		tc.SystemOut = &junitText{Text: printable.Text(tc.SystemOut.Text)}
+	}
+	return tc
 }
 
 func junitCaseOf(x junitInput) junitCase {
@@ -224,6 +244,9 @@ func junitCaseOf(x junitInput) junitCase {
 
 	var out []string
 	out = append(out, fmt.Sprintf("backend %s, seed %d, time scale %s, run %s", backendName(res.Backend), res.Seed, strconv.FormatFloat(nonZero(res.TimeScale), 'g', -1, 64), nonEmpty(res.RunID, "—")))
+	if res.Agent != nil {
+		out = append(out, "agent: "+agentFact(res.Agent))
+	}
 	out = append(out, "reproduce: "+nonEmpty(x.cmd, scenarios.CommandOf(res)))
 	for _, ch := range res.Checks {
 		out = append(out, "expectation: "+ch.String())

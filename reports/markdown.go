@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/leaselab/leaselab/internal/printable"
 	"github.com/leaselab/leaselab/model"
 )
 
@@ -38,6 +39,7 @@ func writeMarkdown(w *bufio.Writer, d *document, plotErr error, png []byte, o Op
 	mdList(w, "**Expectations not held:**", "", b.Broken)
 	mdList(w, "**Findings** (the spec's claims, as measured):", "**Finding:** ", b.Findings)
 	mdList(w, "**Above prediction** (the analytic model missed something):", "", b.Notes)
+	mdList(w, "**Instance identity** (lease values that leave the key's holder unknown):", "**Finding:** ", b.Identity)
 
 	// The description is prose: above the facts, not in a cell.
 	for _, f := range d.Facts {
@@ -50,6 +52,13 @@ func writeMarkdown(w *bufio.Writer, d *document, plotErr error, png []byte, o Op
 		if f[0] != "Description" {
 			p("| %s | %s |\n", mdCell(f[0]), mdCell(f[1]))
 		}
+	}
+	if len(d.AgentLogs) > 0 {
+		logs := make([]string, len(d.AgentLogs))
+		for i, l := range d.AgentLogs {
+			logs[i] = "[" + mdText(l.Name) + "](" + l.Href + ")"
+		}
+		p("| Agent logs (stderr, instance.incarnation) | %s |\n", strings.Join(logs, " · "))
 	}
 	p("\n")
 
@@ -72,7 +81,7 @@ func writeMarkdown(w *bufio.Writer, d *document, plotErr error, png []byte, o Op
 			mdTable(w, t)
 		}
 		if s.Code != "" {
-			p("```sh\n%s\n```\n\n", s.Code)
+			p("```sh\n%s\n```\n\n", printable.Text(s.Code))
 		}
 		for _, it := range s.Items {
 			p("- %s\n", mdText(it))
@@ -119,6 +128,9 @@ func mdTable(w *bufio.Writer, t table) {
 		}
 		fmt.Fprintln(w)
 	}
+	if m := t.MoreText(); m != "" {
+		fmt.Fprintf(w, "%s\n\n", mdText(m))
+	}
 	if t.Note != "" {
 		fmt.Fprintf(w, "%s\n\n", mdText(t.Note))
 	}
@@ -129,10 +141,11 @@ func mdTable(w *bufio.Writer, t table) {
 // Markdown readable: only what would actually change the rendering is
 // escaped. "<" starts an HTML tag only before a letter, "/", "!" or "?";
 // "*" and "`" always act; "_" inside words does not (GFM), so "max_gap"
-// stays as written.
+// stays as written. Control characters (an agent's stderr in an error) are
+// stripped or shown escaped (printable.Text), never written raw.
 func mdText(s string) string {
 	var b strings.Builder
-	rs := []rune(s)
+	rs := []rune(printable.Text(s))
 	for i, r := range rs {
 		var next rune
 		if i+1 < len(rs) {

@@ -48,6 +48,31 @@ type table struct {
 	Rows    [][]cell
 	Empty   string
 	Note    string
+	// More counts the rows left out past rowCap (result.json has them all).
+	More int
+}
+
+// rowCap bounds the rows of a table that lists one row per window or
+// handover: a watch of a million transitions has hundreds of thousands of
+// them, which no reader scrolls through; result.json keeps every one.
+const rowCap = 100
+
+// full reports whether t already lists rowCap rows, counting the row the
+// caller then leaves out.
+func (t *table) full() bool {
+	if len(t.Rows) < rowCap {
+		return false
+	}
+	t.More++
+	return true
+}
+
+// MoreText is the line under a capped table ("" when nothing was left out).
+func (t table) MoreText() string {
+	if t.More == 0 {
+		return ""
+	}
+	return fmt.Sprintf("… and %d more (all in result.json).", t.More)
 }
 
 // section is one titled part of the report.
@@ -82,6 +107,9 @@ type banner struct {
 	// Notes are measurements above the analytic prediction of their
 	// failure mode: the model, not the spec, missed something.
 	Notes []string
+	// Identity are the lease values that leave the key's holder unknown
+	// (model.Identity): one shared by live instances, one nobody announced.
+	Identity []string
 }
 
 // document is a whole run report.
@@ -90,7 +118,10 @@ type document struct {
 	Scenario string
 	Banner   banner
 	Facts    [][2]string
-	Sections []section
+	// AgentLogs link the agents' stderr logs (process backend), relative
+	// to the report: WriteRun sets them, knowing where it writes.
+	AgentLogs []fileLink
+	Sections  []section
 }
 
 // Verdicts of a run as the reports print them.
@@ -126,6 +157,10 @@ type ctx struct {
 	scale float64
 	slack time.Duration // for predicted-vs-measured comparisons
 	cmd   string
+	// holders maps a holder id to the first instance index the timeline
+	// gave it, built on first use: looking each id up in the timeline
+	// was a scan per stale row.
+	holders map[string]int
 }
 
 func newCtx(res *model.Result, o Options) *ctx {
@@ -177,7 +212,7 @@ func build(res *model.Result, o Options) *document {
 func reproduceSection(res *model.Result, cmd string) section {
 	intro := "Every random choice of the run (fault targets, jitter, latency jitter) comes from the seed, so this command replays the same fault schedule:"
 	if res.Observed != nil {
-		intro = "A live fleet does not replay; its recording (observed.jsonl, beside this report) rebuilds this report:"
+		intro = "A live fleet does not replay; its recording (" + model.ObservedRecording + ", beside this report) rebuilds this report:"
 	}
 	return section{ID: "reproduce", Title: "How to reproduce", Intro: []string{intro}, Code: cmd}
 }
@@ -238,6 +273,7 @@ func (x *ctx) banner() banner {
 	for _, f := range res.Analysis.Faults {
 		b.Notes = append(b.Notes, x.aboveModel(f)...)
 	}
+	b.Identity = res.Analysis.Identity.Findings()
 	parts := []string{fmt.Sprintf("%d of %d expectations held", held, len(res.Checks))}
 	switch {
 	case claimsNot > 0:
@@ -291,6 +327,12 @@ func (x *ctx) facts() [][2]string {
 	}
 	f = append(f,
 		[2]string{"Backend", backendFact(res)},
+	)
+	if a := res.Agent; a != nil {
+		// The agent tested: what a process-backend run's verdict is about.
+		f = append(f, [2]string{"Agent", agentFact(a)}, [2]string{"Client", clientFact(res)})
+	}
+	f = append(f,
 		[2]string{"Seed", strconv.FormatInt(res.Seed, 10)},
 		[2]string{"Time scale", strconv.FormatFloat(x.scale, 'g', -1, 64) + scaleNote(x.scale)},
 		[2]string{"Run id", nonEmpty(res.RunID, "—")},
@@ -300,6 +342,30 @@ func (x *ctx) facts() [][2]string {
 			nonEmpty(v.Go, "?"), nonEmpty(v.Redis, "?"), nonEmpty(v.Toxiproxy, "?"), nonEmpty(v.Leaselab, "?"))},
 	)
 	return f
+}
+
+// agentFact names the agent a run tested: its command line and, if its
+// hello named it, that name.
+func agentFact(a *model.RunAgent) string {
+	s := strings.Join(a.Command, " ")
+	if a.Hello != "" {
+		s += " (its hello: " + a.Hello + ")"
+	}
+	if a.Override {
+		s += ", given by --agent"
+	}
+	return s
+}
+
+// clientFact says which Redis client the predictions assumed for an
+// agent's run: the one its hello declared, or go-redis with the
+// scenario's options when it declared none.
+func clientFact(res *model.Result) string {
+	c := res.Params.WithDefaults().Client.Describe()
+	if res.Agent.Client != nil {
+		return c + ", as the agent's hello declares it: the predictions follow it"
+	}
+	return c + ": the agent's hello declares no client, so the predictions assume go-redis with the scenario's options (docs/agents.md, Declaring the client)"
 }
 
 // Backends a report names itself: the real one, the CLI's default and the
@@ -422,18 +488,17 @@ func (x *ctx) claimsSection() section {
 		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about; \"unknown\", that its bound lies within the measurement's uncertainty."}}
 }
 
-// prediction is the prediction for a failure mode: the run's own if it has
-// one, else computed now (older results; fault sizes then unknown).
+// prediction is the run's prediction for a failure mode. A report derives
+// no bound of its own: a result without one (written before results kept
+// their predictions) shows none, rather than one computed now without the
+// fault sizes the run applied.
 func (x *ctx) prediction(mode string) (model.Prediction, bool) {
 	for _, p := range x.res.Predictions {
 		if p.Mode == mode {
 			return p, true
 		}
 	}
-	if mode == "" {
-		return model.Prediction{}, false
-	}
-	return model.PredictMode(x.p, mode, model.FaultSize{})
+	return model.Prediction{}, false
 }
 
 // faultWindows returns the windows the analysis found within the fault's
@@ -662,31 +727,7 @@ func targetSpec(t model.Target) string {
 // faultParams prints the kind-specific parameters of a fault, scaled.
 func faultParams(f model.Fault, k float64) string {
 	scale := func(d time.Duration) time.Duration { return time.Duration(float64(d) * k) }
-	var p []string
-	switch f.Kind {
-	case model.FaultPartition:
-		p = append(p, "mode "+nonEmpty(f.Mode, model.PartitionBlackhole))
-	case model.FaultLatency:
-		l := dur(scale(f.Latency))
-		if f.Jitter > 0 {
-			l += " ± " + dur(scale(f.Jitter))
-		}
-		p = append(p, "latency "+l, "direction "+nonEmpty(f.Direction, model.DirectionBoth))
-	case model.FaultClock:
-		if f.Rate > 0 {
-			p = append(p, "rate "+strconv.FormatFloat(f.Rate, 'g', -1, 64)+"×")
-		}
-		if f.Jump != 0 {
-			sign := "+"
-			if f.Jump < 0 {
-				sign = ""
-			}
-			p = append(p, "jump "+sign+dur(scale(f.Jump)))
-		}
-	}
-	if f.Restart {
-		p = append(p, "restart at heal")
-	}
+	p := f.ParamsText(func(d time.Duration) string { return dur(scale(d)) })
 	if len(p) == 0 {
 		return "—"
 	}
@@ -788,10 +829,26 @@ func (x *ctx) holderName(id string) string {
 	if id == "" {
 		return "no key"
 	}
-	for _, e := range x.res.Timeline {
-		if e.ID == id && e.Instance >= 0 {
-			return member(model.Member{Instance: e.Instance, ID: id})
+	for _, s := range x.res.Analysis.Identity.Shared {
+		if s.Value == id {
+			return fmt.Sprintf("%s (shared by %s: cannot tell which)", shortID(id), targets(s.Instances))
 		}
+	}
+	for _, u := range x.res.Analysis.Identity.Unannounced {
+		if u.Value == id {
+			return shortID(id) + " (announced by no agent)"
+		}
+	}
+	if x.holders == nil {
+		x.holders = map[string]int{}
+		for _, e := range x.res.Timeline {
+			if _, ok := x.holders[e.ID]; !ok && e.ID != "" && e.Instance >= 0 {
+				x.holders[e.ID] = e.Instance
+			}
+		}
+	}
+	if i, ok := x.holders[id]; ok {
+		return member(model.Member{Instance: i, ID: id})
 	}
 	return member(model.Member{Instance: -1, ID: id})
 }
@@ -821,6 +878,9 @@ func (x *ctx) leadershipSection() section {
 		Empty:   "No overlap: at no moment did two instances believe they led.",
 	}
 	for i, o := range a.Overlaps {
+		if ov.full() {
+			continue
+		}
 		ov.Rows = append(ov.Rows, row(plain(strconv.Itoa(i)), plain(at(o.Start)), plain(windowEnd(o.Window)), styled(windowDur(o.Window), clsWarn), plain(members(o.Leaders)), plain(x.nearFaults(o.Window))))
 	}
 	gp := table{
@@ -829,6 +889,9 @@ func (x *ctx) leadershipSection() section {
 		Empty:   "No gap: once elected, some instance always believed it led.",
 	}
 	for i, g := range a.Gaps {
+		if gp.full() {
+			continue
+		}
 		after := "none"
 		if g.After != nil {
 			after = fmt.Sprintf("#%d %s at %s", g.After.ID, g.After.Kind, at(g.After.Applied))
@@ -851,10 +914,23 @@ func (x *ctx) leadershipSection() section {
 		ph.Empty = st.Empty
 	}
 	for _, s := range a.Redis.Stale {
+		if st.full() {
+			continue
+		}
 		st.Rows = append(st.Rows, row(plain(member(s.Member)), plain(at(s.Start)), plain(windowEnd(s.Window)), styled(windowDur(s.Window), clsWarn), plain(x.holdersDuring(s.Holder, s.Window))))
 	}
 	for _, p := range a.Redis.Phantom {
+		if ph.full() {
+			continue
+		}
 		ph.Rows = append(ph.Rows, row(plain(member(p.Member)), plain(at(p.Start)), plain(windowEnd(p.Window)), plain(windowDur(p.Window))))
+	}
+	if u := a.Redis.Unknown; len(u) > 0 {
+		var d time.Duration
+		for _, w := range u {
+			d += w.Duration
+		}
+		st.Note = fmt.Sprintf("%d stretches of leadership (%s in all) are neither here nor judged: the key held a value that cannot be told to be the believer's own or another's (see Instance identity).", len(u), dur(d))
 	}
 	if n := a.Redis.BelowResolution; n > 0 {
 		ph.Note = fmt.Sprintf("%d stale or phantom windows shorter than %s were dropped as measurement error (the two lanes are observed by different means).", n, dur(model.TruthResolution))
@@ -865,6 +941,9 @@ func (x *ctx) leadershipSection() section {
 		Empty:   "No fault, so no failover.",
 	}
 	for _, f := range a.Faults {
+		if fo.full() {
+			continue
+		}
 		lead, nl := "none", "—"
 		if len(f.LeadersAtInjection) > 0 {
 			lead = members(f.LeadersAtInjection)
@@ -880,6 +959,9 @@ func (x *ctx) leadershipSection() section {
 		Empty:   "No handover: leadership never changed hands.",
 	}
 	for _, h := range a.Handovers {
+		if ho.full() {
+			continue
+		}
 		ho.Rows = append(ho.Rows, texts(at(h.At), member(h.From), member(h.To)))
 	}
 	return section{ID: "leadership", Title: "Leadership", Tables: []table{ov, gp, st, ph, fo, ho},
@@ -906,7 +988,34 @@ func (x *ctx) workSection() section {
 		Empty:   "No duplicate chore.",
 	}
 	for _, d := range a.DuplicateChores {
+		if dc.full() {
+			continue
+		}
 		dc.Rows = append(dc.Rows, texts(d.Chore, member(d.First.Member)+" at "+at(d.First.At), member(d.Second.Member)+" at "+at(d.Second.At), dur(d.Apart)))
+	}
+	// Stale chores are what safe mode's fencing exists to refuse: a
+	// stale leader's writes landing while the key named another holder.
+	sc := table{
+		Caption: "Stale chores (a chore's writes landed while the lease key held another id or none)",
+		Head:    []string{"Instance", "Landed at"},
+		Empty:   "No stale chore.",
+	}
+	for _, c := range a.StaleChores {
+		if sc.full() {
+			continue
+		}
+		sc.Rows = append(sc.Rows, texts(member(c.Member), at(c.At)))
+	}
+	tables := []table{dc, sc}
+	if len(a.FencedChores) > 0 {
+		fc := table{Caption: "Fenced chores (safe mode: the chore's script refused to write)", Head: []string{"Instance", "Refused at"}}
+		for _, c := range a.FencedChores {
+			if fc.full() {
+				continue
+			}
+			fc.Rows = append(fc.Rows, texts(member(c.Member), at(c.At)))
+		}
+		tables = append(tables, fc)
 	}
 	tk := table{Caption: "Tasks", Head: []string{"Figure", "Value"}}
 	lostCls, repCls := "", ""
@@ -958,7 +1067,7 @@ func (x *ctx) workSection() section {
 	if x.res.Scenario.Mode != model.ModeRunner {
 		intro += " This run used bare electors: no chores or tasks are expected."
 	}
-	return section{ID: "work", Title: "Chores and tasks", Intro: []string{intro}, Tables: []table{dc, tk}}
+	return section{ID: "work", Title: "Chores and tasks", Intro: []string{intro}, Tables: append(tables, tk)}
 }
 
 func (x *ctx) measurementSection() section {
@@ -973,13 +1082,23 @@ func (x *ctx) measurementSection() section {
 	if a.StampLateness.Count > 0 {
 		nl.Rows = append(nl.Rows, texts("Agent line stamping lateness (process backend)", stats(a.StampLateness)))
 	}
-	overlaps, gaps, dupes := strconv.Itoa(s.Overlaps), strconv.Itoa(s.Gaps), strconv.Itoa(s.DuplicateChores)
+	// A loaded machine's lateness, which the verdicts count (model.Stall).
+	for _, lane := range []struct {
+		what      string
+		instances bool
+	}{{"Instance timers fired late (≥ " + dur(model.MinStall) + ")", true}, {"Harness wake-ups late (≥ " + dur(model.MinStall) + ", its probe)", false}} {
+		if st := a.StallStats(lane.instances); st.Count > 0 {
+			nl.Rows = append(nl.Rows, texts(lane.what, stats(st)))
+		}
+	}
+	overlaps, gaps, dupes, stale := strconv.Itoa(s.Overlaps), strconv.Itoa(s.Gaps), strconv.Itoa(s.DuplicateChores), strconv.Itoa(s.StaleChores)
 	maxOverlap, totalOverlap, maxGap := Uncertain(s.MaxOverlap, s.MaxOverlapUncertainty), dur(s.TotalOverlap), Uncertain(s.MaxGap, s.MaxGapUncertainty)
 	maxStale, failover := Uncertain(s.MaxStale, s.MaxStaleUncertainty), stats(s.Failover)
 	if r := a.LateRange; r != nil {
 		// Agents' lines stamped late: each figure anywhere in its range
 		// over every timing they leave possible.
 		overlaps, gaps, dupes = countBetween(s.Overlaps, r.Overlaps), countBetween(s.Gaps, r.Gaps), countBetween(s.DuplicateChores, r.DuplicateChores)
+		stale = countBetween(s.StaleChores, r.StaleChores)
 		maxOverlap = Between(s.MaxOverlap, r.MaxOverlap.Least, r.MaxOverlap.Most)
 		totalOverlap = Between(s.TotalOverlap, r.TotalOverlap.Least, r.TotalOverlap.Most)
 		maxGap = Between(s.MaxGap, r.MaxGap.Least, r.MaxGap.Most)
@@ -1001,6 +1120,7 @@ func (x *ctx) measurementSection() section {
 		texts("Stale windows", fmt.Sprintf("%d (longest %s)", s.StaleWindows, maxStale)),
 		texts("Phantom windows", fmt.Sprintf("%d (longest %s)", s.PhantomWindows, dur(s.MaxPhantom))),
 		texts("Duplicate chores", dupes),
+		texts("Stale chores / fenced chores", fmt.Sprintf("%s / %d", stale, s.FencedChores)),
 		texts("Tasks dispatched / lost / repeated", fmt.Sprintf("%d / %d / %d", s.TasksDispatched, s.TasksLost, s.TasksRepeated)),
 	)
 	cost := table{Caption: "Cost", Head: []string{"Figure", "Value"}}

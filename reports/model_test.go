@@ -23,6 +23,9 @@ func TestRunnerFigures(t *testing.T) {
 		Second: model.ChoreRun{Member: model.Member{Instance: 1, ID: idB}, At: ms(19400)},
 		Apart:  ms(400),
 	}}
+	a.StaleChores = []model.ChoreRun{{Member: model.Member{Instance: 1, ID: idB}, At: ms(21250)}}
+	a.FencedChores = []model.ChoreRun{{Member: model.Member{Instance: 0, ID: idA}, At: ms(22000)}}
+	a.Summary.StaleChores, a.Summary.FencedChores = 1, 1
 	for i := range 25 {
 		a.LostTasks = append(a.LostTasks, fmt.Sprintf("task-%02d", i))
 	}
@@ -46,6 +49,11 @@ func TestRunnerFigures(t *testing.T) {
 		"| Repeated after a reclaim (at-least-once redelivery",
 		"n=3, min 5ms, median 40ms, max 1.2s",
 		"| Workload dispatch rate | 20/s |",
+		"### Stale chores (a chore's writes landed while the lease key held another id or none)",
+		"| i1 (bbbbbb) | 21.250s |",
+		"### Fenced chores (safe mode: the chore's script refused to write)",
+		"| i0 (aaaaaa) | 22.000s |",
+		"| Stale chores / fenced chores | 1 / 1 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the report does not contain %q", want)
@@ -91,5 +99,39 @@ func TestSkippedFault(t *testing.T) {
 	}
 	if want := "| 1 | 40.000s | to end of fault phase | crash | the leader | — | **skipped at 40.000s: no leader** |"; !strings.Contains(b.String(), want) {
 		t.Errorf("the schedule does not contain %q", want)
+	}
+}
+
+// A report derives no bound: a result without the run's predictions (an
+// older one) says "no prediction" for its faults, where it used to compute
+// one afresh without the fault sizes the run applied.
+func TestNoPredictionIsDerived(t *testing.T) {
+	res := fixture()
+	res.Predictions = nil
+	var b bytes.Buffer
+	if err := Markdown(&b, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(b.String(), "no prediction") {
+		t.Errorf("a fault without the run's prediction does not say so:\n%s", b.String())
+	}
+	if strings.Contains(b.String(), "max(0, TTL/2 + Wait - ") {
+		t.Errorf("the report shows a blackhole gap formula the run never predicted")
+	}
+}
+
+// The Measurement section shows how late the machine ran the instances'
+// timers and the harness's goroutines, which the verdicts count.
+func TestStallsInMeasurement(t *testing.T) {
+	res := fixture()
+	res.Analysis.Stalls = []model.Stall{{Instance: 1, At: ms(12000), Late: ms(454)}, {Instance: -1, At: ms(11000), Late: ms(87)}}
+	var b bytes.Buffer
+	if err := Markdown(&b, res, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"| Instance timers fired late (≥ 2ms) | n=1, min 454ms", "| Harness wake-ups late (≥ 2ms, its probe) | n=1, min 87ms"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("the report does not contain %q", want)
+		}
 	}
 }

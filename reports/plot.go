@@ -84,17 +84,6 @@ var (
 	verdictColours = map[string]color.Color{
 		verdictPass: rgb(0x1a7f37), verdictFail: rgb(0xcf222e), verdictIncomplete: rgb(0x9a6700), verdictUnknown: rgb(0x9a6700),
 	}
-
-	faultColours = map[model.FaultKind]color.NRGBA{
-		model.FaultCrash:        rgb(0x343a40), // not red: red is a gap
-		model.FaultStop:         rgb(0x7f7f7f),
-		model.FaultPartition:    rgb(0xff7f0e),
-		model.FaultLatency:      rgb(0xbcbd22),
-		model.FaultPause:        rgb(0x17becf),
-		model.FaultClock:        rgb(0x8c564b),
-		model.FaultRedisRestart: rgb(0xe377c2),
-		model.FaultScriptFlush:  rgb(0x1f77b4),
-	}
 )
 
 func rgb(v uint32) color.NRGBA {
@@ -113,9 +102,11 @@ func lighten(c color.NRGBA, t float64) color.NRGBA {
 	return color.NRGBA{R: mix(c.R), G: mix(c.G), B: mix(c.B), A: c.A}
 }
 
+// faultColour is the kind's colour (model.KindSpec.Colour), grey for a
+// kind leaselab does not know (a timeline from elsewhere).
 func faultColour(kind string) color.NRGBA {
-	if c, ok := faultColours[model.FaultKind(kind)]; ok {
-		return c
+	if k, ok := model.SpecOf(model.FaultKind(kind)); ok {
+		return rgb(k.Colour)
 	}
 	return rgb(0x555555)
 }
@@ -141,6 +132,85 @@ type lane struct {
 	segments []segment
 	marks    []segment // thin strips at the top of the lane (stale, phantom)
 	hits     []segment // thin strips at the bottom (a fault hit this instance)
+}
+
+// plotColumns is how many columns the data area has at its finest: the
+// PNG's pixels across it (pngDPI/72 per point of the figure's width).
+// The SVG's resolution is no finer for a reader, and a segment is never
+// drawn narrower than a point (rectangle).
+const plotColumns = int(figWidth * pngDPI / 72)
+
+// decimate merges the segments, marks and hits of a lane far denser than
+// the picture's columns (a watch of a million transitions) into at most
+// one drawn segment per run of columns, so that drawing stays linear in
+// the picture, not in the recording. A lane with at most plotColumns
+// stretches in all is left exactly as it is (every ordinary run's).
+//
+// A column is drawn in the colour that matters most among the stretches
+// that touch it: an overlap, then a gap, then the one covering most of
+// the column (a column holding both an overlap and a gap shows the
+// overlap; the tables list both). Any stretch, however short, colours its
+// column, so no window a reader must see (an overlap, a gap, a stale or
+// phantom mark) disappears; it is drawn a column wide at least, as
+// rectangle draws an instant a point wide.
+func (l *lane) decimate(end float64) {
+	if len(l.segments)+len(l.marks)+len(l.hits) <= plotColumns || end <= 0 {
+		return
+	}
+	l.segments = rasterize(l.segments, end)
+	l.marks = rasterize(l.marks, end)
+	l.hits = rasterize(l.hits, end)
+}
+
+// rasterize is decimate's work on one list of stretches over [0, end].
+func rasterize(segs []segment, end float64) []segment {
+	if len(segs) == 0 {
+		return segs
+	}
+	const n = plotColumns
+	w := end / float64(n)
+	type column struct {
+		seg   int // index in segs of the stretch drawn, -1 none
+		rank  int
+		cover float64
+	}
+	cols := make([]column, n)
+	for i := range cols {
+		cols[i].seg = -1
+	}
+	colOf := func(x float64) int { return min(max(int(x/w), 0), n-1) }
+	for i, s := range segs {
+		rank := 0
+		switch s.colour {
+		case colOverlap:
+			rank = 2
+		case colGap:
+			rank = 1
+		}
+		for c := colOf(s.from); c <= colOf(s.to); c++ {
+			lo, hi := max(s.from, float64(c)*w), min(s.to, float64(c+1)*w)
+			cover := max(hi-lo, 0)
+			k := &cols[c]
+			if k.seg < 0 || rank > k.rank || rank == k.rank && cover > k.cover {
+				*k = column{seg: i, rank: rank, cover: cover}
+			}
+		}
+	}
+	var out []segment
+	for c := 0; c < n; c++ {
+		k := cols[c]
+		if k.seg < 0 {
+			continue
+		}
+		s := segs[k.seg]
+		from := max(float64(c)*w, s.from)
+		for c+1 < n && cols[c+1].seg >= 0 && segs[cols[c+1].seg].colour == s.colour && segs[cols[c+1].seg].label == s.label {
+			c++
+		}
+		to := max(min(float64(c+1)*w, segs[cols[c].seg].to), from)
+		out = append(out, segment{from: from, to: to, colour: s.colour, label: s.label})
+	}
+	return out
 }
 
 // faultBar is one fault on the fault lane.
@@ -298,6 +368,9 @@ func newFigure(res *model.Result) *figure {
 	f.fillRedis(res)
 	f.fillCount(res)
 	f.fillLifecycle(res)
+	for _, l := range f.lanes() {
+		l.decimate(f.end)
+	}
 	for _, fo := range a.Faults {
 		c := faultColour(fo.Kind)
 		if !fo.Open || fo.Applied > 0 {
@@ -413,17 +486,42 @@ func incarnations(t model.Timeline) map[string]int {
 	return out
 }
 
-// gone reports whether m's incarnation had crashed or stopped by t.
-func gone(t model.Timeline, m model.Member, at time.Duration) bool {
-	for _, e := range t {
-		if e.At > at {
-			break
+// ends indexes when each instance's incarnations crashed or stopped: the
+// earliest such event per index and id ("" for an event that names no id),
+// and per index whatever the id.
+type ends struct {
+	byID  map[model.Member]time.Duration
+	index map[int]time.Duration
+}
+
+func endsOf(t model.Timeline) ends {
+	e := ends{byID: map[model.Member]time.Duration{}, index: map[int]time.Duration{}}
+	for _, ev := range t {
+		if ev.Kind != model.InstanceCrashed && ev.Kind != model.InstanceStopped {
+			continue
 		}
-		if (e.Kind == model.InstanceCrashed || e.Kind == model.InstanceStopped) && e.Instance == m.Instance && (m.ID == "" || e.ID == "" || e.ID == m.ID) {
-			return true
+		k := model.Member{Instance: ev.Instance, ID: ev.ID}
+		if at, ok := e.byID[k]; !ok || ev.At < at {
+			e.byID[k] = ev.At
+		}
+		if at, ok := e.index[ev.Instance]; !ok || ev.At < at {
+			e.index[ev.Instance] = ev.At
 		}
 	}
-	return false
+	return e
+}
+
+// gone reports whether m's incarnation had crashed or stopped by at: an
+// event of its index naming its id or no id, or any of its index when m
+// names none. (A scan of the timeline per phantom window was quadratic.)
+func (e ends) gone(m model.Member, at time.Duration) bool {
+	if m.ID == "" {
+		t, ok := e.index[m.Instance]
+		return ok && t <= at
+	}
+	t1, ok1 := e.byID[m]
+	t2, ok2 := e.byID[model.Member{Instance: m.Instance}]
+	return ok1 && t1 <= at || ok2 && t2 <= at
 }
 
 // leadersAt names the instances that believed they led at t ("i0", "none").
@@ -471,9 +569,10 @@ func (f *figure) fillRedis(res *model.Result) {
 		}
 		f.redis.segments = append(f.redis.segments, s)
 	}
+	ended := endsOf(res.Timeline)
 	for _, p := range res.Analysis.Redis.Phantom {
 		col := colPhantom
-		if gone(res.Timeline, p.Member, p.Start) {
+		if ended.gone(p.Member, p.Start) {
 			col = colLinger // expected: the key outlives its crashed holder
 			f.lingers = true
 		} else {

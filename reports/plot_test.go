@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"image"
+	"image/color"
 	"image/png"
 	"math/rand/v2"
 	"os"
@@ -266,5 +267,54 @@ func TestPlotColoursOneMeaning(t *testing.T) {
 	f = newFigure(res)
 	if !f.lingers || f.phantoms {
 		t.Errorf("a crashed holder's key: lingers %v, phantoms %v", f.lingers, f.phantoms)
+	}
+}
+
+// TestPlotDecimatesLongTimelines: a million leader-count steps draw at most
+// one segment per column of the PNG, and a 10µs overlap, a 10µs gap and a
+// 10µs stale mark amid them are still drawn, each in its own colour.
+func TestPlotDecimatesLongTimelines(t *testing.T) {
+	const n = 1_000_000
+	res := &model.Result{Scenario: model.Scenario{Name: "long watch", Instances: 2}}
+	a := &res.Analysis
+	step := time.Millisecond
+	a.LeaderCount = make([]model.CountStep, 0, n)
+	a.Beliefs = make([]model.Belief, 0, n)
+	for i := range n {
+		st := model.CountStep{Window: model.Window{Start: time.Duration(i) * step, End: time.Duration(i+1) * step}, Leaders: 1}
+		a.LeaderCount = append(a.LeaderCount, st)
+		a.Beliefs = append(a.Beliefs, model.Belief{Member: model.Member{Instance: i % 2}, Window: st.Window})
+	}
+	overlapAt, gapAt := 500*time.Second, 700*time.Second
+	a.LeaderCount[overlapAt/step] = model.CountStep{Window: model.Window{Start: overlapAt, End: overlapAt + 10*time.Microsecond}, Leaders: 2}
+	a.LeaderCount[gapAt/step] = model.CountStep{Window: model.Window{Start: gapAt, End: gapAt + 10*time.Microsecond}, Leaders: 0}
+	staleAt := 300 * time.Second
+	a.Redis.Stale = []model.Stale{{Member: model.Member{Instance: 1}, Window: model.Window{Start: staleAt, End: staleAt + 10*time.Microsecond}}}
+	a.End = n * step
+
+	f := newFigure(res)
+	drawn := func(segs []segment, at time.Duration, col color.NRGBA) bool {
+		for _, s := range segs {
+			if s.colour == col && s.from <= at.Seconds() && at.Seconds() <= s.to {
+				return true
+			}
+		}
+		return false
+	}
+	if len(f.count.segments) > plotColumns || len(f.instances[0].segments) > plotColumns {
+		t.Errorf("%d and %d segments drawn for %d steps, want at most %d (one per column)",
+			len(f.count.segments), len(f.instances[0].segments), n, plotColumns)
+	}
+	if !drawn(f.count.segments, overlapAt, colOverlap) {
+		t.Error("the 10µs overlap amid a million steps is not drawn")
+	}
+	if !drawn(f.count.segments, gapAt, colGap) {
+		t.Error("the 10µs gap amid a million steps is not drawn")
+	}
+	if !drawn(f.instances[1].marks, staleAt, colStale) {
+		t.Error("the 10µs stale window amid a million beliefs is not drawn")
+	}
+	if _, _, err := Plot(res); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -38,7 +38,7 @@ func WriteStarter(w io.Writer, dir string, suite []model.Scenario, p model.Param
 			if err != nil || !ok {
 				continue // predicted, or an expression of the run's timings
 			}
-			predicted := map[string]time.Duration{"max_gap": pr.MaxGap, "max_overlap": pr.MaxOverlap, "stale_leadership": pr.MaxOverlap}[e.Metric]
+			predicted := map[string]time.Duration{"max_gap": pr.MaxGap, "max_overlap": pr.MaxOverlap, "stale_leadership": max(pr.MaxOverlap, pr.MaxStale)}[e.Metric]
 			if predicted > limit {
 				warn = append(warn, fmt.Sprintf("  %s: predicted %s %v > your %v: it fails when the worst case happens", sc.Name, e.Metric, predicted, limit))
 			}
@@ -53,6 +53,17 @@ func WriteStarter(w io.Writer, dir string, suite []model.Scenario, p model.Param
 		for _, l := range warn {
 			fmt.Fprintln(w, l)
 		}
+	}
+	strict := 0
+	for _, sc := range suite {
+		if sc.StrictClaims {
+			strict++
+		}
+	}
+	if strict > 0 {
+		g, o := model.ClaimBounds(p)
+		fmt.Fprintf(w, "\n%d of %d scenarios also gate on the spec's claims: split brain ≤ TTL (%v), gap ≤ TTL + Wait (%v), no overlap without a fault;\n"+
+			"a claim not held fails, named. State a tolerance instead with --max-overlap / --max-gap.\n", strict, len(suite), o, g)
 	}
 	fmt.Fprintf(w, "\nnext: chaos validate %s/*.yaml; chaos suite %s --junit junit.xml\n", dir, dir)
 	return nil

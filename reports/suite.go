@@ -165,6 +165,9 @@ func buildSuite(runs []SuiteRun) *suite {
 		if sum.StaleWindows == 0 {
 			row.Stale = "0"
 		}
+		if u := res.Analysis.Redis.Unknown; len(u) > 0 {
+			row.Stale += " · unknown: " + identityCause(res.Analysis.Identity)
+		}
 		row.Lost = strconv.Itoa(sum.TasksLost)
 		row.BadLost = sum.TasksLost > 0
 		n := 0
@@ -287,8 +290,10 @@ td.verdict.pass { color: var(--pass); }
 td.verdict.fail { color: var(--fail); }
 td.verdict.incomplete, td.verdict.unknown, td.verdict.finding { color: var(--incomplete); }
 td a { color: #0969da; text-decoration: none; }
+main { max-width: none; }
+th { white-space: normal; }
 td { white-space: nowrap; }
-td.why { white-space: normal; min-width: 16em; }
+td.why { white-space: normal; overflow-wrap: anywhere; min-width: 14em; }
 </style>
 </head>
 <body>

@@ -2,13 +2,18 @@ package reports
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"image/png"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/leaselab/leaselab/model"
 )
@@ -16,7 +21,7 @@ import (
 func TestWriteRunWritesEveryFile(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs", "partition-leader") // created by WriteRun
 	res := fixture()
-	files, err := WriteRun(dir, res, Options{Command: "chaos run partition-leader --seed 42 --redis 127.0.0.1:6379"})
+	files, err := WriteRun(context.Background(), dir, res, Options{Command: "chaos run partition-leader --seed 42 --redis 127.0.0.1:6379"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +91,7 @@ func TestWriteRunWritesEveryFile(t *testing.T) {
 func TestReadResultRoundTrips(t *testing.T) {
 	dir := t.TempDir()
 	res := fixture()
-	files, err := WriteRun(dir, res, Options{})
+	files, err := WriteRun(context.Background(), dir, res, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +126,7 @@ func TestReadResultRoundTrips(t *testing.T) {
 }
 
 func TestWriteRunNilResult(t *testing.T) {
-	if _, err := WriteRun(t.TempDir(), nil, Options{}); err == nil {
+	if _, err := WriteRun(context.Background(), t.TempDir(), nil, Options{}); err == nil {
 		t.Error("no error for a nil result")
 	}
 }
@@ -256,7 +261,7 @@ func TestWriteSuiteUnknown(t *testing.T) {
 	}
 	// The run's own report says it too.
 	run := t.TempDir()
-	if _, err := WriteRun(run, res, Options{}); err != nil {
+	if _, err := WriteRun(context.Background(), run, res, Options{}); err != nil {
 		t.Fatal(err)
 	}
 	for _, name := range []string{FileHTML, FileMarkdown} {
@@ -282,6 +287,149 @@ func TestLinkLatest(t *testing.T) {
 		LinkLatest(dir, "latest")
 		if got, err := os.Readlink(filepath.Join(base, "latest")); err != nil || got != run {
 			t.Errorf("latest -> %q (%v), want %s", got, err, run)
+		}
+	}
+}
+
+// countdown is a context that ends (Canceled) at its n-th Err call: an
+// interrupt at each point at which WriteRun looks.
+type countdown struct {
+	context.Context
+	n *int
+}
+
+func (c countdown) Err() error {
+	if *c.n <= 0 {
+		return context.Canceled
+	}
+	*c.n--
+	return nil
+}
+
+// TestWriteRunInterrupted: an interrupt at any point of WriteRun leaves no
+// file of the report, whole or partial, and says it was interrupted; a
+// WriteRun that was not interrupted leaves every file.
+func TestWriteRunInterrupted(t *testing.T) {
+	res := fixture()
+	for k := 0; ; k += 3 {
+		dir := t.TempDir()
+		n := k
+		_, err := WriteRun(countdown{context.Background(), &n}, dir, res, Options{})
+		left, _ := os.ReadDir(dir)
+		if err == nil {
+			if len(left) != 7 || k == 0 {
+				t.Fatalf("not interrupted after %d looks: %d files, want 7", k, len(left))
+			}
+			return
+		}
+		if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), "interrupted") {
+			t.Fatalf("interrupted after %d looks: %v, want an interrupt", k, err)
+		}
+		for _, e := range left {
+			t.Errorf("interrupted after %d looks: %s left behind", k, e.Name())
+		}
+	}
+}
+
+// TestWriteRunCapsWindowTables: a result with 1,000 overlaps lists the
+// first 100 in report.md and report.html and says how many more there
+// are; result.json keeps every one.
+func TestWriteRunCapsWindowTables(t *testing.T) {
+	res := fixture()
+	for i := range 1000 {
+		at := time.Duration(i) * time.Second
+		res.Analysis.Overlaps = append(res.Analysis.Overlaps, model.Overlap{Window: model.Window{Start: at, End: at + time.Millisecond}})
+	}
+	files, err := WriteRun(context.Background(), t.TempDir(), res, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := fmt.Sprintf("… and %d more (all in result.json).", 1000+len(fixture().Analysis.Overlaps)-rowCap)
+	for _, f := range []string{files.Markdown, files.HTML} {
+		b, _ := os.ReadFile(f)
+		if !strings.Contains(string(b), want) {
+			t.Errorf("%s does not say %q", filepath.Base(f), want)
+		}
+	}
+	back, err := ReadResult(files.JSON)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(back.Analysis.Overlaps) != len(res.Analysis.Overlaps) {
+		t.Errorf("result.json has %d overlaps, want %d", len(back.Analysis.Overlaps), len(res.Analysis.Overlaps))
+	}
+}
+
+// TestResultJSONStreamed: a result whose timeline and analysis hold
+// thousands of items is written as MarshalIndent writes it, byte for byte,
+// its long lists streamed (found and cut in a copy, not in the result).
+func TestResultJSONStreamed(t *testing.T) {
+	res := fixture()
+	for i := range 3000 {
+		at := time.Duration(i) * time.Second
+		res.Timeline = append(res.Timeline, model.Event{At: at, Kind: model.LeaderGained, Instance: i % 3, ID: fmt.Sprint(i)})
+		res.Analysis.Beliefs = append(res.Analysis.Beliefs, model.Belief{Member: model.Member{Instance: i % 3, ID: fmt.Sprint(i)}, Window: model.Window{Start: at, End: at + time.Second}})
+		res.Analysis.LeaderCount = append(res.Analysis.LeaderCount, model.CountStep{Window: model.Window{Start: at, End: at + time.Second}, Leaders: 1})
+		res.Analysis.Overlaps = append(res.Analysis.Overlaps, model.Overlap{Window: model.Window{Start: at, End: at + time.Millisecond}, Leaders: []model.Member{{Instance: 1, ID: "<a&b>"}}})
+	}
+	copyRes := *res
+	var big []bigSlice
+	findBig(reflect.ValueOf(&copyRes).Elem(), 1, &big)
+	if len(big) < 4 {
+		t.Fatalf("%d long lists found to stream, want 4 (timeline, beliefs, leader_count, overlaps)", len(big))
+	}
+	want, err := json.MarshalIndent(res, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	streamed, err := streamResultJSON(&got, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if streamed != len(big) {
+		t.Errorf("%d lists streamed, want %d", streamed, len(big))
+	}
+	if !bytes.Equal(got.Bytes(), append(want, '\n')) {
+		t.Errorf("the streamed result.json differs from MarshalIndent's (%d and %d bytes)", got.Len(), len(want)+1)
+	}
+	if len(res.Timeline) <= streamAbove || len(res.Analysis.Beliefs) <= streamAbove {
+		t.Error("writing the result cut its lists")
+	}
+}
+
+// TestWriteRunInterruptedOverAnEarlierReport: WriteRun into a directory
+// that holds a report already (observe --from's default: the recording's
+// own directory), interrupted at any point, leaves the earlier report
+// whole, byte for byte: never the earlier report.html beside no
+// result.json, nor a mix of the two. Before, each file was renamed into
+// place as it was done, and the interrupt removed those.
+func TestWriteRunInterruptedOverAnEarlierReport(t *testing.T) {
+	earlier, res := fixture(), fixture()
+	earlier.RunID = "earlier"
+	names := []string{FileJSON, FileEvents, FileSVG, FilePNG, FileMarkdown, FileHTML, FileJUnit}
+	for k := 3; ; k += 3 {
+		dir := t.TempDir()
+		if _, err := WriteRun(context.Background(), dir, earlier, Options{}); err != nil {
+			t.Fatal(err)
+		}
+		before := map[string][]byte{}
+		for _, f := range names {
+			before[f], _ = os.ReadFile(filepath.Join(dir, f))
+		}
+		n := k
+		_, err := WriteRun(countdown{context.Background(), &n}, dir, res, Options{})
+		if err == nil {
+			return
+		}
+		left, _ := os.ReadDir(dir)
+		if len(left) != len(names) {
+			t.Errorf("interrupted after %d looks: %d files left, want the earlier report's %d", k, len(left), len(names))
+		}
+		for _, f := range names {
+			if b, _ := os.ReadFile(filepath.Join(dir, f)); !bytes.Equal(b, before[f]) {
+				t.Fatalf("interrupted after %d looks: %s is not the earlier report's", k, f)
+			}
 		}
 	}
 }

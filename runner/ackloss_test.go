@@ -11,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/leaselab/leaselab/election"
-	"github.com/leaselab/leaselab/sim/env"
+	"github.com/leaselab/leaselab/sim/env/envtest"
 )
 
 // proxied is a real Redis reached through a real Toxiproxy proxy.
@@ -23,11 +23,7 @@ type proxied struct {
 
 func newProxied(t *testing.T) *proxied {
 	t.Helper()
-	e, err := env.Embedded{}.Environment(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = e.Close() })
+	e := envtest.Embedded(t)
 	p, err := e.Toxiproxy.CreateProxy(strings.ReplaceAll(t.Name(), "/", "-"), "127.0.0.1:0", e.ProxyUpstream)
 	if err != nil {
 		t.Fatal(err)

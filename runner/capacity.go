@@ -24,7 +24,7 @@ func (r *Runner) decideCapacity(rep MetricsReport, ok bool, lead election.Leader
 	r.mu.Unlock()
 	backlog := rep.Queued + rep.Pending
 	if backlog == 0 || r.lastAvg > 0 {
-		c = capacityFor(backlog, r.lastAvg, rep.Instances, r.cfg.DrainTarget, r.cfg.MinWorkers, r.cfg.MaxWorkers)
+		c = CapacityFor(backlog, r.lastAvg, rep.Instances, r.cfg.DrainTarget, r.cfg.MinWorkers, r.cfg.MaxWorkers)
 	}
 	start := time.Now()
 	v, err := r.chore(publishScript, lead, []string{r.keys.capacity}, c, r.id).Int64()
@@ -39,9 +39,11 @@ func (r *Runner) decideCapacity(rep MetricsReport, ok bool, lead election.Leader
 	r.apply(published{capacity: c, version: v, from: r.id})
 }
 
-// capacityFor is the per-instance pool size that drains backlog tasks of
-// average time avg within target, shared by instances, within [lo, hi].
-func capacityFor(backlog int64, avg time.Duration, instances int, target time.Duration, lo, hi int) int {
+// CapacityFor is the capacity chore's decision: the per-instance pool size
+// that drains backlog tasks of average time avg within target, shared by
+// instances, within [lo, hi]. Exported for models of the runner (the
+// virtual backend), which decide as the leader does.
+func CapacityFor(backlog int64, avg time.Duration, instances int, target time.Duration, lo, hi int) int {
 	if backlog <= 0 || avg <= 0 {
 		return lo
 	}

@@ -27,8 +27,8 @@ func TestCapacityFor(t *testing.T) {
 		{1 << 40, time.Hour, 1, hi},           // no overflow
 		{10, time.Millisecond, 1 << 30, lo},   // huge fleet
 	} {
-		if got := capacityFor(c.backlog, c.avg, c.instances, time.Second, lo, hi); got != c.want {
-			t.Errorf("capacityFor(%d, %v, %d) = %d; want %d", c.backlog, c.avg, c.instances, got, c.want)
+		if got := CapacityFor(c.backlog, c.avg, c.instances, time.Second, lo, hi); got != c.want {
+			t.Errorf("CapacityFor(%d, %v, %d) = %d; want %d", c.backlog, c.avg, c.instances, got, c.want)
 		}
 	}
 }

@@ -161,8 +161,14 @@ const (
 	maxRetryBackoff      = 5 * time.Minute
 )
 
-// withDefaults returns c with every zero value replaced by its default, and
-// the first problem found, if any.
+// Resolved returns c as New resolves it: every zero value replaced by its
+// default (Block bounded by ClaimIdle, ClaimIdle from the longest task
+// Timeout, the election's TTL, Wait and JitterMS), and the first problem
+// found, if any. A model of the runner (the virtual backend) reads the
+// timings it must keep from it.
+func (c Options) Resolved() (Options, error) { return c.withDefaults() }
+
+// withDefaults is Resolved.
 func (c Options) withDefaults() (Options, error) {
 	if c.Group == "" {
 		return c, errors.New("runner: Options.Group is empty")

@@ -12,7 +12,16 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain fails the package on any goroutine left running, save one of
+// the in-process Toxiproxy's own: the noop stub before a toxic that drops
+// replies (timeout 0, which never reads its input) can be left blocked on
+// its send when the connection closes under it (toxiproxy v2.12.0's
+// ToxicLink.AddToxic restarts that stub; nothing ends it). It belongs to the
+// shared Toxiproxy server, not to a runner, and ran only in that server's
+// code: CI saw it once, after the ack-loss tests.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreTopFunction("github.com/Shopify/toxiproxy/v2/toxics.(*NoopToxic).Pipe"))
+}
 
 // Short timings, so that leadership moves within a second.
 const (

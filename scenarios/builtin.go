@@ -80,7 +80,9 @@ func Lookup(name string) (Entry, bool) {
 }
 
 // Open returns the scenario a command line names: a file if arg is a path to
-// one, otherwise the built-in of that name.
+// one, otherwise the built-in of that name. Neither: a path-like arg (one
+// with a slash, or ending .yaml or .yml) is a file not found; a name is an
+// unknown built-in, with the closest one if it looks like a typo of it.
 func Open(arg string) (model.Scenario, error) {
 	if _, err := os.Stat(arg); err == nil {
 		return Load(arg)
@@ -88,11 +90,17 @@ func Open(arg string) (model.Scenario, error) {
 	if e, ok := Lookup(arg); ok {
 		return e.Scenario, nil
 	}
+	if strings.ContainsRune(arg, '/') || strings.HasSuffix(arg, ".yaml") || strings.HasSuffix(arg, ".yml") {
+		return model.Scenario{}, fmt.Errorf("%s: scenario file not found", arg)
+	}
 	names := make([]string, 0, len(loadBuiltin()))
 	for _, e := range loadBuiltin() {
 		names = append(names, e.Name)
 	}
-	return model.Scenario{}, fmt.Errorf("%q is neither a scenario file nor a built-in scenario (%s)", arg, strings.Join(names, ", "))
+	if s := Suggest(arg, names); s != "" {
+		return model.Scenario{}, fmt.Errorf("%q is neither a scenario file nor a built-in scenario; did you mean %q? ('chaos list' names all %d)", arg, s, len(names))
+	}
+	return model.Scenario{}, fmt.Errorf("%q is neither a scenario file nor a built-in scenario ('chaos list' names the %d built-ins)", arg, len(names))
 }
 
 // clone copies the entry's slices, so callers cannot change the suite.

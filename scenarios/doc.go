@@ -14,8 +14,11 @@
 // exactly where something is wrong: it walks the YAML node tree itself
 // (rather than unmarshalling into structs) so that every problem is reported
 // as "file:line: field: what is wrong", all problems at once, unknown keys
-// with the closest known key, and conflicts between faults that the
-// simulator would otherwise resolve silently. README.md documents the format.
+// with the closest known key. It checks the file's form (syntax, keys,
+// types, units, zeros that would read as defaults); the rules on values,
+// conflicts between faults among them, are model.Scenario.Validate's, which
+// sim.Run applies to a Go caller's scenario too, and each problem it finds
+// is put on its line here. README.md documents the format.
 //
 // The built-in suite (Builtin, Lookup) is a set of such files embedded in the
 // binary, each probing one claim of the leader-election spec or one hazard.

@@ -42,9 +42,10 @@ func (e *Error) line(p Problem) string {
 	return fmt.Sprintf("%s:%d: %s: %s", e.File, p.Line, p.Field, p.Msg)
 }
 
-// suggest returns the known word closest to w, or "" when none is close
-// enough to be a plausible typo.
-func suggest(w string, known []string) string {
+// Suggest returns the known word closest to w, or "" when none is close
+// enough to be a plausible typo: the did-you-mean of a scenario file's
+// keys, a built-in's name and the CLI's flags.
+func Suggest(w string, known []string) string {
 	best, bestD := "", -1
 	for _, k := range known {
 		d := editDistance(strings.ToLower(w), k)
@@ -90,7 +91,7 @@ func editDistance(a, b string) int {
 // unknownWord renders "unknown <what> "w"; did you mean "x"?" or, with no
 // close match, the list of what is known.
 func unknownWord(what, w string, known []string) string {
-	if s := suggest(w, known); s != "" {
+	if s := Suggest(w, known); s != "" {
 		return fmt.Sprintf("unknown %s %q; did you mean %q?", what, w, s)
 	}
 	return fmt.Sprintf("unknown %s %q; want one of %s", what, w, strings.Join(known, ", "))

@@ -270,8 +270,8 @@ func faultNode(f model.Fault, add func(*yaml.Node, string, *yaml.Node)) *yaml.No
 	if f.Restart {
 		add(n, "restart", boolNode(true))
 	}
-	if f.Kind == model.FaultRedisFailover {
-		add(n, "lag", durNode(f.Lag))
+	if k, _ := model.SpecOf(f.Kind); slices.Contains(k.Params, "lag") {
+		add(n, "lag", durNode(f.Lag)) // 0 too: a clean failover, said
 	}
 	if f.AllowSkipped {
 		add(n, "allow_skipped", boolNode(true))

@@ -17,15 +17,21 @@ import (
 type decoder struct {
 	file  string
 	probs []Problem
+	// taints are the fields the reading found a problem in: their values
+	// are the model's defaults, not the file's, so the model's judgement
+	// of them is left out (modelProblems). "" is the whole file.
+	taints []string
 }
 
-// bad records a problem at n's line (line 1 when n is nil or unplaced).
+// bad records a problem at n's line (line 1 when n is nil or unplaced), in
+// field.
 func (d *decoder) bad(n *yaml.Node, field, format string, a ...any) {
 	line := 1
 	if n != nil && n.Line > 0 {
 		line = n.Line
 	}
 	d.probs = append(d.probs, Problem{Line: line, Field: field, Msg: fmt.Sprintf(format, a...)})
+	d.taints = append(d.taints, field)
 }
 
 // entry is one "key: value" of a mapping.
@@ -76,12 +82,18 @@ func (d *decoder) mapping(n *yaml.Node, field string, known []string) (fields, b
 			continue
 		}
 		if prev, dup := f.byKey[k.Value]; dup {
-			d.bad(k, join(field, k.Value), "given twice (first on line %d)", prev.key.Line)
+			// The first is read; the model may judge it.
+			d.badLine(k.Line, join(field, k.Value), "given twice (first on line %d)", prev.key.Line)
 			continue
 		}
 		if known != nil && !slices.Contains(known, k.Value) {
-			d.bad(k, field, "%s", unknownWord("key", k.Value, known))
-			f.typos[suggest(k.Value, known)] = true
+			// Reported on the mapping, but what it spoils is the key it
+			// was probably meant to be (if any), left at its default.
+			d.badLine(k.Line, field, "%s", unknownWord("key", k.Value, known))
+			if s := Suggest(k.Value, known); s != "" {
+				f.typos[s] = true
+				d.taints = append(d.taints, join(field, s))
+			}
 			continue
 		}
 		e := entry{k, v}
@@ -265,4 +277,10 @@ func (d *decoder) nonNegative(n *yaml.Node, field string) (time.Duration, bool) 
 		return 0, false
 	}
 	return v, true
+}
+
+// badLine records a problem at a line, reported by another rule than the
+// field's own reading (the model's, an unknown key's): it spoils nothing.
+func (d *decoder) badLine(line int, field, format string, a ...any) {
+	d.probs = append(d.probs, Problem{Line: max(line, 1), Field: field, Msg: fmt.Sprintf(format, a...)})
 }

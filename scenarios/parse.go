@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -15,6 +14,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/leaselab/leaselab/internal/userfile"
 	"github.com/leaselab/leaselab/model"
 )
 
@@ -31,13 +31,27 @@ var (
 	workloadKeys = []string{"dispatch_rate", "delayed_rate", "delay", "task_duration"}
 )
 
-// Load reads and parses a scenario file; messages name the file by path.
+// MaxFileSize is the most a scenario file (or a sweep file) may hold: 1
+// MiB. A scenario is a few KiB; the limit only keeps a wrong path (a log,
+// a disk image) from being read whole.
+const MaxFileSize = 1 << 20
+
+// Load reads and parses a scenario file; messages name the file by path,
+// and the scenario's Source is path, which its reports' reproduce lines
+// rerun.
+// Only a regular file of at most MaxFileSize is read: a device, a FIFO, a
+// directory or a larger file is an error naming the path and what it is,
+// returned at once (userfile.Read).
 func Load(path string) (model.Scenario, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, MaxFileSize, "a scenario file")
 	if err != nil {
 		return model.Scenario{}, err
 	}
-	return Parse(path, data)
+	sc, err := Parse(path, data)
+	if err == nil {
+		sc.Source = path
+	}
+	return sc, err
 }
 
 // Parse reads a scenario from YAML. name is the file name used in messages
@@ -52,17 +66,15 @@ func Load(path string) (model.Scenario, error) {
 // line, each as "name:line: field: what is wrong".
 func Parse(name string, data []byte) (model.Scenario, error) {
 	d := &decoder{file: name}
-	sc, root := d.parse(name, data)
-	if len(d.probs) == 0 {
+	sc, root, ok := d.parse(name, data)
+	if ok {
 		// The rules on values live in one place, model.Scenario.Validate,
 		// which checks the scenario as it will run (scaled); each problem
-		// it names is put on the line of its field.
+		// it names is put on the line of its field, beside what the file's
+		// own reading found.
 		var verr *model.ValidationError
 		if err := sc.Validate(); errors.As(err, &verr) {
-			lines := fieldLines(root)
-			for _, p := range verr.Problems {
-				d.badLine(lineOf(lines, p.Field), p.Field, "%s", p.Msg)
-			}
+			d.modelProblems(root, verr.Problems)
 		} else if err != nil {
 			d.bad(root, "", "%v", err)
 		}
@@ -127,25 +139,26 @@ func (d *decoder) unmarshal(data []byte, doc *yaml.Node) (ok bool) {
 	return true
 }
 
-// parse decodes the whole file; root is the top-level node (nil if none).
-func (d *decoder) parse(name string, data []byte) (sc model.Scenario, root *yaml.Node) {
+// parse decodes the whole file; root is the top-level node (nil if none),
+// ok whether it was a mapping, decoded into sc.
+func (d *decoder) parse(name string, data []byte) (sc model.Scenario, root *yaml.Node, ok bool) {
 	var doc yaml.Node
 	if !d.unmarshal(data, &doc) {
-		return sc, nil
+		return sc, nil, false
 	}
 	if len(doc.Content) == 0 {
 		d.bad(nil, "", "the file is empty; a scenario is a YAML mapping (see scenarios/README.md)")
-		return sc, nil
+		return sc, nil, false
 	}
 	root = doc.Content[0]
 	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
 		d.bad(root, "", "the file is empty; a scenario is a YAML mapping (see scenarios/README.md)")
-		return sc, root
+		return sc, root, false
 	}
 	d.noAliases(root)
 	top, ok := d.mapping(root, "", topKeys)
 	if !ok {
-		return sc, root
+		return sc, root, false
 	}
 
 	d.header(&sc, top, name, root)
@@ -154,24 +167,19 @@ func (d *decoder) parse(name string, data []byte) (sc model.Scenario, root *yaml
 	d.client(&sc.Params.Client, top)
 	d.runnerOnly(&sc, top)
 	if e, ok := top.get("faults"); ok {
-		sc.Faults = d.faults(e.val, sc)
+		sc.Faults = d.faults(e.val)
 	}
 	if e, ok := top.get("expect"); ok {
 		d.expect(e.val, &sc)
 	}
-	return sc, root
+	return sc, root, true
 }
 
 // header decodes the scalar top-level fields.
 func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml.Node) {
 	if e, ok := top.get("name"); ok {
 		if v, ok := d.text(e.val, "name"); ok {
-			// The one name rule is the model's.
-			if msg := model.NameProblem(v); msg == "" {
-				sc.Name = v
-			} else {
-				d.bad(e.val, "name", "%s", msg)
-			}
+			sc.Name = v // the name rule is model.Scenario.Validate's
 		}
 	} else {
 		base := filepath.Base(name)
@@ -199,8 +207,10 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 	}
 	if e, ok := top.get("instances"); ok {
 		if v, ok := d.integer(e.val, "instances"); ok {
-			if v < 1 || v > model.MaxInstances {
-				d.bad(e.val, "instances", "%d; want 1 to %d", v, model.MaxInstances) // before it is narrowed to an int
+			// The model's rule, applied before the count is narrowed to an
+			// int, and to an explicit 0 (the model's "default").
+			if msg := model.InstancesProblem(v); msg != "" {
+				d.bad(e.val, "instances", "%s", msg)
 			} else {
 				sc.Instances = int(v)
 			}
@@ -208,20 +218,12 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 	}
 	if e, ok := top.get("mode"); ok {
 		if v, ok := d.str(e.val, "mode"); ok {
-			if m := model.Mode(v); m == model.ModeElector || m == model.ModeRunner {
-				sc.Mode = m
-			} else {
-				d.bad(e.val, "mode", "unknown mode %q; want elector or runner", v)
-			}
+			sc.Mode = model.Mode(v) // its values are model.Scenario.Validate's
 		}
 	}
 	if e, ok := top.get("redis"); ok {
 		if v, ok := d.str(e.val, "redis"); ok {
-			if t := model.Topology(v); slices.Contains(model.Topologies, t) {
-				sc.Redis = t
-			} else {
-				d.bad(e.val, "redis", "unknown Redis %q; want single, replicated or cluster", v)
-			}
+			sc.Redis = model.Topology(v) // its values are model.Scenario.Validate's
 		}
 	}
 	if e, ok := top.get("duration"); ok {
@@ -252,11 +254,7 @@ func (d *decoder) header(sc *model.Scenario, top fields, name string, root *yaml
 func (d *decoder) agent(sc *model.Scenario, top fields) {
 	if e, ok := top.get("backend"); ok {
 		if v, ok := d.str(e.val, "backend"); ok {
-			if slices.Contains(model.Backends, v) {
-				sc.Backend = v
-			} else {
-				d.bad(e.val, "backend", "unknown backend %q; want real, virtual or process", v)
-			}
+			sc.Backend = v // its values, and which takes an agent, are model.Scenario.Validate's
 		}
 	}
 	e, ok := top.get("agent")
@@ -277,9 +275,6 @@ func (d *decoder) agent(sc *model.Scenario, top fields) {
 	default:
 		for i, n := range c.val.Content {
 			if v, ok := d.text(n, fmt.Sprintf("agent.command[%d]", i)); ok {
-				if i == 0 && strings.TrimSpace(v) == "" {
-					d.bad(n, "agent.command[0]", "the program is empty")
-				}
 				a.Command = append(a.Command, v)
 			}
 		}
@@ -293,9 +288,6 @@ func (d *decoder) agent(sc *model.Scenario, top fields) {
 				}
 			}
 		}
-	}
-	if sc.Backend != "" && sc.Backend != "process" {
-		d.bad(e.key, "agent", "an agent runs on the process backend; this scenario names backend: %s", sc.Backend)
 	}
 	sc.Agent = a
 }
@@ -340,9 +332,7 @@ func (d *decoder) elector(p *model.Params, top fields) {
 		p.Safe, _ = d.boolean(e.val, "elector.safe")
 	}
 	if e, ok := f.get("safe_margin"); ok {
-		if !p.Safe {
-			d.bad(e.key, "elector.safe_margin", "applies only with safe: true")
-		}
+		// That it needs safe: true is model.Scenario.Validate's rule.
 		p.SafeMargin, _ = d.positive(e.val, "elector.safe_margin", "ttl/100 + 2ms")
 	}
 }
@@ -376,9 +366,12 @@ func (d *decoder) client(c *model.ClientParams, top fields) {
 	}
 	if e, ok := f.get("max_retries"); ok {
 		if v, ok := d.integer(e.val, "client.max_retries"); ok {
+			// The file counts retries (0: none); the model's field reads 0
+			// as its default and -1 as none, so the range is checked here,
+			// in the file's terms, with the model's bound.
 			switch {
-			case v < 0 || v > 100:
-				d.bad(e.val, "client.max_retries", "%d; want 0 (no retries) to 100", v)
+			case v < 0 || v > model.MaxClientRetries:
+				d.bad(e.val, "client.max_retries", "%d; want 0 (no retries) to %d", v, model.MaxClientRetries)
 			case v == 0:
 				// A person writing 0 means "no retries"; to go-redis (and
 				// the simulator) 0 means "the default, 3" and -1 means none.
@@ -393,8 +386,9 @@ func (d *decoder) client(c *model.ClientParams, top fields) {
 	}
 	if e, ok := f.get("pool_size"); ok {
 		if v, ok := d.integer(e.val, "client.pool_size"); ok {
-			if v < 1 || v > 10000 {
-				d.bad(e.val, "client.pool_size", "%d; want 1 to 10000 (remove the key for go-redis's default, 10 per CPU)", v)
+			// In the file's terms, as max_retries: 0 is the model's default.
+			if v < 1 || v > model.MaxPoolSize {
+				d.bad(e.val, "client.pool_size", "%d; want 1 to %d (remove the key for go-redis's default, 10 per CPU)", v, model.MaxPoolSize)
 			} else {
 				c.PoolSize = int(v)
 			}
@@ -404,12 +398,15 @@ func (d *decoder) client(c *model.ClientParams, top fields) {
 
 // runnerOnly decodes what only runner-mode instances use: the chore interval
 // and the workload. In elector mode they are refused, not ignored: a file
-// that sets them expects an effect it would not get.
+// that sets them expects an effect it would not get. model.Scenario.Validate
+// refuses a workload's rates in elector mode; the keys themselves, whatever
+// their values (the model fills a chore interval, a delay and a task
+// duration in every mode), only a file can be refused for.
 func (d *decoder) runnerOnly(sc *model.Scenario, top fields) {
-	elector := sc.Mode != model.ModeRunner
+	elector := sc.Mode == "" || sc.Mode == model.ModeElector
 	notHere := func(e entry, key string) bool {
 		if elector {
-			d.bad(e.key, key, "applies only to mode: runner (this scenario runs bare electors)")
+			d.bad(e.key, key, "%s", model.RunnerOnly)
 		}
 		return elector
 	}
@@ -451,19 +448,6 @@ func (d *decoder) runnerOnly(sc *model.Scenario, top fields) {
 	}
 }
 
-// effective returns the scenario with the defaults the checks below need
-// (duration, instances, timings) filled the way the simulator fills them.
-func effective(sc model.Scenario) (duration time.Duration, instances int, p model.Params) {
-	duration, instances = sc.Duration, sc.Instances
-	if duration == 0 {
-		duration = 30 * time.Second
-	}
-	if instances == 0 {
-		instances = 3
-	}
-	return duration, instances, sc.Params.WithDefaults()
-}
-
 // fieldLines maps the path of every key and list item of the file
 // ("elector.ttl", "faults[2]", "faults[2].at") to its line.
 func fieldLines(root *yaml.Node) map[string]int {
@@ -476,6 +460,9 @@ func fieldLines(root *yaml.Node) map[string]int {
 				k := n.Content[i].Value
 				if path != "" {
 					k = path + "." + k
+				}
+				if _, dup := lines[k]; dup {
+					continue // the first is the one read
 				}
 				lines[k] = n.Content[i].Line
 				walk(n.Content[i+1], k)
@@ -512,3 +499,61 @@ func lineOf(lines map[string]int, field string) int {
 
 // faultWhere names a fault in messages: "faults[2]".
 func faultWhere(i int) string { return fmt.Sprintf("faults[%d]", i) }
+
+// modelProblems puts each of model.Scenario.Validate's problems on the line
+// of its field (or element) and names the line of each fault it refers to.
+// A problem is left out when the file's own reading already found one in
+// its field's unit (a fault, an expectation, a top-level key and what is
+// under it) or in a unit it read: the model judged the default left in its
+// place, not what the file says.
+func (d *decoder) modelProblems(root *yaml.Node, ps []model.FieldError) {
+	tainted := map[string]bool{}
+	for _, t := range d.taints {
+		if t == "" {
+			return // the whole file was misread (an alias, a key that is no word)
+		}
+		tainted[unit(t)] = true
+	}
+	lines := fieldLines(root)
+next:
+	for _, p := range ps {
+		if tainted[unit(p.Field)] {
+			continue
+		}
+		msg := p.Msg
+		for _, r := range p.Refs {
+			if tainted[unit(r)] {
+				continue next
+			}
+			if l, ok := lines[r]; ok && strings.HasSuffix(r, "]") {
+				msg = strings.Replace(msg, r, fmt.Sprintf("%s (line %d)", r, l), 1)
+			}
+		}
+		at := p.Field
+		if p.Elem != "" {
+			at = p.Elem
+		}
+		d.badLine(lineOf(lines, at), p.Field, "%s", msg)
+	}
+}
+
+// unit is the part of a scenario a field belongs to, as far as a misread
+// field spoils the model's judgement of others: a fault ("faults[2]"), an
+// expectation ("expect.max_gap"), or a top-level key ("elector").
+func unit(field string) string {
+	if rest, ok := strings.CutPrefix(field, "expect."); ok {
+		if i := strings.IndexAny(rest, ".["); i >= 0 {
+			return field[:len("expect.")+i]
+		}
+		return field
+	}
+	if strings.HasPrefix(field, "faults[") {
+		if i := strings.IndexByte(field, ']'); i >= 0 {
+			return field[:i+1]
+		}
+	}
+	if i := strings.IndexAny(field, ".["); i >= 0 {
+		return field[:i]
+	}
+	return field
+}

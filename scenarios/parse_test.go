@@ -211,8 +211,8 @@ func TestSuggest(t *testing.T) {
 		{"Duration", "duration"}, {"xyz", ""}, {"time-scale", "time_scale"},
 	} {
 		known := append(append([]string{}, topKeys...), electorKeys...)
-		if got := suggest(tt.in, known); got != tt.want {
-			t.Errorf("suggest(%q) = %q, want %q", tt.in, got, tt.want)
+		if got := Suggest(tt.in, known); got != tt.want {
+			t.Errorf("Suggest(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}
 }

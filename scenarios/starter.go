@@ -19,7 +19,12 @@ type StarterOptions struct {
 	// Limits are the user's constraints as expectation limits ("12s", "0s",
 	// "ttl + wait"), by metric: max_gap, max_overlap, stale_leadership. A
 	// metric without one expects "predicted": the bound calculator's worst
-	// case for the timings, which a sound elector always keeps.
+	// case for the timings, which a sound elector always keeps. And the
+	// spec's claims (split brain ≤ TTL, gap ≤ TTL + Wait) gate unless a
+	// tolerance is stated for their metric: with neither max_overlap nor
+	// max_gap every scenario has strict claims (a claim not held fails,
+	// named); with one of them, the other metric's limit is its claim
+	// ("ttl", "ttl + wait") where the prediction exceeds it.
 	Limits map[string]string
 	// Within names the failure modes (model.ModeLeaderCrash, …) the limits
 	// are promised for, as chaos advise's envelope does; the scenarios of
@@ -34,6 +39,10 @@ type StarterOptions struct {
 	// Suspend is how long the suspend scenario suspends the leader's VM or
 	// host (its clock stops too); 0: no suspend scenario.
 	Suspend time.Duration
+	// RedisPause is how long the redis-pause scenario pauses Redis's
+	// writes (CLIENT PAUSE WRITE, as during a FAILOVER or maintenance); 0:
+	// no redis-pause scenario.
+	RedisPause time.Duration
 	// Instances is how many electors each scenario runs. Default 3.
 	Instances int
 }
@@ -43,10 +52,11 @@ var StarterMetrics = []string{"max_gap", "max_overlap", "stale_leadership"}
 
 // Starter is a suite to check the timings in CI from day one: one scenario
 // per failure mode an elector meets — a leader crash, a graceful stop, each
-// partition mode, latency, a pause (and a suspend if sized) and a Redis restart — each on bare
-// electors with the fault on the leader, expecting the limits (or the
-// bound calculator's worst case). Every scenario validates and runs on
-// both backends.
+// partition mode, latency, a pause (and a suspend and a Redis pause if
+// sized) and a Redis restart — each on bare electors with the fault on the
+// leader, expecting the limits (or the bound calculator's worst case). Each
+// kind gives its own scenarios (model.KindSpec.Starter), in the order of
+// model.FaultKinds. Every scenario validates and runs on both backends.
 func Starter(o StarterOptions) ([]model.Scenario, error) {
 	for m := range o.Limits {
 		if !slices.Contains(StarterMetrics, m) {
@@ -70,46 +80,30 @@ func Starter(o StarterOptions) ([]model.Scenario, error) {
 		call = 2 * p.TTL
 	}
 	long := 2*p.TTL + p.Wait + call
-	leader := model.Target{Role: model.RoleLeader}
-	type fault struct {
-		name, what string
-		f          model.Fault
+	sizes := model.StarterSizes{Long: long, Latency: o.Latency, Pause: o.Pause, Suspend: o.Suspend, RedisPause: o.RedisPause}
+	var faults []model.StarterEntry
+	for _, k := range model.Kinds() {
+		if k.Starter != nil {
+			faults = append(faults, k.Starter(sizes)...)
+		}
 	}
-	faults := []fault{
-		{"leader-crash", "The leader crashes: no release, its key expires.", model.Fault{Kind: model.FaultCrash, Target: leader}},
-		{"leader-stop", "The leader stops gracefully: it steps down and releases the lease.", model.Fault{Kind: model.FaultStop, Target: leader}},
-	}
-	for _, mode := range model.PartitionModes {
-		faults = append(faults, fault{"partition-" + mode, fmt.Sprintf("The leader is cut off from Redis (%s) for %v.", mode, long),
-			model.Fault{Kind: model.FaultPartition, Mode: mode, For: long, Target: leader}})
-	}
-	faults = append(faults,
-		fault{"latency", fmt.Sprintf("Every call of the leader is %v slower each way.", o.Latency), model.Fault{Kind: model.FaultLatency, For: long, Latency: o.Latency, Target: leader}},
-		fault{"pause", fmt.Sprintf("The leader's process is stopped for %v (a GC or VM stall, SIGSTOP): its clock runs on, timers due meanwhile fire at the resume, traffic held.", o.Pause), model.Fault{Kind: model.FaultPause, For: o.Pause, Target: leader}},
-	)
-	if o.Suspend > 0 {
-		faults = append(faults, fault{"suspend", fmt.Sprintf("The leader's VM or host is suspended for %v: its clock stops too, traffic held.", o.Suspend), model.Fault{Kind: model.FaultSuspend, For: o.Suspend, Target: leader}})
-	}
-	faults = append(faults,
-		fault{"redis-restart", "Redis restarts empty: the lease vanishes behind the leader's back.", model.Fault{Kind: model.FaultRedisRestart}},
-	)
 	written := p
 	written.ChoreInterval = 0 // runner mode's; these are bare electors
 	out := make([]model.Scenario, 0, len(faults))
 	for _, s := range faults {
-		f := s.f
+		f := s.Fault
 		f.At = p.TTL
-		mode := model.ModeOf(f.Kind, f.Mode)
+		mode := f.FailureMode()
 		within := len(o.Within) == 0 || slices.Contains(o.Within, mode)
 		sc := model.Scenario{
-			Name:      s.name,
+			Name:      s.Name,
 			Instances: o.Instances,
 			Mode:      model.ModeElector,
 			Params:    written, // in full: the file shows the timings it checks
 			Duration:  f.At + max(p.TTL/2, p.Wait) + f.For + p.TTL,
 			Faults:    []model.Fault{f},
 		}
-		sc.Description = s.what + " Written by chaos init: expects "
+		sc.Description = s.What + " Written by chaos init: expects "
 		if within && len(o.Limits) > 0 {
 			sc.Description += "your limits, and the worst case the bound calculator predicts for the rest."
 		} else if len(o.Limits) > 0 {
@@ -124,7 +118,49 @@ func Starter(o StarterOptions) ([]model.Scenario, error) {
 			}
 			sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: limit})
 		}
+		gateOnClaims(&sc, o.Limits, within)
 		out = append(out, sc)
 	}
 	return out, nil
+}
+
+// Claims are the spec's timing claims a starter suite gates on, by the
+// metric a user's tolerance for it limits.
+var claimOf = map[string]struct{ name, limit string }{
+	"max_overlap": {"split brain ≤ TTL", "ttl"},
+	"max_gap":     {"gap ≤ TTL + Wait", "ttl + wait"},
+}
+
+// gateOnClaims makes sc fail when a spec claim the user stated no
+// tolerance for is not held: with none stated, strict claims (each claim
+// a check of its own, named); with one, the other metric limited to its
+// claim where the prediction exceeds it (strict claims would fail the
+// claim the user tolerated). A failure mode outside the envelope limits
+// were chosen for expects the prediction only.
+func gateOnClaims(sc *model.Scenario, limits map[string]string, within bool) {
+	_, overlap := limits["max_overlap"]
+	_, gap := limits["max_gap"]
+	switch {
+	case !within && len(limits) > 0:
+		return
+	case !overlap && !gap:
+		sc.StrictClaims = true
+		sc.Description += " It also gates on the spec's claims (split brain ≤ TTL, gap ≤ TTL + Wait, no overlap without a fault): chaos init --max-overlap/--max-gap state a tolerance instead."
+		return
+	}
+	preds := model.PredictScheduled(*sc)
+	if len(preds) == 0 {
+		return
+	}
+	g, o := model.ClaimBounds(sc.Params.WithDefaults())
+	for i, e := range sc.Expect {
+		c, ok := claimOf[e.Metric]
+		if !ok || e.Max != "predicted" {
+			continue
+		}
+		if (e.Metric == "max_overlap" && preds[0].MaxOverlap > o) || (e.Metric == "max_gap" && preds[0].MaxGap > g) {
+			sc.Expect[i].Max = c.limit
+			sc.Description += fmt.Sprintf(" Its %s is the spec's claim, %s, which the predicted worst case exceeds.", e.Metric, c.name)
+		}
+	}
 }

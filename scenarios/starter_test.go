@@ -93,3 +93,33 @@ func TestStarterLimitsWithinTheEnvelope(t *testing.T) {
 		t.Errorf("a limit on an unknown metric: %v, want an error naming it", err)
 	}
 }
+
+// TestStarterSizedKinds: the suspend and redis-pause scenarios are there
+// only when sized, each after the scenarios of the kinds listed before it
+// (model.FaultKinds), and they read back and validate as the others do.
+func TestStarterSizedKinds(t *testing.T) {
+	suite, err := Starter(StarterOptions{Suspend: 2 * time.Second, RedisPause: 1500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, sc := range suite {
+		names = append(names, sc.Name)
+		b, err := Marshal(sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := Parse(sc.Name+".yaml", b); err != nil {
+			t.Errorf("%s does not read back: %v\n%s", sc.Name, err, b)
+		}
+	}
+	want := []string{"leader-crash", "leader-stop", "partition-blackhole", "partition-refuse", "partition-reset",
+		"partition-blackhole-requests", "partition-blackhole-replies", "latency", "pause", "suspend", "redis-restart", "redis-pause"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("scenarios %v, want %v", names, want)
+	}
+	rp := suite[len(suite)-1].Faults[0]
+	if rp.Kind != model.FaultRedisPause || rp.For != 1500*time.Millisecond || rp.Mode != model.RedisPauseWrite || rp.Target.Role != "" || len(rp.Target.Indexes) > 0 {
+		t.Errorf("the redis-pause scenario's fault: %+v, want a 1.5s CLIENT PAUSE WRITE", rp)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/leaselab/leaselab/model"
 )
@@ -20,13 +21,17 @@ func (e *ExistsError) Error() string { return e.Path + " exists" }
 // and, unless force, not to exist: otherwise nothing is written. A file
 // that would not read back is the *Error of Parse, wrapped; one that
 // exists an *ExistsError; the file system's errors are its own
-// (*fs.PathError).
-func WriteFiles(dir string, suite []model.Scenario, force bool) error {
+// (*fs.PathError). notes, by scenario name, are written as comment lines
+// at the top of their files (how a fault's phase was found, say).
+func WriteFiles(dir string, suite []model.Scenario, notes map[string]string, force bool) error {
 	files := make(map[string][]byte, len(suite))
 	for _, sc := range suite {
 		b, err := Marshal(sc)
 		if err != nil {
 			return fmt.Errorf("writing %s: %w", sc.Name, err)
+		}
+		if n := notes[sc.Name]; n != "" {
+			b = append([]byte(commentLines(n)), b...)
 		}
 		path := filepath.Join(dir, sc.Name+".yaml")
 		// What is written must read back: a limit the parser refuses (a
@@ -51,4 +56,20 @@ func WriteFiles(dir string, suite []model.Scenario, force bool) error {
 		}
 	}
 	return nil
+}
+
+// commentLines is text as YAML comment lines of at most about 100
+// columns.
+func commentLines(text string) string {
+	var b strings.Builder
+	line := "#"
+	for _, w := range strings.Fields(text) {
+		if len(line)+1+len(w) > 100 && line != "#" {
+			b.WriteString(line + "\n")
+			line = "#"
+		}
+		line += " " + w
+	}
+	b.WriteString(line + "\n")
+	return b.String()
 }

@@ -19,7 +19,7 @@ func TestWriteFiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "suite")
-	if err := WriteFiles(dir, suite, false); err != nil {
+	if err := WriteFiles(dir, suite, nil, false); err != nil {
 		t.Fatal(err)
 	}
 	for _, sc := range suite {
@@ -28,16 +28,16 @@ func TestWriteFiles(t *testing.T) {
 		}
 	}
 	var exists *ExistsError
-	if err := WriteFiles(dir, suite, false); !errors.As(err, &exists) || exists.Path != filepath.Join(dir, suite[0].Name+".yaml") {
+	if err := WriteFiles(dir, suite, nil, false); !errors.As(err, &exists) || exists.Path != filepath.Join(dir, suite[0].Name+".yaml") {
 		t.Errorf("written twice: %v, want an ExistsError for the first file", err)
 	}
-	if err := WriteFiles(dir, suite, true); err != nil {
+	if err := WriteFiles(dir, suite, nil, true); err != nil {
 		t.Errorf("forced: %v", err)
 	}
 	bad := []model.Scenario{suite[0], {Name: "bad", Instances: 3, Duration: time.Second, Params: model.Params{TTL: -time.Second}}}
 	other := filepath.Join(t.TempDir(), "other")
 	var invalid *Error
-	if err := WriteFiles(other, bad, false); !errors.As(err, &invalid) {
+	if err := WriteFiles(other, bad, nil, false); !errors.As(err, &invalid) {
 		t.Errorf("an invalid scenario: %v, want the parser's *Error", err)
 	}
 	if _, err := os.Stat(other); !errors.Is(err, os.ErrNotExist) {

@@ -30,6 +30,22 @@ type Backend interface {
 	Run(ctx context.Context, eff model.Scenario, observe func(model.Event)) (*Recording, error)
 }
 
+// ContextRefuser is a Backend whose refusal may take time (the process
+// backend starts its agent once to read the capabilities it declares):
+// Run asks RefusesContext, with its ctx, instead of Refuses, and a ctx done
+// meanwhile is Run's error, not a refusal.
+type ContextRefuser interface {
+	RefusesContext(ctx context.Context, sc model.Scenario) error
+}
+
+// refuses asks b whether it refuses sc, with ctx where b takes one.
+func refuses(ctx context.Context, b Backend, sc model.Scenario) error {
+	if c, ok := b.(ContextRefuser); ok {
+		return c.RefusesContext(ctx, sc)
+	}
+	return b.Refuses(sc)
+}
+
 // Recording is what a backend measured in one run: the timeline and the
 // facts about the run itself. Run turns it into a model.Result.
 type Recording struct {
@@ -49,6 +65,8 @@ type Recording struct {
 	Errors []string
 	// Timeline is every event, by the recording clock.
 	Timeline model.Timeline
+	// Agent is the agent the process backend's instances ran (model.Result.Agent).
+	Agent *model.RunAgent
 }
 
 // Options configure Run. Zero values mean the defaults named on each field.
@@ -75,6 +93,12 @@ func (e *RefusedError) Error() string { return e.Reason.Error() }
 // Unwrap returns the backend's reason, so errors.Is finds its sentinel.
 func (e *RefusedError) Unwrap() error { return e.Reason }
 
+// ErrElectorOnly is what a backend's refusal wraps when the only reason is
+// that its instances run no task runner (an agent that does not declare
+// the runner capability): Run then runs the scenario's elector part
+// (model.Scenario.ElectorPart) instead of refusing it.
+var ErrElectorOnly = errors.New("the instances run only an elector")
+
 // IsRefusal reports whether err says a backend refused the scenario (the
 // scenario is outside the backend, not wrong).
 func IsRefusal(err error) bool {
@@ -91,9 +115,34 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
+	return RunUnvalidated(ctx, sc, b, o)
+}
+
+// RunUnvalidated is Run without Scenario.Validate, for a test that drives
+// the backends through a schedule Validate refuses on fixed indexes but
+// role targets, resolved at run time, can still make: a fault on an
+// instance a crash took down, a crash of one a restart has down (the
+// conformance table of sim/conformance). Everything else should call Run:
+// a scenario Validate refuses may be one no backend can run.
+func RunUnvalidated(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.Result, error) {
 	sc = sc.WithDefaults()
-	if err := b.Refuses(sc); err != nil {
-		return nil, &RefusedError{Backend: b.Name(), Reason: err}
+	if err := refuses(ctx, b, sc); err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return nil, err
+		}
+		part, ok := sc.ElectorPart()
+		if !ok || !errors.Is(err, ErrElectorOnly) {
+			return nil, &RefusedError{Backend: b.Name(), Reason: err}
+		}
+		// Instances that run only an elector are judged on what an
+		// elector does: the scenario's elector part.
+		if err := refuses(ctx, b, part); err != nil {
+			if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+				return nil, err
+			}
+			return nil, &RefusedError{Backend: b.Name(), Reason: err}
+		}
+		sc = part
 	}
 	eff := sc.Scaled()
 	// The runner's instances share one pool per process, as in production.
@@ -101,6 +150,11 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 	rec, runErr := b.Run(ctx, eff, o.Observe)
 	if rec == nil {
 		return nil, runErr
+	}
+	if rec.Agent != nil && rec.Agent.Client != nil {
+		// The agent's own client, as it declared it, decides how long its
+		// failing calls take: the predictions follow it.
+		eff.Params = rec.Agent.Client.Apply(eff.Params)
 	}
 	res := &model.Result{
 		Backend:      b.Name(),
@@ -118,6 +172,7 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 		Errors:       rec.Errors,
 		Timeline:     rec.Timeline,
 		Setup:        rec.Setup,
+		Agent:        rec.Agent,
 		Cost:         rec.Cost,
 	}
 	if runErr != nil {
@@ -130,4 +185,14 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 		res.Settle()
 	}
 	return res, runErr
+}
+
+// TaskTimeout is the Timeout of the runner-mode instances' one task,
+// "work", in eff (an effective, scaled scenario): ten times the workload's
+// TaskDuration plus TTL/5. It scales with the run, and so does the
+// runner's ClaimIdle (twice the longest Timeout), so that a crashed
+// instance's tasks are reclaimed within the recovery at any time scale.
+// Every backend that runs the runner gives its task this timeout.
+func TaskTimeout(eff model.Scenario) time.Duration {
+	return 10*eff.Workload.TaskDuration + eff.Params.TTL/5
 }

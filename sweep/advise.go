@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -25,6 +27,12 @@ type Constraints struct {
 	// NoStaleWrites: a stale leader's writes must not land, so either no
 	// stale leadership is predicted or safe mode's fence refuses them.
 	NoStaleWrites bool `json:"no_stale_writes,omitempty"`
+	// MaxDuplicateChores bounds a runner's duplicate chores per failover
+	// (the same leader-only chore run by two instances within one chore
+	// interval; three chores a tick), by model.ChoreBoundFor over the
+	// envelope's modes (clock drift has no chore bound and is left out);
+	// nil: none. Confirmed on the virtual backend in runner mode.
+	MaxDuplicateChores *int `json:"max_duplicate_chores,omitempty"`
 }
 
 // Envelope is the platform's fault envelope: what the timings must survive.
@@ -42,6 +50,10 @@ type Envelope struct {
 	// stops with it, so its renewal fires that much late wherever in the
 	// lease the suspend began (the suspend mode). 0: none.
 	MaxSuspend time.Duration `json:"max_suspend,omitempty"`
+	// MaxRedisPause is the longest pause of Redis's writes (CLIENT PAUSE
+	// WRITE: a FAILOVER's, or maintenance): renewals block while the key's
+	// time runs on (the redis-pause mode). 0: none.
+	MaxRedisPause time.Duration `json:"max_redis_pause,omitempty"`
 	// MaxClockDrift is how much slower than real time an instance's clock
 	// may run, as a fraction: 0.01 = 1% slow (rate 0.99).
 	MaxClockDrift float64 `json:"max_clock_drift"`
@@ -81,7 +93,7 @@ func (c Constraints) check(e Envelope) error {
 	if e.MaxClockDrift < 0 || e.MaxClockDrift >= 0.99 {
 		probs = append(probs, fmt.Sprintf("clock drift %v; want a fraction from 0 to 0.99 (0.01 = 1%% slow)", e.MaxClockDrift))
 	}
-	if e.LatencyP99 < 0 || e.LatencyMax < 0 || e.MaxPause < 0 || e.MaxSuspend < 0 || e.RedisDowntime < 0 {
+	if e.LatencyP99 < 0 || e.LatencyMax < 0 || e.MaxPause < 0 || e.MaxSuspend < 0 || e.MaxRedisPause < 0 || e.RedisDowntime < 0 {
 		probs = append(probs, "envelope durations must not be negative")
 	}
 	if len(probs) > 0 {
@@ -153,6 +165,12 @@ type Measured struct {
 	MaxOverlap  time.Duration `json:"max_overlap"`
 	OverlapSeed int64         `json:"overlap_seed"`
 	MaxStale    time.Duration `json:"max_stale"`
+	// DuplicateChores is the most duplicate chores a runner-mode search
+	// of the mode found (with Constraints.MaxDuplicateChores), and
+	// DuplicateSeed its seed; ChoreRuns how many runs it made (0: none).
+	DuplicateChores int   `json:"duplicate_chores,omitempty"`
+	DuplicateSeed   int64 `json:"duplicate_seed,omitempty"`
+	ChoreRuns       int   `json:"chore_runs,omitempty"`
 	// Exceeds lists the predictions this measurement exceeded: a model
 	// error to report, not a tolerance to widen, and a failed
 	// confirmation.
@@ -206,6 +224,18 @@ type Relax struct {
 	Note   string       `json:"note,omitempty"`
 }
 
+// ChoreMargin is the recommendation's duplicate chores per failover: the
+// bound over the envelope's modes and the mode that gives it, and the
+// most a runner-mode search of every mode found (-1: not confirmed).
+type ChoreMargin struct {
+	Limit        int    `json:"limit"`
+	Predicted    int    `json:"predicted"`
+	Mode         string `json:"mode"`
+	Measured     int    `json:"measured"`
+	MeasuredMode string `json:"measured_mode,omitempty"`
+	Seed         int64  `json:"seed,omitempty"`
+}
+
 // Advice is Advise's answer.
 type Advice struct {
 	Constraints Constraints `json:"constraints"`
@@ -216,8 +246,11 @@ type Advice struct {
 	Params   model.Params `json:"params"`
 	Settings []Setting    `json:"settings"`
 	Margins  []Margin     `json:"margins"`
-	Modes    []ModeCheck  `json:"modes"`
-	Breaks   []Break      `json:"breaks,omitempty"`
+	// Chores is the duplicate-chores constraint's figure, with
+	// Constraints.MaxDuplicateChores; nil without it.
+	Chores *ChoreMargin `json:"chores,omitempty"`
+	Modes  []ModeCheck  `json:"modes"`
+	Breaks []Break      `json:"breaks,omitempty"`
 	// BreaksFirst names the envelope edge with the least headroom.
 	BreaksFirst string  `json:"breaks_first,omitempty"`
 	Relax       []Relax `json:"relax,omitempty"`
@@ -259,6 +292,11 @@ type candidate struct {
 	minRel               float64
 	preds                []model.Prediction
 	excessG, excessO, eS time.Duration
+	// dup is the most duplicate chores per failover over the modes
+	// (model.ChoreBoundFor), dupMode the mode; math.MaxInt when a mode has
+	// no bound.
+	dup     int
+	dupMode string
 }
 
 // envelopeModes are the failure modes the envelope asks to survive, and
@@ -267,7 +305,7 @@ type candidate struct {
 func envelopeModes(e Envelope) ([]string, model.FaultSize) {
 	modes := []string{model.ModeLeaderCrash, model.ModeGracefulStop, model.ModeRenewError}
 	for _, p := range e.Partitions {
-		m := model.ModeOf(model.FaultPartition, p)
+		m := model.PartitionFailureMode(p)
 		if !slices.Contains(modes, m) {
 			modes = append(modes, m)
 		}
@@ -283,6 +321,10 @@ func envelopeModes(e Envelope) ([]string, model.FaultSize) {
 	}
 	if e.MaxSuspend > 0 {
 		modes = append(modes, model.ModeSuspend)
+	}
+	if e.MaxRedisPause > 0 {
+		modes = append(modes, model.ModeRedisPause)
+		size.RedisPause = e.MaxRedisPause
 	}
 	if e.MaxClockDrift > 0 {
 		modes = append(modes, model.ModeClockDrift)
@@ -336,6 +378,10 @@ func evaluate(p model.Params, c Constraints, e Envelope, target float64) candida
 	excess := func(v, lim time.Duration) time.Duration { return max(0, v-lim) }
 	cd.excessG, cd.excessO, cd.eS = excess(cd.gap, c.MaxGap), excess(cd.overlap, c.MaxOverlap), excess(cd.stale, c.MaxStale)
 	cd.feasible = cd.excessG == 0 && cd.excessO == 0 && cd.eS == 0 && cd.writesOK
+	if c.MaxDuplicateChores != nil {
+		cd.dup, cd.dupMode = choreBound(p, modes, cd.preds)
+		cd.feasible = cd.feasible && cd.dup <= *c.MaxDuplicateChores
+	}
 	cd.minRel = 1
 	for _, x := range []struct{ v, lim time.Duration }{{cd.gap, c.MaxGap}, {cd.overlap, c.MaxOverlap}, {cd.stale, c.MaxStale}} {
 		if x.lim > 0 && x.lim != NoLimit {
@@ -344,6 +390,31 @@ func evaluate(p model.Params, c Constraints, e Envelope, target float64) candida
 	}
 	cd.robust = cd.feasible && cd.minRel >= target-1e-9
 	return cd
+}
+
+// choreBound is the most duplicate chores per failover over the modes
+// predictions (model.ChoreBoundFor) and its mode; clock drift, which has
+// no chore bound, is left out, and a mode whose overlap is unbounded
+// gives math.MaxInt.
+func choreBound(p model.Params, modes []string, preds []model.Prediction) (int, string) {
+	interval := p.ChoreInterval
+	if interval <= 0 {
+		interval = model.DefaultChoreInterval
+	}
+	n, at := 0, ""
+	for i, m := range modes {
+		if m == model.ModeClockDrift || i >= len(preds) {
+			continue
+		}
+		v, _, ok := model.ChoreBoundFor(preds[i].MaxOverlap, interval, m == model.ModePause || m == model.ModeSuspend)
+		if !ok {
+			v = math.MaxInt
+		}
+		if v > n || at == "" {
+			n, at = max(n, v), m
+		}
+	}
+	return n, at
 }
 
 // candidates enumerates the search space, in a fixed order.
@@ -469,6 +540,9 @@ func Advise(ctx context.Context, c Constraints, e Envelope, o AdviseOptions) (Ad
 		}
 	}
 	a.Margins = margins(*best, c)
+	if l := c.MaxDuplicateChores; l != nil {
+		a.Chores = &ChoreMargin{Limit: *l, Predicted: best.dup, Mode: best.dupMode, Measured: -1}
+	}
 	for _, pr := range best.preds {
 		a.Modes = append(a.Modes, ModeCheck{Mode: pr.Mode, Prediction: pr})
 	}
@@ -517,12 +591,28 @@ func settings(cd candidate, c Constraints, e Envelope) []Setting {
 		{"ttl", p.TTL.String(), "the longest lease whose worst gap (" + cd.gapMode + ") keeps the target margin: a longer TTL means fewer renewals and more tolerance of pauses and latency"},
 		{"wait", p.Wait.String(), fmt.Sprintf("%.2g × TTL: followers retry within Wait of expiry, so it adds directly to every gap", float64(p.Wait)/float64(p.TTL))},
 		{"jitter", fmt.Sprintf("%dms", p.JitterMS), "the spec's; it only delays renewals (it enters the overlap bounds)"},
-		{"read_timeout", p.Client.ReadTimeout.String(), fmt.Sprintf("at least 3 × the p99 round trip (%v) so healthy calls do not time out; short enough that a hung renewal ends in time", 2*e.LatencyP99)},
+		{"read_timeout", p.Client.ReadTimeout.String(), fmt.Sprintf("at least 3 × the p99 round trip (%v) so healthy calls do not time out; %s", 2*e.LatencyP99, hungRenewal(p))},
 		{"write_timeout, dial_timeout", p.Client.ReadTimeout.String(), "the same as the read timeout"},
 		{"max_retries", retries, "the go-redis retries a failing call makes: each can cost another timeout"},
 		{"op_timeout", op, "the elector's per-call deadline"},
 		{"mode", mode, modeWhy},
 	}
+}
+
+// hungRenewal says how long a renewal that hangs (a blackholed call: every
+// attempt times out, model.CallBound) takes against the TTL, by the
+// model's own numbers: whether it ends while the lease still holds.
+func hungRenewal(p model.Params) string {
+	hang := model.CallBound(p, model.ModePartitionBlackhole)
+	switch {
+	case hang == model.Unbounded:
+		return "a hung renewal never ends on its own (no timeout): the leader learns of a lost lease only from another call"
+	case hang < p.TTL:
+		return fmt.Sprintf("a hung renewal gives up after %v (its attempts, retries and backoffs), within the TTL (%v)", hang, p.TTL)
+	case p.Safe:
+		return fmt.Sprintf("a hung renewal can take %v (its attempts, retries and backoffs), longer than the TTL (%v): safe mode's guard demotes the leader at its lease's end while the call still hangs", hang, p.TTL)
+	}
+	return fmt.Sprintf("a hung renewal can take %v (its attempts, retries and backoffs), longer than the TTL (%v): the leader believes past its lease until the call ends, which the overlap and stale bounds above count", hang, p.TTL)
 }
 
 func margins(cd candidate, c Constraints) []Margin {
@@ -649,6 +739,9 @@ func envelopeRelax(c Constraints, e Envelope, target float64) []Relax {
 	if e.MaxSuspend > 0 {
 		try("suspends", e.MaxSuspend, func(x *Envelope, v time.Duration) { x.MaxSuspend = v })
 	}
+	if e.MaxRedisPause > 0 {
+		try("Redis pauses", e.MaxRedisPause, func(x *Envelope, v time.Duration) { x.MaxRedisPause = v })
+	}
 	if e.LatencyMax > 0 {
 		try("latency spikes", e.LatencyMax, func(x *Envelope, v time.Duration) { x.LatencyMax = max(v, x.LatencyP99) })
 	}
@@ -660,11 +753,11 @@ func meets(p model.Params, c Constraints, e Envelope) (bool, string) {
 	cd := evaluate(p, c, e, 0)
 	switch {
 	case cd.excessO > 0:
-		return false, fmt.Sprintf("max overlap (%s: %v)", cd.overMode, cd.overlap)
+		return false, fmt.Sprintf("max overlap (%s: %s)", cd.overMode, model.BoundText(cd.overlap))
 	case cd.eS > 0:
-		return false, fmt.Sprintf("max stale leadership (%s: %v)", cd.overMode, cd.stale)
+		return false, fmt.Sprintf("max stale leadership (%s: %s)", cd.overMode, model.BoundText(cd.stale))
 	case cd.excessG > 0:
-		return false, fmt.Sprintf("max gap (%s: %v)", cd.gapMode, cd.gap)
+		return false, fmt.Sprintf("max gap (%s: %s)", cd.gapMode, model.BoundText(cd.gap))
 	case !cd.writesOK:
 		return false, "no stale writes"
 	}
@@ -711,6 +804,10 @@ func breaks(p model.Params, c Constraints, e Envelope) ([]Break, string) {
 		scan("suspend", dur(e.MaxSuspend), float64(e.MaxSuspend), steps(float64(e.MaxSuspend)+float64(5*time.Millisecond), 4*ttl, float64(5*time.Millisecond)),
 			func(x *Envelope, v float64) { x.MaxSuspend = time.Duration(v) }, ms)
 	}
+	if e.MaxRedisPause > 0 { // only where the envelope has one
+		scan("redis pause", dur(e.MaxRedisPause), float64(e.MaxRedisPause), steps(float64(e.MaxRedisPause)+float64(5*time.Millisecond), 4*ttl, float64(5*time.Millisecond)),
+			func(x *Envelope, v float64) { x.MaxRedisPause = time.Duration(v) }, ms)
+	}
 	scan("latency (one way, max)", dur(e.LatencyMax), float64(e.LatencyMax), steps(float64(e.LatencyMax)+float64(time.Millisecond), 2*ttl, float64(time.Millisecond)),
 		func(x *Envelope, v float64) { x.LatencyMax = time.Duration(v) }, ms)
 	scan("clock drift (slow)", fmt.Sprintf("%.3g%%", 100*e.MaxClockDrift), e.MaxClockDrift, steps(e.MaxClockDrift+0.001, 0.98, 0.001),
@@ -755,55 +852,45 @@ func breaks(p model.Params, c Constraints, e Envelope) ([]Break, string) {
 // confirmScenario builds the scenario that exercises one mode of the
 // envelope with the recommended timings.
 func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, bool) {
-	return ModeScenario(mode, p, modeSize(mode, model.FaultSize{Latency: e.LatencyMax, Pause: e.MaxPause, ClockRate: 1 - e.MaxClockDrift}, e))
+	return ModeScenario(mode, p, modeSize(mode, model.FaultSize{Latency: e.LatencyMax, Pause: e.MaxPause, ClockRate: 1 - e.MaxClockDrift, RedisPause: e.MaxRedisPause}, e))
 }
 
 // ModeScenario builds a scenario that exercises one failure mode with the
-// timings p and the fault size s (latency, pause or suspend, clock rate): three bare
-// electors, the fault on the leader a TTL in, lasting long enough for the
-// mode's worst case. false: the mode has no fault to inject (renew-error,
-// graceful-stop, failover) or its size is not given.
+// timings p and the fault size s (latency, pause or suspend, clock rate,
+// Redis pause): three bare electors, the fault on the leader a TTL in,
+// lasting long enough for the mode's worst case. The fault is its kind's
+// (model.KindSpec.ModeFault). false: the mode has no fault to inject
+// (renew-error, graceful-stop, failover: each kind's NoModeFault says why)
+// or its size is not given.
 func ModeScenario(mode string, p model.Params, s model.FaultSize) (model.Scenario, bool) {
 	call := model.CallBound(p, model.ModePartitionBlackhole)
 	if call == model.Unbounded {
 		call = 2 * p.TTL
 	}
 	long := 2*p.TTL + p.Wait + call
-	f := model.Fault{At: p.TTL, Target: model.Target{Role: model.RoleLeader}}
-	switch mode {
-	case model.ModeLeaderCrash:
-		f.Kind = model.FaultCrash
-	case model.ModePartitionBlackhole, model.ModePartitionRefuse, model.ModePartitionReset, model.ModePartitionReplies:
-		f.Kind, f.For = model.FaultPartition, long
-		f.Mode = map[string]string{model.ModePartitionBlackhole: model.PartitionBlackhole, model.ModePartitionRefuse: model.PartitionRefuse,
-			model.ModePartitionReset: model.PartitionReset, model.ModePartitionReplies: model.PartitionBlackholeReplies}[mode]
-	case model.ModeLatency:
-		if s.Latency < time.Millisecond {
-			return model.Scenario{}, false
-		}
-		f.Kind, f.For, f.Latency = model.FaultLatency, long, s.Latency.Round(time.Millisecond)
-	case model.ModePause, model.ModeSuspend:
-		if s.Pause <= 0 {
-			return model.Scenario{}, false
-		}
-		f.Kind, f.For = model.FaultPause, s.Pause
-		if mode == model.ModeSuspend {
-			f.Kind = model.FaultSuspend
-		}
-	case model.ModeClockDrift:
-		if s.ClockRate <= 0 {
-			return model.Scenario{}, false
-		}
-		f.Kind, f.For, f.Rate = model.FaultClock, 4*p.TTL, s.ClockRate
-	case model.ModeLeaseLoss:
-		f.Kind, f.Target = model.FaultRedisRestart, model.Target{}
-	default:
-		return model.Scenario{}, false // renew-error and graceful-stop have no fault to inject here
+	f, ok := modeFault(mode, p, s, long)
+	if !ok {
+		return model.Scenario{}, false
+	}
+	f.At = p.TTL
+	if !f.Kind.OnRedis() {
+		f.Target = model.Target{Role: model.RoleLeader}
 	}
 	sc := model.Scenario{Name: "advise-" + mode, Instances: 3, Mode: model.ModeElector, Params: p, Faults: []model.Fault{f}}
 	sc.Description = fmt.Sprintf("chaos advise: %s with TTL %v, Wait %v, read timeout %v, max retries %d, op timeout %v, safe %v", mode, p.TTL, p.Wait, p.Client.ReadTimeout, p.Client.MaxRetries, p.OpTimeout, p.Safe)
 	sc.Duration = p.TTL + max(p.TTL/2, p.Wait) + f.For + p.TTL
 	return sc, true
+}
+
+// modeFault is the fault of the kind whose failure modes include mode,
+// sized by s; false: no kind injects it, or s gives it no size.
+func modeFault(mode string, p model.Params, s model.FaultSize, long time.Duration) (model.Fault, bool) {
+	for _, k := range model.Kinds() {
+		if k.ModeFault != nil && slices.Contains(k.Modes, mode) {
+			return k.ModeFault(mode, p, s, long)
+		}
+	}
+	return model.Fault{}, false
 }
 
 // ModeWorst is the worst case a search found for one failure mode, beside
@@ -907,6 +994,27 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 			a.ConfirmedOK = false
 		}
 		mc.Measured = m
+		if l := c.MaxDuplicateChores; l != nil {
+			rsc := sc
+			rsc.Mode, rsc.Expect = model.ModeRunner, nil
+			rs := Space{Base: rsc, Metrics: []string{exDupChores}, Seeds: o.Seeds, Budget: max(o.Budget/4, 1)}
+			rr, err := Explore(ctx, rs, ExploreOptions{Workers: o.Workers, Virtual: o.Virtual})
+			if err != nil {
+				return fmt.Errorf("confirming %s's duplicate chores: %w", mc.Mode, err)
+			}
+			w := rr.Worst[0]
+			m.ChoreRuns, m.DuplicateChores, m.DuplicateSeed = rr.Runs, int(w.Measured), w.Schedule.Seed
+			if w.Violated {
+				m.Exceeds = append(m.Exceeds, fmt.Sprintf("duplicate_chores %s > predicted %s (%s; seed %d)", w.Value(w.Measured), w.BoundValue(), w.Formula, w.Schedule.Seed))
+				a.ConfirmedOK = false
+			}
+			if m.DuplicateChores > *l {
+				a.ConfirmedOK = false
+			}
+			if ch := a.Chores; ch != nil && (m.DuplicateChores > ch.Measured || ch.MeasuredMode == "") {
+				ch.Measured, ch.MeasuredMode, ch.Seed = max(ch.Measured, m.DuplicateChores), mc.Mode, m.DuplicateSeed
+			}
+		}
 		for _, t := range neighbours {
 			nsc := sc
 			nsc.Params.TTL = t
@@ -985,17 +1093,17 @@ func (a Advice) Markdown() string {
 	if c.NoStaleWrites {
 		w(", no stale writes")
 	}
-	w(".  \n**Envelope:** one-way latency p99 %s, max %s; pauses up to %s", dur(e.LatencyP99), dur(e.LatencyMax), dur(e.MaxPause))
-	if e.MaxSuspend > 0 {
-		w("; suspends up to %s", dur(e.MaxSuspend))
+	if c.MaxDuplicateChores != nil {
+		w(", at most %d duplicate chores per failover (runner mode)", *c.MaxDuplicateChores)
 	}
-	w("; clocks up to %.3g%% slow; partitions: %s; Redis restarts: ", 100*e.MaxClockDrift, orNone(strings.Join(e.Partitions, ", ")))
-	if e.RedisRestarts {
-		w("yes (down up to %v)", e.RedisDowntime)
+	if e.Empty() {
+		w(".  \n**Envelope: empty.** No envelope was given (--latency-p99, --latency-max, --max-pause,\n" +
+			"--max-suspend, --max-drift, --partitions, --redis-restarts): the timings below are\n" +
+			"checked against leader crashes, graceful stops and renewal errors only, and promise nothing\n" +
+			"under latency, pauses, clock drift, partitions or Redis restarts.\n\n")
 	} else {
-		w("no")
+		envelopeLine(w, e)
 	}
-	w("; leader crashes and graceful stops always.\n\n")
 	if a.Feasible {
 		w("## Recommendation\n\n")
 	} else {
@@ -1025,6 +1133,18 @@ func (a Advice) Markdown() string {
 			head = fmt.Sprintf("**%v over**", -m.Headroom)
 		}
 		w("| %s | %s | %v | %s | %s | %s |\n", m.Constraint, dur(m.Limit), m.Predicted, m.Mode, meas, head)
+	}
+	if ch := a.Chores; ch != nil {
+		pred := strconv.Itoa(ch.Predicted)
+		if ch.Predicted == math.MaxInt {
+			pred = "unbounded"
+		}
+		meas := "not confirmed"
+		if ch.Measured >= 0 {
+			meas = fmt.Sprintf("%d (%s in runner mode, seed %d)", ch.Measured, ch.MeasuredMode, ch.Seed)
+		}
+		w("\n**Duplicate chores per failover** (runner mode, chore interval %v): at most %d; predicted %s (%s: 3 chores × (2·⌈overlap / interval⌉ + 1), one more each after a pause); virtual %s.\n",
+			orDefault(a.Params.ChoreInterval, model.DefaultChoreInterval), ch.Limit, pred, ch.Mode, meas)
 	}
 	w("\n## Predicted vs virtual, per failure mode\n\n| mode | predicted gap | virtual gap | predicted overlap | virtual overlap | virtual stale | runs |\n|---|---|---|---|---|---|---|\n")
 	for _, m := range a.Modes {
@@ -1110,6 +1230,33 @@ func (a Advice) Markdown() string {
 	return b.String()
 }
 
+// envelopeLine writes the envelope the advice is for, every edge of it.
+func envelopeLine(w func(string, ...any), e Envelope) {
+	w(".  \n**Envelope:** one-way latency p99 %s, max %s; pauses up to %s", dur(e.LatencyP99), dur(e.LatencyMax), dur(e.MaxPause))
+	if e.MaxSuspend > 0 {
+		w("; suspends up to %s", dur(e.MaxSuspend))
+	}
+	if e.MaxRedisPause > 0 {
+		w("; Redis pauses up to %s", dur(e.MaxRedisPause))
+	}
+	w("; clocks up to %.3g%% slow; partitions: %s; Redis restarts: ", 100*e.MaxClockDrift, orNone(strings.Join(e.Partitions, ", ")))
+	if e.RedisRestarts {
+		w("yes (down up to %v)", e.RedisDowntime)
+	} else {
+		w("no")
+	}
+	w("; leader crashes and graceful stops always.\n\n")
+}
+
+// Empty reports whether the envelope asks to survive nothing beyond what
+// every advice does (leader crashes, graceful stops, renewal errors): no
+// latency, pause, suspend, Redis pause, clock drift, partition or Redis
+// restart.
+func (e Envelope) Empty() bool {
+	return e.LatencyP99 == 0 && e.LatencyMax == 0 && e.MaxPause == 0 && e.MaxSuspend == 0 && e.MaxRedisPause == 0 &&
+		e.MaxClockDrift == 0 && len(e.Partitions) == 0 && !e.RedisRestarts
+}
+
 func retriesText(n int) string {
 	if n < 0 {
 		return "none"
@@ -1148,4 +1295,12 @@ func (a Advice) Verdict() error {
 		}
 	}
 	return nil
+}
+
+// orDefault is d, or def when d is not set.
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
 }

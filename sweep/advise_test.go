@@ -2,6 +2,7 @@ package sweep_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"strings"
@@ -224,5 +225,104 @@ func TestAdviceVerdict(t *testing.T) {
 		if err := tt.a.Verdict(); err == nil || !strings.HasPrefix(err.Error(), tt.want) {
 			t.Errorf("%+v: %v, want %q", tt.a, err, tt.want)
 		}
+	}
+}
+
+// Each rationale line is true by the model's own numbers: the read
+// timeout's says how long a hung renewal takes (model.CallBound of a
+// blackhole) and whether that ends within the TTL ("short enough that a hung
+// renewal ends in time" stood beside two 5s attempts and a 5s TTL); the
+// wait's ratio is Wait / TTL.
+func TestAdviseRationaleMatchesTheModel(t *testing.T) {
+	for name, tc := range map[string]struct {
+		c sweep.Constraints
+		e sweep.Envelope
+	}{
+		"partitions":     {sweep.Constraints{MaxGap: 12 * time.Second, MaxOverlap: sweep.NoLimit, MaxStale: sweep.NoLimit}, envelope()},
+		"empty":          {sweep.Constraints{MaxGap: 20 * time.Second, MaxOverlap: sweep.NoLimit, MaxStale: sweep.NoLimit}, sweep.Envelope{}},
+		"strict":         {sweep.Constraints{MaxGap: 12 * time.Second, NoStaleWrites: true}, envelope()},
+		"tight, latency": {sweep.Constraints{MaxGap: 4 * time.Second, MaxOverlap: sweep.NoLimit, MaxStale: sweep.NoLimit}, sweep.Envelope{LatencyP99: 5 * time.Millisecond, LatencyMax: time.Second}},
+		// chaos advise --max-gap 8s --latency-max 1s: the latency edge breaks
+		// with a gap the model cannot bound.
+		"latency edge": {sweep.Constraints{MaxGap: 8 * time.Second, MaxStale: sweep.NoLimit}, sweep.Envelope{LatencyMax: time.Second}},
+	} {
+		a, err := sweep.Advise(context.Background(), tc.c, tc.e, sweep.AdviseOptions{})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := a.Params.WithDefaults()
+		hang := model.CallBound(p, model.ModePartitionBlackhole)
+		for _, s := range a.Settings {
+			switch s.Name {
+			case "read_timeout":
+				if hang == model.Unbounded {
+					if !strings.Contains(s.Why, "never ends") {
+						t.Errorf("%s: no timeout, yet: %s", name, s.Why)
+					}
+					continue
+				}
+				within := strings.Contains(s.Why, "within the TTL ("+p.TTL.String()+")")
+				if !strings.Contains(s.Why, hang.String()) || within != (hang < p.TTL) || strings.Contains(s.Why, "in time") {
+					t.Errorf("%s: a hung renewal takes %v against a TTL of %v (read timeout %v, %d retries), yet: %s",
+						name, hang, p.TTL, p.Client.ReadTimeout, p.Client.MaxRetries, s.Why)
+				}
+			case "wait":
+				if want := fmt.Sprintf("%.2g × TTL", float64(p.Wait)/float64(p.TTL)); !strings.HasPrefix(s.Why, want) {
+					t.Errorf("%s: wait %v, TTL %v, yet: %s", name, p.Wait, p.TTL, s.Why)
+				}
+			}
+		}
+		md := a.Markdown()
+		if strings.Contains(md, model.Unbounded.String()) {
+			t.Errorf("%s: the advice prints the internal maximum %v:\n%s", name, model.Unbounded, md)
+		}
+		if empty := strings.Contains(md, "**Envelope: empty.**"); empty != (name == "empty") || strings.Contains(md, "partitions: none") && name == "empty" {
+			t.Errorf("%s: the envelope line:\n%s", name, md)
+		}
+	}
+}
+
+// TestAdviseDuplicateChores: a limit on a runner's duplicate chores per
+// failover is met by the chore bound over the envelope's modes
+// (model.ChoreBoundFor: 3 chores × (2·⌈O/I⌉ + 1), one more each after a
+// pause) and confirmed by a runner-mode search of every mode; a limit the
+// pause's extra tick alone breaks has no setting.
+func TestAdviseDuplicateChores(t *testing.T) {
+	e := sweep.Envelope{MaxPause: time.Second, Partitions: []string{"blackhole"}}
+	six := 6
+	c := sweep.Constraints{MaxGap: 12 * time.Second, MaxOverlap: 0, MaxStale: sweep.NoLimit, MaxDuplicateChores: &six}
+	a, err := sweep.Advise(context.Background(), c, e, sweep.AdviseOptions{Confirm: true, Seeds: 2, Budget: 400})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !a.Feasible || a.Chores == nil {
+		t.Fatalf("feasible %v, chores %+v", a.Feasible, a.Chores)
+	}
+	if ch := a.Chores; ch.Predicted > 6 || ch.Measured < 0 || ch.Measured > ch.Predicted || ch.MeasuredMode == "" {
+		t.Errorf("chores %+v: want predicted ≤ 6 and a runner-mode measurement within it", ch)
+	}
+	if !a.ConfirmedOK {
+		t.Errorf("not confirmed:\n%s", a.Markdown())
+	}
+	ran := 0
+	for _, m := range a.Modes {
+		if m.Measured != nil && m.Measured.ChoreRuns > 0 {
+			ran++
+		}
+	}
+	if ran == 0 {
+		t.Error("no mode was searched in runner mode")
+	}
+	if md := a.Markdown(); !strings.Contains(md, "at most 6 duplicate chores per failover") || !strings.Contains(md, "**Duplicate chores per failover**") {
+		t.Errorf("the advice does not show the constraint:\n%s", md)
+	}
+	three := 3
+	c.MaxDuplicateChores = &three
+	a, err = sweep.Advise(context.Background(), c, e, sweep.AdviseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Feasible {
+		t.Errorf("3 duplicate chores per failover met with 1 s pauses (their resume adds one run per chore): %+v", a.Chores)
 	}
 }

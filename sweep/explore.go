@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -29,8 +30,26 @@ const (
 // ExploreMetrics lists them, in the order reports show them.
 var ExploreMetrics = []string{exOverlap, exGap, exStale, exFailover}
 
+// The counts Explore searches the worst schedule of in runner mode, as
+// expectations name them: what the TaskRunner's user asks of a set of
+// timings (how many duplicate or stale chores, how many repeated tasks at
+// worst). A count's Worst holds it in Measured as a number of
+// nanoseconds, with Count set (Worst.Value prints it).
+const (
+	exDupChores   = "duplicate_chores"
+	exStaleChores = "stale_chores"
+	exDupTasks    = "duplicate_tasks"
+)
+
+// ExploreCounts lists them, in the order reports show them.
+var ExploreCounts = []string{exDupChores, exStaleChores, exDupTasks}
+
+// isCount reports whether m is one of ExploreCounts.
+func isCount(m string) bool { return slices.Contains(ExploreCounts, m) }
+
 // ParseMetric reads a metric as --metric takes it: an expectation's name
-// (max_overlap, max_gap, stale_leadership, failover) or its short form
+// (max_overlap, max_gap, stale_leadership, failover; in runner mode
+// duplicate_chores, stale_chores, duplicate_tasks) or its short form
 // (overlap, gap, stale).
 func ParseMetric(s string) (string, error) {
 	switch s {
@@ -41,10 +60,10 @@ func ParseMetric(s string) (string, error) {
 	case "stale":
 		return exStale, nil
 	}
-	if slices.Contains(ExploreMetrics, s) {
+	if slices.Contains(ExploreMetrics, s) || isCount(s) {
 		return s, nil
 	}
-	return "", fmt.Errorf("metric %q: want one of overlap, gap, stale, failover", s)
+	return "", fmt.Errorf("metric %q: want one of overlap, gap, stale, failover, %s", s, strings.Join(ExploreCounts, ", "))
 }
 
 // ParamFor is the fault size a Range can vary besides the sweep axes': the
@@ -221,8 +240,11 @@ func (s Space) Check() error {
 		bad("the scenario has no fault to move")
 	}
 	for _, m := range s.Metrics {
-		if !slices.Contains(ExploreMetrics, m) {
-			bad("metric %q: want one of %s", m, strings.Join(ExploreMetrics, ", "))
+		switch {
+		case isCount(m) && s.Base.Mode != model.ModeRunner:
+			bad("metric %s counts the TaskRunner's chores or tasks: the scenario is in elector mode, which runs none; use mode: runner", m)
+		case !slices.Contains(ExploreMetrics, m) && !isCount(m):
+			bad("metric %q: want one of %s", m, strings.Join(append(slices.Clone(ExploreMetrics), ExploreCounts...), ", "))
 		}
 	}
 	seen := map[string]bool{}
@@ -354,6 +376,9 @@ type Worst struct {
 	// Why says why for the first of them.
 	Unknown int    `json:"unknown,omitempty"`
 	Why     string `json:"why,omitempty"`
+	// Count: the metric is a count (ExploreCounts), Measured and
+	// Predicted numbers of nanoseconds (Worst.Value prints them).
+	Count bool `json:"count,omitempty"`
 }
 
 func (w Worst) excess() time.Duration {
@@ -419,27 +444,39 @@ type Robust struct {
 	Floor    time.Duration `json:"floor"`
 	Delta    time.Duration `json:"delta"`
 	Found    bool          `json:"found"`
+	// Count: as Worst.Count.
+	Count bool `json:"count,omitempty"`
 }
 
 // Lane is one seed's search.
 type Lane struct {
-	Seed   int64    `json:"seed"`
-	Status string   `json:"status"` // done, partial, not run
-	Runs   int      `json:"runs"`
-	Worst  []Worst  `json:"worst"`
-	Robust []Robust `json:"robust,omitempty"`
+	Seed   int64  `json:"seed"`
+	Status string `json:"status"` // done, partial, not run
+	Runs   int    `json:"runs"`
+	// Skipped counts the schedules the validator refused (not runs: the
+	// budget is spent on runs), SkipReasons why, most frequent first.
+	Skipped     int          `json:"skipped,omitempty"`
+	SkipReasons []SkipReason `json:"skip_reasons,omitempty"`
+	Worst       []Worst      `json:"worst"`
+	Robust      []Robust     `json:"robust,omitempty"`
 }
 
 // ExploreResult is Explore's outcome. Its JSON is byte-deterministic.
 type ExploreResult struct {
-	Format     int     `json:"format"`
-	Space      Space   `json:"space"`
-	Shard      *Shard  `json:"shard,omitempty"`
-	Complete   bool    `json:"complete"`
-	Incomplete string  `json:"incomplete,omitempty"`
-	Runs       int     `json:"runs"`
-	Lanes      []Lane  `json:"lanes"`
-	Worst      []Worst `json:"worst"`
+	Format     int    `json:"format"`
+	Space      Space  `json:"space"`
+	Shard      *Shard `json:"shard,omitempty"`
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	Runs       int    `json:"runs"`
+	// Skipped counts the schedules model.Scenario.Validate refused (a
+	// fault moved into a failover's lag, say), over every lane, and
+	// SkipReasons why, most frequent first: skipped, not run, and not
+	// counted in Runs.
+	Skipped     int          `json:"skipped,omitempty"`
+	SkipReasons []SkipReason `json:"skip_reasons,omitempty"`
+	Lanes       []Lane       `json:"lanes"`
+	Worst       []Worst      `json:"worst"`
 	// Robust are, per metric, the schedules whose value holds best within
 	// ±RobustDelta of every start (for the real backend).
 	Robust []Robust `json:"robust"`
@@ -579,7 +616,7 @@ func (r *ExploreResult) reduce() {
 	}
 	r.Robust = make([]Robust, len(r.Space.Metrics))
 	for i, m := range r.Space.Metrics {
-		r.Robust[i] = Robust{Metric: m, Delta: RobustDelta}
+		r.Robust[i] = Robust{Metric: m, Delta: RobustDelta, Count: isCount(m)}
 	}
 	for _, l := range r.Lanes {
 		for i, x := range l.Robust {
@@ -587,6 +624,11 @@ func (r *ExploreResult) reduce() {
 				r.Robust[i] = x
 			}
 		}
+	}
+	r.Skipped, r.SkipReasons = 0, nil
+	for _, l := range r.Lanes {
+		r.Skipped += l.Skipped
+		r.SkipReasons = addReasons(r.SkipReasons, l.SkipReasons)
 	}
 	for _, l := range r.Lanes {
 		r.Runs += l.Runs
@@ -671,6 +713,9 @@ type lane struct {
 	unk    []int
 	why    []string
 	ranked []scored // coarse results, for the alignment's starting points
+
+	refused map[string]bool // schedules the validator refused, by key
+	skipped map[string]int  // their reasons (refusedWhy), counted
 }
 
 type scored struct {
@@ -679,7 +724,11 @@ type scored struct {
 }
 
 func (l *lane) result() Lane {
-	ln := Lane{Seed: l.seed, Runs: l.runs, Worst: l.best, Robust: l.robust, Status: StatusDone}
+	ln := Lane{Seed: l.seed, Runs: l.runs, Worst: l.best, Robust: l.robust, Status: StatusDone, Skipped: len(l.refused)}
+	for why, n := range l.skipped {
+		ln.SkipReasons = append(ln.SkipReasons, SkipReason{Why: why, Count: n})
+	}
+	ln.SkipReasons = addReasons(nil, ln.SkipReasons)
 	for i := range ln.Worst {
 		ln.Worst[i].Unknown, ln.Worst[i].Why = l.unk[i], l.why[i]
 	}
@@ -697,11 +746,12 @@ var errBudget = errors.New("budget spent")
 
 func (l *lane) search() error {
 	l.done = map[string][]Worst{}
+	l.refused, l.skipped = map[string]bool{}, map[string]int{}
 	l.best = make([]Worst, len(l.s.Metrics))
 	l.robust = make([]Robust, len(l.s.Metrics))
 	for i, m := range l.s.Metrics {
 		l.best[i] = Worst{Metric: m}
-		l.robust[i] = Robust{Metric: m, Delta: RobustDelta}
+		l.robust[i] = Robust{Metric: m, Delta: RobustDelta, Count: isCount(m)}
 	}
 	// The last eighth of the budget is the robust pass's.
 	reserve := min(max(l.budget/8, 16*len(l.s.Metrics)), l.budget/2)
@@ -880,7 +930,7 @@ func (l *lane) eval(x Schedule, phase string, keep bool) error {
 // schedule ran before).
 func (l *lane) evalWith(x Schedule, phase string, keep bool, onCall func(virtual.CallEvent)) (bool, error) {
 	k := x.key()
-	if _, ok := l.done[k]; ok && onCall == nil {
+	if _, ok := l.done[k]; (ok && onCall == nil) || l.refused[k] {
 		return false, nil
 	}
 	if l.ctx.Err() != nil {
@@ -890,6 +940,16 @@ func (l *lane) evalWith(x Schedule, phase string, keep bool, onCall func(virtual
 		return false, errBudget
 	}
 	ws, err := l.run(x, onCall)
+	if why, ok := refusedWhy(err); ok {
+		// A mutant the validator refuses is not a run: skip it and search
+		// on, but not forever when (nearly) every point is refused.
+		l.refused[k] = true
+		l.skipped[why]++
+		if len(l.refused) > maxSkipsPerRun*max(l.budget, 1) {
+			return false, errBudget
+		}
+		return false, nil
+	}
 	if err != nil {
 		return false, err
 	}
@@ -917,6 +977,58 @@ func (l *lane) evalWith(x Schedule, phase string, keep bool, onCall func(virtual
 	return improved, nil
 }
 
+// maxSkipsPerRun bounds the refused schedules a lane skips, per run of
+// its budget, before it ends its search: a space most of whose points the
+// validator refuses would otherwise search forever for runnable ones.
+const maxSkipsPerRun = 8
+
+// SkipReason is why the validator refused schedules, and how many.
+type SkipReason struct {
+	Why   string `json:"why"`
+	Count int    `json:"count"`
+}
+
+// durationText matches the durations in a validation message, which
+// differ from one refused schedule to the next.
+var durationText = regexp.MustCompile(`\b\d+(\.\d+)?(ns|µs|us|ms|s|m|h)(\d+(\.\d+)?(ns|µs|us|ms|s|m|h))*\b`)
+
+// refusedWhy reports whether err is the validator's refusal of a schedule
+// and, if so, its first problem with the durations left out ("faults[1]:
+// is due at …, while the failover faults[0] holds the schedule …"), which
+// groups the refusals of one kind.
+func refusedWhy(err error) (string, bool) {
+	var ve *model.ValidationError
+	if !errors.As(err, &ve) || len(ve.Problems) == 0 {
+		return "", false
+	}
+	p := ve.Problems[0]
+	why := durationText.ReplaceAllString(p.Msg, "…")
+	if p.Field != "" {
+		why = p.Field + ": " + why
+	}
+	return why, true
+}
+
+// addReasons adds b's counts to a's and sorts them, most frequent first
+// (then by reason, for a deterministic order).
+func addReasons(a, b []SkipReason) []SkipReason {
+	out := slices.Clone(a)
+	for _, r := range b {
+		if k := slices.IndexFunc(out, func(x SkipReason) bool { return x.Why == r.Why }); k >= 0 {
+			out[k].Count += r.Count
+		} else {
+			out = append(out, r)
+		}
+	}
+	slices.SortStableFunc(out, func(x, y SkipReason) int {
+		if x.Count != y.Count {
+			return y.Count - x.Count
+		}
+		return strings.Compare(x.Why, y.Why)
+	})
+	return out
+}
+
 // run runs one schedule and judges each metric against its bound.
 func (l *lane) run(x Schedule, onCall func(virtual.CallEvent)) ([]Worst, error) {
 	sc, err := l.s.Scenario(x)
@@ -925,6 +1037,10 @@ func (l *lane) run(x Schedule, onCall func(virtual.CallEvent)) ([]Worst, error) 
 	}
 	sc.Expect = nil
 	for _, m := range l.s.Metrics {
+		if isCount(m) {
+			sc.Expect = append(sc.Expect, countExpectation(m))
+			continue
+		}
 		// A nanosecond of slack: the check's limit is then the bound itself.
 		sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "predicted", Slack: time.Nanosecond})
 	}
@@ -964,6 +1080,8 @@ func judge(s Space, x Schedule, r *model.Result) []Worst {
 		switch {
 		case c == nil:
 			w.Unknown, w.Why = 1, "no check"
+		case c.Count:
+			judgeCount(&w, c, r)
 		case c.Verdict == model.Unknown || c.NotMeasured:
 			// The check's own slack (a nanosecond) says nothing to a reader.
 			w.Unknown, w.Why = 1, strings.ReplaceAll(c.Detail, " + slack 1ns", "")
@@ -971,7 +1089,7 @@ func judge(s Space, x Schedule, r *model.Result) []Worst {
 			w.Found = true
 			w.Measured, w.Open = c.Measured, c.Open
 			w.Predicted = c.Max - time.Nanosecond
-			w.Formula, w.Modes = formulaOf(m, w.Predicted, r, applied)
+			w.Formula, w.Modes = formulaOf(c, r, applied)
 			if w.Predicted > 0 && w.Predicted != model.Unbounded {
 				w.Ratio = math.Round(float64(w.Measured)/float64(w.Predicted)*1e4) / 1e4
 			}
@@ -982,36 +1100,17 @@ func judge(s Space, x Schedule, r *model.Result) []Worst {
 	return out
 }
 
-// formulaOf finds the formula behind a metric's bound: the prediction of
-// an applied mode that gives it (the failover floor otherwise).
-func formulaOf(metric string, bound time.Duration, r *model.Result, applied map[string]bool) (string, []string) {
-	overlap := metric == exOverlap || metric == exStale
+// formulaOf is the formula behind a metric's bound, as the check derived
+// it (model.Check.Formula), and the applied modes a prediction was taken
+// for.
+func formulaOf(c *model.Check, r *model.Result, applied map[string]bool) (string, []string) {
 	var modes []string
-	formula := ""
 	for _, p := range r.Predictions {
-		if !applied[p.Mode] {
-			continue
-		}
-		modes = append(modes, p.Mode)
-		v, f := p.MaxGap, p.GapFormula
-		switch {
-		case overlap:
-			v, f = p.MaxOverlap, p.OverlapFormula
-		case metric == exFailover:
-			v, f = p.MaxFailover, p.FailoverFormula
-		}
-		if v == bound && formula == "" {
-			formula = p.Mode + ": " + f
+		if applied[p.Mode] {
+			modes = append(modes, p.Mode)
 		}
 	}
-	if formula == "" && metric == exFailover {
-		p := r.Params
-		formula = fmt.Sprintf("TTL + Wait + jitter = %v + %v + %v = %v", p.TTL, p.Wait, p.Jitter(), p.TTL+p.Wait+p.Jitter())
-		if bound != p.TTL+p.Wait+p.Jitter() {
-			formula = "faults chained: a later fault that starts within one's failover and a TTL lengthens it (model.FailoverChain)"
-		}
-	}
-	return formula, modes
+	return c.Formula, modes
 }
 
 // anchorOffsets are where a fault's start (or heal) goes around a call's
@@ -1087,8 +1186,7 @@ func (l *lane) align(budget int) error {
 				continue
 			}
 			for k, r := range l.s.Vary {
-				if r.Param != ParamFor && !(r.Param == ParamPartition && f.Kind == model.FaultPartition) &&
-					!(r.Param == ParamPause && stopsInstance(f)) {
+				if r.Param != ParamFor && !((r.Param == ParamPartition || r.Param == ParamPause) && sizes(r.Param, f)) {
 					continue
 				}
 				for _, m := range moments {
@@ -1197,16 +1295,20 @@ func (l *lane) refine(i int) (bool, error) {
 	}
 }
 
-// value is the metric i of schedule x, run if it has not been.
-func (l *lane) value(x Schedule, i int) (time.Duration, error) {
+// value is the metric i of schedule x, run if it has not been; ran is
+// false for a schedule the validator refuses (it is not in the space).
+func (l *lane) value(x Schedule, i int) (v time.Duration, ran bool, err error) {
 	if _, err := l.evalWith(x, "robust", false, nil); err != nil {
-		return 0, err
+		return 0, false, err
 	}
-	w := l.done[x.key()][i]
-	if !w.Found {
-		return 0, nil
+	ws, ok := l.done[x.key()]
+	if !ok {
+		return 0, false, nil
 	}
-	return w.Measured, nil
+	if !ws[i].Found {
+		return 0, true, nil
+	}
+	return ws[i].Measured, true, nil
 }
 
 // moves are the schedules one start away from x by ±d: each fault's start
@@ -1233,18 +1335,21 @@ func (l *lane) moves(x Schedule, d time.Duration) []Schedule {
 	return out
 }
 
-// floor is the least of metric i over x and its moves by ±RobustDelta.
+// floor is the least of metric i over x and its moves by ±RobustDelta
+// that the validator accepts; 0 for a schedule it refuses.
 func (l *lane) floor(x Schedule, i int) (time.Duration, error) {
-	v, err := l.value(x, i)
-	if err != nil {
+	v, ran, err := l.value(x, i)
+	if err != nil || !ran {
 		return 0, err
 	}
 	for _, y := range l.moves(x, RobustDelta) {
-		w, err := l.value(y, i)
+		w, ran, err := l.value(y, i)
 		if err != nil {
 			return 0, err
 		}
-		v = min(v, w)
+		if ran {
+			v = min(v, w)
+		}
 	}
 	return v, nil
 }
@@ -1261,8 +1366,8 @@ func (l *lane) robustPass(i int) error {
 		return err
 	}
 	keep := func() {
-		m, _ := l.value(cur, i)
-		l.robust[i] = Robust{Metric: l.s.Metrics[i], Schedule: cur, Measured: m, Floor: f, Delta: RobustDelta, Found: true}
+		m, _, _ := l.value(cur, i)
+		l.robust[i] = Robust{Metric: l.s.Metrics[i], Schedule: cur, Measured: m, Floor: f, Delta: RobustDelta, Found: true, Count: isCount(l.s.Metrics[i])}
 	}
 	if f > 0 {
 		keep()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -268,6 +269,37 @@ func TestWorstRanking(t *testing.T) {
 	} {
 		if !tt.a.worse(tt.b) || tt.b.worse(tt.a) {
 			t.Errorf("%s: %+v should rank above %+v", tt.name, tt.a, tt.b)
+		}
+	}
+}
+
+// Each worst names the formula its check judged it by (model.Check.Formula):
+// a redis-pause's stale leadership is its own stale term, not the overlap's
+// nor a failover chain's, and faults in force together name their
+// composition. explore printed "predicted 6.501s ()" for the first and a
+// failover chain for a lone redis-pause.
+func TestExploreNamesTheChecksFormula(t *testing.T) {
+	rp := builtinScenario(t, "redis-pause")
+	two := rp
+	two.Faults = append(slices.Clone(rp.Faults), model.Fault{At: 5 * time.Second, Kind: model.FaultRedisRestart})
+	for _, tt := range []struct {
+		name        string
+		sc          model.Scenario
+		metric      string
+		want, wantn string
+	}{
+		{"stale", rp, exStale, "redis-pause: max(0, min(P, C) - TTL/2 + jitter + hop)", ""},
+		{"failover", rp, exFailover, "redis-pause: ", "chained"},
+		{"composed", two, exStale, "composed with a key lost", ""},
+	} {
+		s := Space{Base: tt.sc, Metrics: []string{tt.metric}, Seeds: 1, Budget: 40}
+		r, err := Explore(context.Background(), s, ExploreOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := worstOf(t, r, tt.metric)
+		if !strings.Contains(w.Formula, tt.want) || (tt.wantn != "" && strings.Contains(w.Formula, tt.wantn)) {
+			t.Errorf("%s: formula %q, want it to say %q (and not %q)", tt.name, w.Formula, tt.want, tt.wantn)
 		}
 	}
 }

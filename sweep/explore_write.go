@@ -47,8 +47,15 @@ func (r *ExploreResult) RobustScenario(x Robust) (model.Scenario, error) {
 		sc.Name = "explore-robust-" + shortMetric(x.Metric)
 	}
 	sc.Description = fmt.Sprintf("chaos explore: near the worst %s found for %s, the schedule whose value holds when every start moves by ±%v: %v here, at least %v within ±%v (on the real backend, whose timing is not exact to the µs).",
-		x.Metric, r.Space.Base.Name, x.Delta, x.Measured, x.Floor, x.Delta)
+		x.Metric, r.Space.Base.Name, x.Delta, x.value(x.Measured), x.value(x.Floor), x.Delta)
 	sc.Expect = []model.Expectation{{Metric: x.Metric, Max: "predicted"}}
+	if x.Count {
+		bound := model.Unbounded
+		if k := slices.IndexFunc(r.Worst, func(w Worst) bool { return w.Metric == x.Metric }); k >= 0 {
+			bound = r.Worst[k].Predicted
+		}
+		sc.Expect = []model.Expectation{countScenarioExpect(x.Metric, bound, x.Measured)}
+	}
 	sc.StrictClaims = false
 	return sc, nil
 }
@@ -73,10 +80,13 @@ func (r *ExploreResult) WorstScenario(w Worst) (model.Scenario, error) {
 		verdict = "BOUND VIOLATED"
 	}
 	sc.Description = fmt.Sprintf("chaos explore: the worst %s found for %s over %d runs: measured %v, predicted %v (%s), ratio %s: %s.",
-		w.Metric, r.Space.Base.Name, r.Runs, w.Measured, model.BoundText(w.Predicted), w.Formula, ratioText(w), verdict)
+		w.Metric, r.Space.Base.Name, r.Runs, w.Value(w.Measured), w.BoundValue(), w.Formula, ratioText(w), verdict)
 	e := model.Expectation{Metric: w.Metric, Max: "predicted"}
-	if w.Violated {
+	if w.Violated && !w.Count {
 		e.Slack = r.Space.withDefaults().Tolerance
+	}
+	if w.Count {
+		e = countScenarioExpect(w.Metric, w.Predicted, w.Measured)
 	}
 	sc.Expect = []model.Expectation{e}
 	sc.StrictClaims = false
@@ -162,21 +172,24 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 	if !r.Complete {
 		p("**Incomplete:** %s\n\n", r.Incomplete)
 	}
+	if r.Skipped > 0 {
+		p("%s.\n\n", r.SkippedText())
+	}
 	p("| metric | worst measured | predicted | ratio | verdict | found by | schedule | file | robust (±%v) |\n|---|---|---|---|---|---|---|---|---|\n", RobustDelta)
 	for _, x := range r.Worst {
 		if !x.Found {
 			p("| %s | — | — | — | not measured (%d runs unknown: %s) | | | | |\n", x.Metric, x.Unknown, nonEmptyText(x.Why, "no run measured it"))
 			continue
 		}
-		meas := x.Measured.String()
+		meas := x.Value(x.Measured)
 		if x.Open {
 			meas = "≥ " + meas + " (open)"
 		}
 		rob := "—"
 		if k := slices.IndexFunc(r.Robust, func(y Robust) bool { return y.Metric == x.Metric && y.Found }); k >= 0 {
-			rob = fmt.Sprintf("≥ %v: %s", r.Robust[k].Floor, RobustFile(x.Metric))
+			rob = fmt.Sprintf("≥ %s: %s", x.Value(r.Robust[k].Floor), RobustFile(x.Metric))
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, model.BoundText(x.Predicted), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, x.BoundValue(), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
 	}
 	p("\n## Formulas\n\n")
 	for _, x := range r.Worst {
@@ -188,7 +201,7 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 		p("\n## Findings\n\n")
 		for _, x := range v {
 			p("- **bound violated: %s** measured %v above its bound %v (%s); reproduce with `chaos run --backend virtual %s` (and on the real backend without --backend).\n",
-				x.Metric, x.Measured, model.BoundText(x.Predicted), x.Formula, WorstFile(x.Metric))
+				x.Metric, x.Value(x.Measured), x.BoundValue(), x.Formula, WorstFile(x.Metric))
 		}
 	}
 	p("\nEach worst-*.yaml runs the worst schedule with its seed; its expectation is the metric's bound. A worst case often sits on an edge a few µs wide (a partition within one hop of a renewal's send, a follower's attempt just before the key expires), which the real backend's timing, exact only to a millisecond or two, lands on either side of: each robust-*.yaml is the schedule nearby whose value holds when every start moves by ±%v, the one to run there (`--confirm-real` does).\n", RobustDelta)
@@ -272,7 +285,7 @@ func writeExploreHTML(w io.Writer, r *ExploreResult) error {
 	for _, x := range r.Worst {
 		row := exploreRow{Worst: x, Measured: "—", Predicted: "—", Ratio: ratioText(x), Verdict: verdictText(x), Class: "missing"}
 		if x.Found {
-			row.Measured, row.Predicted = x.Measured.String(), model.BoundText(x.Predicted)
+			row.Measured, row.Predicted = x.Value(x.Measured), x.BoundValue()
 			row.Schedule, row.File, row.Class = r.scheduleText(x.Schedule), WorstFile(x.Metric), "safe"
 			if x.Violated {
 				row.Class = "unsafe"
@@ -299,6 +312,7 @@ var explorePage = template.Must(template.New("explore").Parse(`<!DOCTYPE html>
 <h1>{{.Title}}</h1>
 <p class="banner{{if not .R.Complete}} incomplete{{end}}">
 {{.R.Runs}} runs on the virtual backend over {{.R.Space.Seeds}} seeds (first seed {{.R.Space.FirstSeed}}): each fault's start moved over a {{.R.Space.Window}} window, aligned to the elector's calls, then refined.
+{{if .R.Skipped}}<br/>{{.R.SkippedText}}{{end}}
 {{if not .R.Complete}}<br/><b>Incomplete:</b> {{.R.Incomplete}}{{end}}
 </p>
 <table>

@@ -26,12 +26,13 @@ const (
 	ParamPartition   = "partition"    // For of every partition fault
 	ParamFaultAt     = "fault_at"     // At of the first fault; the whole schedule moves with it (its phase against the renewals)
 	ParamLag         = "lag"          // Lag of every redis-failover fault (0s: clean)
+	ParamRedisPause  = "redis_pause"  // For of every redis-pause fault
 )
 
 // Params lists the parameters an axis can vary, in the order documented.
 var Params = []string{
 	ParamTTL, ParamWait, ParamJitter, ParamOpTimeout, ParamReadTimeout, ParamMaxRetries, ParamSafe,
-	ParamPause, ParamLatency, ParamClockRate, ParamPartition, ParamFaultAt, ParamLag,
+	ParamPause, ParamLatency, ParamClockRate, ParamPartition, ParamFaultAt, ParamLag, ParamRedisPause,
 }
 
 // NoLimit stands for a limit that is not set.
@@ -49,6 +50,10 @@ type Limits struct {
 	// MaxStale bounds stale leadership (believed while Redis held another
 	// value); 0 allows none, NoLimit: no limit.
 	MaxStale time.Duration `json:"max_stale"`
+	// MaxDuplicateChores bounds the duplicate chores of a run (runner
+	// mode: the same chore run by two instances within one chore
+	// interval); nil: no limit.
+	MaxDuplicateChores *int `json:"max_duplicate_chores,omitempty"`
 }
 
 // DefaultLimits: no overlap, gap and stale leadership unlimited.
@@ -70,7 +75,7 @@ type Axis struct {
 }
 
 // Durations builds a duration axis (ttl, wait, jitter, op_timeout,
-// read_timeout, pause, latency, partition, fault_at).
+// read_timeout, pause, latency, partition, fault_at, lag, redis_pause).
 func Durations(param string, ds ...time.Duration) Axis {
 	a := Axis{Param: param}
 	for _, d := range ds {
@@ -112,8 +117,9 @@ func Bools(param string, vs ...bool) Axis {
 type Grid struct {
 	// Name names the sweep in reports; default the base scenario's name.
 	Name string `json:"name"`
-	// Base is the scenario every cell starts from (elector mode: the
-	// virtual backend refuses runner mode).
+	// Base is the scenario every cell starts from, in elector or runner
+	// mode (a runner-mode run costs ~15 times an elector-mode one, and its
+	// cells also count chores and tasks: Cell.Work).
 	Base model.Scenario `json:"base"`
 	Axes []Axis         `json:"axes"`
 	// Seeds is how many seeds each cell runs (FirstSeed, FirstSeed+1, ...;
@@ -171,8 +177,8 @@ func (g Grid) Check() error {
 	if g.Seeds < 0 {
 		bad("seeds: %d; want at least 1", g.Seeds)
 	}
-	if g.Base.Mode == model.ModeRunner {
-		bad("the base scenario is in runner mode, which the virtual backend does not model; use mode: elector")
+	if g.Limits.MaxDuplicateChores != nil && g.Base.Mode != model.ModeRunner {
+		bad("limits.max_duplicate_chores: the base scenario is in elector mode, which runs no chores; use mode: runner")
 	}
 	seen := map[string]bool{}
 	for i, a := range g.Axes {
@@ -207,44 +213,47 @@ func (g Grid) Check() error {
 	return nil
 }
 
-// stopsInstance reports whether the pause axis sizes f: a pause (SIGSTOP,
-// a GC) or a suspend (a VM or host suspend, its clock stopped too). The
-// bounds take both as the same P (model.FaultSize.Pause), so one axis sizes
-// both, as one --pause sizes both in chaos bounds.
-func stopsInstance(f model.Fault) bool {
-	return f.Kind == model.FaultPause || f.Kind == model.FaultSuspend
+// sizeAxis is the axis param of f's kind (model.KindSpec.Axes), if the
+// kind has one of that name and it sizes f: the pause axis sizes pauses and
+// suspends (the bounds take both as the same P), clock_rate the clock
+// faults with a rate.
+func sizeAxis(param string, f model.Fault) (model.SizeAxis, bool) {
+	k, _ := model.SpecOf(f.Kind)
+	for _, x := range k.Axes {
+		if x.Param == param && x.Applies(f) {
+			return x, true
+		}
+	}
+	return model.SizeAxis{}, false
+}
+
+// sizes reports whether the fault-size axis param sizes f.
+func sizes(param string, f model.Fault) bool {
+	_, ok := sizeAxis(param, f)
+	return ok
 }
 
 // needsFault says why a fault-size axis cannot apply to sc ("" if it can).
 func needsFault(sc model.Scenario, param string) string {
-	has := func(ok func(model.Fault) bool) bool { return slices.ContainsFunc(sc.Faults, ok) }
-	switch param {
-	case ParamPause:
-		if !has(stopsInstance) {
-			return "pause: the base scenario has no pause or suspend fault to size"
-		}
-	case ParamLatency:
-		if !has(func(f model.Fault) bool { return f.Kind == model.FaultLatency }) {
-			return "latency: the base scenario has no latency fault to size"
-		}
-	case ParamClockRate:
-		if !has(func(f model.Fault) bool { return f.Kind == model.FaultClock && f.Rate != 0 }) {
-			return "clock_rate: the base scenario has no clock fault with a rate to size"
-		}
-	case ParamPartition:
-		if !has(func(f model.Fault) bool { return f.Kind == model.FaultPartition }) {
-			return "partition: the base scenario has no partition fault to size"
-		}
-	case ParamFaultAt:
+	if param == ParamFaultAt {
 		if len(sc.Faults) == 0 {
 			return "fault_at: the base scenario has no fault to move"
 		}
-	case ParamLag:
-		if !has(func(f model.Fault) bool { return f.Kind == model.FaultRedisFailover }) {
-			return "lag: the base scenario has no redis-failover fault to size"
+		return ""
+	}
+	var kinds []string
+	qualifier := ""
+	for _, k := range model.Kinds() {
+		for _, x := range k.Axes {
+			if x.Param == param {
+				kinds, qualifier = append(kinds, string(k.Kind)), x.Qualifier
+			}
 		}
 	}
-	return ""
+	if len(kinds) == 0 || slices.ContainsFunc(sc.Faults, func(f model.Fault) bool { return sizes(param, f) }) {
+		return "" // not a fault's size, or one to size
+	}
+	return fmt.Sprintf("%s: the base scenario has no %s fault%s to size", param, strings.Join(kinds, " or "), qualifier)
 }
 
 // value is a parsed axis value.
@@ -344,16 +353,6 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 			}
 		case ParamSafe:
 			p.Safe = v.b
-		case ParamPause:
-			faults(stopsInstance, func(f *model.Fault) { f.For = v.d })
-		case ParamLatency:
-			faults(func(f model.Fault) bool { return f.Kind == model.FaultLatency }, func(f *model.Fault) {
-				f.Latency, f.Jitter = v.d, min(f.Jitter, v.d)
-			})
-		case ParamClockRate:
-			faults(func(f model.Fault) bool { return f.Kind == model.FaultClock && f.Rate != 0 }, func(f *model.Fault) { f.Rate = v.f })
-		case ParamPartition:
-			faults(func(f model.Fault) bool { return f.Kind == model.FaultPartition }, func(f *model.Fault) { f.For = v.d })
 		case ParamFaultAt:
 			// The whole schedule moves: the first fault starts at the
 			// value, the others keep their distance from it (five flaps
@@ -364,8 +363,14 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 			}
 			shift := v.d - first
 			faults(func(model.Fault) bool { return true }, func(f *model.Fault) { f.At += shift })
-		case ParamLag:
-			faults(func(f model.Fault) bool { return f.Kind == model.FaultRedisFailover }, func(f *model.Fault) { f.Lag = v.d })
+		default: // a kind's size (model.KindSpec.Axes)
+			if !slices.Contains(Params, a.Param) {
+				break // Check refuses it
+			}
+			faults(func(f model.Fault) bool { return sizes(a.Param, f) }, func(f *model.Fault) {
+				x, _ := sizeAxis(a.Param, *f)
+				x.Set(f, v.d, v.f)
+			})
 		}
 	}
 	if sized {

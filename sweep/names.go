@@ -49,8 +49,35 @@ func (r *Result) Summary() string {
 	}
 	s := fmt.Sprintf("%d cells (%d done), %d runs in %v; %d cells in the safe region; %d cells failing an expectation, %d of them a predicted bound",
 		len(r.Cells), done, r.Runs, r.Elapsed.Round(time.Millisecond), safe, failing, broken)
+	if w, at := r.worstWork(); w != nil {
+		s += fmt.Sprintf("; worst duplicate chores %d (cell %d seed %d), stale chores %d, repeated tasks %d, lost tasks %d",
+			w.DuplicateChores.Max, at, w.DuplicateChores.WorstSeed, w.StaleChores.Max, w.RepeatedTasks.Max, w.LostTasks.Max)
+	}
 	if !r.Complete {
 		s += "; INCOMPLETE: " + r.Incomplete
 	}
 	return s
+}
+
+// worstWork is the largest of each chore and task count over the cells
+// (runner mode), and the cell of the most duplicate chores (the first on
+// a tie); nil in elector mode.
+func (r *Result) worstWork() (*Work, int) {
+	var w *Work
+	at := -1
+	for _, c := range r.Cells {
+		if c.Work == nil {
+			continue
+		}
+		if w == nil {
+			w = &Work{}
+		}
+		if at < 0 || c.Work.DuplicateChores.Max > w.DuplicateChores.Max {
+			w.DuplicateChores, at = c.Work.DuplicateChores, c.Index
+		}
+		w.StaleChores.Max = max(w.StaleChores.Max, c.Work.StaleChores.Max)
+		w.RepeatedTasks.Max = max(w.RepeatedTasks.Max, c.Work.RepeatedTasks.Max)
+		w.LostTasks.Max = max(w.LostTasks.Max, c.Work.LostTasks.Max)
+	}
+	return w, at
 }

@@ -3,7 +3,6 @@ package sweep
 import (
 	"fmt"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -12,20 +11,22 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/leaselab/leaselab/internal/userfile"
 	"github.com/leaselab/leaselab/scenarios"
 )
 
 var (
 	sweepKeys  = []string{"name", "scenario", "seeds", "first_seed", "limits", "axes"}
-	limitKeys  = []string{"max_gap", "max_overlap", "max_stale"}
+	limitKeys  = []string{"max_gap", "max_overlap", "max_stale", "max_duplicate_chores"}
 	rangeKeys  = []string{"from", "to", "steps", "step"}
 	maxCells   = 100000
 	maxRunsAll = 10000000
 )
 
-// Load reads a sweep file (see ParseGrid).
+// Load reads a sweep file (see ParseGrid): a regular file of at most
+// scenarios.MaxFileSize, as a scenario file.
 func Load(path string) (Grid, error) {
-	data, err := os.ReadFile(path)
+	data, err := userfile.Read(path, scenarios.MaxFileSize, "a sweep file")
 	if err != nil {
 		return Grid{}, err
 	}
@@ -44,6 +45,7 @@ func Load(path string) (Grid, error) {
 //	    max_gap: 12s                  # default none
 //	    max_overlap: 0s               # default 0s; "none" for no limit
 //	    max_stale: none               # default none
+//	    max_duplicate_chores: 1       # runner mode; default none
 //	  axes:                           # in order; the last varies fastest
 //	    ttl: [2s, 5s, 10s]            # a list of values
 //	    read_timeout: {from: 100ms, to: 1s, steps: 10}   # or a linear range (steps values, or every step)
@@ -214,6 +216,13 @@ func (p *parser) parse(data []byte) Grid {
 			g.FirstSeed, _ = p.integer(e.v, f, 1, math.MaxInt64/2)
 		case "limits":
 			for _, l := range p.mapping(e.v, f, limitKeys) {
+				if l.k.Value == "max_duplicate_chores" {
+					if v, ok := p.integer(l.v, join(f, l.k.Value), 0, 1000000); ok {
+						n := int(v)
+						g.Limits.MaxDuplicateChores = &n
+					}
+					continue
+				}
 				d, ok := p.limit(l.v, join(f, l.k.Value))
 				if !ok {
 					continue

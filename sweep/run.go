@@ -97,6 +97,29 @@ type MetricCount struct {
 	Runs   int    `json:"runs"`
 }
 
+// Work is the worst over a cell's runs of what the TaskRunner's chores and
+// tasks went through (model.Summary's counts), each with the lowest seed
+// that reached it.
+type Work struct {
+	DuplicateChores CountStat `json:"duplicate_chores"`
+	StaleChores     CountStat `json:"stale_chores"`
+	RepeatedTasks   CountStat `json:"duplicate_tasks"`
+	LostTasks       CountStat `json:"lost_tasks"`
+}
+
+// CountStat is the largest of a count over a cell's runs and the lowest
+// seed that had it (0 when no run counted any).
+type CountStat struct {
+	Max       int   `json:"max"`
+	WorstSeed int64 `json:"worst_seed,omitempty"`
+}
+
+func (c *CountStat) add(n int, seed int64) {
+	if n > c.Max {
+		c.Max, c.WorstSeed = n, seed
+	}
+}
+
 // Prediction is the analytic worst case for a cell: the maximum of
 // model.PredictMode over the failure modes of the cell's faults.
 type Prediction struct {
@@ -122,6 +145,9 @@ type Cell struct {
 	Failover Stat `json:"failover"`
 	// RunsWithOverlap counts runs that had any overlap.
 	RunsWithOverlap int `json:"runs_with_overlap"`
+	// Work is the worst of the runs' chores and tasks (runner mode; nil
+	// in elector mode).
+	Work *Work `json:"work,omitempty"`
 	// ExpectFailures counts failed expectations by metric.
 	ExpectFailures []MetricCount `json:"expect_failures,omitempty"`
 	// BoundFailures counts the runs in which a "predicted" limit failed:
@@ -160,6 +186,9 @@ type runRec struct {
 	hasFailover             bool
 	failed                  []string
 	boundFailed             bool
+	runner                  bool
+	dupChores, staleChores  int
+	repTasks, lostTasks     int
 }
 
 // Run runs the sweep (or one shard of it) on a worker pool. If ctx is
@@ -274,7 +303,8 @@ func predict(sc model.Scenario) Prediction {
 // record keeps what the statistics need of one run.
 func record(r *model.Result) runRec {
 	s := r.Analysis.Summary
-	rec := runRec{done: true, verdict: r.Verdict, gap: s.MaxGap, overlap: s.MaxOverlap, stale: s.MaxStale}
+	rec := runRec{done: true, verdict: r.Verdict, gap: s.MaxGap, overlap: s.MaxOverlap, stale: s.MaxStale,
+		runner: r.Scenario.Mode == model.ModeRunner, dupChores: s.DuplicateChores, staleChores: s.StaleChores, repTasks: s.TasksRepeated, lostTasks: s.TasksLost}
 	if s.Failover.Count > 0 {
 		rec.fo, rec.hasFailover = s.Failover.Max, true
 	}
@@ -323,6 +353,15 @@ func aggregate(c *Cell, recs []runRec, g Grid) {
 		if r.boundFailed {
 			c.BoundFailures++
 		}
+		if r.runner {
+			if c.Work == nil {
+				c.Work = &Work{}
+			}
+			c.Work.DuplicateChores.add(r.dupChores, seed)
+			c.Work.StaleChores.add(r.staleChores, seed)
+			c.Work.RepeatedTasks.add(r.repTasks, seed)
+			c.Work.LostTasks.add(r.lostTasks, seed)
+		}
 	}
 	c.Gap, c.Overlap, c.Stale, c.Failover = stat(gap), stat(ov), stat(st), stat(fo)
 	for m, n := range fails {
@@ -338,6 +377,9 @@ func aggregate(c *Cell, recs []runRec, g Grid) {
 		c.Status = StatusNotRun
 	}
 	c.Safe = c.Status == StatusDone && withinLimits(g.Limits, c.Gap.Max, c.Overlap.Max, c.Stale.Max)
+	if l := g.Limits.MaxDuplicateChores; l != nil && c.Work != nil && c.Work.DuplicateChores.Max > *l {
+		c.Safe = false
+	}
 }
 
 func withinLimits(l Limits, gap, overlap, stale time.Duration) bool {

@@ -70,7 +70,7 @@ func Seeds(ctx context.Context, sc model.Scenario, o SeedsOptions) (*reports.Dis
 	}
 	dir := filepath.Join(o.Out, sc.Name, fmt.Sprintf("runs-%d-%d", sc.Seed, sc.Seed+int64(o.Runs)-1))
 	cmd := o.Command(d.Worst.Seed, d.Worst.Backend)
-	if _, err := reports.WriteRun(filepath.Join(dir, reports.DirDistWorst), d.Worst, reports.Options{Command: cmd}); err != nil {
+	if _, err := reports.WriteRun(context.WithoutCancel(ctx), filepath.Join(dir, reports.DirDistWorst), d.Worst, reports.Options{Command: cmd}); err != nil {
 		return d, dir, took, fmt.Errorf("writing the worst run's report: %w", err)
 	}
 	if err := reports.WriteDistribution(dir, d, reports.DirDistWorst); err != nil {

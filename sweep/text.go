@@ -1,6 +1,7 @@
 package sweep
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -26,20 +27,38 @@ func (r *ExploreResult) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  %-17s not measured (%d runs unknown: %s)\n", x.Metric, x.Unknown, x.Why)
 			continue
 		}
-		verdict := "within bound"
-		if x.Violated {
-			verdict = "BOUND VIOLATED"
-		}
+		verdict := verdictText(x)
 		ratio := "—"
 		if x.Ratio > 0 {
 			ratio = fmt.Sprintf("%.3f", x.Ratio)
 		}
-		fmt.Fprintf(w, "  %-17s worst %-14v predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
-			x.Metric, x.Measured, model.BoundText(x.Predicted), ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+		fmt.Fprintf(w, "  %-17s worst %-14s predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
+			x.Metric, x.Value(x.Measured), x.BoundValue(), ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+	}
+	if r.Skipped > 0 {
+		fmt.Fprintf(w, "%s\n", r.SkippedText())
 	}
 	if !r.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", r.Incomplete)
 	}
+}
+
+// SkippedText says how many schedules the validator refused and why (its
+// three most frequent reasons); "" when none was.
+func (r *ExploreResult) SkippedText() string {
+	if r.Skipped == 0 {
+		return ""
+	}
+	var whys []string
+	for _, x := range r.SkipReasons[:min(3, len(r.SkipReasons))] {
+		whys = append(whys, fmt.Sprintf("%d× %s", x.Count, x.Why))
+	}
+	more := ""
+	if n := len(r.SkipReasons) - 3; n > 0 {
+		more = fmt.Sprintf("; %d other reasons", n)
+	}
+	return fmt.Sprintf("%d schedules skipped, which the validator refuses (not runs: the budget went to runnable ones): %s%s",
+		r.Skipped, strings.Join(whys, "; "), more)
 }
 
 // BesideBound is the searched worst case beside its bound, in a few words
@@ -48,6 +67,10 @@ func (w Worst) BesideBound() string {
 	switch {
 	case !w.Found:
 		return "not measured"
+	case w.Count && w.Violated:
+		return fmt.Sprintf("%s, BOUND VIOLATED (bound %s; seed %d)", w.Value(w.Measured), w.BoundValue(), w.Schedule.Seed)
+	case w.Count:
+		return fmt.Sprintf("%s of %s", w.Value(w.Measured), w.BoundValue())
 	case w.Violated:
 		return fmt.Sprintf("%v, BOUND VIOLATED (bound %v; seed %d)", w.Measured.Round(time.Microsecond), w.Predicted, w.Schedule.Seed)
 	case w.Predicted > 0 && w.Predicted != NoLimit:
@@ -75,7 +98,7 @@ func WriteExploreRuns(dir string, r *ExploreResult) (reportErrs []error, err err
 		}
 		sub := filepath.Join(dir, strings.TrimSuffix(WorstFile(w.Metric), ".yaml"))
 		cmd := scenarios.FileCommand(filepath.Join(dir, WorstFile(w.Metric)), res.Scenario, res.Seed, res.TimeScale, res.Backend)
-		if _, err := reports.WriteRun(sub, res, reports.Options{Command: cmd}); err != nil {
+		if _, err := reports.WriteRun(context.Background(), sub, res, reports.Options{Command: cmd}); err != nil {
 			reportErrs = append(reportErrs, fmt.Errorf("the report of the worst %s: %w", w.Metric, err))
 		}
 	}

@@ -52,7 +52,7 @@ func TestExploreWriteAndTable(t *testing.T) {
 	}
 	// The worst run's report reproduces it from the file beside it.
 	md, err := os.ReadFile(filepath.Join(dir, "worst-overlap", "report.md"))
-	if want := "go run ./cmd/chaos run " + filepath.Join(dir, "worst-overlap.yaml") + " --seed "; err != nil || !strings.Contains(string(md), want) {
+	if want := "chaos run " + filepath.Join(dir, "worst-overlap.yaml") + " --seed "; err != nil || !strings.Contains(string(md), want) {
 		t.Errorf("the worst run's report does not say %q (%v)", want, err)
 	}
 	var w bytes.Buffer

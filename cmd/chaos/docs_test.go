@@ -428,6 +428,7 @@ func TestDocsPathsExist(t *testing.T) {
 		}
 	}
 	top[".ci"] = true
+	cdRE := regexp.MustCompile(`(?m)(?:^|&&|;)\s*cd ([A-Za-z0-9_./-]+)`)
 	goCmd := regexp.MustCompile(`\bgo (?:test|run|build|install|vet)\b[^\n` + "`" + `]*`)
 	pathRE := regexp.MustCompile(`^\.?\.?/?[A-Za-z0-9_.-]+(?:/[A-Za-z0-9_.*-]+)*/?(?:\.\.\.)?$`)
 	checked := 0
@@ -437,6 +438,12 @@ func TestDocsPathsExist(t *testing.T) {
 			t.Fatal(err)
 		}
 		md := string(b)
+		// A page may run its commands from a directory it cds into (a
+		// nested module's): their paths may be from there too.
+		dirs := []string{"."}
+		for _, m := range cdRE.FindAllStringSubmatch(md, -1) {
+			dirs = append(dirs, m[1])
+		}
 		var words []string
 		for _, m := range goCmd.FindAllString(md, -1) {
 			m, _, _ = strings.Cut(m, " #")
@@ -468,7 +475,13 @@ func TestDocsPathsExist(t *testing.T) {
 			p := strings.TrimSuffix(w, "...")
 			// A path from the page's directory, or from the repository's root
 			// (where the commands run).
-			if _, err := os.Stat(filepath.Join("../..", p)); err != nil {
+			fromCD := false
+			for _, d := range dirs[1:] {
+				if _, err := os.Stat(filepath.Join("../..", d, p)); err == nil {
+					fromCD = true
+				}
+			}
+			if _, err := os.Stat(filepath.Join("../..", p)); err != nil && !fromCD {
 				if _, err2 := os.Stat(filepath.Join(filepath.Dir(page), p)); err2 != nil {
 					if !strings.Contains(p, "/") && strings.HasSuffix(p, ".go") && goFileExists(t, p) {
 						continue // a file named by itself: it exists somewhere in the tree
@@ -499,4 +512,34 @@ func goFileExists(t *testing.T, name string) bool {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// TestCLIPageMatchesTheProgram: docs/cli.md's command table names every
+// command chaos has (its usage's), and the suite's sample output counts
+// the built-ins there are.
+func TestCLIPageMatchesTheProgram(t *testing.T) {
+	b, err := os.ReadFile("../../docs/cli.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := string(b)
+	cmds := regexp.MustCompile(`(?m)^  chaos ([a-z]+)`).FindAllStringSubmatch(mainUsage, -1)
+	if len(cmds) < 10 {
+		t.Fatalf("only %d commands in the usage: is the pattern still right?", len(cmds))
+	}
+	for _, c := range cmds {
+		if !strings.Contains(page, "\n| `chaos "+c[1]) {
+			t.Errorf("docs/cli.md's command table has no row for chaos %s", c[1])
+		}
+	}
+	n := len(scenarios.Builtin())
+	counts := regexp.MustCompile(`(?m)^(\d+) scenarios: (\d+) passed`).FindAllStringSubmatch(page, -1)
+	if len(counts) == 0 {
+		t.Fatal("docs/cli.md shows no suite summary line")
+	}
+	for _, c := range counts {
+		if c[1] != strconv.Itoa(n) || c[2] != strconv.Itoa(n) {
+			t.Errorf("docs/cli.md: %q, but there are %d built-in scenarios", c[0], n)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/backends"
 	"github.com/leaselab/leaselab/sweep"
@@ -60,7 +61,7 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		quiet, confirmReal  bool
 	)
 	fs.StringVar(&out, "out", "./chaos-explore", "write the search to `DIR`/<name>/")
-	fs.StringVar(&metrics, "metric", "", "the metrics to search, comma-separated: overlap, gap, stale, failover (default all)")
+	fs.StringVar(&metrics, "metric", "", "the metrics to search, comma-separated: overlap, gap, stale, failover, and in runner mode the counts duplicate_chores, stale_chores, duplicate_tasks (default the four durations)")
 	fs.Var(&vary, "vary", "a fault size to search, `PARAM=LO..HI` (repeat it): for, partition, pause, latency, rate, lag")
 	fs.IntVar(&s.Budget, "budget", 0, fmt.Sprintf("runs in all (default %d)", sweep.DefaultExploreBudget))
 	fs.IntVar(&s.Seeds, "seeds", 0, fmt.Sprintf("seeds searched, each a lane of the search (default %d)", sweep.DefaultExploreSeeds))
@@ -73,24 +74,9 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.BoolVar(&quiet, "quiet", false, "print only the summary")
 	fs.BoolVar(&confirmReal, "confirm-real", false, "run each worst schedule on the real backend too and print its figure")
 	fs.Usage = func() { fmt.Fprint(stderr, exploreUsage); fs.PrintDefaults() }
-	pos, err := parseInterleaved(fs, args)
-	if err != nil {
-		return flagErr(err)
-	}
-	if len(pos) != 1 {
-		return usageErr("explore takes one scenario, a built-in NAME or a FILE (see --help)")
-	}
-	if s.Base, err = scenarios.Open(pos[0]); err != nil {
-		return &exitError{exitUsage, err}
-	}
-	if metrics != "" {
-		for _, m := range strings.Split(metrics, ",") {
-			name, err := sweep.ParseMetric(strings.TrimSpace(m))
-			if err != nil {
-				return usageErr("--metric: %v", err)
-			}
-			s.Metrics = append(s.Metrics, name)
-		}
+	var err error
+	if s.Base, s.Metrics, err = scenarioAndMetrics(fs, args, "explore", &metrics); err != nil {
+		return err
 	}
 	for _, v := range vary {
 		r, err := sweep.ParseRange(v)
@@ -133,12 +119,40 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	return nil
 }
 
+// scenarioAndMetrics parses a search command's flags from args and opens
+// the one scenario they name (a built-in NAME or a FILE), and reads the
+// --metric list the parse set (nil when empty: the command's default).
+func scenarioAndMetrics(fs *flag.FlagSet, args []string, cmd string, metrics *string) (model.Scenario, []string, error) {
+	pos, err := parseInterleaved(fs, args)
+	if err != nil {
+		return model.Scenario{}, nil, flagErr(err)
+	}
+	if len(pos) != 1 {
+		return model.Scenario{}, nil, usageErr("%s takes one scenario, a built-in NAME or a FILE (see --help)", cmd)
+	}
+	sc, err := scenarios.Open(pos[0])
+	if err != nil {
+		return sc, nil, &exitError{exitUsage, err}
+	}
+	var ms []string
+	if *metrics != "" {
+		for _, m := range strings.Split(*metrics, ",") {
+			name, err := sweep.ParseMetric(strings.TrimSpace(m))
+			if err != nil {
+				return sc, nil, usageErr("--metric: %v", err)
+			}
+			ms = append(ms, name)
+		}
+	}
+	return sc, ms, nil
+}
+
 // writeExplore writes the search's files and its worst runs' reports
 // (sweep.WriteExploreRuns), saying on stderr which report could not be.
 func writeExplore(dir string, res *sweep.ExploreResult, stderr io.Writer) error {
 	reportErrs, err := sweep.WriteExploreRuns(dir, res)
 	for _, e := range reportErrs {
-		fmt.Fprintf(stderr, "chaos: %v\n", e)
+		printErr(stderr, e)
 	}
 	return err
 }

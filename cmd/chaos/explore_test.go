@@ -57,3 +57,40 @@ func TestExploreCLI(t *testing.T) {
 		t.Errorf("--vary lag on a pause scenario: exit %d, %q", c, se)
 	}
 }
+
+// TestBoundsSearchesTheFile: chaos bounds FILE checks its formulas with a
+// short call-aligned search of the file itself, per metric, and says
+// whether the search beat one.
+func TestBoundsSearchesTheFile(t *testing.T) {
+	code, out, errOut := chaos(t, "bounds", "partition-blackhole", "--out", t.TempDir())
+	if code != exitOK {
+		t.Fatalf("bounds: exit %d\n%s\n%s", code, out, errOut)
+	}
+	for _, want := range []string{"searched partition-blackhole", "max_overlap", "within its bound"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("bounds FILE does not say %q:\n%s", want, out)
+		}
+	}
+}
+
+// TestExploreCLICounts: --metric after the scenario's name is read (it was
+// ignored, and every duration searched instead), and a runner-mode
+// built-in answers how many duplicate chores at worst, against its bound.
+func TestExploreCLICounts(t *testing.T) {
+	dir := t.TempDir()
+	code, stdout, stderr := chaos(t, "explore", "redis-failover-lossy", "--metric", "duplicate_chores,stale_chores", "--budget", "200", "--seeds", "2", "--quiet", "--out", dir)
+	if code != exitOK {
+		t.Fatalf("explore: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	for _, want := range []string{"duplicate_chores  worst ", "3 chores × (1 failover(s) × (2·⌈overlap", "stale_chores      worst ", "predicted unknown"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the summary lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "max_overlap") {
+		t.Errorf("searched a metric not asked for:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "redis-failover-lossy", "worst-duplicate_chores.yaml")); err != nil {
+		t.Errorf("no worst file: %v", err)
+	}
+}

@@ -25,6 +25,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/leaselab/leaselab/internal/printable"
 )
 
 // Exit codes.
@@ -72,6 +74,8 @@ Usage:
                                    key; the same failover report (--from FILE: offline)
   chaos explore NAME|FILE [flags]  search the virtual backend for the worst schedule of each
                                    metric, beside its bound (--shard i/n; 'explore merge')
+  chaos prove NAME|FILE [flags]    the exact worst case over one fault's start or length on
+                                   the virtual backend: proven, or a counterexample
 
 Run 'chaos COMMAND --help' for a command's flags and examples.
 
@@ -121,6 +125,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		err = cmdObserve(ctx, args[1:], stdout, stderr)
 	case "explore":
 		err = cmdExplore(ctx, args[1:], stdout, stderr)
+	case "prove":
+		err = cmdProve(ctx, args[1:], stdout, stderr)
 	case "-h", "--help", "help":
 		fmt.Fprint(stdout, mainUsage)
 		return exitOK
@@ -134,10 +140,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintln(stderr, "chaos:", ee.err)
+			printErr(stderr, ee.err)
 		}
 		return ee.code
 	}
-	fmt.Fprintln(stderr, "chaos:", err)
+	printErr(stderr, err)
 	return exitFailed
+}
+
+// printErr prints an error as the CLI's last word. An error may carry what
+// an agent wrote or a file's name: its control characters are stripped or
+// shown escaped (printable.Text), never sent raw to the terminal.
+func printErr(w io.Writer, err error) {
+	fmt.Fprintln(w, "chaos:", printable.Text(err.Error()))
 }

@@ -7,20 +7,22 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/term"
 
+	"github.com/leaselab/leaselab/internal/userfile"
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/observe"
 	"github.com/leaselab/leaselab/reports"
+	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/env"
 )
-
-// recordingFile is the recording chaos observe writes beside its report.
-const recordingFile = "observed.jsonl"
 
 const observeUsage = `Usage: chaos observe (--redis-addr ADDR | --redis-url URL | --sentinel ADDRS --master NAME) (--group G | --key KEY) [flags]
        chaos observe --from observed.jsonl [flags]
@@ -32,10 +34,12 @@ report as chaos run (report.html with the timeline plot, report.md,
 result.json, junit.xml) plus the recording (observed.jsonl), from which
 --from rebuilds the same report offline.
 
-The lease key is followed by keyspace notifications where the server allows
-CONFIG SET (the flags already set are kept and restored at the end), else by
-polling GET and PTTL every --interval; the lane and its resolution are
-printed and reported. Every time is an estimate on Redis's clock and every
+The watch writes nothing to the Redis it watches. The lease key is followed
+by keyspace notifications where the server already sends them (read with
+CONFIG GET), else by polling GET and PTTL every --interval; the lane and its
+resolution are printed and reported. --enable-notifications turns them on
+where they are off: it adds the missing classes to notify-keyspace-events
+and leaves them on at the end (another client may rely on them by then). Every time is an estimate on Redis's clock and every
 window is reported with its uncertainty.
 
 A failover moves the watch to the new primary: named by the Sentinels
@@ -67,7 +71,8 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	runFor := fs.Duration("for", 0, "watch for `D` (default: until Ctrl-C)")
 	out := fs.String("out", "", "write the report and the recording to `DIR` (default chaos-reports/observe-<group>/<time>)")
 	interval := fs.Duration("interval", observe.DefaultInterval, "poll the key every `D` (the poll lane; a backstop on the notification lane)")
-	poll := fs.Bool("poll", false, "poll even where keyspace notifications could be turned on")
+	poll := fs.Bool("poll", false, "poll even where the server sends keyspace notifications")
+	enable := fs.Bool("enable-notifications", false, "where keyspace notifications are off, turn them on: add the classes the watch needs to notify-keyspace-events (CONFIG SET; none removed, and left on at the end, since another client may rely on them by then). Default: write nothing, poll")
 	nodes := fs.String("nodes", "", "other data nodes `ADDR,ADDR` to look for the primary on after a failover (the primary's replicas in ROLE are looked at without it)")
 	sentinel := fs.String("sentinel", "", "follow the primary the Sentinels at `ADDR,ADDR` name (password from $LEASELAB_SENTINEL_PASSWORD); --redis-url/--redis-addr then only give the data nodes' auth")
 	master := fs.String("master", "", "the `NAME` the Sentinels monitor the primary under (with --sentinel)")
@@ -77,11 +82,8 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	fs.DurationVar(&maxGap, "max-gap", 0, "fail when no instance led for longer than `D`")
 	fs.DurationVar(&maxStale, "max-stale", 0, "fail when an instance believed it led while Redis held another value for longer than `D`")
 	fs.Usage = func() { fmt.Fprint(stderr, observeUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
-		}
-		return usageErr("%v", err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageErr("observe: unexpected argument %q", fs.Arg(0))
@@ -106,11 +108,22 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	var rec *observe.Recording
 	var dir string
 	if *from != "" {
-		if *redisAddr != "" || *redisURL != "" || *group != "" || *key != "" || *runFor != 0 || *nodes != "" || *sentinel != "" || *master != "" {
-			return usageErr("observe: --from rebuilds from a recording: drop --redis-addr/--redis-url/--sentinel/--master/--nodes/--group/--key/--for")
+		if *redisAddr != "" || *redisURL != "" || *group != "" || *key != "" || *runFor != 0 || *nodes != "" || *sentinel != "" || *master != "" || *enable {
+			return usageErr("observe: --from rebuilds from a recording: drop --redis-addr/--redis-url/--sentinel/--master/--nodes/--group/--key/--for/--enable-notifications")
 		}
-		var err error
-		if rec, err = observe.ReadRecordingFile(*from); err != nil {
+		// Opened here, not by observe.ReadRecordingFile, so that a FIFO or
+		// a device is refused at once (userfile.Open); a recording is not
+		// size-limited: it grows with the watch.
+		f, err := userfile.Open(*from)
+		if err != nil {
+			return usageErr("observe: %v", err)
+		}
+		rec, err = observe.ReadRecording(ctx, f, *from)
+		f.Close()
+		if err != nil {
+			if ctx.Err() != nil {
+				return &exitError{exitCanceled, errors.New("interrupted while reading the recording")}
+			}
 			return usageErr("observe: %v", err)
 		}
 		dir = *out
@@ -139,7 +152,8 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 			return &exitError{exitEnv, fmt.Errorf("observe: %w", err)}
 		}
 		nodeOpts := auth.Apply(&redis.Options{Addr: addr, MaxRetries: -1, DialTimeout: time.Second, ReadTimeout: 2 * time.Second})
-		o := observe.Options{DB: auth.DB, Group: *group, Key: *key, Interval: *interval, Poll: *poll, Addrs: splitList(*nodes)}
+		o := observe.Options{DB: auth.DB, Group: *group, Key: *key, Interval: *interval, Poll: *poll,
+			EnableNotifications: *enable, Addrs: splitList(*nodes)}
 		if *sentinel != "" {
 			o.Sentinel = &observe.SentinelOptions{Addrs: splitList(*sentinel), Master: *master,
 				Password: os.Getenv("LEASELAB_SENTINEL_PASSWORD"), NodeOptions: nodeOpts}
@@ -150,22 +164,39 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if file, ok := stderr.(*os.File); ok {
 			show.Live = term.IsTerminal(int(file.Fd()))
 		}
-		if rec, err = observe.Record(ctx, o, filepath.Join(dir, recordingFile), *runFor, show); err != nil {
+		if rec, err = observe.Record(ctx, o, filepath.Join(dir, model.ObservedRecording), *runFor, show); err != nil {
 			return &exitError{exitEnv, err}
 		}
 	}
-	res, err := observe.Build(rec, lim)
+	bctx := ctx
+	if *from == "" {
+		// Ctrl-C ended the watch; another ends the build of its report
+		// (the recording is complete: --from builds it later).
+		var stop context.CancelFunc
+		bctx, stop = signal.NotifyContext(context.WithoutCancel(ctx), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	res, err := observe.Build(bctx, rec, lim)
+	if err != nil && bctx.Err() != nil {
+		return &exitError{exitCanceled, fmt.Errorf("interrupted while building the report (chaos observe --from %s builds it)",
+			filepath.Join(dir, model.ObservedRecording))}
+	}
 	if err != nil {
 		return usageErr("observe: %v", err)
 	}
-	cmd := "chaos observe --from " + filepath.Join(dir, recordingFile)
+	cmd := scenarios.Program() + " observe --from " + filepath.Join(dir, model.ObservedRecording)
 	if *from != "" {
-		cmd = "chaos observe --from " + *from
+		cmd = scenarios.Program() + " observe --from " + *from
 	}
 	for _, f := range limitFlags {
 		cmd += " " + f
 	}
-	if _, err := reports.WriteRun(dir, res, reports.Options{Command: cmd}); err != nil {
+	// Kept in result.json: chaos report prints it again.
+	res.Observed.Command = cmd
+	if _, err := reports.WriteRun(bctx, dir, res, reports.Options{Command: cmd}); err != nil {
+		if bctx.Err() != nil {
+			return &exitError{exitCanceled, fmt.Errorf("interrupted while writing the report, its files removed (%s writes it)", cmd)}
+		}
 		return fmt.Errorf("observe: writing the reports: %w", err)
 	}
 	observe.Headline(stdout, res)

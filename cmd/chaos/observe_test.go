@@ -77,6 +77,51 @@ func TestObserveCheckFromRecording(t *testing.T) {
 	}
 }
 
+// TestReportOfAnObservedRun: chaos report on an observed fleet's
+// result.json prints the command observe gave it (observe --from the
+// recording, with its limits), in report.md and junit.xml alike. Before,
+// it printed "chaos run <scenario> --seed 0 …" for a fleet that no
+// scenario ran, which cannot work.
+func TestReportOfAnObservedRun(t *testing.T) {
+	path := recordedOverlap(t)
+	out := t.TempDir()
+	if code, stdout, stderr := chaos(t, "observe", "--from", path, "--max-overlap", "1s", "--out", out); code != exitOK {
+		t.Fatalf("observe: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	again := t.TempDir()
+	if code, stdout, stderr := chaos(t, "report", filepath.Join(out, "result.json"), "--out", again); code != exitOK {
+		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	want := "observe --from " + path + " --max-overlap 1s"
+	for _, f := range []string{"report.md", "junit.xml"} {
+		b, err := os.ReadFile(filepath.Join(again, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), want) || strings.Contains(string(b), "--seed") {
+			t.Errorf("%s: want the reproduce command %q, not a run's", f, want)
+		}
+	}
+}
+
+// TestObserveFromInterrupted: Ctrl-C while a recording's report is built
+// ends the command with exit 130 and no report; the build used to run to
+// its end whatever the signal (minutes for a million transitions).
+func TestObserveFromInterrupted(t *testing.T) {
+	path := recordedOverlap(t)
+	out := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var stdout, stderr strings.Builder
+	code := run(ctx, []string{"observe", "--from", path, "--out", out}, &stdout, &stderr)
+	if code != exitCanceled || !strings.Contains(stderr.String(), "interrupted") {
+		t.Fatalf("exit %d, want %d saying interrupted\nstdout:\n%s\nstderr:\n%s", code, exitCanceled, stdout.String(), stderr.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "result.json")); err == nil {
+		t.Errorf("a report was written after the interrupt")
+	}
+}
+
 // TestObserveBadInput: a bad recording is named with its line; a watch
 // without a lease to follow is a usage error.
 func TestObserveBadInput(t *testing.T) {
@@ -160,5 +205,44 @@ func TestObserveFollowsSentinelFailover(t *testing.T) {
 	}
 	if !strings.Contains(string(md), "followed a failover") || !strings.Contains(string(md), "not seen for") {
 		t.Errorf("report.md does not say that the watch switched and what it could not see:\n%s", md)
+	}
+}
+
+// writingEnds is a context that ends once a report file is being written
+// in dir (a ".partial" file there): Ctrl-C while the report is written.
+type writingEnds struct {
+	context.Context
+	dir   string
+	ended *bool
+}
+
+func (c writingEnds) Err() error {
+	if m, _ := filepath.Glob(filepath.Join(c.dir, ".*.partial")); len(m) > 0 {
+		*c.ended = true
+	}
+	if *c.ended {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestObserveFromInterruptedWhileWriting: Ctrl-C while the report's files
+// are written ends the command with exit 130, saying so, and leaves no
+// report file, whole or partial; writing used to ignore the signal (192 s
+// for a million transitions).
+func TestObserveFromInterruptedWhileWriting(t *testing.T) {
+	path := recordedOverlap(t)
+	out := t.TempDir()
+	var stdout, stderr strings.Builder
+	code := run(writingEnds{context.Background(), out, new(bool)}, []string{"observe", "--from", path, "--out", out}, &stdout, &stderr)
+	if code != exitCanceled || !strings.Contains(stderr.String(), "interrupted while writing the report") {
+		t.Fatalf("exit %d, want %d saying interrupted while writing\nstdout:\n%s\nstderr:\n%s", code, exitCanceled, stdout.String(), stderr.String())
+	}
+	left, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range left {
+		t.Errorf("%s left behind", e.Name())
 	}
 }

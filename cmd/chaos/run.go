@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -38,6 +39,7 @@ type runFlags struct {
 	junit         string
 	parallel      int
 	verbose       bool
+	checkBounds   bool
 	quiet         bool
 	mdInline      bool
 	mdImageBase   string
@@ -72,6 +74,7 @@ func (f *runFlags) register(fs *flag.FlagSet, parallel int, withRuns bool) {
 	fs.BoolVar(&f.mdInline, "md-inline", false, "put the timeline plot inside report.md (a data URI) instead of linking timeline.png beside it, so the text can be pasted anywhere that shows data URIs (not GitHub)")
 	fs.StringVar(&f.mdImageBase, "md-image-base", "", "the `URL` where --out is published (a CI artifact link): report.md links the plot as URL/<scenario>/<run-id>/timeline.png, which survives being pasted into a PR")
 	fs.BoolVar(&f.publish, "publish", false, "the instances publish their transitions as production does (package publish), to the group named after the scenario, so that `chaos observe --group NAME` can watch the run from outside (real and process backends: an agent is asked to with LEASELAB_PUBLISH=1, which chaos agent does; give --redis-addr for a Redis both can reach, or watch the spawned one it prints)")
+	fs.BoolVar(&f.checkBounds, "check-bounds", false, "check each scenario's predicted bounds with a short search of its schedule (chaos explore, 1,000 runs on the virtual backend, ≤ 2 s): a check whose bound the search beat is unknown, with the schedule written under its report's search/")
 	fs.BoolVar(&f.verbose, "v", false, "print every timeline event as it happens")
 	fs.BoolVar(&f.quiet, "quiet", false, "print only the final verdicts")
 }
@@ -209,15 +212,43 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 			return err
 		}
 	}
-	return verdict(ctx, runs)
+	return runVerdict(ctx, runs, stdout)
+}
+
+// runVerdict is verdict for chaos run, where every scenario was named to
+// be run: one the backend refused (not run) fails the command, exit 1, as
+// a lone refused one does; the suite's refusals (chaos suite: expected of
+// a whole suite on a backend) do not. With more than one scenario a last
+// line counts them.
+func runVerdict(ctx context.Context, runs []batch.Outcome, stdout io.Writer) error {
+	err := verdict(ctx, runs)
+	var refused []string
+	for _, o := range runs {
+		if o.Refused != nil {
+			refused = append(refused, batch.Named(o.Scenario).Name)
+		}
+	}
+	if len(runs) > 1 {
+		c := batch.Count(runs)
+		fmt.Fprintf(stdout, "run: %d scenarios: %d passed, %d failed, %d unknown, %d refused", len(runs), c.Passed, c.Failed, c.Unknown, c.Refused)
+		if len(refused) > 0 {
+			fmt.Fprintf(stdout, " (%s: not run)", strings.Join(refused, ", "))
+		}
+		fmt.Fprintln(stdout)
+	}
+	if err != nil || len(refused) == 0 {
+		return err
+	}
+	return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios refused by the backend, not run: %s", len(refused), len(runs), strings.Join(refused, ", "))}
 }
 
 // parseInterleaved parses flags that may come after positional arguments
 // ("chaos run leader-crash --seed 3"), which the flag package alone stops at.
+// Its errors are parseFlags'.
 func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		args = fs.Args()
@@ -229,11 +260,69 @@ func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
 	}
 }
 
+// parseFlags is fs.Parse with the CLI's errors: --help prints the
+// command's usage (fs.Usage) and is exit 0; a bad flag is one line saying
+// what is wrong (the flag meant, for a typo; the unit a duration needs) and
+// how to get help, not the usage after it.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return &exitError{exitOK, errors.New("")}
+	}
+	return usageErr("%s (run 'chaos %s --help' for its flags)", explainFlagErr(fs, err), fs.Name())
+}
+
+// explainFlagErr rewords the flag package's error: the flag meant by an
+// unknown one, and for a duration given without a unit ("parse error"),
+// that it needs one.
+func explainFlagErr(fs *flag.FlagSet, err error) string {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		var known []string
+		fs.VisitAll(func(f *flag.Flag) { known = append(known, f.Name) })
+		if s := scenarios.Suggest(name, known); s != "" {
+			return fmt.Sprintf("unknown flag --%s; did you mean --%s?", name, s)
+		}
+		return fmt.Sprintf("unknown flag --%s", name)
+	}
+	// invalid value "5" for flag -ttl: parse error
+	var value, name string
+	if _, scanErr := fmt.Sscanf(msg, "invalid value %q for flag -%s", &value, &name); scanErr == nil {
+		name = strings.TrimSuffix(name, ":")
+		if f := fs.Lookup(name); f != nil {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isDur := g.Get().(time.Duration); isDur {
+					if _, numErr := strconv.ParseFloat(value, 64); numErr == nil {
+						return fmt.Sprintf("--%s %s: a duration needs a unit, e.g. %ss", name, value, value)
+					}
+					return fmt.Sprintf("--%s %q: not a duration (e.g. 5s, 500ms, 1m30s)", name, value)
+				}
+			}
+		}
+	}
+	return msg
+}
+
+// flagErr is the error of a failed parse: parseFlags' own.
 func flagErr(err error) error {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return err
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return &exitError{exitOK, errors.New("")}
 	}
-	return &exitError{exitUsage, errors.New("")} // the flag package printed it
+	return usageErr("%v", err)
 }
 
 // testSize, set by tests, makes the live view a live area for a terminal of
@@ -267,8 +356,12 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 		size = terminalSize(stdout)
 	}
 	// An environment error ends the command with one message.
-	out := batch.Run(ctx, backend, scs, batch.Options{Out: f.out, MarkdownInline: f.mdInline, MarkdownImageBase: f.mdImageBase, Parallel: f.parallel,
-		View: live.Options{Out: stdout, Size: size, Verbose: f.verbose, Quiet: f.quiet, Unprinted: func(err error) bool { return errors.Is(err, env.ErrEnvironment) }}})
+	o := batch.Options{Out: f.out, MarkdownInline: f.mdInline, MarkdownImageBase: f.mdImageBase, Parallel: f.parallel,
+		View: live.Options{Out: stdout, Size: size, Verbose: f.verbose, Quiet: f.quiet, Unprinted: func(err error) bool { return errors.Is(err, env.ErrEnvironment) }}}
+	if f.checkBounds {
+		o.Amend = func(sc model.Scenario, res *model.Result, dir string) { checkRunBounds(ctx, sc, res, dir, stderr) }
+	}
+	out := batch.Run(ctx, backend, scs, o)
 	// One precise message for a broken environment, however many runs
 	// met it; an interrupt during setup is an interrupt, not a broken
 	// environment.

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -32,7 +33,9 @@ clock_rate, partition, fault_at, lag.
 
 --shard i/n runs one shard (e.g. --shard $JOB_COMPLETION_INDEX/8 in a
 Kubernetes Indexed Job); 'chaos sweep merge' combines the shards' result.json
-files into the same reports, byte for byte those of the unsharded sweep.
+files into the same reports, byte for byte those of the unsharded sweep; a
+quoted pattern ('OUT/*-shard-*-of-8/result.json') is expanded by merge
+itself, for a container without a shell.
 An interrupt keeps what ran, marked incomplete.
 
 Examples:
@@ -143,6 +146,9 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	if len(pos) == 0 {
 		return usageErr("sweep merge needs the shards' result.json files")
 	}
+	if pos, err = expandPatterns(pos); err != nil {
+		return &exitError{exitUsage, err}
+	}
 	shards, err := sweep.ReadShards(pos, sweep.ReadResult)
 	if err != nil {
 		return &exitError{exitUsage, err}
@@ -161,6 +167,33 @@ func cmdSweepMerge(args []string, stdout, stderr io.Writer) error {
 	return nil
 }
 
+// expandPatterns expands each argument that is a glob pattern (and not a
+// file of that name) into the files it matches, sorted, as a shell would:
+// a container without a shell (the chaos image) passes the pattern itself.
+// A pattern that matches nothing is an error.
+func expandPatterns(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		if !strings.ContainsAny(a, "*?[") {
+			out = append(out, a)
+			continue
+		}
+		if _, err := os.Lstat(a); err == nil {
+			out = append(out, a)
+			continue
+		}
+		m, err := filepath.Glob(a)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", a, err)
+		}
+		if len(m) == 0 {
+			return nil, fmt.Errorf("%s matches no file", a)
+		}
+		out = append(out, m...)
+	}
+	return out, nil
+}
+
 // cmdAdvise runs `chaos advise`.
 func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("advise", flag.ContinueOnError)
@@ -175,15 +208,18 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		jsonOut        bool
 		confirmVirtual bool
 		confirmReal    bool
+		maxDupChores   int
 	)
 	fs.DurationVar(&c.MaxGap, "max-gap", 0, "the longest leaderless interval allowed (required)")
 	fs.DurationVar(&c.MaxOverlap, "max-overlap", 0, "the longest believed split brain allowed (0: none)")
 	fs.StringVar(&maxStale, "max-stale", "none", "the longest stale leadership allowed, a duration or none")
 	fs.BoolVar(&c.NoStaleWrites, "no-stale-writes", false, "a stale leader's writes must not land (needs safe mode's fence unless no stale leadership is predicted)")
+	fs.IntVar(&maxDupChores, "max-duplicate-chores", -1, "the most duplicate chores per failover a TaskRunner may see (3 chores a tick; -1: no limit), confirmed in runner mode")
 	fs.DurationVar(&e.LatencyP99, "latency-p99", 0, "p99 one-way latency to Redis in normal operation")
 	fs.DurationVar(&e.LatencyMax, "latency-max", 0, "worst one-way latency spike to survive")
 	fs.DurationVar(&e.MaxPause, "max-pause", 0, "longest process pause (GC, VM steal, SIGSTOP)")
 	fs.DurationVar(&e.MaxSuspend, "max-suspend", 0, "longest VM or host suspend (the instance's clock stops too)")
+	fs.DurationVar(&e.MaxRedisPause, "max-redis-pause", 0, "longest pause of Redis's writes (CLIENT PAUSE WRITE: a FAILOVER, maintenance)")
 	fs.Float64Var(&e.MaxClockDrift, "max-drift", 0, "how much slower than real time a clock may run, a fraction (0.01 = 1%)")
 	fs.StringVar(&partitions, "partitions", "", "partition modes to survive, comma-separated: blackhole, refuse, reset, blackhole-requests, blackhole-replies")
 	fs.BoolVar(&e.RedisRestarts, "redis-restarts", false, "Redis may restart empty (the lease is lost)")
@@ -201,6 +237,9 @@ func cmdAdvise(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	if len(pos) > 0 {
 		return usageErr("advise takes flags only, not %q", pos[0])
+	}
+	if maxDupChores >= 0 {
+		c.MaxDuplicateChores = &maxDupChores
 	}
 	c.MaxStale = sweep.NoLimit
 	if maxStale != "none" {

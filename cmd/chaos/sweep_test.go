@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -142,5 +143,32 @@ faults:
 	}
 	if p := res.Cells[0].Predicted; p.MaxGap != gap || p.MaxOverlap != overlap {
 		t.Errorf("sweep cell predicts gap %v, overlap %v; chaos bounds FILE predicts gap %v, overlap %v", p.MaxGap, p.MaxOverlap, gap, overlap)
+	}
+}
+
+// expandPatterns: a pattern is expanded, sorted; a file whose name looks
+// like a pattern is itself; a pattern that matches nothing is an error
+// naming it; chaos sweep merge of a pattern that matches nothing exits 2.
+func TestExpandPatterns(t *testing.T) {
+	dir := t.TempDir()
+	for _, f := range []string{"b-shard-1-of-2", "a-shard-0-of-2", "odd[1]"} {
+		if err := os.MkdirAll(filepath.Join(dir, f), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, f, "result.json"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := expandPatterns([]string{filepath.Join(dir, "*-shard-*", "result.json"), filepath.Join(dir, "odd[1]", "result.json"), "plain.json"})
+	want := []string{filepath.Join(dir, "a-shard-0-of-2", "result.json"), filepath.Join(dir, "b-shard-1-of-2", "result.json"), filepath.Join(dir, "odd[1]", "result.json"), "plain.json"}
+	if err != nil || !slices.Equal(got, want) {
+		t.Errorf("expandPatterns: %q, %v; want %q", got, err, want)
+	}
+	none := filepath.Join(dir, "*-shard-*-of-4", "result.json")
+	if _, err := expandPatterns([]string{none}); err == nil || !strings.Contains(err.Error(), none+" matches no file") {
+		t.Errorf("a pattern matching nothing: %v", err)
+	}
+	if code, _, errOut := chaos(t, "sweep", "merge", "--out", filepath.Join(dir, "merged"), none); code != exitUsage || !strings.Contains(errOut, "matches no file") {
+		t.Errorf("sweep merge of a pattern matching nothing: exit %d, %s", code, errOut)
 	}
 }

@@ -15,8 +15,15 @@ stdin (stop); stderr is its log. It implements the spec's algorithm:
 Every delay is counted from the end of the call before it, as the spec's
 timers are armed when a result comes back. Each redis-py attempt is bounded
 by the read timeout (LEASELAB_READ_TIMEOUT_MS, default 5 s), and a timed-out
-call is retried once, as go-redis, whose options the scenario's client
-gives and the harness's predictions read, does (timeout_retry).
+call is retried once unless the scenario's client has no retries
+(client_options; AGENT_PYTHON_RETRIES overrides the count, 0: none, and
+AGENT_PYTHON_READ_TIMEOUT_MS the timeout, 0: none). The
+hello declares that client, so the harness predicts from what redis-py
+does here, not from go-redis.
+
+stdout is written line by line and flushed after each line (emit): a
+buffered stdout would hold the hello back, and the harness would report
+"no hello".
 
 It needs redis-py (Debian: python3-redis). Clock commands are not declared:
 its timers run on the machine's monotonic clock, which the harness does not
@@ -57,24 +64,35 @@ def env_ms(name, default):
     return float(v) / 1000.0 if v else default
 
 
-def timeout_retry():
-    """redis-py options for go-redis's handling of a timed-out call.
+BACKOFF = 0.01  # seconds before a retry
 
-    The scenario's client (LEASELAB_SCENARIO's params.client) is go-redis's,
-    and the harness predicts from it: a call whose reply never comes is
-    retried once when max_retries allows retries (go-redis retries the
-    command on a new connection whose handshake times out in turn), so it
-    fails after 2 x the read timeout plus a backoff, not one. With no
-    retries (max_retries -1) it fails after one. Refused and reset calls
-    fail at once, as redis-py's do (go-redis spends its dial retries on
-    them: docs/agents.md).
+
+def client_options(timeout):
+    """redis-py options, and the hello's declaration of that client.
+
+    A timed-out call is retried once when the scenario's client has
+    retries (LEASELAB_SCENARIO's params.client.max_retries: -1 is none),
+    AGENT_PYTHON_RETRIES times if that is set. redis-py 4.3 then sends a
+    timed-out call again on a new connection, whose AUTH times out in
+    turn: 2 x the read timeout and a backoff in all. A refused connection
+    is retried as often; a reset one fails at once. The declaration says
+    so (docs/agents.md, Declaring the client), and the harness's bounds
+    follow it.
     """
     scenario = json.loads(os.environ.get("LEASELAB_SCENARIO") or "{}")
-    retries = scenario.get("params", {}).get("client", {}).get("max_retries", 0)
-    if retries < 0:  # -1: none; 0 is go-redis's default, 3
-        return {}
-    # go-redis's backoff before a first retry is 10-30 ms.
-    return {"retry": Retry(ConstantBackoff(0.01), 1), "retry_on_timeout": True}
+    retries = 0 if scenario.get("params", {}).get("client", {}).get("max_retries", 0) < 0 else 1
+    if os.environ.get("AGENT_PYTHON_RETRIES"):
+        retries = int(os.environ["AGENT_PYTHON_RETRIES"])
+    declared = {"library": "redis-py " + redis.__version__,
+                "read_timeout_ms": (timeout or 0) * 1000, "retries": retries}
+    # A new connection's handshake: AUTH with a password, SELECT for a db.
+    handshake = bool(os.environ.get("LEASELAB_REDIS_PASSWORD")) + bool(int(os.environ.get("LEASELAB_REDIS_DB") or 0))
+    if handshake:
+        declared["handshake_round_trips"] = handshake
+    if retries <= 0:
+        return {}, declared
+    declared.update(retry_on_timeout=True, retry_backoff_ms=BACKOFF * 1000)
+    return {"retry": Retry(ConstantBackoff(BACKOFF), retries), "retry_on_timeout": True}, declared
 
 
 class Agent:
@@ -85,13 +103,16 @@ class Agent:
         self.wait = env_ms("LEASELAB_WAIT_MS", 6.0)
         self.jitter = env_ms("LEASELAB_JITTER_MS", 0.005)
         timeout = env_ms("LEASELAB_READ_TIMEOUT_MS", 0) or 5.0
+        if os.environ.get("AGENT_PYTHON_READ_TIMEOUT_MS"):  # the example's own setting; 0: none
+            timeout = env_ms("AGENT_PYTHON_READ_TIMEOUT_MS", 0) or None
         # Safe mode (lease guard, fencing tokens) is not implemented here:
         # the hello does not declare "safe", and the harness refuses a
         # safe-mode scenario for this agent before running it.
         self.safe = os.environ.get("LEASELAB_SAFE") == "1"
         self.id = uuid.uuid4().hex
+        options, self.client = client_options(timeout)
         self.rdb = redis.Redis(host=host, port=int(port), socket_timeout=timeout,
-                               socket_connect_timeout=timeout, **timeout_retry(),
+                               socket_connect_timeout=timeout, **options,
                                username=os.environ.get("LEASELAB_REDIS_USERNAME") or None,
                                password=os.environ.get("LEASELAB_REDIS_PASSWORD") or None,
                                db=int(os.environ.get("LEASELAB_REDIS_DB") or 0))
@@ -164,7 +185,7 @@ class Agent:
     def run(self):
         signal.signal(signal.SIGTERM, self.stop)
         self.emit(type="hello", protocol=1, id=self.id, key=self.key,
-                  capabilities=["stop"], agent="agent-python")
+                  capabilities=["stop"], agent="agent-python", client=self.client)
         if self.safe:
             sys.exit("agent.py: safe mode (lease guard, fencing tokens) is not implemented here")
         threading.Thread(target=self.commands, daemon=True).start()

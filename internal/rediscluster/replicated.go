@@ -27,7 +27,8 @@ type ReplicatedOptions struct {
 	DownAfter time.Duration
 	// Args are extra redis-server arguments for the primary and replicas.
 	Args []string
-	// Timeout bounds the start. Default 30s.
+	// Timeout bounds the start. Default 2m, as Options.Timeout's: a loaded
+	// machine's start is slow, not broken.
 	Timeout time.Duration
 	// Server is the redis-server binary. Default: found on PATH.
 	Server string
@@ -64,7 +65,7 @@ func StartReplicated(ctx context.Context, o ReplicatedOptions) (*Replicated, err
 		o.DownAfter = time.Second
 	}
 	if o.Timeout == 0 {
-		o.Timeout = 30 * time.Second
+		o.Timeout = 2 * time.Minute
 	}
 	ctx, cancel := context.WithTimeout(ctx, o.Timeout)
 	defer cancel()

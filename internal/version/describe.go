@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/leaselab/leaselab/internal/redisserver"
@@ -17,24 +18,13 @@ const (
 )
 
 // Describe writes what this binary is and what it drives, as chaos version
-// prints it, one "name  value" line each: leaselab's module version (with
-// the revision of a build from a checkout), the Go toolchain, the
-// redis-server a run would spawn (redisServer, "": the one on PATH; one
-// that is missing is said, not an error), and the Toxiproxy and go-redis
-// modules compiled in.
+// prints it, one "name  value" line each: leaselab's version (Read: the
+// stamp, module version or revision, else Unknown; then the module path and
+// where the version came from), the Go toolchain, the redis-server a run
+// would spawn (redisServer, "": the one on PATH; one that is missing is
+// said, not an error), and the Toxiproxy and go-redis modules compiled in.
 func Describe(ctx context.Context, w io.Writer, redisServer string) error {
-	path, mod := Module()
-	leaselab := orUnknown(mod)
-	if path != "" {
-		leaselab += " (" + path
-		if rev, modified := Revision(); rev != "" {
-			leaselab += ", revision " + rev
-			if modified {
-				leaselab += ", modified"
-			}
-		}
-		leaselab += ")"
-	}
+	leaselab := describeLeaselab(Read())
 	redis := "none"
 	if v, bin, err := redisserver.Version(ctx, redisServer); err != nil {
 		redis += ": " + err.Error()
@@ -48,6 +38,30 @@ func Describe(ctx context.Context, w io.Writer, redisServer string) error {
 	fmt.Fprintf(tw, "toxiproxy\t%s (in-process)\n", orUnknown(Dependency(ToxiproxyModule)))
 	fmt.Fprintf(tw, "go-redis\t%s\n", orUnknown(Dependency(GoRedisModule)))
 	return tw.Flush()
+}
+
+// describeLeaselab is chaos version's leaselab line: the version, then in
+// parentheses the module path, "set at build" for a stamp, and the revision
+// where the version does not already say it.
+func describeLeaselab(in Info) string {
+	var about []string
+	if in.Path != "" {
+		about = append(about, in.Path)
+	}
+	if in.Stamped {
+		about = append(about, "set at build")
+	}
+	if in.Version != "" && in.Revision != "" {
+		rev := "revision " + in.Revision
+		if in.Modified {
+			rev += ", modified"
+		}
+		about = append(about, rev)
+	}
+	if len(about) == 0 {
+		return in.String()
+	}
+	return in.String() + " (" + strings.Join(about, ", ") + ")"
 }
 
 // orUnknown is s, or says there is no build information to read it from.

@@ -88,6 +88,41 @@ func TestVerdictLines(t *testing.T) {
 	}
 }
 
+// Each check's reason is labelled with the check's own verdict, not the
+// run's: a FAIL run's unknown check read "fail: stale_leadership … — unknown"
+// (redsync's partition-blackhole with the library's own lease values, whose
+// fail was max_gap).
+func TestVerdictLinesLabelEachCheck(t *testing.T) {
+	res := &model.Result{Complete: true, VirtualTime: true}
+	res.Checks = []model.Check{
+		{Metric: "stale_leadership", Limit: "predicted", HasMin: true, Min: time.Second, Verdict: model.Unknown, Detail: "who held the key is unknown"},
+		{Metric: "max_gap", Limit: "predicted", HasMax: true, Max: time.Second, Measured: 2 * time.Second, Verdict: model.Fail},
+	}
+	res.Verdict = model.Fail
+	res.Reasons = []string{"fault 0 (crash) was skipped", res.Checks[0].String(), res.Checks[1].String()}
+	lines := VerdictLines("redsync", res, nil)
+	want := []string{
+		"  fail: fault 0 (crash) was skipped",
+		"  unknown: " + res.Checks[0].String(),
+		"  fail: " + res.Checks[1].String(),
+	}
+	if len(lines) != 4 || strings.Join(lines[1:], "\n") != strings.Join(want, "\n") {
+		t.Errorf("VerdictLines:\n%s\nwant after the first:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// A lease value that leaves the key's holder unknown is named on the
+// terminal too, after the verdict's reasons.
+func TestVerdictLinesNameIdentity(t *testing.T) {
+	res := withFinding(model.Unknown)
+	res.VirtualTime = true
+	res.Analysis.Identity.Unannounced = []model.UnannouncedValue{{Value: "9Kwn6V", Held: time.Second}}
+	lines := VerdictLines("redislock", res, nil)
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], `  identity: the key held values no agent announced ("9Kwn6V")`) {
+		t.Errorf("VerdictLines:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
 // The measurement note is for a run in wall-clock time: a run in virtual
 // time measures exactly and shows none, whatever its backend's name. The
 // fault lateness is the Result's (model.Result.FaultLateness).

@@ -7,6 +7,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/leaselab/leaselab/internal/printable"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 )
@@ -80,7 +81,7 @@ func Distribution(w io.Writer, d *reports.Distribution, dir string, took time.Du
 	fmt.Fprintf(w, "%s: %d runs on the %s backend in %v (%d workers), seeds %d–%d: %d pass, %d fail, %d unknown\n",
 		d.Scenario, d.Runs, d.Backend, took.Round(time.Millisecond), workers, d.FirstSeed, d.LastSeed, d.Verdicts.Pass, d.Verdicts.Fail, d.Verdicts.Unknown)
 	if d.Incomplete != "" {
-		fmt.Fprintf(w, "  INCOMPLETE: %s\n", d.Incomplete)
+		fmt.Fprintf(w, "  INCOMPLETE: %s\n", printable.Text(d.Incomplete))
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "  METRIC\tRUNS\tMIN\tP50\tP90\tP99\tMAX\tWORST SEED\t")

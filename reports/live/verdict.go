@@ -25,14 +25,28 @@ func Verdict(res *model.Result) string {
 
 // VerdictLines are a complete run's lines as it ends: the verdict, the
 // findings' count, the key figures and the measurement error, then the
-// verdict's reasons, the harness errors and err (what went wrong around
+// verdict's reasons (each check's under its own verdict), the lease values that leave the key's holder unknown
+// (model.Identity), the harness errors and err (what went wrong around
 // the run, a report not written).
 func VerdictLines(name string, res *model.Result, err error) []string {
 	s := res.Analysis.Summary
 	lines := []string{fmt.Sprintf("%s: %s  max gap %v, max overlap %v, failover max %v, stale max %v%s", name, Verdict(res),
 		ms(s.MaxGap), ms(s.MaxOverlap), ms(s.Failover.Max), ms(s.MaxStale), MeasurementNote(res))}
+	// A check's reason is labelled with that check's verdict (an unknown
+	// check of a failed run is not a fail); a run-level one with the run's.
+	checks := map[string]model.Verdict{}
+	for _, c := range res.Checks {
+		checks[c.String()] = c.Verdict
+	}
 	for _, r := range res.Reasons {
-		lines = append(lines, fmt.Sprintf("  %s: %s", res.Verdict, r))
+		v, ok := checks[r]
+		if !ok {
+			v = res.Verdict
+		}
+		lines = append(lines, fmt.Sprintf("  %s: %s", v, r))
+	}
+	for _, f := range res.Analysis.Identity.Findings() {
+		lines = append(lines, "  identity: "+f)
 	}
 	for _, e := range res.Errors {
 		lines = append(lines, "  harness error: "+e)
@@ -46,7 +60,10 @@ func VerdictLines(name string, res *model.Result, err error) []string {
 // MeasurementNote is the run's measurement error, as the verdict line
 // shows it: the keyspace-notification lateness (how late the Redis lane
 // saw the key change) and how late faults were injected against their
-// schedule. Parallel runs that starve the machine show here first. A run
+// schedule, and, when the machine ran them late by model.MinStall or more,
+// how late the instances' timers fired and the harness's goroutines woke
+// (model.Stall, which the verdicts count). Parallel runs that starve the
+// machine show here first. A run
 // in virtual time measures exactly: nothing is shown.
 func MeasurementNote(res *model.Result) string {
 	if res.VirtualTime {
@@ -60,7 +77,14 @@ func MeasurementNote(res *model.Result) string {
 	if sl := res.Analysis.StampLateness; sl.Count > 0 {
 		stamps = fmt.Sprintf(", agent lines stamped ≤ %v late (median %v)", ms(sl.Max), ms(sl.Median))
 	}
-	return fmt.Sprintf("; measurement error: notifications %s, faults ≤ %v late%s", n, ms(res.FaultLateness()), stamps)
+	stalls := ""
+	if late := res.Analysis.StallLateness(true); late > 0 {
+		stalls += fmt.Sprintf(", instance timers ≤ %v late", ms(late))
+	}
+	if late := res.Analysis.StallLateness(false); late > 0 {
+		stalls += fmt.Sprintf(", harness wake-ups ≤ %v late", ms(late))
+	}
+	return fmt.Sprintf("; measurement error: notifications %s, faults ≤ %v late%s%s", n, ms(res.FaultLateness()), stamps, stalls)
 }
 
 // ms rounds a duration to the millisecond for the terminal.

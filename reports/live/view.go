@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/leaselab/leaselab/internal/printable"
 	"github.com/leaselab/leaselab/model"
 )
 
@@ -118,12 +119,14 @@ func (v *View) clear() {
 	}
 }
 
-// Printf prints a line above the live area.
+// Printf prints a line above the live area. What it prints carries
+// errors from agents: their control characters are stripped or shown
+// escaped (printable.Text), so a terminal never obeys them.
 func (v *View) Printf(format string, a ...any) {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	v.clear()
-	fmt.Fprintf(v.o.Out, format, a...)
+	io.WriteString(v.o.Out, printable.Text(fmt.Sprintf(format, a...)))
 	v.paint()
 }
 

@@ -44,6 +44,11 @@ type Options struct {
 	// size, verbose, quiet, the errors not printed); Run fills in Virtual
 	// and Parallel from the backend.
 	View live.Options
+	// Amend, when set, is called with each run's result, and the
+	// directory its reports go to, before they are written (chaos run
+	// --check-bounds: a search of the scenario that can make a check
+	// unknown).
+	Amend func(sc model.Scenario, res *model.Result, dir string)
 }
 
 // Outcome is one scenario's run, and where its reports are.
@@ -105,7 +110,10 @@ func (o Options) finish(r *sim.SuiteRun, track *live.Track, view *live.View) Out
 		return Outcome{SuiteRun: *r}
 	}
 	dir := filepath.Join(o.Out, sc.Name, res.RunID)
-	if _, werr := reports.WriteRun(dir, res, reports.Options{MarkdownImage: o.markdownImage(sc.Name, res.RunID)}); werr != nil {
+	if o.Amend != nil {
+		o.Amend(sc, res, dir)
+	}
+	if _, werr := reports.WriteRun(context.Background(), dir, res, reports.Options{MarkdownImage: o.markdownImage(sc.Name, res.RunID)}); werr != nil {
 		r.Err = errors.Join(r.Err, fmt.Errorf("writing the report: %w", werr))
 		dir = "" // not written: never print or link it
 	} else {
@@ -160,12 +168,17 @@ func SuiteRuns(outs []Outcome, rel string) []reports.SuiteRun {
 }
 
 // Verdict is sim.Verdict of the outcomes.
-func Verdict(outs []Outcome) error {
+func Verdict(outs []Outcome) error { return sim.Verdict(simRuns(outs)) }
+
+// Count is sim.Count of the outcomes.
+func Count(outs []Outcome) sim.Counts { return sim.Count(simRuns(outs)) }
+
+func simRuns(outs []Outcome) []sim.SuiteRun {
 	runs := make([]sim.SuiteRun, len(outs))
 	for i, o := range outs {
 		runs[i] = o.SuiteRun
 	}
-	return sim.Verdict(runs)
+	return runs
 }
 
 // Summary ends a suite's output: which backend ran how many scenarios in

@@ -3,6 +3,7 @@ package batch
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -30,10 +31,9 @@ func quick(name string) model.Scenario {
 // index, relative to Out or as they are.
 func TestRunWritesEachReport(t *testing.T) {
 	out := t.TempDir()
-	refused := quick("runner-one")
-	refused.Mode = model.ModeRunner // the virtual backend models no runner
+	refused := quick("refused-one")
 	var shown bytes.Buffer
-	outs := Run(context.Background(), virtual.Backend{}, []model.Scenario{quick("one"), refused, quick("")},
+	outs := Run(context.Background(), refusing{virtual.Backend{}, "refused-one"}, []model.Scenario{quick("one"), refused, quick("")},
 		Options{Out: out, View: live.Options{Out: &shown, Quiet: true}})
 	if len(outs) != 3 {
 		t.Fatalf("%d outcomes for 3 scenarios", len(outs))
@@ -61,7 +61,7 @@ func TestRunWritesEachReport(t *testing.T) {
 		t.Errorf("the unnamed scenario ran as %q, want \"scenario\"", outs[2].Scenario.Name)
 	}
 	if outs[1].Refused == nil || outs[1].Dir != "" || outs[1].Result != nil {
-		t.Errorf("the runner scenario: refused %v, dir %q", outs[1].Refused, outs[1].Dir)
+		t.Errorf("the refused scenario: refused %v, dir %q", outs[1].Refused, outs[1].Dir)
 	}
 	rel := SuiteRuns(outs, out)
 	if rel[0].Dir != filepath.Join("one", outs[0].Result.RunID) || rel[1].Refused == "" || rel[1].Dir != "" || rel[2].Name != "scenario" {
@@ -131,4 +131,18 @@ func TestSummary(t *testing.T) {
 	if first := strings.SplitN(b.String(), "\n", 2)[0]; first != "suite: 1 scenarios on the real backend in 2s; summary: i.html" {
 		t.Errorf("waited: %q", first)
 	}
+}
+
+// refusing is the virtual backend refusing the scenario of one name, as a
+// backend refuses what it cannot run.
+type refusing struct {
+	virtual.Backend
+	name string
+}
+
+func (b refusing) Refuses(sc model.Scenario) error {
+	if sc.Name == b.name {
+		return errors.New("not this one")
+	}
+	return b.Backend.Refuses(sc)
 }

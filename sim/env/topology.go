@@ -24,8 +24,8 @@ type Topology struct {
 	// Serving returns the address of the node that serves key now: the
 	// primary, or the primary of key's hash slot.
 	Serving func(ctx context.Context, key string) (string, error)
-	// Failover promotes a replica of the node serving key (see
-	// model.FaultRedisFailover for lag). switchTo is called with the
+	// Failover promotes a replica of the node serving key (see the
+	// redis-failover kind's lag, model/kind_redis_failover.go). switchTo is called with the
 	// promoted node's address as soon as it serves, with how many bytes of
 	// its primary's stream it dropped (a lossy failover's lost writes; 0
 	// when clean): the harness points the instances' proxies there

@@ -2,14 +2,17 @@ package process
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
 
 	"github.com/leaselab/leaselab/agent"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
-	"github.com/leaselab/leaselab/sim/real"
+	"github.com/leaselab/leaselab/sim/realtime"
 )
 
 // probeGroup is the lease name a probed agent is given: no run uses it,
@@ -28,9 +31,10 @@ func needs(sc model.Scenario) []agent.Capability {
 		caps = append(caps, agent.CapSafe)
 	}
 	for _, f := range sc.Faults {
-		if f.Kind == model.FaultClock {
-			caps = append(caps, agent.CapClock)
-			break
+		// A kind that needs the agent to act (model.KindNeeds), once.
+		k, _ := model.SpecOf(f.Kind)
+		if c := agent.Capability(k.Needs.AgentCapability); c != "" && !slices.Contains(caps, c) {
+			caps = append(caps, c)
 		}
 	}
 	return caps
@@ -43,15 +47,47 @@ var why = map[agent.Capability]string{
 	agent.CapClock:  "a clock fault is the clock command, which only an agent that runs its timers on a clock the harness may bend obeys",
 }
 
-// lacks returns why an agent whose hello is h cannot run sc, or nil.
+// lacks returns why an agent whose hello is h cannot run sc, or nil. When
+// runner is all it lacks, the error is sim.ErrElectorOnly too: the run
+// takes the scenario's elector part instead.
 func lacks(name string, sc model.Scenario, h agent.Hello) error {
+	var missing []agent.Capability
 	for _, c := range needs(sc) {
 		if !h.Has(c) {
-			return fmt.Errorf("%s does not declare the %q capability in its hello (it declares %s): %s", name, c, capList(h.Capabilities), why[c])
+			missing = append(missing, c)
 		}
 	}
-	return nil
+	if len(missing) == 0 {
+		return nil
+	}
+	c := missing[0]
+	err := &lacksError{msg: fmt.Sprintf("%s does not declare the %q capability in its hello (it declares %s): %s", name, c, capList(h.Capabilities), why[c]),
+		electorOnly: len(missing) == 1 && c == agent.CapRunner}
+	return err
 }
+
+// afterProbe explains a run's agent that lacks only runner: had the
+// capability probe read its hello, the run would have taken the scenario's
+// elector part, so the probe got none (a loaded machine: 30 Python agents
+// at load 46 took over 15 s), or the agent declared runner to it. Other errors are returned as they are.
+func afterProbe(err error) error {
+	var l *lacksError
+	if !errors.As(err, &l) || !l.electorOnly {
+		return err
+	}
+	return fmt.Errorf("%s; the run could not take the scenario's elector part, which an elector-only agent runs, because the capability probe got no hello from the agent before the run (within %v: a loaded machine or a slow start; run fewer scenarios at once), or one that declared runner", l.msg, helloTimeout)
+}
+
+// lacksError is lacks's error.
+type lacksError struct {
+	msg         string
+	electorOnly bool // runner is all the agent lacks
+}
+
+func (e *lacksError) Error() string { return e.msg }
+
+// Is makes a refusal for the runner capability alone sim.ErrElectorOnly.
+func (e *lacksError) Is(target error) bool { return e.electorOnly && target == sim.ErrElectorOnly }
 
 func capList(caps []agent.Capability) string {
 	if len(caps) == 0 {
@@ -64,7 +100,8 @@ func capList(caps []agent.Capability) string {
 	return strings.Join(s, ", ")
 }
 
-// probe starts the agent once, as instance 0 of sc, reads its hello and
+// probe starts the agent a run of sc starts (forScenario) once, as
+// instance 0 of sc, reads its hello and
 // kills it, so that a scenario that needs a capability the agent lacks is
 // refused before anything runs (a run would only find out at the hellos,
 // after Redis, the proxies and every agent were up). It is only done when
@@ -74,8 +111,10 @@ func capList(caps []agent.Capability) string {
 //
 // It returns the refusal, or nil: also when the probe itself fails (no
 // hello, a malformed one): the run then starts the agents and reports
-// that with its own error, as it would without a probe.
-func (b Backend) probe(sc model.Scenario) error {
+// that with its own error, as it would without a probe. ctx done is ctx's
+// error. The probed agent, and whatever it started, is ended either way.
+func (b Backend) probe(ctx context.Context, sc model.Scenario) error {
+	b = b.forScenario(sc)
 	if len(needs(sc)) == 0 || len(b.Agent) == 0 {
 		return nil
 	}
@@ -85,15 +124,19 @@ func (b Backend) probe(sc model.Scenario) error {
 	}
 	pb := b
 	pb.LogDir = "" // a probe's stderr is not a run's log
-	s := &shell{b: &pb, slot: real.Slot{Index: 0, Dial: closed, Scenario: sc.Scaled(), Group: probeGroup, Env: &env.Environment{}}}
+	s := newShell(&pb, realtime.Slot{Index: 0, Dial: closed, Scenario: sc.Scaled(), Group: probeGroup, Env: &env.Environment{}, Fail: func(error) {}}, nil)
 	inc, dec, err := s.launch()
 	if err != nil {
 		return nil
 	}
-	if s.hello(context.Background(), inc, dec) != nil {
+	err = s.hello(ctx, inc, dec)
+	_ = inc.end("the probe read its hello")
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
 		return nil
 	}
-	_ = inc.end()
 	return lacks(fmt.Sprintf("process: agent %q", strings.Join(b.Agent, " ")), sc, inc.hello)
 }
 

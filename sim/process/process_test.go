@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,6 +25,7 @@ import (
 	"github.com/leaselab/leaselab/sim"
 	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/sim/process"
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
 // chaosAgent builds cmd/chaos and returns its `chaos agent` command.
@@ -91,6 +93,11 @@ func TestFaultsOnProcesses(t *testing.T) {
 	if len(files) != 4 {
 		t.Errorf("%d agent logs kept, want 4: %v", len(files), files)
 	}
+	// The result names them for the reports to link, by instance and
+	// incarnation: the crashed leader's restart comes after its first life.
+	if res.Agent == nil || len(res.Agent.Logs) != 4 || !slices.IsSortedFunc(res.Agent.Logs, func(a, b string) int { return strings.Compare(filepath.Base(a), filepath.Base(b)) }) {
+		t.Errorf("the result's agent logs %v: want the 4 kept, in order", res.Agent)
+	}
 	assertNoAgents(t)
 }
 
@@ -105,12 +112,14 @@ func python(t *testing.T) []string {
 }
 
 // TestRefusedWithoutCapability: a scenario that needs a capability the
-// agent's hello does not declare — runner mode (runner), a clock fault
-// (clock) — is refused before anything runs, naming the agent, the
-// capability and why; the probe that read the hello leaves nothing running.
+// agent's hello does not declare — runner mode (runner) judged only on
+// tasks and chores, a clock fault (clock) — is refused before anything
+// runs, naming the agent, the capability and why; the probe that read the
+// hello leaves nothing running.
 func TestRefusedWithoutCapability(t *testing.T) {
 	runner := short()
 	runner.Mode = model.ModeRunner
+	runner.Expect = []model.Expectation{{Metric: "lost_tasks", Max: "0"}}
 	clock := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
 	safe := short()
 	safe.Params.Safe = true
@@ -133,6 +142,37 @@ func TestRefusedWithoutCapability(t *testing.T) {
 			}
 			if !strings.Contains(err.Error(), `process: agent "/usr/bin/python3 ../../examples/agent-python/agent.py" `+c.want) {
 				t.Fatalf("refusal %q, want the agent, the capability and why", err)
+			}
+			assertNoAgents(t)
+		})
+	}
+}
+
+// TestProbeRunsTheScenariosAgent: the capability probe starts the agent
+// the run would start: the scenario's own (agent:), unless the backend's
+// wins (AgentWins, as --agent). Before, it probed the backend's agent
+// whatever the scenario named: a scenario whose agent lacks the clock
+// capability was let through to fail at its hellos, and one whose agent has
+// it was refused for the backend's.
+func TestProbeRunsTheScenariosAgent(t *testing.T) {
+	with := []string{"sh", "-c", `echo "{\"type\":\"hello\",\"protocol\":1,\"id\":\"sh-$$\",\"key\":\"$LEASELAB_KEY\",\"capabilities\":[\"clock\"]}"; exec sleep 30`}
+	without := shAgent(`exec sleep 30`)
+	sc := short(model.Fault{At: time.Second, For: 500 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}})
+	for _, c := range []struct {
+		name              string
+		backend, scenario []string
+		wins, refused     bool
+	}{
+		{"the scenario's lacks it", with, without, false, true},
+		{"the scenario's has it", without, with, false, false},
+		{"the backend's wins and lacks it", without, with, true, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sc := sc
+			sc.Agent = &model.Agent{Command: c.scenario}
+			err := process.Backend{Agent: c.backend, AgentWins: c.wins}.RefusesContext(t.Context(), sc.WithDefaults())
+			if refused := err != nil && strings.Contains(err.Error(), `does not declare the "clock" capability`); refused != c.refused {
+				t.Errorf("refusal %v, want refused %v", err, c.refused)
 			}
 			assertNoAgents(t)
 		})
@@ -448,7 +488,7 @@ func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.B
 }
 
 // runWithinCtx is runWithin with a ctx and options.
-func runWithinCtx(ctx context.Context, t *testing.T, limit time.Duration, sc model.Scenario, b process.Backend, o sim.Options) (*model.Result, error) {
+func runWithinCtx(ctx context.Context, t *testing.T, limit time.Duration, sc model.Scenario, b sim.Backend, o sim.Options) (*model.Result, error) {
 	t.Helper()
 	type ran struct {
 		res *model.Result
@@ -463,7 +503,7 @@ func runWithinCtx(ctx context.Context, t *testing.T, limit time.Duration, sc mod
 	case r := <-done:
 		return r.res, r.err
 	case <-time.After(limit):
-		t.Fatalf("the run did not return within %v", limit)
+		t.Fatalf("%s: the run did not return within %v", b.Name(), limit)
 		return nil, nil
 	}
 }
@@ -715,5 +755,39 @@ func TestCancelDuringStartUp(t *testing.T) {
 			assertNoAgents(t)
 			assertNoZombies(t)
 		})
+	}
+}
+
+// TestClockOnAPausedAgent: a clock fault on an instance a pause holds (a
+// paused VM whose clock runs fast), a valid scenario. The clock command is
+// written to the SIGSTOPped agent, which reads it at its resume: the
+// schedule does not wait for its answer, and the pause's heal comes on
+// time, as on the virtual backend. Before, the schedule waited 5 s for the
+// stopped agent's answer: a harness error, and the 1 s pause lasted ~6 s.
+func TestClockOnAPausedAgent(t *testing.T) {
+	sc := short(
+		model.Fault{At: 500 * time.Millisecond, For: time.Second, Kind: model.FaultPause, Target: model.Target{Indexes: []int{0}}},
+		model.Fault{At: 700 * time.Millisecond, For: 300 * time.Millisecond, Kind: model.FaultClock, Rate: 2, Target: model.Target{Indexes: []int{0}}},
+	)
+	for _, b := range []sim.Backend{virtual.Backend{}, process.Backend{Agent: chaosAgent(t), Env: hostile(t)}} {
+		res, err := runWithinCtx(t.Context(), t, 30*time.Second, sc, b, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Errors) > 0 {
+			t.Errorf("%s: harness errors %q", b.Name(), res.Errors)
+		}
+		var paused, resumed time.Duration
+		for _, e := range res.Timeline {
+			switch e.Kind {
+			case model.InstancePaused:
+				paused = e.At
+			case model.InstanceResumed:
+				resumed = e.At
+			}
+		}
+		if d := resumed - paused; d > 2*time.Second {
+			t.Errorf("%s: the 1 s pause lasted %v (paused at %v, resumed at %v)", b.Name(), d, paused, resumed)
+		}
 	}
 }

@@ -57,3 +57,60 @@ func BenchmarkHundredAgents(b *testing.B) {
 		b.ReportMetric(q(1), "stamp-max-ms")
 	}
 }
+
+// BenchmarkHundredAgentsLeaderCrash runs 100 chaos agents on one lease at
+// time scale 1 and crashes the leader 4 s in, and reports the stamping
+// lateness of the lines that decide the verdicts: every promotion and
+// demotion from the crash on (the gap's end is the next leader's
+// promotion line; the crash is the harness's own, exact). Beside it, how
+// late the harness's own goroutines woke meanwhile (its wake-up probe,
+// model.Stall): a line read late while the harness itself stood still
+// was late in the harness, not in the pipe or the agent.
+//
+//	go test -run '^$' -bench HundredAgentsLeaderCrash -benchtime 1x ./sim/process/
+func BenchmarkHundredAgentsLeaderCrash(b *testing.B) {
+	argv := chaosAgentB(b)
+	sc := model.Scenario{Name: "hundred-crash", Instances: 100, Duration: 8 * time.Second, Recovery: 2 * time.Second,
+		Params: model.Params{TTL: time.Second, Wait: 500 * time.Millisecond, JitterMS: 5},
+		Faults: []model.Fault{{At: 4 * time.Second, Kind: model.FaultCrash, Target: model.Target{Role: model.RoleLeader}}}}
+	for b.Loop() {
+		res, err := sim.Run(context.Background(), sc, process.Backend{Agent: argv}, sim.Options{})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if len(res.Errors) > 0 {
+			b.Fatalf("errors: %v", res.Errors)
+		}
+		var started, crash time.Duration
+		for _, e := range res.Timeline {
+			switch e.Kind {
+			case model.InstanceStarted:
+				started = max(started, e.At)
+			case model.FaultApplied:
+				crash = e.At
+			}
+		}
+		var deciding []time.Duration
+		for _, e := range res.Timeline {
+			if (e.Kind == model.LeaderGained || e.Kind == model.LeaderLost) && e.At >= crash {
+				deciding = append(deciding, e.Late)
+				// The harness's own stall while the line waited to be read.
+				var stall time.Duration
+				for _, s := range res.Analysis.Stalls {
+					if s.Instance < 0 && s.At >= e.At-e.Late && s.At-s.Late <= e.At {
+						stall = max(stall, s.Late)
+					}
+				}
+				b.Logf("%v %s i%d stamped %v late; harness wake-ups meanwhile ≤ %v late", e.At, e.Kind, e.Instance, e.Late, stall)
+			}
+		}
+		if len(deciding) == 0 {
+			b.Fatal("no promotion or demotion after the crash")
+		}
+		b.ReportMetric(started.Seconds(), "agents-started-s")
+		b.ReportMetric(float64(len(deciding)), "deciding-lines")
+		b.ReportMetric(float64(slices.Max(deciding).Microseconds())/1000, "deciding-max-ms")
+		b.ReportMetric(float64(res.Analysis.StallLateness(false).Microseconds())/1000, "harness-wakeup-max-ms")
+		b.ReportMetric(float64(res.Analysis.Summary.MaxGap.Microseconds())/1000, "gap-ms")
+	}
+}

@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,17 +23,22 @@ import (
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/proc"
 	"github.com/leaselab/leaselab/model"
-	"github.com/leaselab/leaselab/sim/real"
+	"github.com/leaselab/leaselab/sim/realtime"
 )
 
 // helloTimeout is how long an agent may take to say its hello.
 const helloTimeout = 15 * time.Second
 
-// shell is one instance as agent processes: a real.Shell.
+// bufferedHint follows a missing hello: the likeliest cause is an agent
+// that wrote it into a buffer (a pipe, unlike a terminal, is
+// block-buffered by default) and never flushed it.
+const bufferedHint = "is its stdout buffered? Flush each line as it is written (Python: print(..., flush=True), sys.stdout.flush(), or python3 -u; C: fflush(stdout); Java: System.out.flush(); Node's and Go's writes go out at once): docs/agents.md, The protocol. (Or the machine was too loaded to start it in time: a Python agent took 15 s at load 28)"
+
+// shell is one instance as agent processes: a realtime.Shell.
 type shell struct {
 	b    *Backend
-	slot real.Slot
-	rec  *real.Recorder
+	slot realtime.Slot
+	rec  *realtime.Recorder
 
 	mu  sync.Mutex
 	cur *incarnation // nil when down
@@ -42,41 +49,85 @@ type shell struct {
 	// prestarted: Prestart started the first incarnation, the run's first
 	// Start has nothing to do.
 	prestarted bool
-	lives      int
-	down       sync.WaitGroup // incarnations winding down
+	// stopping are the incarnations sent SIGTERM and not gone yet: the
+	// run's end kills them.
+	stopping map[*incarnation]struct{}
+	lives    int
+	down     sync.WaitGroup // incarnations winding down
 	// hellos counts the hello readers still running, until each has
 	// reported (done): the run waits for them (Wait, Started), so a failed
 	// hello is in the run's errors before they are copied.
 	hellos sync.WaitGroup
+	tasks  *taskBook // the run's
+	// clients keeps the clients the run's agents declare, logs the logs
+	// it keeps (nil: a probe).
+	clients *clientBook
+	logs    *logBook
 }
 
-// incarnation is one agent process.
+// incarnation is one agent process, with every process it starts.
 type incarnation struct {
 	name     string // how errors name it
 	launched time.Time
 	// runEnded: the run's end (Kill) killed it while it was starting.
 	runEnded bool
 	cmd      *exec.Cmd
+	tree     *proc.Tree // the agent and every process it started
 	stdin    io.WriteCloser
+	out      *os.File   // the read end of its stdout
+	read     readMeter  // what was read from out
+	stderr   *os.File   // the read end of its stderr
+	log      *cappedLog // its stderr on disk (LogDir), or nil
 	hello    agent.Hello
 	helloAt  time.Time // when the harness read the hello: the election began
-	log      *os.File
 	leading  atomic.Bool
-	paused   bool
-	exited   chan struct{} // closed once the process is reaped
+	paused   bool          // SIGSTOPped by Pause, until Resume (the schedule's goroutine's)
+	resumed  chan struct{} // closed by the Resume that ends the pause
+	reaped   chan struct{} // closed once the agent itself is reaped (waitErr set)
+	exited   chan struct{} // closed once every process of it is gone and its output closed
+	waitErr  error         // the agent's exit, once reaped
 	tail     tailBuffer    // the end of its stderr, for errors
 	seq      atomic.Uint64
+	// killed is why the harness killed it (nil: it was not), so that its
+	// end is not taken for the agent's doing: not a crash of its own, and
+	// a line the kill cut is no protocol error.
+	killed atomic.Pointer[string]
+	// readDone is closed once its stdout is no longer read (its end read,
+	// or given up); stderrDone once its stderr's copy ended.
+	readDone   chan struct{}
+	readOnce   sync.Once
+	stderrDone chan struct{}
+	fail       func(error) // reports a harness error (nil: ignored)
 
 	wmu     sync.Mutex // one command line at a time
 	rmu     sync.Mutex
 	replies map[uint64]chan agent.Event
 }
 
-func (b *Backend) spawn(slot real.Slot) (real.Shell, error) {
-	if slot.Env.Auth.TLS != nil {
-		return nil, errors.New("process: TLS to Redis is not handed to agents (the environment gives them an address, user, password and db)")
+// spawner makes the shells of one run, which share its task book.
+func (b *Backend) spawner(run *runBooks) realtime.Spawner {
+	return func(slot realtime.Slot) (realtime.Shell, error) {
+		if slot.Env.Auth.TLS != nil {
+			return nil, errors.New("process: TLS to Redis is not handed to agents (the environment gives them an address, user, password and db)")
+		}
+		return newShell(b, slot, run), nil
 	}
-	return &shell{b: b, slot: slot, rec: slot.Recorder}, nil
+}
+
+// runBooks is what one run's shells keep together.
+type runBooks struct {
+	tasks   taskBook
+	clients clientBook
+	logs    logBook
+}
+
+// newShell makes a shell of run (nil: a probe, which keeps nothing).
+func newShell(b *Backend, slot realtime.Slot, run *runBooks) *shell {
+	s := &shell{b: b, slot: slot, rec: slot.Recorder, stopping: map[*incarnation]struct{}{}}
+	if run != nil {
+		s.tasks, s.clients, s.logs = &run.tasks, &run.clients, &run.logs
+	}
+	return s
 }
 
 // ms formats a duration in milliseconds, as the environment carries them.
@@ -196,7 +247,7 @@ func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, erro
 		// in EOF, which is the kill's, not the agent's failure).
 		err := s.hello(ctx, inc, dec)
 		if err == nil {
-			err = lacks(inc.name, s.slot.Scenario, inc.hello)
+			err = afterProbe(lacks(inc.name, s.slot.Scenario, inc.hello))
 		}
 		s.mu.Lock()
 		own := s.starting == inc // not killed by a crash, stop or the run's end
@@ -206,6 +257,7 @@ func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, erro
 				// Recorded before it is live: nothing done to it
 				// (a crash) is recorded before its start.
 				s.rec.Record(model.Event{Kind: model.InstanceStarted, Instance: s.slot.Index, ID: inc.hello.ID, Detail: inc.hello.Agent})
+				s.clients.note(inc.name, inc.hello)
 				s.cur = inc
 			}
 		}
@@ -213,11 +265,12 @@ func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, erro
 		s.mu.Unlock()
 		switch {
 		case !own:
-			_ = inc.reap() // take killed it
+			inc.stopReading()
+			<-inc.exited // take killed it
 			if runEnded {
 				// Nothing measured it: the run's verdict must not pass
 				// as if it had run (before, its Start failed the run).
-				done(fmt.Errorf("%s: no hello by the run's end (launched %.1fs before)", inc.name, time.Since(inc.launched).Seconds()))
+				done(fmt.Errorf("%s: no hello by the run's end (launched %.1fs before); %s", inc.name, time.Since(inc.launched).Seconds(), bufferedHint))
 				s.hellos.Done()
 				return
 			}
@@ -235,7 +288,10 @@ func (s *shell) start(ctx context.Context, done func(error)) (*incarnation, erro
 	return inc, nil
 }
 
-// launch starts an agent process; hello reads its hello.
+// launch starts an agent process; hello reads its hello. Its stdout and
+// stderr are pipes of the harness's own, not os/exec's: a process the
+// agent left holding them can no longer make Wait wait (it is killed, and
+// past outputGrace the harness stops reading).
 func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	s.mu.Lock()
 	s.lives++
@@ -243,9 +299,14 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	s.mu.Unlock()
 	argv := s.b.Agent
 	inc := &incarnation{
-		name:    fmt.Sprintf("instance %d (%q)", s.slot.Index, strings.Join(argv, " ")),
-		exited:  make(chan struct{}),
-		replies: map[uint64]chan agent.Event{},
+		name:       fmt.Sprintf("instance %d (%q)", s.slot.Index, strings.Join(argv, " ")),
+		reaped:     make(chan struct{}),
+		exited:     make(chan struct{}),
+		readDone:   make(chan struct{}),
+		stderrDone: make(chan struct{}),
+		replies:    map[uint64]chan agent.Event{},
+		tree:       proc.NewTree(),
+		fail:       s.slot.Fail,
 	}
 	env, err := s.environ(life)
 	if err != nil {
@@ -253,40 +314,130 @@ func (s *shell) launch() (*incarnation, *agent.Decoder, error) {
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Env = env
-	cmd.SysProcAttr = proc.Attr()
+	cmd.WaitDelay = outputGrace
 	if s.b.LogDir != "" {
 		dir := filepath.Join(s.b.LogDir, s.slot.Group)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return nil, nil, fmt.Errorf("%s: keeping its log: %w", inc.name, err)
 		}
-		if inc.log, err = os.Create(filepath.Join(dir, fmt.Sprintf("instance-%d.%d.log", s.slot.Index, life))); err != nil {
+		f, err := os.Create(filepath.Join(dir, fmt.Sprintf("instance-%d.%d.log", s.slot.Index, life)))
+		if err != nil {
 			return nil, nil, fmt.Errorf("%s: keeping its log: %w", inc.name, err)
 		}
-		cmd.Stderr = inc.log
-	}
-	tail := &inc.tail
-	if cmd.Stderr == nil {
-		cmd.Stderr = tail
-	} else {
-		cmd.Stderr = io.MultiWriter(cmd.Stderr, tail)
+		s.logs.add(f.Name())
+		inc.log = newCappedLog(f, s.b.maxLogBytes())
 	}
 	if inc.stdin, err = cmd.StdinPipe(); err != nil {
+		inc.closeLog()
 		return nil, nil, err
 	}
-	stdout, err := cmd.StdoutPipe()
+	outW, errW, err := inc.pipes()
 	if err != nil {
-		return nil, nil, err
+		_ = inc.stdin.Close()
+		inc.closeLog()
+		return nil, nil, fmt.Errorf("%s: its pipes: %w", inc.name, err)
 	}
+	cmd.Stdout, cmd.Stderr = outW, errW
 	inc.cmd = cmd
 	inc.launched = time.Now()
-	if err := cmd.Start(); err != nil {
+	err = inc.tree.Start(cmd)
+	// The agent has its own ends now; the harness keeps only the read ends.
+	_, _ = outW.Close(), errW.Close()
+	if err != nil {
+		_, _ = inc.out.Close(), inc.stderr.Close()
 		inc.closeLog()
 		return nil, nil, fmt.Errorf("%s: starting: %w", inc.name, err)
 	}
-	dec := agent.NewDecoder(inc.name, stdout)
+	go inc.copyStderr()
+	go inc.wait()
+	inc.read.r = inc.out
+	dec := agent.NewDecoder(inc.name, &inc.read)
 	dec.CheckStamps(inc.launched) // a t off by decades is a protocol error, not lateness
 	return inc, dec, nil
 }
+
+// pipes makes the stdout and stderr pipes; it returns the write ends.
+func (inc *incarnation) pipes() (outW, errW *os.File, err error) {
+	if inc.out, outW, err = os.Pipe(); err != nil {
+		return nil, nil, err
+	}
+	if inc.stderr, errW, err = os.Pipe(); err != nil {
+		_, _ = inc.out.Close(), outW.Close()
+		return nil, nil, err
+	}
+	return outW, errW, nil
+}
+
+// outputGrace is how long the harness reads an agent's output after its
+// last process is gone (what the pipes still hold), at most: a process it
+// cannot kill (stuck in the kernel) that holds them does not hold the run.
+const outputGrace = 2 * time.Second
+
+// wait reaps the agent, kills every process it left (also one that left
+// its group or session), reads its output to the end (outputGrace at
+// most), closes it, and marks it exited.
+func (inc *incarnation) wait() {
+	inc.waitErr = inc.cmd.Wait()
+	close(inc.reaped)
+	if err := inc.tree.Kill(); err != nil && inc.fail != nil {
+		inc.fail(fmt.Errorf("%s: ending what it left running: %w", inc.name, err))
+	}
+	grace := time.NewTimer(outputGrace)
+	defer grace.Stop()
+	select {
+	case <-inc.readDone:
+	case <-grace.C:
+	}
+	inc.stopReading()
+	_ = inc.out.Close() // ends a read still blocked
+	select {
+	case <-inc.stderrDone:
+	case <-grace.C:
+	}
+	_ = inc.stderr.Close()
+	<-inc.stderrDone
+	inc.closeLog()
+	inc.tree.Close()
+	close(inc.exited)
+}
+
+// stopReading says its stdout is no longer read (its end reached, or the
+// harness gave up on it): wait need not wait for the rest.
+func (inc *incarnation) stopReading() { inc.readOnce.Do(func() { close(inc.readDone) }) }
+
+// copyStderr copies its stderr to its log and its tail until it ends.
+func (inc *incarnation) copyStderr() {
+	defer close(inc.stderrDone)
+	var w io.Writer = &inc.tail
+	if inc.log != nil {
+		w = io.MultiWriter(inc.log, &inc.tail)
+	}
+	_, _ = io.Copy(w, inc.stderr)
+}
+
+// readMeter counts what is read through it: bytes, reads, and reads that
+// filled the buffer they were given (more was waiting: the writer is ahead
+// of the reader). Only the reader's goroutine uses it.
+type readMeter struct {
+	r                  io.Reader
+	bytes, reads, full int64
+}
+
+func (m *readMeter) Read(p []byte) (int, error) {
+	n, err := m.r.Read(p)
+	m.bytes += int64(n)
+	m.reads++
+	if n > 0 && n == len(p) {
+		m.full++
+	}
+	return n, err
+}
+
+// outpacedReads is how many reads in a second, 90% of them finding more
+// waiting, say an agent writes faster than the harness reads: its rate is
+// then the harness's, under the caps, while its output backs up unread.
+// (An agent writing a line now and then is read a line at a time.)
+const outpacedReads = 8
 
 // hello reads a launched incarnation's hello, which must name the lease key
 // it was given. Whatever else ends the wait (a line that is not a hello,
@@ -305,17 +456,25 @@ func (s *shell) hello(ctx context.Context, inc *incarnation, dec *agent.Decoder)
 	}()
 	timeout := time.NewTimer(helloTimeout)
 	defer timeout.Stop()
+	var r said
 	select {
-	case r := <-got:
-		if r.err != nil {
-			return r.err
-		}
-		inc.hello, inc.helloAt = r.h, r.at
+	case r = <-got:
 	case <-timeout.C:
-		return fmt.Errorf("%s: no hello within %v", inc.name, helloTimeout)
+		return fmt.Errorf("%s: no hello within %v; %s", inc.name, helloTimeout, bufferedHint)
 	case <-ctx.Done():
-		return fmt.Errorf("%s: waiting for its hello: %w", inc.name, ctx.Err())
+		select {
+		case <-inc.reaped:
+			// It ended before the cancel: what it wrote first (or its
+			// failure) is the news. Its output ends within outputGrace.
+			r = <-got
+		default:
+			return fmt.Errorf("%s: waiting for its hello: %w", inc.name, ctx.Err())
+		}
 	}
+	if r.err != nil {
+		return r.err
+	}
+	inc.hello, inc.helloAt = r.h, r.at
 	if want := election.LeaderKey(s.slot.Group); inc.hello.Key != want {
 		return fmt.Errorf("%s: its hello names the lease key %q; it was given %q (LEASELAB_KEY)", inc.name, inc.hello.Key, want)
 	}
@@ -325,48 +484,136 @@ func (s *shell) hello(ctx context.Context, inc *incarnation, dec *agent.Decoder)
 // abort ends an incarnation that never started (end) and returns err with
 // the end of its stderr.
 func (inc *incarnation) abort(err error) error {
-	_ = inc.end()
+	_ = inc.end(err.Error())
 	if t := inc.tail.String(); t != "" {
 		err = fmt.Errorf("%w; its stderr ends:\n%s", err, t)
 	}
 	return err
 }
 
-// end kills the incarnation's group and reaps it.
-func (inc *incarnation) end() error {
-	proc.KillGroup(inc.cmd.Process)
-	return inc.reap()
+// end kills the incarnation (why: as kill), stops reading it and waits
+// until it is gone; it returns the agent's exit.
+func (inc *incarnation) end(why string) error {
+	inc.kill(why)
+	inc.stopReading()
+	<-inc.exited
+	return inc.waitErr
 }
 
-// read records the agent's events until its stdout ends, then reaps it.
+// kill notes why the harness kills the incarnation (the first reason
+// stays) and SIGKILLs the agent and its group at once; wait ends the rest
+// of its processes once the agent is reaped.
+func (inc *incarnation) kill(why string) {
+	inc.killed.CompareAndSwap(nil, &why)
+	proc.KillGroup(inc.cmd.Process)
+	_ = inc.cmd.Process.Kill()
+}
+
+// read records the agent's events until its stdout ends (or the harness
+// ends the agent: a line the protocol refuses, output over the caps), then
+// waits until it is gone. One that ended without the harness is recorded
+// crashed.
 func (s *shell) read(inc *incarnation, dec *agent.Decoder) {
 	defer func() {
-		err := inc.reap()
+		inc.stopReading()
+		<-inc.exited
 		s.mu.Lock()
 		own := s.cur == inc // not crashed, stopped or killed by the harness
 		if own {
 			s.cur = nil
 		}
 		s.mu.Unlock()
-		if own {
-			// It died by itself: for the analysis, a crash.
-			s.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: s.slot.Index, ID: inc.hello.ID, Detail: fmt.Sprintf("exited by itself: %v", err)})
-			s.slot.Fail(fmt.Errorf("%s exited by itself (%v); its stderr ends:\n%s", inc.name, err, inc.tail.String()))
+		if !own {
+			return
 		}
+		// For the analysis, a crash: by itself, or the harness's kill
+		// for what it wrote (already in the run's errors).
+		if why := inc.killed.Load(); why != nil {
+			s.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: s.slot.Index, ID: inc.hello.ID, Detail: "killed by the harness: " + *why})
+			return
+		}
+		s.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: s.slot.Index, ID: inc.hello.ID, Detail: fmt.Sprintf("exited by itself: %v", inc.waitErr)})
+		s.slot.Fail(fmt.Errorf("%s exited by itself (%v); its stderr ends:\n%s", inc.name, inc.waitErr, inc.tail.String()))
 	}()
+	lines, maxLines, maxBytes := 0, s.b.maxLinesPerSecond(), s.b.maxBytesPerSecond()
+	window, windowBytes, windowReads, windowFull := time.Now(), int64(0), int64(0), int64(0)
 	for {
 		e, err := dec.Next()
 		if err == io.EOF {
 			return
 		}
 		if err != nil {
+			if inc.killed.Load() != nil || inc.readCut() {
+				// Its end, the harness's doing: the line its kill cut,
+				// or a read the harness ended, is not the agent's error.
+				return
+			}
 			// A line the protocol refuses: the agent cannot be believed
 			// any more. Say so and end it.
 			s.slot.Fail(err)
-			proc.KillGroup(inc.cmd.Process)
+			inc.kill(fmt.Sprintf("a line the protocol refuses: %v", err))
+			s.drain(dec)
 			return
 		}
+		if d := time.Since(window); d >= time.Second {
+			if reads, full := inc.read.reads-windowReads, inc.read.full-windowFull; reads >= outpacedReads && full*10 >= reads*9 {
+				why := fmt.Sprintf("wrote faster than the harness reads for %.1f s: %d of %d reads of its stdout found more waiting (%d lines read)", d.Seconds(), full, reads, lines)
+				s.slot.Fail(fmt.Errorf("%s %s: ended by the harness (docs/agents.md, Output caps)", inc.name, why))
+				inc.kill(why)
+				s.drain(dec)
+				return
+			}
+			window, windowBytes, lines = time.Now(), inc.read.bytes, 0
+			windowReads, windowFull = inc.read.reads, inc.read.full
+		}
+		lines++
+		if n := inc.read.bytes - windowBytes; lines > maxLines || n > maxBytes {
+			why := fmt.Sprintf("wrote %d lines (%d bytes) in %.3f s, over the cap of %d lines or %d bytes a second", lines, n, time.Since(window).Seconds(), maxLines, maxBytes)
+			s.slot.Fail(fmt.Errorf("%s %s: ended by the harness (docs/agents.md, Output caps)", inc.name, why))
+			inc.kill(why)
+			s.drain(dec)
+			return
+		}
+		s.tasks.note(dec, e)
 		s.event(inc, e)
+	}
+}
+
+// drain reads on what an agent the harness killed wrote before its end,
+// until its stdout ends (at most outputGrace after its last process is
+// gone: wait closes it then), for its dispatches alone: a task it
+// dispatched is in Redis, and another agent that works on it did nothing
+// wrong (before, its unread task-dispatched lines made that agent's lines
+// protocol errors). Nothing else it wrote is believed or recorded.
+func (s *shell) drain(dec *agent.Decoder) {
+	for {
+		e, err := dec.Next()
+		var line *agent.LineError
+		switch {
+		case err == nil:
+			if e.Type == agent.TaskDispatched {
+				s.tasks.note(dec, e)
+			}
+		case errors.As(err, &line) && line.Text != "":
+			// A refused line (it has its text): the next may be read.
+		default:
+			return // the end of its stdout, or a read that failed
+		}
+	}
+}
+
+// readCut reports whether wait gave up on its stdout (closed it).
+func (inc *incarnation) readCut() bool {
+	select {
+	case <-inc.exited:
+		return true
+	default:
+	}
+	select {
+	case <-inc.readDone:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -427,39 +674,58 @@ func (s *shell) event(inc *incarnation, e agent.Event) {
 	s.rec.Record(ev)
 }
 
+// answerTimeout is how long an agent may take to answer a command (once
+// it runs: a paused agent's time starts at its resume).
+const answerTimeout = 5 * time.Second
+
 // command sends c and waits for its reply.
 func (inc *incarnation) command(ctx context.Context, c agent.Command) error {
+	answer, err := inc.send(c)
+	if err != nil {
+		return err
+	}
+	return answer(ctx)
+}
+
+// send writes c to the agent and returns what waits for its reply (call
+// it once), until the reply, the agent's end or ctx done.
+func (inc *incarnation) send(c agent.Command) (answer func(context.Context) error, err error) {
 	c.Seq = inc.seq.Add(1)
 	ch := make(chan agent.Event, 1)
 	inc.rmu.Lock()
 	inc.replies[c.Seq] = ch
 	inc.rmu.Unlock()
-	defer func() {
+	forget := func() {
 		inc.rmu.Lock()
 		delete(inc.replies, c.Seq)
 		inc.rmu.Unlock()
-	}()
+	}
 	line, err := json.Marshal(c)
 	if err != nil {
-		return err
+		forget()
+		return nil, err
 	}
 	inc.wmu.Lock()
 	_, err = inc.stdin.Write(append(line, '\n'))
 	inc.wmu.Unlock()
 	if err != nil {
-		return fmt.Errorf("%s: sending %s: %w", inc.name, c.Cmd, err)
+		forget()
+		return nil, fmt.Errorf("%s: sending %s: %w", inc.name, c.Cmd, err)
 	}
-	select {
-	case r := <-ch:
-		if r.Err != "" {
-			return fmt.Errorf("%s: %s refused: %s", inc.name, c.Cmd, r.Err)
+	return func(ctx context.Context) error {
+		defer forget()
+		select {
+		case r := <-ch:
+			if r.Err != "" {
+				return fmt.Errorf("%s: %s refused: %s", inc.name, c.Cmd, r.Err)
+			}
+			return nil
+		case <-inc.exited:
+			return fmt.Errorf("%s: exited before answering %s", inc.name, c.Cmd)
+		case <-ctx.Done():
+			return fmt.Errorf("%s: no answer to %s: %w", inc.name, c.Cmd, ctx.Err())
 		}
-		return nil
-	case <-inc.exited:
-		return fmt.Errorf("%s: exited before answering %s", inc.name, c.Cmd)
-	case <-ctx.Done():
-		return fmt.Errorf("%s: no answer to %s: %w", inc.name, c.Cmd, ctx.Err())
-	}
+	}, nil
 }
 
 func (s *shell) current() *incarnation {
@@ -481,7 +747,7 @@ func (s *shell) take(runEnd bool) *incarnation {
 	}
 	s.mu.Unlock()
 	if starting != nil {
-		proc.KillGroup(starting.cmd.Process)
+		starting.kill("it was ended before its hello")
 		s.down.Go(func() { <-starting.exited })
 	}
 	return inc
@@ -510,7 +776,7 @@ func (s *shell) Crash() {
 		return
 	}
 	s.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: s.slot.Index, ID: inc.hello.ID})
-	proc.KillGroup(inc.cmd.Process)
+	inc.kill("crash")
 	s.down.Go(func() { <-inc.exited })
 }
 
@@ -522,16 +788,25 @@ func (s *shell) Stop() {
 	if inc == nil {
 		return
 	}
+	s.mu.Lock()
+	s.stopping[inc] = struct{}{}
+	s.mu.Unlock()
 	_ = inc.signal(syscall.SIGTERM)
 	_ = inc.signal(syscall.SIGCONT)
 	s.down.Go(func() {
+		limit := s.slot.Scenario.Params.TTL + 5*time.Second
+		timer := time.NewTimer(limit)
+		defer timer.Stop()
 		select {
 		case <-inc.exited:
-		case <-time.After(s.slot.Scenario.Params.TTL + 5*time.Second):
-			s.slot.Fail(fmt.Errorf("%s: still running %v after SIGTERM: killed", inc.name, s.slot.Scenario.Params.TTL+5*time.Second))
-			proc.KillGroup(inc.cmd.Process)
+		case <-timer.C:
+			s.slot.Fail(fmt.Errorf("%s: still running %v after SIGTERM: killed", inc.name, limit))
+			inc.kill("still running after SIGTERM")
 			<-inc.exited
 		}
+		s.mu.Lock()
+		delete(s.stopping, inc)
+		s.mu.Unlock()
 		s.rec.Record(model.Event{Kind: model.InstanceStopped, Instance: s.slot.Index, ID: inc.hello.ID})
 	})
 }
@@ -542,6 +817,9 @@ func (s *shell) Pause(suspend bool) bool {
 	inc := s.current()
 	if inc == nil || suspend || inc.signal(syscall.SIGSTOP) != nil {
 		return false
+	}
+	if !inc.paused {
+		inc.paused, inc.resumed = true, make(chan struct{})
 	}
 	s.rec.Record(model.Event{Kind: model.InstancePaused, Instance: s.slot.Index, ID: inc.hello.ID})
 	return true
@@ -558,9 +836,17 @@ func (s *shell) Resume() {
 	// writes then must not be stamped before its resume.
 	s.rec.Record(model.Event{Kind: model.InstanceResumed, Instance: s.slot.Index, ID: inc.hello.ID})
 	_ = inc.signal(syscall.SIGCONT)
+	if inc.paused {
+		inc.paused = false
+		close(inc.resumed)
+	}
 }
 
-// Clock sends the clock command, to an agent that declares it.
+// Clock sends the clock command, to an agent that declares it, and waits
+// for its answer. A paused (SIGSTOPped) agent reads it only at its resume:
+// the command is sent, and its answer checked after the resume, off the
+// schedule's goroutine (a harness error if it fails), so that the schedule
+// does not wait on a stopped process.
 func (s *shell) Clock(rate float64, jump time.Duration) error {
 	inc := s.current()
 	if inc == nil {
@@ -569,27 +855,57 @@ func (s *shell) Clock(rate float64, jump time.Duration) error {
 	if !inc.hello.Has(agent.CapClock) {
 		return fmt.Errorf("%s does not declare the %q capability: its clock cannot be bent", inc.name, agent.CapClock)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
+	var cmds []agent.Command
 	if jump != 0 {
-		if err := inc.command(ctx, agent.Command{Cmd: agent.CmdClock, JumpNS: int64(jump)}); err != nil {
-			return err
-		}
+		cmds = append(cmds, agent.Command{Cmd: agent.CmdClock, JumpNS: int64(jump)})
 	}
 	if rate > 0 {
-		return inc.command(ctx, agent.Command{Cmd: agent.CmdClock, Rate: rate})
+		cmds = append(cmds, agent.Command{Cmd: agent.CmdClock, Rate: rate})
 	}
+	if !inc.paused {
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		defer cancel()
+		for _, c := range cmds {
+			if err := inc.command(ctx, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var answers []func(context.Context) error
+	for _, c := range cmds {
+		answer, err := inc.send(c)
+		if err != nil {
+			return err
+		}
+		answers = append(answers, answer)
+	}
+	resumed := inc.resumed
+	s.down.Go(func() {
+		select {
+		case <-resumed:
+		case <-inc.exited:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), answerTimeout)
+		defer cancel()
+		for _, answer := range answers {
+			if err := answer(ctx); err != nil && inc.killed.Load() == nil {
+				s.slot.Fail(fmt.Errorf("bending the clock of a paused agent: %w", err))
+				return
+			}
+		}
+	})
 	return nil
 }
 
 // Jitter: an agent's connection has no gate to draw jitter in, so the
-// latency fault gives its proxy Toxiproxy's own jitter (real.ErrNoJitterGate);
+// latency fault gives its proxy Toxiproxy's own jitter (realtime.ErrNoJitterGate);
 // clearing it is a no-op.
 func (s *shell) Jitter(requests, replies time.Duration, _ *rand.Rand) error {
 	if requests == 0 && replies == 0 {
 		return nil
 	}
-	return real.ErrNoJitterGate
+	return realtime.ErrNoJitterGate
 }
 
 // Dispatch sends the dispatch command.
@@ -608,8 +924,16 @@ func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
 // hello has not come).
 func (s *shell) Kill() {
 	if inc := s.take(true); inc != nil {
-		proc.KillGroup(inc.cmd.Process)
+		inc.kill("the run's end")
 		s.down.Go(func() { <-inc.exited })
+	}
+	// One still stopping (SIGTERM sent, not exited yet) ends too: the run
+	// does not wait out its stop.
+	s.mu.Lock()
+	stopping := slices.Collect(maps.Keys(s.stopping))
+	s.mu.Unlock()
+	for _, inc := range stopping {
+		inc.kill("the run's end")
 	}
 }
 
@@ -638,17 +962,7 @@ func (s *shell) Started(ctx context.Context) {
 	}
 }
 
-// reap waits for the exited process, closes its pipes and log, and marks
-// it exited; it returns the process's exit error.
-func (inc *incarnation) reap() error {
-	err := inc.cmd.Wait()
-	inc.closeLog()
-	close(inc.exited)
-	return err
-}
-
 func (inc *incarnation) closeLog() {
-	_ = inc.stdin.Close()
 	if inc.log != nil {
 		_ = inc.log.Close()
 	}

@@ -51,7 +51,16 @@ import (
 // end within ~7 ms past the guard, 2.5 s into the run, with the followers'
 // phases explore placed). follower-pause-wins-at-resume pauses the follower
 // 20 µs after its SET NX's send (follower-pause-slow-reply-wins times it on
-// the real backend with 1 s replies).
+// the real backend with 1 s replies). redis-pause-slow-clock needs the slow
+// clock's renewal to fall just before the redis-pause (virtual 7.907 s
+// stale; a real run gave 3.001 s, within its bound); the other redis-pause
+// repros time their cases on the real backend (10.123 s, 3.338 s, 12.63 s
+// and 10.521 s of 10.287, 3.339, 12.584 and 11.504 s virtual).
+// follower-partition-reply-in-flight cuts the follower 10 µs after its
+// SET NX landed, with the reply on its way: not timed on a real run.
+// flush-then-latency-cold-timeout runs on both: 9.26 s real at load ~3 of
+// 9.27 s virtual (a run at load ~8, its faults 0.4-0.5 s late behind
+// harness stalls, missed its case: 3.299 s).
 var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-refusal.yaml": true,
 	"one-way-jittered-latency.yaml": true,
 	"failover-repeated-resets.yaml": true, "safe-replies-latency-phantom.yaml": true,
@@ -59,7 +68,8 @@ var virtualOnly = map[string]bool{"mid-call-partition.yaml": true, "mid-call-ref
 	"follower-pause-mid-acquire.yaml": true, "follower-pause-after-leader-pause.yaml": true,
 	"follower-crash-mid-acquire.yaml": true, "follower-crashes-mid-acquire.yaml": true,
 	"follower-shorter-pause-after-leader-pause.yaml": true, "follower-suspend-after-leader-suspend.yaml": true,
-	"safe-short-pause-hidden-by-suspend.yaml": true, "follower-pause-wins-at-resume.yaml": true}
+	"safe-short-pause-hidden-by-suspend.yaml": true, "follower-pause-wins-at-resume.yaml": true,
+	"redis-pause-slow-clock.yaml": true, "follower-partition-reply-in-flight.yaml": true}
 
 // The schedules that broke a "predicted" limit before the bound modelled
 // their case, on real Redis through real Toxiproxy at scale 1: each must
@@ -79,6 +89,8 @@ func TestBoundReprosReal(t *testing.T) {
 		sc   model.Scenario
 		res  *model.Result
 		err  error
+		// missed are the earlier tries' summaries, which missed the case.
+		missed []model.Summary
 	}
 	var repros []*repro
 	for _, f := range files {
@@ -102,12 +114,22 @@ func TestBoundReprosReal(t *testing.T) {
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			r.res, r.err = real.Run(context.Background(), r.sc, real.Options{})
+			for try := 1; ; try++ {
+				r.res, r.err = real.Run(context.Background(), r.sc, real.Options{})
+				if r.err != nil || try == reproTries || !missedCase(r.res) {
+					return
+				}
+				r.missed = append(r.missed, r.res.Analysis.Summary)
+			}
 		})
 	}
 	wg.Wait()
 	for _, r := range repros {
 		t.Run(r.name, func(t *testing.T) {
+			for i, s := range r.missed {
+				t.Logf("try %d missed the case, every limit kept but for the machine's load: overlaps %d (max %v), gaps %d (max %v), stale %d (max %v)",
+					i+1, s.Overlaps, s.MaxOverlap, s.Gaps, s.MaxGap, s.StaleWindows, s.MaxStale)
+			}
 			if r.err != nil {
 				t.Fatalf("Run: %v", r.err)
 			}
@@ -125,6 +147,35 @@ func TestBoundReprosReal(t *testing.T) {
 			}
 		})
 	}
+}
+
+// reproTries is how many times a repro runs when its tries miss its case:
+// its phase on a loaded machine can drift off the case (CI at load ~20 gave
+// restart-then-redis-pause 2.273 s of the 10.123 s overlap a quiet run
+// gave; redis-pause-under-latency 8.442 s stale of 10.521 s, though that one
+// was a 15 ms phase margin, since widened) while every
+// limit held. A missed case is no break; a limit broken on any try fails.
+const reproTries = 3
+
+// missedCase says the run kept every upper limit and fell short only of a
+// lower one (the schedule did not reach its case this time), or went over
+// one only by what the machine's load explains (model.Check.Stalled: the
+// harness measured itself that late inside the window), which is no more
+// a break than a pass.
+func missedCase(res *model.Result) bool {
+	missed := false
+	for _, c := range res.Evaluation.Checks {
+		switch {
+		case c.Verdict == model.Pass:
+		case c.Stalled:
+			missed = true
+		case c.HasMin && !c.Count && !c.NotMeasured && c.Measured < c.Min && (!c.HasMax || c.Measured <= c.Max):
+			missed = true
+		default:
+			return false
+		}
+	}
+	return missed && len(res.Errors) == 0
 }
 
 // reproConcurrency is how many real repro runs TestBoundReprosReal runs at

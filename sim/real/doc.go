@@ -1,12 +1,13 @@
-// Package real is leaselab's real-time backend (a sim.Backend): it runs a
-// model.Scenario against a real Redis through real Toxiproxy and records
-// what happened as one model.Timeline.
+// Package real is leaselab's real backend (a sim.Backend): every instance a
+// goroutine of this process (a bare elector or a full task runner, with its
+// own go-redis client, faulty.Gate and faulty.Clock) run by the real-time
+// engine of package sim/realtime, which gives each its own Toxiproxy proxy
+// to a real Redis, injects the schedule's faults, watches the lease in
+// Redis and records one model.Timeline for sim.Run to analyze.
 //
-// Backend.Run starts N instances (bare electors or full task runners, each
-// with its own proxy, go-redis client, gate and faulty clock), injects the
-// schedule's faults on time (crashes, stops, partitions, latency, pauses,
-// clock drift and jumps, Redis restarts, SCRIPT FLUSH, failovers, slot
-// migrations), watches who holds the lease in Redis over an unproxied
-// connection (the truth lane), and hands the timeline back to sim.Run, which
-// analyzes it. Where Redis and Toxiproxy come from is package sim/env's job.
+// The package is a spawner and nothing more: Backend hands the engine
+// spawn, which makes an instance's realtime.Shell from its realtime.Slot
+// (instance.go). What the faults do to an instance in-process (crash: its
+// gate killed; pause: its gate held and its clock stalled; clock faults:
+// its clock bent) is that Shell's.
 package real

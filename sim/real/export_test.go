@@ -1,5 +1,15 @@
 package real
 
-// StartStallMeter gives the package's external tests the stall meter:
-// how long this process was kept from running while it ran.
-func StartStallMeter() *stallMeter { return startStallMeter() }
+import (
+	"context"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim"
+)
+
+// RunLagged is Run with instance i's timers made for d delivered lag(i, d)
+// late, as a loaded machine delivers them (faulty.Clock.Lag).
+func RunLagged(ctx context.Context, sc model.Scenario, lag func(i int, d time.Duration) time.Duration) (*model.Result, error) {
+	return sim.Run(ctx, sc, Backend{lag: lag}, sim.Options{})
+}

@@ -17,20 +17,19 @@ import (
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/publish"
 	"github.com/leaselab/leaselab/runner"
+	"github.com/leaselab/leaselab/sim/faulty"
+	"github.com/leaselab/leaselab/sim/realtime"
 )
 
 // instance is one simulated TaskRunner process: its own go-redis client
 // dialling Redis through its own Toxiproxy proxy and a Gate, its own
-// FaultyClock, and either a bare elector or a full runner. A crash or stop
+// faulty.Clock, and either a bare elector or a full runner. A crash or stop
 // ends an incarnation; a restart begins a new one (new id) at the same
 // index, on the same proxy.
 type instance struct {
-	index int
-	dial  string // the proxy address the client dials
-	// nodes maps each cluster node's address to the address of this
-	// instance's proxy for it (redis: cluster); nil otherwise.
-	nodes map[string]string
-	run   *run
+	// slot is what the engine gave it: its index, its proxy (Dial, or
+	// Nodes with redis: cluster), the scenario, the recorder.
+	slot realtime.Slot
 
 	mu      sync.Mutex
 	inc     *incarnation // nil when down
@@ -39,6 +38,9 @@ type instance struct {
 	// (Jitter), which a restart's new Gate keeps: the fault is on the
 	// network, not on one life of the process.
 	jitter jitterState
+	// lag delays this instance's timers as a loaded machine would
+	// (faulty.Clock.Lag): the load-proofing tests' only; nil otherwise.
+	lag func(d time.Duration) time.Duration
 }
 
 // jitterState is an instance's latency jitter: per direction, and the seed
@@ -53,7 +55,7 @@ type jitterState struct {
 
 // applyJitter gives gate the instance's jitter (called with in.mu held),
 // and returns the version applied.
-func (in *instance) applyJitter(gate *Gate) uint64 {
+func (in *instance) applyJitter(gate *faulty.Gate) uint64 {
 	j := &in.jitter
 	if j.requests > 0 || j.replies > 0 {
 		j.restarts++
@@ -67,8 +69,8 @@ func (in *instance) applyJitter(gate *Gate) uint64 {
 // incarnation is one life of an instance.
 type incarnation struct {
 	id     string
-	gate   *Gate
-	clock  *FaultyClock
+	gate   *faulty.Gate
+	clock  *faulty.Clock
 	rdb    redis.UniversalClient // a *redis.ClusterClient with redis: cluster
 	e      *election.Elector     // elector mode
 	r      *runner.Runner        // runner mode
@@ -77,31 +79,11 @@ type incarnation struct {
 	done   chan struct{} // closed when the signal reader (elector mode) or the runner exited
 }
 
-// RedisOptions are the client options every instance uses, from the run's
-// parameters (zero values keep go-redis's defaults), dialing addr through g
-// (nil: directly, as an agent process does).
-func RedisOptions(p model.ClientParams, addr string, g *Gate) *redis.Options {
-	var dial func(ctx context.Context, network, addr string) (net.Conn, error)
-	if g != nil {
-		dial = g.Dialer(addr)
-	}
-	return &redis.Options{
-		Addr:                  addr,
-		Dialer:                dial,
-		ReadTimeout:           p.ReadTimeout,
-		WriteTimeout:          p.WriteTimeout,
-		DialTimeout:           p.DialTimeout,
-		MaxRetries:            p.MaxRetries,
-		ContextTimeoutEnabled: p.ContextTimeoutEnabled,
-		PoolSize:              p.PoolSize,
-	}
-}
-
 // clusterClient is a ClusterClient with the instance's client options that
 // reaches every node through the instance's own proxy for it (nodes: node
 // address → proxy address) and its gate. It learns the slot map from the
 // nodes and follows MOVED and ASK, all through the proxies.
-func clusterClient(o *redis.Options, nodes map[string]string, g *Gate) *redis.ClusterClient {
+func clusterClient(o *redis.Options, nodes map[string]string, g *faulty.Gate) *redis.ClusterClient {
 	addrs := make([]string, 0, len(nodes))
 	dial := make(map[string]func(ctx context.Context, network, addr string) (net.Conn, error), len(nodes))
 	for node, proxy := range nodes {
@@ -148,46 +130,57 @@ func tlsOver(dial func(ctx context.Context, network, addr string) (net.Conn, err
 
 // Start begins a new incarnation.
 func (in *instance) Start() error {
-	p := in.run.sc.Params
-	inc := &incarnation{gate: NewGate(), clock: NewFaultyClock(), done: make(chan struct{})}
+	p := in.slot.Scenario.Params
+	inc := &incarnation{gate: faulty.NewGate(), clock: faulty.NewClock(), done: make(chan struct{})}
+	// A timer of the instance's that fires late is the machine's load,
+	// which the verdicts count (model.Stall): the elector's renewal or
+	// next attempt then comes that much late, whatever the election does.
+	rec, index := in.slot.Recorder, in.slot.Index
+	inc.clock.Watch(func(late time.Duration) {
+		if late >= model.MinStall {
+			rec.Record(model.Event{Kind: model.StallKind, Instance: index, Lateness: late})
+		}
+	})
+	inc.clock.Lag(in.lag)
 	in.mu.Lock()
 	jitterVersion := in.applyJitter(inc.gate)
 	in.mu.Unlock()
 	// The instance authenticates as the harness does: Toxiproxy forwards
 	// the bytes (AUTH and TLS included) untouched.
-	opts := in.run.env.Auth.Apply(RedisOptions(p.Client, in.dial, inc.gate))
+	ro := realtime.RedisOptions(p.Client, in.slot.Dial)
+	ro.Dialer = inc.gate.Dialer(in.slot.Dial)
+	opts := in.slot.Env.Auth.Apply(ro)
 	if opts.TLSConfig != nil {
 		// go-redis negotiates TLS only in its own dialer: over the gate's
 		// connection, do it here (the TLS config names the real host).
 		opts.Dialer = tlsOver(opts.Dialer, opts.TLSConfig)
 	}
-	if in.nodes != nil {
-		inc.rdb = clusterClient(opts, in.nodes, inc.gate)
+	if in.slot.Nodes != nil {
+		inc.rdb = clusterClient(opts, in.slot.Nodes, inc.gate)
 	} else {
 		inc.rdb = redis.NewClient(opts)
 	}
-	eo := ElectionOpts(p, nil)
-	eo.Clock, eo.Jitter = inc.clock, in.run.jitterSource()
-	if in.run.publish {
+	eo := realtime.ElectionOpts(p, nil)
+	eo.Clock, eo.Jitter = inc.clock, in.slot.JitterSource()
+	if in.slot.Publish {
 		// Exactly as a production instance publishes: on its own client
 		// (through its proxy, so a partition holds its news back) and its
 		// own clock (which the clock faults make lie).
 		pub, err := publish.New(publish.Options{Redis: inc.rdb, Clock: inc.clock})
 		if err != nil {
 			_ = inc.rdb.Close()
-			return fmt.Errorf("instance %d: %w", in.index, err)
+			return fmt.Errorf("instance %d: %w", in.slot.Index, err)
 		}
 		inc.pub, eo.OnTransition = pub, pub.Observe
 	}
-	rec := in.run.rec
-	switch in.run.sc.Mode {
+	switch in.slot.Scenario.Mode {
 	case model.ModeRunner:
 		if eo.JitterMS == 0 {
 			eo.JitterMS = -1 // the runner reads 0 as the spec's 5; here it means none
 		}
 		r, err := runner.New(inc.rdb, runner.Options{
-			Group:         in.run.group,
-			Tasks:         Tasks(in.run.sc),
+			Group:         in.slot.Group,
+			Tasks:         realtime.Tasks(in.slot.Scenario),
 			ChoreInterval: p.ChoreInterval,
 			Election:      eo,
 			Clock:         inc.clock,
@@ -195,36 +188,36 @@ func (in *instance) Start() error {
 		})
 		if err != nil {
 			_ = inc.rdb.Close()
-			return fmt.Errorf("instance %d: %w", in.index, err)
+			return fmt.Errorf("instance %d: %w", in.slot.Index, err)
 		}
 		inc.r, inc.id = r, r.ElectorID()
 		ctx, cancel := context.WithCancel(context.Background())
 		inc.cancel = cancel
-		rec.Record(model.Event{Kind: model.InstanceStarted, Instance: in.index, ID: inc.id})
+		rec.Record(model.Event{Kind: model.InstanceStarted, Instance: in.slot.Index, ID: inc.id})
 		if err := r.Start(ctx); err != nil {
 			cancel()
 			_ = inc.rdb.Close()
-			return fmt.Errorf("instance %d: starting the runner: %w", in.index, err)
+			return fmt.Errorf("instance %d: starting the runner: %w", in.slot.Index, err)
 		}
 		go func() { <-r.Done(); close(inc.done) }()
 	default:
-		eo.Redis, eo.Key = inc.rdb, in.run.group
+		eo.Redis, eo.Key = inc.rdb, in.slot.Group
 		e, promote, demote, errs := election.NewElector(eo)
 		inc.e, inc.id = e, e.ID()
 		stop := make(chan struct{})
 		inc.cancel = sync.OnceFunc(func() { close(stop) })
-		rec.Record(model.Event{Kind: model.InstanceStarted, Instance: in.index, ID: inc.id})
+		rec.Record(model.Event{Kind: model.InstanceStarted, Instance: in.slot.Index, ID: inc.id})
 		go func() {
 			defer close(inc.done)
 			for {
 				select {
 				case <-promote:
 					l := e.Leadership()
-					rec.Record(model.Event{Kind: model.LeaderGained, Instance: in.index, ID: inc.id, Term: l.Term, Token: l.Token})
+					rec.Record(model.Event{Kind: model.LeaderGained, Instance: in.slot.Index, ID: inc.id, Term: l.Term, Token: l.Token})
 				case <-demote:
-					rec.Record(model.Event{Kind: model.LeaderLost, Instance: in.index, ID: inc.id})
+					rec.Record(model.Event{Kind: model.LeaderLost, Instance: in.slot.Index, ID: inc.id})
 				case err := <-errs:
-					rec.Record(model.Event{Kind: model.ElectorError, Instance: in.index, ID: inc.id, Err: err.Error()})
+					rec.Record(model.Event{Kind: model.ElectorError, Instance: in.slot.Index, ID: inc.id, Err: err.Error()})
 				case <-stop:
 					return
 				}
@@ -243,7 +236,7 @@ func (in *instance) Start() error {
 
 // runnerEvent records what the harness measures from a runner's events.
 func (in *instance) runnerEvent(e runner.Event) {
-	ev := model.Event{Instance: in.index, ID: e.Instance, Task: e.TaskID, Term: e.Term, Token: e.Token}
+	ev := model.Event{Instance: in.slot.Index, ID: e.Instance, Task: e.TaskID, Term: e.Term, Token: e.Token}
 	switch e.Kind {
 	case runner.EventLeadership:
 		ev.Kind = model.LeaderLost
@@ -274,7 +267,7 @@ func (in *instance) runnerEvent(e runner.Event) {
 	default:
 		return
 	}
-	in.run.rec.Record(ev)
+	in.slot.Recorder.Record(ev)
 }
 
 // Live reports whether an incarnation is up.
@@ -292,7 +285,7 @@ func (in *instance) Resume()                 { in.resume() }
 // Wait waits until every incarnation is down.
 func (in *instance) Wait() { in.stopped.Wait() }
 
-// Clock bends the live incarnation's FaultyClock.
+// Clock bends the live incarnation's faulty.Clock.
 func (in *instance) Clock(rate float64, jump time.Duration) error {
 	inc := in.current()
 	if inc == nil {
@@ -343,7 +336,7 @@ func (in *instance) Dispatch(ctx context.Context, delay time.Duration) error {
 // stopped gracefully instead, so that an observer sees its demotion.
 func (in *instance) Kill() {
 	if inc := in.take(); inc != nil {
-		graceful := in.run.publish
+		graceful := in.slot.Publish
 		if graceful {
 			inc.gate.Release()
 		} else {
@@ -391,7 +384,7 @@ func (in *instance) crash() {
 	if inc == nil {
 		return
 	}
-	in.run.rec.Record(model.Event{Kind: model.InstanceCrashed, Instance: in.index, ID: inc.id})
+	in.slot.Recorder.Record(model.Event{Kind: model.InstanceCrashed, Instance: in.slot.Index, ID: inc.id})
 	inc.gate.Kill()
 	inc.clock.Resume()
 	in.stopped.Go(func() { in.wind(inc, false) })
@@ -408,7 +401,7 @@ func (in *instance) stop() {
 	inc.clock.Resume()
 	in.stopped.Go(func() {
 		in.wind(inc, true)
-		in.run.rec.Record(model.Event{Kind: model.InstanceStopped, Instance: in.index, ID: inc.id})
+		in.slot.Recorder.Record(model.Event{Kind: model.InstanceStopped, Instance: in.slot.Index, ID: inc.id})
 	})
 }
 
@@ -418,7 +411,7 @@ func (in *instance) stop() {
 func (in *instance) wind(inc *incarnation, graceful bool) {
 	if inc.r != nil {
 		if graceful {
-			ctx, cancel := context.WithTimeout(context.Background(), in.run.sc.Params.TTL+5*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), in.slot.Scenario.Params.TTL+5*time.Second)
 			_ = inc.r.Stop(ctx)
 			cancel()
 		}
@@ -455,7 +448,7 @@ func (in *instance) pause(suspend bool) bool {
 		inc.clock.Stall()
 	}
 	inc.gate.Hold()
-	in.run.rec.Record(model.Event{Kind: model.InstancePaused, Instance: in.index, ID: inc.id})
+	in.slot.Recorder.Record(model.Event{Kind: model.InstancePaused, Instance: in.slot.Index, ID: inc.id})
 	return true
 }
 
@@ -466,7 +459,7 @@ func (in *instance) resume() {
 	}
 	inc.gate.Release()
 	inc.clock.Resume()
-	in.run.rec.Record(model.Event{Kind: model.InstanceResumed, Instance: in.index, ID: inc.id})
+	in.slot.Recorder.Record(model.Event{Kind: model.InstanceResumed, Instance: in.slot.Index, ID: inc.id})
 }
 
 func errText(err error) string {
@@ -474,18 +467,4 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
-}
-
-// ElectionOpts are the elector options an instance (or `chaos agent`) runs
-// with, before its clock, jitter source and key are set.
-func ElectionOpts(p model.Params, rdb redis.Scripter) election.Opts {
-	return election.Opts{
-		Redis:      rdb,
-		TTL:        p.TTL,
-		Wait:       p.Wait,
-		JitterMS:   max(p.JitterMS, 0), // negative: none
-		OpTimeout:  p.OpTimeout,
-		Safe:       p.Safe,
-		SafeMargin: p.SafeMargin,
-	}
 }

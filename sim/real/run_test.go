@@ -13,7 +13,9 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/leaselab/leaselab/internal/redistest"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/env"
 	"github.com/leaselab/leaselab/sim/real"
 )
 
@@ -301,5 +303,72 @@ func TestBacklogIsUnfinishedNotLost(t *testing.T) {
 	}
 	if s.TasksLost != 0 {
 		t.Errorf("%d tasks lost: every task not completed is still in Redis", s.TasksLost)
+	}
+}
+
+// TestRedisPauseHoldsWrites: under CLIENT PAUSE WRITE the elector's scripts
+// wait at Redis while the truth lane's reads answer: nobody sets the key
+// during the pause, its expiry is read during it, the leader believes past
+// it (its renewal waits, within the 5 s read timeout), and the scripts run
+// at the end, when someone takes the key again.
+func TestRedisPauseHoldsWrites(t *testing.T) {
+	t.Parallel()
+	at, end := time.Second, 2500*time.Millisecond
+	res := runScenario(t, model.Scenario{Instances: 3, Params: fast, Duration: 4 * time.Second, Recovery: 2 * time.Second,
+		Faults: []model.Fault{{At: at, For: end - at, Kind: model.FaultRedisPause}}})
+	var expired, setAfter, healed time.Duration
+	for _, e := range res.Timeline {
+		switch {
+		case e.Kind == model.FaultHealed:
+			healed = e.At
+		case e.Kind != model.RedisHolder || e.At <= at:
+		case e.Holder == "" && expired == 0:
+			expired = e.At
+		case e.Holder != "" && e.At < end:
+			t.Errorf("the key was set at %v, during the pause (%v to %v)", e.At, at, end)
+		case e.Holder != "" && setAfter == 0:
+			setAfter = e.At
+		}
+	}
+	if expired == 0 || expired >= end {
+		t.Errorf("the key's expiry read at %v; want during the pause (reads answer)", expired)
+	}
+	if healed < end || setAfter < healed {
+		t.Errorf("healed at %v, the key set again at %v; want the heal at %v, then a new holder", healed, setAfter, end)
+	}
+	if s := res.Analysis.Summary; s.MaxStale < end-at-fast.TTL/2-slack {
+		t.Errorf("stale for %v; the leader's renewal waits at Redis to the pause's end", s.MaxStale)
+	}
+}
+
+// TestCancelUnpausesRedis: a run cancelled (Ctrl-C) during a write pause
+// of a Redis given to it leaves that Redis answering writes: the early
+// end's heal unpauses it, with the instances killed first. (An all pause
+// cannot be ended early: it blocks CLIENT UNPAUSE too; Redis ends it at
+// its planned heal.)
+func TestCancelUnpausesRedis(t *testing.T) {
+	addr := redistest.Start(t).Addr
+	admin := redistest.ClientAt(t, addr)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sc := model.Scenario{Name: "cancel-unpause", Instances: 3, Params: fast, Duration: time.Minute,
+		Faults: []model.Fault{{At: 500 * time.Millisecond, For: 30 * time.Second, Kind: model.FaultRedisPause, Mode: model.RedisPauseWrite}}}
+	var once sync.Once
+	res, err := real.Run(ctx, sc, real.Options{Provider: env.Embedded{RedisAddr: addr}, Observe: func(e model.Event) {
+		if e.Kind == model.FaultApplied {
+			// Recorded before the pause is sent: cancelled a moment after.
+			once.Do(func() { time.AfterFunc(500*time.Millisecond, cancel) })
+		}
+	}})
+	if err == nil {
+		t.Fatal("Run returned no error after cancel")
+	}
+	if len(res.Errors) > 0 {
+		t.Fatalf("harness errors %q (the pause not applied?)", res.Errors)
+	}
+	wctx, wcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer wcancel()
+	if err := admin.Set(wctx, "leaselab-after-cancel", "1", 0).Err(); err != nil {
+		t.Errorf("a write to the Redis after the cancelled run: %v (still paused)", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/internal/stallmeter"
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sim/real"
 	"github.com/leaselab/leaselab/sim/virtual"
@@ -21,7 +22,7 @@ func TestStartsDelayInstances(t *testing.T) {
 	// from running (a loaded machine) until instance 1 led.
 	// The stall counts from the run's first event (not the environment's
 	// setup) to the gain; Observe runs on the recording goroutine, in order.
-	meter := real.StartStallMeter()
+	meter := stallmeter.Start()
 	var began, stalled time.Duration
 	startStall := map[int]time.Duration{} // by instance, at its start
 	first := true

@@ -82,3 +82,44 @@ func TestStartsDelayInstances(t *testing.T) {
 		}
 	}
 }
+
+// A latency fault with jitter that begins while its instance is down
+// jitters the restarted instance's requests, as on the real backends (the
+// jitter is the link's, not the incarnation's): its requests' hops from
+// send to arrival are spread over Latency ± Jitter, not all Latency −
+// Jitter. Before, the jitter was set only for a live instance, and the
+// restarted one's requests all took the base alone.
+func TestLatencyJitterBegunWhileDown(t *testing.T) {
+	const delay, spread = 300 * time.Millisecond, 200 * time.Millisecond
+	sc := model.Scenario{Name: "jitter-while-down", Instances: 2, Seed: 1, Duration: 10 * time.Second, Recovery: time.Second,
+		Faults: []model.Fault{
+			{At: time.Second, For: time.Second, Kind: model.FaultCrash, Restart: true, Target: model.Target{Indexes: []int{1}}},
+			{At: 1500 * time.Millisecond, For: 8 * time.Second, Kind: model.FaultLatency, Latency: delay, Jitter: spread,
+				Direction: model.DirectionRequests, Target: model.Target{Indexes: []int{1}}},
+		}}
+	// Instance 1's requests' hops, send to arrival (in order: a link
+	// delivers in order).
+	var hops, open []time.Duration
+	run(t, sc, virtual.Options{OnCall: func(e virtual.CallEvent) {
+		if e.Instance != 1 || e.At < 2*time.Second || e.At > 9*time.Second {
+			return
+		}
+		switch e.Step {
+		case virtual.CallSend:
+			open = append(open, e.At)
+		case virtual.CallArrive:
+			if len(open) > 0 {
+				hops = append(hops, e.At-open[0])
+				open = open[1:]
+			}
+		}
+	}})
+	lo, hi := time.Duration(1<<62), time.Duration(0)
+	for _, h := range hops {
+		lo, hi = min(lo, h), max(hi, h)
+	}
+	t.Logf("%d requests of the restarted instance: send to arrival %v to %v", len(hops), lo, hi)
+	if len(hops) < 3 || hi-lo < spread/2 {
+		t.Errorf("%d requests, send to arrival %v to %v: want spread over %v ± %v", len(hops), lo, hi, delay, spread)
+	}
+}

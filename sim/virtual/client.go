@@ -62,6 +62,9 @@ type call struct {
 	// events still fire (an arrival at Redis runs whatever the caller's
 	// generation), and must then do nothing.
 	dropped []held
+	// rc is the runner's command this call carries (runner mode), nil for
+	// an elector call (op).
+	rc *rcmd
 }
 
 // held names a superseded arrival by its generation and time.
@@ -87,7 +90,10 @@ func (w *world) releaseHeld(in *inc) {
 		return
 	}
 	for _, c := range in.calls {
-		if c.done || c.transit == 0 || c.transitAt <= w.now+w.o.OneWay {
+		if c.done || c.transit == 0 {
+			continue
+		}
+		if w.cmp(c.transitAt, w.now+w.o.OneWay); c.transitAt <= w.now+w.o.OneWay {
 			continue
 		}
 		st := c.transit
@@ -117,8 +123,8 @@ func (w *world) releaseHeld(in *inc) {
 }
 
 func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
-	c := &call{id: int32(len(w.calls)), in: in, op: op, ctxAt: never, sent: w.now}
-	w.calls = append(w.calls, c)
+	c := w.newCall()
+	c.in, c.op, c.ctxAt, c.sent = in, op, never, w.now
 	w.stats.Calls++
 	timeout := w.p.OpTimeout
 	if w.p.Safe && op != election.OpRelease {
@@ -139,6 +145,7 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 		c.ctxAt = w.now + r
 	}
 	if op == election.OpRelease && in.stopping {
+		w.cmp(c.ctxAt, in.stopAt)
 		c.ctxAt = min(c.ctxAt, in.stopAt)
 	}
 	in.sentTT = in.tt(w.now)
@@ -152,7 +159,7 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 
 // onCall tells Options.OnCall about a moment of the call, if anyone asked.
 func (w *world) onCall(c *call, st CallStep) {
-	if w.o.OnCall != nil {
+	if w.o.OnCall != nil && c.rc == nil {
 		w.o.OnCall(CallEvent{At: w.now, Instance: c.in.slot.idx, Op: c.op, Step: st})
 	}
 }
@@ -212,8 +219,17 @@ func (w *world) callStep(c *call, e event) {
 	case stTimeout:
 		c.reading = false
 		c.gen++
+		if w.cte {
+			w.cmp(c.deadline, c.ctxAt)
+		}
 		if w.cte && c.deadline == c.ctxAt {
 			w.finish(c, false, 0, context.DeadlineExceeded)
+			return
+		}
+		if c.rc != nil && c.rc.block > 0 && !c.initing {
+			// A blocking command's timeout is not retried (go-redis's
+			// shouldRetry: its read timeout is its own).
+			w.finish(c, false, 0, errTimeout)
 			return
 		}
 		if c.initing {
@@ -249,6 +265,8 @@ func (c *call) ctxDone(now time.Duration) bool { return c.canceled || c.ctxAt <=
 
 // sleep is go-redis's internal.Sleep: d, or until the context is done.
 func (w *world) sleep(c *call, d time.Duration, next int32) {
+	w.cmp(c.ctxAt, w.now)
+	w.cmp(c.ctxAt, w.now+d)
 	switch {
 	case c.ctxDone(w.now):
 		w.finish(c, false, 0, c.ctxErr())
@@ -283,6 +301,7 @@ func (w *world) backoff(in *inc, a int) time.Duration {
 // socket) and drops one the proxy or Redis closed, so a closed connection
 // is never sent on: the attempt dials instead.
 func (w *world) begin(c *call) {
+	w.cmp(c.ctxAt, w.now)
 	if c.ctxDone(w.now) {
 		w.finish(c, false, 0, c.ctxErr())
 		return
@@ -334,10 +353,15 @@ func (w *world) dial(c *call) {
 
 func (w *world) readDeadline(c *call) time.Duration {
 	d := never
-	if w.rt != never {
+	switch {
+	case c.rc != nil && c.rc.block > 0 && !c.initing:
+		// go-redis's blocking commands read for their Block + 10 s.
+		d = w.now + c.rc.block + 10*time.Second
+	case w.rt != never:
 		d = w.now + w.rt
 	}
 	if w.cte {
+		w.cmp(d, c.ctxAt)
 		d = min(d, c.ctxAt)
 	}
 	return d
@@ -373,6 +397,9 @@ func (w *world) initExec(c *call, gen uint32) {
 	if c.gen != gen || !c.reading || n.bhDown > 0 {
 		return
 	}
+	if w.redis.holds(c, gen, true) {
+		return
+	}
 	if w.redis.down {
 		c.reading = false
 		c.gen++
@@ -380,7 +407,8 @@ func (w *world) initExec(c *call, gen uint32) {
 		return
 	}
 	w.onCall(c, CallArrive)
-	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
+	t := w.now + w.o.OneWay + n.latRep + jitter(n, false)
+	if w.cmp(t, c.deadline); t <= c.deadline {
 		w.transitTo(c, t, stInitReply)
 	}
 }
@@ -398,6 +426,12 @@ func jitter(n *netState, req bool) time.Duration {
 
 // send writes the command on the connection the attempt holds.
 func (w *world) send(c *call) {
+	if c.in.paused {
+		// A call begun while paused (a runner's handler returned, its
+		// acknowledgement goes out): the gate holds its write.
+		c.in.parked = append(c.in.parked, event{kind: evCall, a: c.id, b: stSend, gen: c.gen})
+		return
+	}
 	n := &c.in.slot.net
 	if n.reset > 0 {
 		w.attemptFailed(c, errEOF, true)
@@ -421,12 +455,14 @@ func (w *world) exec(c *call, gen uint32) {
 		return
 	}
 	for i, h := range c.dropped {
+		if h.gen == gen {
+			w.cmp(h.at, w.now)
+		}
 		if h.gen == gen && h.at == w.now {
 			c.dropped = append(c.dropped[:i], c.dropped[i+1:]...)
 			return // released earlier: it already reached Redis
 		}
 	}
-	n := &c.in.slot.net
 	if w.redis.down {
 		if c.gen == gen && c.reading {
 			c.reading = false
@@ -435,12 +471,36 @@ func (w *world) exec(c *call, gen uint32) {
 		}
 		return
 	}
+	if w.redis.holds(c, gen, false) {
+		return
+	}
+	w.apply(c, gen)
+}
+
+// apply runs the command that reached Redis and sends its reply, if its
+// attempt still reads.
+func (w *world) apply(c *call, gen uint32) {
+	if c.rc != nil {
+		noscr, blocked := w.rexec(c, gen)
+		if !blocked {
+			w.reply(c, gen, true, 0, noscr)
+		}
+		return
+	}
 	ok, tok, noscr := w.redis.exec(w, c)
 	w.onCall(c, CallArrive)
+	w.reply(c, gen, ok, tok, noscr)
+}
+
+// reply sends a command's reply to its attempt, if that attempt still
+// reads: at once, or later for a blocking read that Redis served late.
+func (w *world) reply(c *call, gen uint32, ok bool, tok int64, noscr bool) {
+	n := &c.in.slot.net
 	if c.gen != gen || !c.reading || c.done || n.bhDown > 0 {
 		return
 	}
-	if t := w.now + w.o.OneWay + n.latRep + jitter(n, false); t <= c.deadline {
+	t := w.now + w.o.OneWay + n.latRep + jitter(n, false)
+	if w.cmp(t, c.deadline); t <= c.deadline {
 		c.rOK, c.rToken, c.rNoScr = ok, tok, noscr
 		w.transitTo(c, t, stReply)
 	}
@@ -473,6 +533,10 @@ func (w *world) finish(c *call, ok bool, token int64, err error) {
 			break
 		}
 	}
+	if c.rc != nil {
+		w.rfinish(c, err)
+		return
+	}
 	if c.detached || in.call != c || !in.alive {
 		return
 	}
@@ -489,12 +553,72 @@ type redisModel struct {
 	expireAt time.Duration
 	keyGen   uint32
 	token    int64
-	scripts  uint8
+	scripts  uint16 // one bit per script cached (scriptBit, runnerScript)
 	down     bool
 	// replica is the lease as the replica last applied it, while a lossy
 	// redis-failover holds replication back (replicaHeld).
 	replica     replicaCopy
 	replicaHeld bool
+	// A redis-pause (CLIENT PAUSE): paused, every command (pauseAll) or
+	// the writes (the elector's scripts) wait in blocked, in arrival
+	// order, until unpause; an expiry due meanwhile under pauseAll is
+	// seen (the truth lane's GET blocks too) at unpause.
+	paused, pauseAll bool
+	blocked          []blockedCmd
+	expiryDue        bool
+	// rk is the runner group's keys (runner mode), readers the
+	// XREADGROUPs blocked on its stream.
+	rk      runnerKeys
+	readers []blockedRead
+}
+
+// blockedCmd is a command a redis-pause holds: the attempt (call and
+// generation) that sent it, and whether it is a handshake's.
+type blockedCmd struct {
+	c    *call
+	gen  uint32
+	init bool
+}
+
+// holds reports whether a pause holds the command arriving now (and keeps
+// it): every command under pauseAll, a script (the elector's carry no
+// no-writes flag) under a write pause.
+func (r *redisModel) holds(c *call, gen uint32, init bool) bool {
+	if !r.paused || r.down || (init && !r.pauseAll) {
+		return false
+	}
+	r.blocked = append(r.blocked, blockedCmd{c, gen, init})
+	return true
+}
+
+// unpause ends the pause: each command held runs, in arrival order, if the
+// attempt that sent it still waits for its reply; one whose client gave
+// up (a read timed out: go-redis closed the connection) or crashed is
+// dropped, as Redis drops a blocked client's command when it disconnects
+// (measured, Redis 7.0: three EVALs of a client with a 300 ms read timeout
+// under a 2 s write pause, none of them applied).
+func (r *redisModel) unpause(w *world) {
+	if !r.paused {
+		return
+	}
+	r.paused = false
+	b := r.blocked
+	r.blocked = nil
+	if r.expiryDue {
+		r.expiryDue = false
+		r.get(w)
+	}
+	for _, h := range b {
+		c := h.c
+		if c.killed || c.done || c.gen != h.gen || !c.reading {
+			continue
+		}
+		if h.init {
+			w.initExec(c, h.gen)
+		} else {
+			w.apply(c, h.gen)
+		}
+	}
 }
 
 // replicaCopy is what a replica holds of the lease: the key (holder and
@@ -503,6 +627,7 @@ type replicaCopy struct {
 	holder   string
 	expireAt time.Duration
 	token    int64
+	rk       runnerKeys
 }
 
 // failover promotes the replica: with replication held (lossy) the key and
@@ -512,14 +637,19 @@ type replicaCopy struct {
 // scripts.
 func (r *redisModel) failover(w *world) {
 	r.scripts = 0
+	w.unblockAll(errUnblocked)
 	if !r.replicaHeld {
 		return
 	}
 	r.replicaHeld = false
 	c := r.replica
 	r.token = c.token
+	r.rk = c.rk
 	r.keyGen++
 	r.expireAt = c.expireAt
+	if c.holder != "" {
+		w.cmp(c.expireAt, w.now)
+	}
 	if c.holder != "" && c.expireAt <= w.now {
 		c.holder = "" // the copy's time is up: the new primary has no key
 	}
@@ -531,7 +661,7 @@ func (r *redisModel) failover(w *world) {
 	}
 }
 
-func scriptBit(op election.Op, safe bool) uint8 {
+func scriptBit(op election.Op, safe bool) uint16 {
 	if op == election.OpAcquire && safe {
 		return 8
 	}
@@ -545,6 +675,9 @@ func (r *redisModel) truth(w *world, holder, note string) {
 
 // get reads the key, expiring it first if its time is up (as any access does).
 func (r *redisModel) get(w *world) string {
+	if r.holder != "" {
+		w.cmp(w.now, r.expireAt)
+	}
 	if r.holder != "" && w.now >= r.expireAt {
 		r.keyGen++
 		r.truth(w, "", "expired")
@@ -553,6 +686,10 @@ func (r *redisModel) get(w *world) string {
 }
 
 func (r *redisModel) expireEvent(w *world, gen uint32) {
+	if gen == r.keyGen && r.paused && r.pauseAll {
+		r.expiryDue = true
+		return
+	}
 	if gen == r.keyGen {
 		r.get(w)
 	}
@@ -567,6 +704,8 @@ func (r *redisModel) setExpiry(w *world, ttl time.Duration) {
 func (r *redisModel) restart(w *world) {
 	r.keyGen++
 	r.token, r.scripts, r.down = 0, 0, true
+	r.paused, r.blocked, r.expiryDue = false, nil, false // a new process
+	r.rk, r.readers = runnerKeys{}, nil                  // no persistence: the group's keys are gone
 	if r.holder != "" {
 		r.truth(w, "", "restart")
 	}

@@ -254,3 +254,57 @@ func TestDialBreaker(t *testing.T) {
 		t.Errorf("no failover")
 	}
 }
+
+// A redis-pause holds every elector script until its end: the key is set
+// by nobody meanwhile, its expiry is read as it falls due (write) or at the
+// end (all, the truth lane's GET blocks too), and at the end only the
+// commands whose attempt still waits for its reply run: one an instance at
+// most, though the instances sent many (a 1 s read timeout, no retries).
+func TestRedisPauseHoldsWrites(t *testing.T) {
+	for _, mode := range model.RedisPauseModes {
+		t.Run(mode, func(t *testing.T) {
+			at, end := 3*time.Second, 11*time.Second
+			sc := model.Scenario{Name: "rp", Instances: 3, Duration: 20 * time.Second, Recovery: time.Second,
+				Params: model.Params{TTL: 5 * time.Second, Wait: 2 * time.Second, JitterMS: -1,
+					Client: model.ClientParams{ReadTimeout: time.Second, MaxRetries: -1}},
+				Faults: []model.Fault{{At: at, For: end - at, Kind: model.FaultRedisPause, Mode: mode}}}
+			var sent, arrivedAtEnd int
+			res := run(t, sc, virtual.Options{OnCall: func(e virtual.CallEvent) {
+				switch {
+				case e.Step == virtual.CallSend && e.At > at && e.At < end:
+					sent++
+				case e.Step == virtual.CallArrive && e.At == end:
+					arrivedAtEnd++
+				}
+			}})
+			var expired, setAfter time.Duration
+			for _, e := range res.Timeline {
+				if e.Kind != model.RedisHolder || e.At <= at {
+					continue
+				}
+				switch {
+				case e.Holder == "" && expired == 0:
+					expired = e.At
+				case e.Holder != "" && e.At < end:
+					t.Errorf("the key was set at %v, during the pause", e.At)
+				case e.Holder != "" && setAfter == 0:
+					setAfter = e.At
+				}
+			}
+			// The renewal at 2.5 s (plus its hops) + TTL; under all, the end.
+			if ok := expired > 7500*time.Millisecond && expired < 7600*time.Millisecond; mode == model.RedisPauseAll {
+				if expired != end {
+					t.Errorf("the key's expiry recorded at %v, want the pause's end %v", expired, end)
+				}
+			} else if !ok {
+				t.Errorf("the key's expiry recorded at %v, want when it fell due (7.5 s and the renewal's hops)", expired)
+			}
+			if setAfter < end {
+				t.Errorf("no new holder after the pause (%v)", setAfter)
+			}
+			if sent <= 3 || arrivedAtEnd > 3 || arrivedAtEnd == 0 {
+				t.Errorf("%d commands sent during the pause, %d run at its end; want more than 3 sent, 1 to 3 run", sent, arrivedAtEnd)
+			}
+		})
+	}
+}

@@ -180,8 +180,7 @@ func TestPhaseSearchBuiltins(t *testing.T) {
 		step, fine, near, steps = time.Millisecond, 2*time.Microsecond, 300*time.Microsecond, 60
 	}
 	for _, e := range scenarios.Builtin() {
-		sc := e.Scenario
-		sc.Mode = model.ModeElector
+		sc := e.Scenario.AsElector()
 		if Refuses(sc) != nil || len(sc.Faults) == 0 || !slices.ContainsFunc(sc.Expect, func(x model.Expectation) bool { return x.Max == "predicted" }) {
 			continue
 		}

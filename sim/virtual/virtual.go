@@ -43,12 +43,20 @@
 // (RedisHolder) is exact: it has no notification lateness, unlike the real
 // backend's keyspace notifications (≤ ~12 ms at hz 100).
 //
-// Runner mode is not modelled: Run refuses it (Refuses says why).
+// Runner mode (runner.go) runs the TaskRunner around each machine: the
+// chore tick (heartbeat; the leader's scheduler, metrics and capacity
+// chores, gated on the machine's belief and, in safe mode, its guard, and
+// fenced inside the modelled Redis), the fetcher (XREADGROUP blocking in
+// Redis, the XAUTOCLAIM pass once per ChoreInterval after ClaimIdle), the
+// worker pool and the acker, and the harness's workload; every one of
+// their commands goes through the same modelled client and network as the
+// elector's (one shared pool), and Redis holds the group's keys (stream
+// and pending entries, delayed tasks, metrics, live set, capacity), which
+// a lossy failover's replica keeps as they were.
 package virtual
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"runtime"
 	"time"
@@ -97,6 +105,28 @@ type Options struct {
 	// start or heal to (a partition within one hop of a renewal's send is a
 	// different case from one between calls). Nil: nothing is recorded.
 	OnCall func(CallEvent)
+	// OnPop and OnCompare record a run's path (what sweep.Prove walks a
+	// schedule range with): OnPop is told every event the queue pops,
+	// before it is handled; OnCompare every comparison of two moments (or
+	// durations) whose outcome can change what the run does, with its two
+	// operands — the queue's own (every comparison its heap makes, which
+	// decides the order events pop in), a key's expiry against a command reaching Redis, a reply against its
+	// read deadline, a sleep against its context's deadline, the min of
+	// two deadlines. Two runs that see the same pops and the same outcome
+	// of every comparison take the same path. Nil (the default): nothing
+	// is recorded and nothing measurable is spent (BenchmarkHooksUnset).
+	OnPop     func(Pop)
+	OnCompare func(a, b time.Duration)
+}
+
+// Pop is an event the virtual world's queue popped: when, and what it is
+// (Kind, A, B and Gen are the queue's own encoding, opaque outside this
+// package but equal between two runs that take the same path).
+type Pop struct {
+	At   time.Duration
+	Kind uint8
+	A, B int32
+	Gen  uint32
 }
 
 // CallStep is a moment of an elector call.
@@ -153,17 +183,9 @@ func (o Options) withDefaults() Options {
 // assume the switch this backend runs.
 const DefaultFailoverSwitch = model.DefaultFailoverSwitch
 
-// ErrRunnerMode is returned for a runner-mode scenario.
-var ErrRunnerMode = errors.New("virtual: runner mode is not modelled (chores, tasks and the runner's shared pool); run it on the real backend, or set mode: elector")
-
-// Refuses returns why Run refuses the scenario (ErrRunnerMode), or nil if
-// it can run it.
-func Refuses(sc model.Scenario) error {
-	if sc.WithDefaults().Mode == model.ModeRunner {
-		return ErrRunnerMode
-	}
-	return nil
-}
+// Refuses returns why Run refuses the scenario, or nil if it can run it:
+// it runs every scenario Validate accepts, runner mode included.
+func Refuses(model.Scenario) error { return nil }
 
 // Stats count what a simulation did.
 type Stats struct {
@@ -204,6 +226,7 @@ func (Backend) About() string {
 func (b Backend) Run(_ context.Context, eff model.Scenario, _ func(model.Event)) (*sim.Recording, error) {
 	w := newWorld(eff, b.Options.withDefaults())
 	w.simulate()
+	defer w.free()
 	if b.stats != nil {
 		*b.stats = w.stats
 	}
@@ -212,6 +235,7 @@ func (b Backend) Run(_ context.Context, eff model.Scenario, _ func(model.Event))
 		Versions: model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: version.Leaselab()},
 		Elapsed:  w.now,
 		Timeline: w.tl,
+		Errors:   w.errs,
 	}, nil
 }
 
@@ -219,8 +243,7 @@ func (b Backend) Run(_ context.Context, eff model.Scenario, _ func(model.Event))
 // backend does: Params effective (scaled), the timeline in virtual time, its
 // Analysis, Predictions and Evaluation (sim.Run with a Backend). Same
 // scenario (seed included) and options ⇒ the same Result, byte for byte
-// once marshalled. A runner-mode scenario is refused (sim.IsRefusal; the
-// error wraps ErrRunnerMode).
+// once marshalled.
 func Run(sc model.Scenario, o Options) (*model.Result, error) {
 	res, _, err := RunStats(sc, o)
 	return res, err

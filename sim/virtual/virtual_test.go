@@ -3,7 +3,6 @@ package virtual_test
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -21,9 +20,7 @@ func builtin(t testing.TB, name string) model.Scenario {
 	if !ok {
 		t.Fatalf("no built-in %q", name)
 	}
-	sc := e.Scenario
-	sc.Mode = model.ModeElector
-	return sc
+	return e.Scenario.AsElector()
 }
 
 func run(t testing.TB, sc model.Scenario, o virtual.Options) *model.Result {
@@ -72,13 +69,6 @@ func TestBuiltinsPass(t *testing.T) {
 		if res.Versions.Redis == "" || !strings.Contains(res.Versions.Redis, "virtual") {
 			t.Errorf("%s: Versions.Redis %q does not say virtual", e.Name, res.Versions.Redis)
 		}
-	}
-}
-
-func TestRunnerModeRefused(t *testing.T) {
-	e, _ := scenarios.Lookup("steady-state")
-	if _, err := virtual.Run(e.Scenario, virtual.Options{}); !errors.Is(err, virtual.ErrRunnerMode) {
-		t.Fatalf("runner mode: err %v, want ErrRunnerMode", err)
 	}
 }
 

@@ -1,6 +1,7 @@
 package virtual
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/faults"
 )
 
 // Errors the modelled client returns, worded as go-redis's.
@@ -45,16 +47,32 @@ type world struct {
 	tl    model.Timeline
 	stats Stats
 
-	targetRNG *rand.Rand // fault targets: the real backend's stream
-	idRNG     *rand.Rand
-	jitterN   uint64
+	idRNG   *rand.Rand
+	jitterN uint64
 
-	slots  []*slot
-	incs   []*inc
-	calls  []*call
-	free   []*call
-	active []*activeFault // by fault id
-	redis  redisModel
+	slots []*slot
+	incs  []*inc
+	calls []*call
+	// mem holds the calls and runner commands (newCall, cmd), returned
+	// by free when the run is over.
+	mem    *arena
+	faults *faults.Driver
+	// doneFns are the completions of the faults whose span ends in a
+	// later event (a redis-restart's, a failover's, a migration's), by
+	// the index the event carries.
+	doneFns []func(detail string)
+	redis   redisModel
+	errs    []string // harness errors (faultWorld.Fail)
+
+	// Runner mode (runner.go): the runner's options, the deliveries
+	// handed to handlers, the workload's loops and its target stream.
+	rc      rconf
+	chain   []int // the runners started one after the other at the start, in order
+	chained int   // how many of them have started
+	dels    []*rdel
+	loops   []*workload
+	workRNG *rand.Rand
+	taskN   int
 
 	retries int           // max(MaxRetries, 0)
 	pool    int           // PoolSize: failed dial rounds that trip the breaker
@@ -116,43 +134,53 @@ type inc struct {
 	stopping bool
 	stopAt   time.Duration // real time Stop's bound ends
 	backoff  *rand.Rand
-}
-
-type activeFault struct {
-	id      int
-	f       model.Fault
-	targets []int
-	clocks  []*inc
-	paused  []int
+	rn       *rinst // runner mode: the runner around the machine
 }
 
 func newWorld(sc model.Scenario, o Options) *world {
 	w := &world{
-		sc:        sc,
-		p:         sc.Params,
-		o:         o,
-		targetRNG: rand.New(rand.NewPCG(uint64(sc.Seed), 0)),
-		idRNG:     rand.New(rand.NewPCG(uint64(sc.Seed), 0x1d5)),
-		active:    make([]*activeFault, len(sc.Faults)),
-		retries:   max(sc.Params.Client.MaxRetries, 0),
-		rt:        sc.Params.Client.ReadTimeout,
-		cte:       sc.Params.Client.ContextTimeoutEnabled,
+		mem:     arenas.Get().(*arena),
+		sc:      sc,
+		p:       sc.Params,
+		o:       o,
+		idRNG:   rand.New(rand.NewPCG(uint64(sc.Seed), 0x1d5)),
+		retries: max(sc.Params.Client.MaxRetries, 0),
+		rt:      sc.Params.Client.ReadTimeout,
+		cte:     sc.Params.Client.ContextTimeoutEnabled,
 	}
 	if w.rt < 0 {
 		w.rt = never
 	}
+	w.faults = faults.New(sc, (*faultWorld)(w))
 	if w.pool = sc.Params.Client.PoolSize; w.pool <= 0 {
 		w.pool = defaultPoolSize
 	}
 	w.q.items = make([]event, 0, 64)
-	w.tl = make(model.Timeline, 0, 32+4*len(sc.Faults))
+	w.q.onLess = o.OnCompare
+	n := 32 + 4*len(sc.Faults)
+	if wl := sc.Workload; sc.Mode == model.ModeRunner {
+		// About three events per task (dispatched, acknowledging,
+		// completed) and four per chore tick of a leader.
+		n += int(3*(wl.DispatchRate+wl.DelayedRate)*sc.Duration.Seconds()) + int(4*(sc.Duration+sc.Recovery)/max(sc.Params.ChoreInterval, time.Millisecond))
+	}
+	w.tl = make(model.Timeline, 0, n)
 	for i := range sc.Instances {
 		w.slots = append(w.slots, &slot{idx: i})
 		at := o.StartAt + time.Duration(i)*o.StartStep
 		if i < len(sc.Starts) {
 			at += sc.Starts[i]
 		}
+		if sc.Mode == model.ModeRunner && (i >= len(sc.Starts) || sc.Starts[i] == 0) {
+			// The harness starts runners one after the other, each
+			// Start returning once its ensureGroup is answered, and the
+			// workload after the last (startChain).
+			w.chain = append(w.chain, i)
+			continue
+		}
 		w.at(at, event{kind: evStart, a: int32(i)})
+	}
+	if len(w.chain) > 0 {
+		w.at(o.StartAt, event{kind: evStart, a: int32(w.chain[0])})
 	}
 	// The fault plan (model.Scenario.FaultPlan), after the starts: its
 	// delayed starts are in the starts above, with this backend's offsets.
@@ -164,12 +192,27 @@ func newWorld(sc model.Scenario, o Options) *world {
 			w.at(a.At, event{kind: evHeal, a: int32(a.Index)})
 		}
 	}
+	if sc.Mode == model.ModeRunner {
+		w.rc = newRConf(sc)
+		if len(w.chain) == 0 {
+			w.startWorkload(o.StartAt)
+		}
+	}
 	w.at(sc.Duration, event{kind: evPhaseEnd})
 	w.at(sc.Duration+sc.Recovery, event{kind: evRunEnd})
 	return w
 }
 
+// newCall returns a zero call numbered as the next of w.calls, listed there.
+func (w *world) newCall() *call {
+	c := w.mem.call()
+	c.id = int32(len(w.calls))
+	w.calls = append(w.calls, c)
+	return c
+}
+
 func (w *world) at(t time.Duration, e event) {
+	w.cmp(t, w.now)
 	e.at = max(t, w.now)
 	w.q.add(e)
 }
@@ -182,35 +225,49 @@ func (w *world) record(e model.Event) {
 	w.tl = append(w.tl, e)
 }
 
+// free returns the run's calls and commands to be reused: nothing of the
+// world may be used afterwards.
+func (w *world) free() {
+	w.mem.release()
+	w.mem, w.calls, w.incs, w.slots = nil, nil, nil, nil
+}
+
 // simulate runs the queue to the end of the run.
 func (w *world) simulate() {
 	for !w.ended && w.q.Len() > 0 {
 		e := w.q.next()
+		if w.o.OnPop != nil {
+			w.o.OnPop(Pop{At: e.at, Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen})
+		}
 		w.now = e.at
 		w.stats.Events++
 		w.dispatch(e)
 	}
 }
 
+// cmp tells Options.OnCompare about a comparison of a and b the run's path
+// depends on, if anyone asked. Call it just before comparing them.
+func (w *world) cmp(a, b time.Duration) {
+	if w.o.OnCompare != nil {
+		w.o.OnCompare(a, b)
+	}
+}
+
 func (w *world) dispatch(e event) {
 	switch e.kind {
 	case evStart:
-		w.start(w.slots[e.a])
+		if s := w.slots[e.a]; s.cur == nil && s.winding == nil {
+			w.start(s) // else a crash's restart started it already (as realtime)
+		}
 	case evFault:
-		w.apply(int(e.a))
+		w.faults.Inject(context.Background(), int(e.a))
 	case evHeal:
-		if af := w.active[e.a]; af != nil {
-			w.heal(af)
-			w.active[e.a] = nil
-		}
+		w.faults.Heal(int(e.a))
 	case evPhaseEnd:
-		for id, af := range w.active {
-			if af != nil {
-				w.heal(af)
-				w.active[id] = nil
-			}
-		}
+		w.stopWorkload()
+		w.faults.HealAll()
 	case evRunEnd:
+		w.recordHeld()
 		w.record(model.Event{Kind: model.RunEnded, Instance: -1, Detail: "complete"})
 		w.ended = true
 	case evWake:
@@ -274,11 +331,11 @@ func (w *world) dispatch(e event) {
 		}
 	case evRedisUp:
 		w.redis.down = false
-		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultRedisRestart), FaultID: int(e.a)})
+		w.doneFns[e.a]("")
 	case evFailover:
-		// Recorded before the switch, as the real backend records its heal
+		// Healed before the switch, as the real backend records its heal
 		// before its truth lane reads the new primary.
-		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultRedisFailover), FaultID: int(e.a), Detail: "promoted the replica"})
+		w.doneFns[e.a]("promoted the replica")
 		w.redis.failover(w)
 		if w.sc.Redis == model.RedisReplicated {
 			// The instances' address now points at the new primary: every
@@ -288,7 +345,23 @@ func (w *world) dispatch(e event) {
 			}
 		}
 	case evMigrated:
-		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(model.FaultSlotMigration), FaultID: int(e.a)})
+		w.unblockAll(errMoved) // the stream's key left the node its readers block on
+		w.doneFns[e.a]("")
+	case evRTimer:
+		in := w.incs[e.a]
+		if in.paused && in.alive {
+			in.parked = append(in.parked, e)
+			return
+		}
+		if in.alive {
+			w.rtimerFired(in, e.b, e.gen)
+		}
+	case evTaskDone:
+		w.taskDone(w.dels[e.a])
+	case evBlockEnd:
+		w.blockEnd(e.a, e.gen)
+	case evWork:
+		w.workTick(e.a)
 	}
 }
 
@@ -313,6 +386,10 @@ func (w *world) start(s *slot) {
 	w.incs = append(w.incs, in)
 	s.cur = in
 	w.record(model.Event{Kind: model.InstanceStarted, Instance: s.idx, ID: in.eid})
+	if w.sc.Mode == model.ModeRunner {
+		w.startRunner(in) // the machine starts once the group exists
+		return
+	}
 	w.feed(in, in.m.Start())
 }
 
@@ -351,6 +428,7 @@ func (w *world) rebase(in *inc, rate float64, frozen bool) {
 	if in.dlArmed {
 		w.armDeadline(in, in.dlTT)
 	}
+	w.rearmR(in)
 }
 
 func (w *world) armWake(in *inc, at time.Duration) {
@@ -395,12 +473,20 @@ func (w *world) step(in *inc, s election.Step) {
 		switch sig {
 		case election.SignalPromote:
 			ev.Kind = model.LeaderGained
+			if in.rn != nil {
+				// The runner's leadership event carries the term (and
+				// token), as sim/real records it.
+				ev.Term, ev.Token = in.m.Term(), in.m.Token()
+			}
 		case election.SignalDemote:
 			ev.Kind = model.LeaderLost
 		case election.SignalError:
 			ev.Kind = model.ElectorError
 			if s.Err != nil {
 				ev.Err = s.Err.Error()
+				if in.rn != nil {
+					ev.Err = "election: " + ev.Err // the runner's ErrElection
+				}
 			}
 		}
 		w.record(ev)
@@ -412,6 +498,10 @@ func (w *world) step(in *inc, s election.Step) {
 		w.armWake(in, tt+s.Wake)
 	}
 	if s.Done {
+		if in.rn != nil {
+			w.leave(in)
+			return
+		}
 		w.down(in)
 	}
 }
@@ -447,6 +537,9 @@ func (w *world) crash(s *slot) {
 	in.calls = nil
 	in.call = nil
 	in.parked = nil
+	if in.rn != nil {
+		w.startChain(in) // crashed in its Start: the harness goes on with the next
+	}
 }
 
 func (w *world) stop(s *slot) {
@@ -461,6 +554,16 @@ func (w *world) stop(s *slot) {
 		w.rebase(in, in.rate, false)
 		w.unpark(in)
 	}
+	if in.rn != nil {
+		w.stopRunner(in) // the elector stops once the runner is done
+		return
+	}
+	w.stopElector(in)
+}
+
+// stopElector is the elector's Stop: demote, then release, bounded by
+// StopTimeout.
+func (w *world) stopElector(in *inc) {
 	in.stopping = true
 	stopTimeout := w.p.TTL // election.Opts.StopTimeout default
 	in.stopAt = w.now + stopTimeout
@@ -508,160 +611,6 @@ func (w *world) unpark(in *inc) {
 	for _, e := range p {
 		w.at(w.now, e)
 	}
-}
-
-// ---- faults, as sim's apply, healFault and resolveTargets ----
-
-func (w *world) resolveTargets(t model.Target) []int {
-	var live []int
-	leading := map[int]bool{}
-	for _, s := range w.slots {
-		if s.cur != nil {
-			live = append(live, s.idx)
-			leading[s.idx] = s.cur.leading
-		}
-	}
-	return t.Resolve(live, leading, w.targetRNG.IntN)
-}
-
-func (w *world) apply(id int) {
-	f := w.sc.Faults[id]
-	a := &activeFault{id: id, f: f}
-	if !f.Kind.OnRedis() {
-		a.targets = w.resolveTargets(f.Target)
-		if len(a.targets) == 0 {
-			w.record(model.Event{Kind: model.FaultSkipped, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id,
-				Detail: fmt.Sprintf("target %s matched no live instance", f.Target)})
-			return
-		}
-	}
-	w.record(model.Event{Kind: model.FaultApplied, Instance: -1, Fault: string(f.Kind), Mode: f.Mode, FaultID: id, Target: a.targets, Detail: f.Describe(), Instant: f.Instant()})
-	switch f.Kind {
-	case model.FaultCrash, model.FaultStop:
-		for _, i := range a.targets {
-			if f.Kind == model.FaultCrash {
-				w.crash(w.slots[i])
-			} else {
-				w.stop(w.slots[i])
-			}
-		}
-	case model.FaultPartition:
-		for _, i := range a.targets {
-			w.partition(w.slots[i], f.Mode, +1)
-		}
-	case model.FaultLatency:
-		for _, i := range a.targets {
-			n := &w.slots[i].net
-			base := f.Latency - f.Jitter
-			if f.Direction != model.DirectionReplies {
-				n.latReq += base
-			}
-			if f.Direction != model.DirectionRequests {
-				n.latRep += base
-			}
-			if w.slots[i].cur != nil && f.Jitter > 0 {
-				n.jReq, n.jRep = 0, 0
-				if f.Direction != model.DirectionReplies {
-					n.jReq = f.Jitter
-				}
-				if f.Direction != model.DirectionRequests {
-					n.jRep = f.Jitter
-				}
-				n.jRNG = rand.New(rand.NewPCG(uint64(w.sc.Seed), uint64(id)<<16|uint64(i)))
-			}
-		}
-	case model.FaultPause, model.FaultSuspend:
-		for _, i := range a.targets {
-			if w.pause(w.slots[i], f.Kind == model.FaultSuspend) {
-				a.paused = append(a.paused, i)
-			}
-		}
-	case model.FaultClock:
-		for _, i := range a.targets {
-			if in := w.slots[i].cur; in != nil {
-				a.clocks = append(a.clocks, in)
-				if f.Rate > 0 {
-					w.rebase(in, f.Rate, in.frozen)
-				}
-			}
-		}
-	case model.FaultRedisRestart:
-		w.redis.restart(w)
-		for _, s := range w.slots {
-			w.closeConns(s)
-		}
-		w.at(w.now+w.o.RedisDowntime, event{kind: evRedisUp, a: int32(id)})
-		return // healed when Redis is back
-	case model.FaultScriptFlush:
-		w.redis.scripts = 0
-	case model.FaultRedisFailover:
-		if f.Lag > 0 {
-			// The replica stops applying writes: what it has of the lease
-			// is what the primary has now.
-			r := &w.redis
-			r.get(w)
-			r.replica = replicaCopy{holder: r.holder, expireAt: r.expireAt, token: r.token}
-			r.replicaHeld = true
-		}
-		w.at(w.now+f.Lag+w.o.FailoverSwitch, event{kind: evFailover, a: int32(id)})
-		return // healed at the switch
-	case model.FaultSlotMigration:
-		// MIGRATE carries the key with its TTL; the clients follow ASK and
-		// MOVED. Nothing the lease sees but the time it takes.
-		w.at(w.now+w.o.Migration, event{kind: evMigrated, a: int32(id)})
-		return
-	}
-	if f.Instant() {
-		w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: id, Target: a.targets})
-		return
-	}
-	w.active[id] = a
-}
-
-func (w *world) heal(a *activeFault) {
-	f := a.f
-	switch f.Kind {
-	case model.FaultCrash, model.FaultStop:
-		if f.Restart {
-			for _, i := range a.targets {
-				s := w.slots[i]
-				switch {
-				case s.winding != nil:
-					s.restart = true // starts once the old one is down
-				case s.cur == nil:
-					w.start(s)
-				}
-			}
-		}
-	case model.FaultPartition:
-		for _, i := range a.targets {
-			w.partition(w.slots[i], f.Mode, -1)
-		}
-	case model.FaultLatency:
-		for _, i := range a.targets {
-			n := &w.slots[i].net
-			base := f.Latency - f.Jitter
-			if f.Direction != model.DirectionReplies {
-				n.latReq -= base
-			}
-			if f.Direction != model.DirectionRequests {
-				n.latRep -= base
-			}
-			n.jReq, n.jRep, n.jRNG = 0, 0, nil
-			w.releaseHeld(w.slots[i].cur)
-		}
-	case model.FaultPause, model.FaultSuspend:
-		for _, i := range a.paused {
-			w.resume(w.slots[i])
-		}
-	case model.FaultClock:
-		if f.Rate > 0 {
-			for _, in := range a.clocks {
-				w.rebase(in, 1, in.frozen)
-			}
-		}
-	}
-	w.record(model.Event{Kind: model.FaultHealed, Instance: -1, Fault: string(f.Kind), FaultID: a.id, Target: a.targets})
 }
 
 // partition adds (d = +1) or removes (d = −1) a partition on a proxy.

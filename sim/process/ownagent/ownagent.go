@@ -28,7 +28,8 @@ import (
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/publish"
 	"github.com/leaselab/leaselab/runner"
-	"github.com/leaselab/leaselab/sim/real"
+	"github.com/leaselab/leaselab/sim/faulty"
+	"github.com/leaselab/leaselab/sim/realtime"
 )
 
 // SetupError says the environment the harness sets is missing or wrong:
@@ -67,13 +68,13 @@ func Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdou
 	log := slog.New(slog.NewTextHandler(stderr, nil))
 	redis.SetLogger(quietRedisLog{}) // the faults fail dials on purpose
 	p := sc.Params
-	ro := real.RedisOptions(p.Client, addr, nil)
+	ro := realtime.RedisOptions(p.Client, addr)
 	ro.Username, ro.Password = getenv("LEASELAB_REDIS_USERNAME"), getenv("LEASELAB_REDIS_PASSWORD")
 	ro.DB, _ = strconv.Atoi(getenv("LEASELAB_REDIS_DB"))
 	rdb := redis.NewClient(ro)
 	defer rdb.Close()
-	clk := real.NewFaultyClock()
-	eo := real.ElectionOpts(p, nil)
+	clk := faulty.NewClock()
+	eo := realtime.ElectionOpts(p, nil)
 	eo.Clock = clk
 	// Jitter from the scenario's seed, per instance and incarnation, so a
 	// run's draws repeat with its seed.
@@ -99,6 +100,7 @@ func Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdou
 	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
 	defer stop()
 	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop, Safe: true,
+		Client: agent.GoRedisClient(ro, eo.OpTimeout),
 		OnClock: func(rate float64, jump time.Duration) error {
 			if jump != 0 {
 				clk.Jump(jump)
@@ -139,7 +141,7 @@ func Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdou
 	if pub != nil {
 		eo.OnTransition = func(t election.Transition) { ag.Transition(t); pub.Observe(t) }
 	}
-	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: real.Tasks(sc), ChoreInterval: p.ChoreInterval,
+	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: realtime.Tasks(sc), ChoreInterval: p.ChoreInterval,
 		Election: eo, Clock: clk, OnEvent: ag.RunnerEvent, Logger: log})
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestSubset is the scoreboard's CI subset: leader-crash at time scale 0.2
+// for every library, through the same code as the full board. Each library
+// must be measured (a verdict, a gap), none may fail, and the two Go
+// libraries, whose lock value is their hello id, must have their key
+// judged (no "unknown" holder). Load may make a verdict UNKNOWN, never a
+// FAIL.
+func TestSubset(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs four chaos runs (-short)")
+	}
+	// A file takes the four suites' writes at once.
+	logFile, err := os.Create(filepath.Join(t.TempDir(), "suites.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logFile.Close()
+	log := func() string { b, _ := os.ReadFile(logFile.Name()); return string(b) }
+	b, err := Run(context.Background(), Config{Root: "../../../..", Out: t.TempDir(), TimeScale: 0.2, Parallel: 1, Seed: 1,
+		Scenarios: []string{"leader-crash"}, Concurrent: true, Log: logFile})
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log())
+	}
+	var md bytes.Buffer
+	b.Markdown(&md)
+	t.Logf("\n%s", md.String())
+	for _, l := range Libraries {
+		c, ok := b.Cells["leader-crash"][l.Name]
+		if !ok {
+			t.Errorf("%s: no result", l.Name)
+			continue
+		}
+		if c.Verdict != "PASS" && c.Verdict != "UNKNOWN" {
+			t.Errorf("%s: verdict %q (%s), want PASS (or UNKNOWN on a loaded machine)\n%s", l.Name, c.Verdict, c.Note, log())
+		}
+		if c.Gap == "" || c.Gap == "—" {
+			t.Errorf("%s: no gap measured: %+v", l.Name, c)
+		}
+		if strings.Contains(c.Stale, "unknown") {
+			t.Errorf("%s: the key's holder is unknown (%s): the hello id must be the value the library writes", l.Name, c.Stale)
+		}
+	}
+}
+
+func TestReadSummary(t *testing.T) {
+	md := `# leaselab chaos suite
+
+| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Lateness | Note |
+| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
+| [pause](pause/x/report.html) | **PASS · 1 finding** | 1 | 0s | 1.2s | — | 1 (max 3s) \| x | 0 | 1 | 14s | 3ms | a \| b |
+| cluster-thing | **REFUSED** | — | — | — | — | — | — | — | — | — | not run: process: agent "x" does not declare the "runner" capability |
+
+Max gap ...
+`
+	p := filepath.Join(t.TempDir(), "summary.md")
+	if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := readSummary(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 2 {
+		t.Fatalf("rows %+v, want 2", rows)
+	}
+	want := row{"pause", Cell{Verdict: "PASS · 1 finding", Gap: "0s", Overlap: "1.2s", Stale: "1 (max 3s) | x", Note: "a | b"}}
+	if rows[0] != want {
+		t.Errorf("row 0 %+v, want %+v", rows[0], want)
+	}
+	if rows[1].Verdict != "REFUSED" || refusedWhy(rows[1].Note) != "no `runner`" {
+		t.Errorf("row 1 %+v: want REFUSED for no runner", rows[1])
+	}
+}
+
+// TestWriteBoardKeepsProse: a file with the markers keeps everything
+// outside them; one without gets the board alone.
+func TestWriteBoardKeepsProse(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "scoreboard.md")
+	doc := "# prose\n" + beginMarker + "old table\n" + endMarker + "more prose\n"
+	if err := os.WriteFile(p, []byte(doc), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeBoard(p, []byte("new table\n")); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := os.ReadFile(p)
+	if want := "# prose\n" + beginMarker + "new table\n" + endMarker + "more prose\n"; string(got) != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	q := filepath.Join(t.TempDir(), "new.md")
+	if err := writeBoard(q, []byte("table\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(q); string(got) != "table\n" {
+		t.Errorf("new file %q", got)
+	}
+}

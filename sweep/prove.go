@@ -1,0 +1,728 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/virtual"
+)
+
+// ParamAt is the axis Prove can walk besides a fault's size: the fault's
+// start.
+const ParamAt = "at"
+
+// ProveParams are the axes Prove walks: the fault's start (at) or its
+// length (for); besides, startN is instance N's start (Scenario.Starts[N]:
+// a follower's phase).
+var ProveParams = []string{ParamAt, ParamFor}
+
+// startAxis returns N for the axis "startN", or -1.
+func startAxis(param string) int {
+	rest, ok := strings.CutPrefix(param, "start")
+	if !ok || rest == "" || len(rest) > 3 {
+		return -1
+	}
+	n := 0
+	for _, c := range rest {
+		if c < '0' || c > '9' {
+			return -1
+		}
+		n = 10*n + int(c-'0')
+	}
+	return n
+}
+
+// ParseProveRange reads an axis as `chaos prove --vary` takes it:
+// at=LO..HI (the fault's start), for=LO..HI (its length) or
+// startN=LO..HI (instance N's start: start1=0s..6s moves the first
+// follower's attempts over a Wait).
+func ParseProveRange(s string) (Range, error) {
+	param, rest, ok := strings.Cut(s, "=")
+	lo, hi, ok2 := strings.Cut(rest, "..")
+	if !ok || !ok2 {
+		return Range{}, fmt.Errorf("vary %q: want PARAM=LO..HI, e.g. at=4s..12s", s)
+	}
+	if !slices.Contains(ProveParams, param) && startAxis(param) < 0 {
+		return Range{}, fmt.Errorf("vary %s: prove walks one of %s or startN (the fault's start, its length, or instance N's start)", param, strings.Join(ProveParams, ", "))
+	}
+	a, err1 := time.ParseDuration(lo)
+	b, err2 := time.ParseDuration(hi)
+	if err := errors.Join(err1, err2); err != nil {
+		return Range{}, fmt.Errorf("vary %s: %v", param, err)
+	}
+	if a < 0 || b < a {
+		return Range{}, fmt.Errorf("vary %s: %s..%s; want 0 ≤ LO ≤ HI", param, lo, hi)
+	}
+	return Range{Param: param, Lo: a.String(), Hi: b.String()}, nil
+}
+
+// ProveSpace is what Prove walks: a single-fault elector scenario, one
+// axis (the fault's start or its length) over a range, one seed.
+type ProveSpace struct {
+	// Name names the proof in reports; default the base scenario's name.
+	Name string `json:"name"`
+	// Base is the scenario: elector mode, spec mode, exactly one fault, no
+	// clock fault.
+	Base model.Scenario `json:"base"`
+	// Metrics are the metrics proven: max_overlap, max_gap,
+	// stale_leadership. Default all three.
+	Metrics []string `json:"metrics"`
+	// Vary is the axis walked (ParseProveRange); default the fault's start
+	// over explore's window (TTL/2 + jitter + Wait) centred on the base's.
+	Vary []Range `json:"vary,omitempty"`
+	// Seed fixes the jitter and backoff draws; default the base's seed, or
+	// 1.
+	Seed int64 `json:"seed"`
+	// MaxSegments stops the walk (the result is then incomplete, saying
+	// how far it got). Default 100,000.
+	MaxSegments int `json:"max_segments"`
+	// Tolerance is how far above its bound a worst case may be and still
+	// count as the bound's: the bounds leave out the ~0.1 ms of a healthy
+	// round trip. Default 1ms, as explore's.
+	Tolerance time.Duration `json:"tolerance"`
+}
+
+// DefaultMaxSegments is ProveSpace.MaxSegments's default.
+const DefaultMaxSegments = 100000
+
+// ProveMetrics are the metrics Prove proves: each a maximum of end − start
+// over windows of the timeline, so that along a segment, where the order
+// of every event is fixed, it is a maximum of affine functions of the axis
+// and its supremum lies at a segment's end. Failover is not among them: its
+// stability rule is not such a maximum.
+var ProveMetrics = []string{exOverlap, exGap, exStale}
+
+func (s ProveSpace) withDefaults() ProveSpace {
+	if s.Name == "" {
+		s.Name = s.Base.Name
+	}
+	if s.Name == "" {
+		s.Name = "prove"
+	}
+	if len(s.Metrics) == 0 {
+		s.Metrics = slices.Clone(ProveMetrics)
+	}
+	if s.Seed == 0 {
+		s.Seed = s.Base.Seed
+	}
+	if s.Seed == 0 {
+		s.Seed = 1
+	}
+	if s.MaxSegments == 0 {
+		s.MaxSegments = DefaultMaxSegments
+	}
+	if s.Tolerance == 0 {
+		s.Tolerance = DefaultTolerance
+	}
+	if len(s.Vary) == 0 && len(s.Base.Faults) == 1 {
+		p := s.Base.Params.WithDefaults()
+		w := p.TTL/2 + p.Jitter() + p.Wait
+		at := s.Base.Faults[0].At
+		s.Vary = []Range{{Param: ParamAt, Lo: max(at-w/2, minFaultAt).String(), Hi: (at + w/2).String()}}
+	}
+	return s
+}
+
+// Check reports what Prove does not prove about the space, each refusal
+// naming why, rather than answering wrongly.
+func (s ProveSpace) Check() error {
+	var probs []string
+	bad := func(format string, a ...any) { probs = append(probs, fmt.Sprintf(format, a...)) }
+	sc := s.Base
+	if sc.Mode == model.ModeRunner {
+		bad("runner mode: prove walks an elector scenario (the runner's chores and tasks are not recorded as a path)")
+	}
+	if sc.Params.Safe {
+		bad("safe mode: the guard's deadlines are compared inside the elector's machine, which the path recorder does not see (spec mode only)")
+	}
+	switch len(sc.Faults) {
+	case 0:
+		bad("the scenario has no fault to walk")
+	case 1:
+		f := sc.Faults[0]
+		if f.Kind == model.FaultClock {
+			bad("a clock fault: a drifting clock scales times by its rate, which is not affine in the schedule (a fixed clock rate only)")
+		}
+	default:
+		bad("%d faults: prove walks a single fault (several faults' starts are a box of axes, not built yet)", len(sc.Faults))
+	}
+	for _, m := range s.Metrics {
+		if !slices.Contains(ProveMetrics, m) {
+			if m == exFailover {
+				bad("metric failover: its stability rule is not a maximum of windows, so a segment's ends do not bound it (chaos explore searches it)")
+				continue
+			}
+			bad("metric %q: want one of %s", m, strings.Join(ProveMetrics, ", "))
+		}
+	}
+	switch len(s.Vary) {
+	case 0:
+	case 1:
+		r := s.Vary[0]
+		if n := startAxis(r.Param); n >= sc.Instances {
+			bad("vary %s: the scenario has %d instances (start0 to start%d)", r.Param, sc.Instances, sc.Instances-1)
+		} else if !slices.Contains(ProveParams, r.Param) && n < 0 {
+			bad("vary %s: prove walks one of %s or startN", r.Param, strings.Join(ProveParams, ", "))
+		} else if r.Param == ParamFor && len(sc.Faults) == 1 && sc.Faults[0].Instant() {
+			bad("vary for: the fault is instant, it has no length to walk")
+		}
+	default:
+		bad("%d axes: prove walks one axis (the fault's start or its length)", len(s.Vary))
+	}
+	if s.MaxSegments < 0 || s.Tolerance < 0 {
+		bad("max segments and tolerance must not be negative")
+	}
+	if len(probs) > 0 {
+		return fmt.Errorf("prove %q: %s", s.Name, strings.Join(probs, "; "))
+	}
+	return sc.Validate()
+}
+
+// Proof is one metric's exact worst case over the walked range.
+type Proof struct {
+	Metric string `json:"metric"`
+	// Worst is the largest value the metric takes over the range (every
+	// schedule on the nanosecond grid the model runs on), At the axis value
+	// where it does (the smallest such), Open when its window was still
+	// open at the run's end.
+	Worst time.Duration `json:"worst"`
+	At    time.Duration `json:"at"`
+	Open  bool          `json:"open,omitempty"`
+	// Bound is the predicted bound there (the same prediction chaos bounds
+	// and explore use), Formula how it is derived; Unbounded when none
+	// applies.
+	Bound   time.Duration `json:"bound"`
+	Formula string        `json:"formula,omitempty"`
+	// Verdict is VerdictProven, VerdictCounterexample, VerdictIncomplete
+	// or VerdictNone (no run measured the metric against a bound).
+	Verdict string `json:"verdict"`
+	// Excess is the most the metric exceeds its bound by over the range
+	// (negative: how far below it stays at the closest), ExcessAt where:
+	// the counterexample's schedule when positive. BoundVaries: the bound
+	// changes within a segment (found by bisection: see Prove).
+	Excess      time.Duration `json:"excess"`
+	ExcessAt    time.Duration `json:"excess_at"`
+	BoundVaries bool          `json:"bound_varies,omitempty"`
+	// Replayed is the metric measured by the ordinary virtual run of the
+	// witness schedule (equal to Worst, or Prove fails).
+	Replayed time.Duration `json:"replayed"`
+	// Unknown counts the evaluated schedules whose check was unknown.
+	Unknown int    `json:"unknown,omitempty"`
+	Why     string `json:"why,omitempty"`
+}
+
+// Prove's verdicts.
+const (
+	VerdictProven         = "proven"
+	VerdictCounterexample = "counterexample"
+	VerdictIncomplete     = "incomplete"
+	VerdictNone           = "not measured"
+)
+
+// ProveResult is what Prove found.
+type ProveResult struct {
+	Format int        `json:"format"`
+	Space  ProveSpace `json:"space"`
+	// Axis, Lo and Hi are the axis walked and its range (closed).
+	Axis string        `json:"axis"`
+	Lo   time.Duration `json:"lo"`
+	Hi   time.Duration `json:"hi"`
+	// Segments is how many segments the walk cut the range into (on each
+	// every recorded comparison keeps its outcome), Runs how many virtual
+	// runs it took, Reached how far it got (Hi when complete).
+	Segments int `json:"segments"`
+	// BoundSplits is how many times the bound changed inside a segment
+	// (each found by bisection).
+	BoundSplits int           `json:"bound_splits,omitempty"`
+	Runs        int           `json:"runs"`
+	Reached     time.Duration `json:"reached"`
+	// Complete is false when the walk stopped early; Incomplete says why.
+	Complete   bool   `json:"complete"`
+	Incomplete string `json:"incomplete,omitempty"`
+	// Proofs are the metrics' results, in Space.Metrics' order.
+	Proofs []Proof `json:"proofs"`
+	// Elapsed is the wall time of the walk (it differs between machines;
+	// everything else is a function of the space).
+	Elapsed time.Duration `json:"elapsed"`
+}
+
+// ProveOptions configure Prove.
+type ProveOptions struct {
+	// Virtual configures the backend (its path hooks are Prove's own).
+	Virtual virtual.Options
+	// Interior is how many random interior points of each segment are
+	// checked against the segment's recorded path (a runtime check of the
+	// recorder). Default 1; negative: none.
+	Interior int
+	// Predict, if set, replaces model.Predict for the bounds (a test
+	// double of the bound calculator).
+	Predict func(model.Params, model.FaultSize) []model.Prediction
+	// Progress, if set, is called now and then with how far the walk got,
+	// as a fraction of the range.
+	Progress func(frac float64)
+}
+
+// ErrPathMismatch is wrapped by Prove's error when a run leaves the path
+// its segment predicts: a comparison the recorder does not see, a bug.
+var ErrPathMismatch = errors.New("a run left its segment's predicted path")
+
+// Prove walks the space's axis from breakpoint to breakpoint and returns,
+// per metric, the exact worst value over the range within the virtual
+// model (fixed clock rate, spec mode), with its bound and a verdict.
+//
+// A run records its path: the events the queue pops and every comparison
+// of two times that decides what it does (virtual.Options.OnPop,
+// OnCompare). With the clock rate fixed each operand is an affine function
+// of the axis value x, c + k·x; its coefficients come from the runs at x
+// and x+1ns. The segment from x runs up to the first value at which some
+// comparison's outcome could change (its operands cross), and is checked:
+// the run at its end, and at Interior random points inside it, must take
+// the same path with every operand where the coefficients put it (else
+// ErrPathMismatch). Along a segment the order of every event is fixed, so
+// each metric (a maximum of end − start over windows) is a maximum of
+// affine functions of x: its supremum is at one of the segment's two ends.
+// The bound is compared piece by piece: where the prediction changes inside
+// a segment (it reads the run's analysis, whose comparisons the path does
+// not record), the change is found by bisection, assuming one change
+// between two points whose bounds differ. Each metric's worst schedule is
+// replayed with the ordinary virtual run, which must measure the same
+// value.
+func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, error) {
+	s = s.withDefaults()
+	if err := s.Check(); err != nil {
+		return nil, err
+	}
+	r := s.Vary[0]
+	lo, _ := time.ParseDuration(r.Lo)
+	hi, _ := time.ParseDuration(r.Hi)
+	start := time.Now()
+	p := &prover{s: s, o: o, axis: r.Param, lo: lo, hi: hi, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x9e0f))}
+	res := &ProveResult{Format: FormatVersion, Space: s, Axis: p.axis, Lo: lo, Hi: hi, Complete: true}
+	n := len(s.Metrics)
+	p.best = make([]Proof, n)
+	p.found, p.boundVaries, p.excessSeen = make([]bool, n), make([]bool, n), make([]bool, n)
+	p.excess, p.excessAt = make([]time.Duration, n), make([]time.Duration, n)
+	for i, m := range s.Metrics {
+		p.best[i] = Proof{Metric: m, Verdict: VerdictNone}
+	}
+	err := p.walk(ctx)
+	res.Segments, res.Runs, res.Reached, res.BoundSplits = p.segments, p.runs, p.reached, p.splits
+	if err != nil {
+		if errors.Is(err, errSegmentLimit) || ctx.Err() != nil {
+			res.Complete = false
+			res.Incomplete = fmt.Sprintf("stopped at %s=%v of %v..%v after %d segments: %v", p.axis, p.reached, lo, hi, p.segments, err)
+		} else {
+			return nil, err
+		}
+	}
+	for i := range p.best {
+		b := &p.best[i]
+		if !p.found[i] {
+			continue
+		}
+		rep, err := p.replay(b.At, i)
+		if err != nil {
+			return nil, err
+		}
+		if rep.Measured != b.Worst {
+			return nil, fmt.Errorf("%w: the ordinary run of %s=%v measures %s %v, the walk %v", ErrPathMismatch, p.axis, b.At, b.Metric, rep.Measured, b.Worst)
+		}
+		b.Replayed = rep.Measured
+		b.BoundVaries = p.boundVaries[i]
+		if p.excessSeen[i] {
+			b.Excess, b.ExcessAt = p.excess[i], p.excessAt[i]
+		}
+		if p.excessSeen[i] && b.Excess > 0 {
+			// The counterexample's schedule is a witness too.
+			rep, err := p.replay(b.ExcessAt, i)
+			if err != nil {
+				return nil, err
+			}
+			if rep.Measured-rep.Predicted != b.Excess {
+				return nil, fmt.Errorf("%w: the ordinary run of %s=%v exceeds the %s bound by %v, the walk by %v", ErrPathMismatch, p.axis, b.ExcessAt, b.Metric, rep.Measured-rep.Predicted, b.Excess)
+			}
+		}
+		switch {
+		case p.excessSeen[i] && b.Excess > 0:
+			b.Verdict = VerdictCounterexample
+		case !res.Complete:
+			b.Verdict = VerdictIncomplete
+		case !p.excessSeen[i]:
+			b.Verdict = VerdictNone
+			b.Why = "no bound applies"
+		default:
+			b.Verdict = VerdictProven
+		}
+	}
+	res.Proofs = p.best
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+var errSegmentLimit = errors.New("segment limit reached")
+
+// prover is one walk.
+type prover struct {
+	s      ProveSpace
+	o      ProveOptions
+	axis   string
+	lo, hi time.Duration
+	rng    *rand.Rand
+
+	runs, segments int
+	splits         int // bound changes found inside segments
+	reached        time.Duration
+	best           []Proof
+	// Per metric: whether a run measured it against a bound, whether its
+	// bound differed between two points of one segment, and the largest
+	// excess over its bound (measured − bound) and where.
+	found, boundVaries, excessSeen []bool
+	excess, excessAt               []time.Duration
+}
+
+// path is what one run recorded: the identities of the events popped, and
+// each comparison's two operands, in order.
+type path struct {
+	pops []virtual.Pop // At zeroed: identity only
+	a, b []int64
+	ws   []Worst
+}
+
+// scenario is the base at axis value x, as explore builds it: the fault
+// phase stretched to hold the fault (durationCmp is that comparison).
+func (p *prover) scenario(x time.Duration) model.Scenario {
+	sc := p.s.Base
+	sc.Faults = slices.Clone(sc.Faults)
+	sc.Seed = p.s.Seed
+	switch p.axis {
+	case ParamAt:
+		sc.Faults[0].At = x
+	case ParamFor:
+		sc.Faults[0].For = x
+	default:
+		n := startAxis(p.axis)
+		starts := make([]time.Duration, max(len(sc.Starts), n+1))
+		copy(starts, sc.Starts)
+		starts[n] = x
+		sc.Starts = starts
+	}
+	a, b := durationCmp(sc)
+	sc.Duration = max(a, b)
+	sc.Expect = nil
+	for _, m := range p.s.Metrics {
+		// A nanosecond of slack: the check's limit is then the bound itself.
+		sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "predicted", Slack: time.Nanosecond})
+	}
+	return sc
+}
+
+// durationCmp is the comparison that sets a schedule's fault phase (as
+// Space.Scenario does): the base's length (30s if none) against the
+// fault's end. It depends on the axis, so the path records it first.
+func durationCmp(sc model.Scenario) (time.Duration, time.Duration) {
+	d := sc.Duration
+	if d == 0 {
+		d = 30 * time.Second
+	}
+	f := sc.Faults[0]
+	return d, f.At + f.For + f.Lag
+}
+
+// record runs the schedule at x with the path hooks.
+func (p *prover) record(x time.Duration) (*path, error) {
+	sc := p.scenario(x)
+	f := sc.Faults[0]
+	pa := &path{a: []int64{int64(p.s.Base.Duration)}, b: []int64{int64(f.At + f.For + f.Lag)}}
+	if p.s.Base.Duration == 0 {
+		pa.a[0] = int64(30 * time.Second)
+	}
+	vo := p.o.Virtual
+	vo.OnCall = nil
+	vo.OnPop = func(e virtual.Pop) {
+		e.At = 0
+		pa.pops = append(pa.pops, e)
+	}
+	vo.OnCompare = func(a, b time.Duration) {
+		pa.a = append(pa.a, int64(a))
+		pa.b = append(pa.b, int64(b))
+	}
+	res, err := virtual.Run(sc, vo)
+	if err != nil {
+		return nil, fmt.Errorf("running %s=%v: %w", p.axis, x, err)
+	}
+	p.runs++
+	pa.ws = p.judge(res)
+	return pa, nil
+}
+
+// samePath reports whether q took p's path: the same events, the same
+// number of comparisons.
+func samePath(p, q *path) bool {
+	return len(p.a) == len(q.a) && slices.Equal(p.pops, q.pops)
+}
+
+func sign(d int64) int {
+	switch {
+	case d < 0:
+		return -1
+	case d > 0:
+		return 1
+	}
+	return 0
+}
+
+// walk cuts [lo, hi] into segments and takes each metric's worst.
+func (p *prover) walk(ctx context.Context) error {
+	interior := p.o.Interior
+	if interior == 0 {
+		interior = 1
+	}
+	x := p.lo
+	cur, err := p.record(x)
+	if err != nil {
+		return err
+	}
+	for {
+		p.reached = x
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p.segments >= p.s.MaxSegments {
+			return errSegmentLimit
+		}
+		p.segments++
+		p.take(x, x, cur)
+		if x == p.hi {
+			return nil
+		}
+		nx, err := p.record(x + 1)
+		if err != nil {
+			return err
+		}
+		e := x
+		if samePath(cur, nx) {
+			e = p.segmentEnd(x, cur, nx)
+		}
+		if e == x {
+			// A segment of one point (a crossing): the next starts at x+1.
+			x, cur = x+1, nx
+			continue
+		}
+		end := nx
+		if e > x+1 {
+			if end, err = p.record(e); err != nil {
+				return err
+			}
+			if err := p.check(x, e, cur, nx, end); err != nil {
+				return err
+			}
+			for range interior {
+				if e-x < 3 {
+					break
+				}
+				y := x + 2 + time.Duration(p.rng.Int64N(int64(e-x-2)))
+				mid, err := p.record(y)
+				if err != nil {
+					return err
+				}
+				if err := p.check(x, y, cur, nx, mid); err != nil {
+					return err
+				}
+				if err := p.convex(x, e, y, cur, end, mid); err != nil {
+					return err
+				}
+			}
+		}
+		if err := p.boundSplits(x, e, cur, end); err != nil {
+			return err
+		}
+		p.take(e, x, end)
+		p.reached = e
+		if e == p.hi {
+			return nil
+		}
+		x = e + 1
+		if cur, err = p.record(x); err != nil {
+			return err
+		}
+		if p.o.Progress != nil && p.segments%256 == 0 {
+			p.o.Progress(float64(x-p.lo) / float64(max(p.hi-p.lo, 1)))
+		}
+	}
+}
+
+// segmentEnd is the last axis value, from x, at which every comparison
+// recorded at x keeps the sign of its operands' difference, each operand
+// taken as affine with the slope between the runs at x and x+1 (capped at
+// hi).
+func (p *prover) segmentEnd(x time.Duration, cur, nx *path) time.Duration {
+	first := int64(p.hi-x) + 1 // the first offset at which a sign changes
+	for k := range cur.a {
+		d0 := cur.a[k] - cur.b[k]
+		sd := (nx.a[k] - nx.b[k]) - d0
+		var t int64
+		switch {
+		case sd == 0:
+			continue
+		case d0 == 0:
+			t = 1
+		case d0 > 0 && sd < 0:
+			t = ceilDiv(d0, -sd)
+		case d0 < 0 && sd > 0:
+			t = ceilDiv(-d0, sd)
+		default:
+			continue
+		}
+		first = min(first, t)
+	}
+	return x + time.Duration(first-1)
+}
+
+func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+
+// check verifies that the run at y, inside the segment starting at x,
+// took the segment's path with every operand where its coefficients put
+// it.
+func (p *prover) check(x, y time.Duration, cur, nx, got *path) error {
+	if !samePath(cur, got) {
+		return fmt.Errorf("%w: %s=%v took another path than %s=%v (%d comparisons and %d events against %d and %d)",
+			ErrPathMismatch, p.axis, y, p.axis, x, len(got.a), len(got.pops), len(cur.a), len(cur.pops))
+	}
+	t := int64(y - x)
+	for k := range cur.a {
+		wa := cur.a[k] + (nx.a[k]-cur.a[k])*t
+		wb := cur.b[k] + (nx.b[k]-cur.b[k])*t
+		if got.a[k] != wa || got.b[k] != wb {
+			return fmt.Errorf("%w: %s=%v: comparison %d of the segment from %v has operands %v, %v where their coefficients put %v, %v",
+				ErrPathMismatch, p.axis, y, k, x, time.Duration(got.a[k]), time.Duration(got.b[k]), time.Duration(wa), time.Duration(wb))
+		}
+	}
+	return nil
+}
+
+// convex verifies that each metric at y, inside the segment [x, e], is at
+// most the larger of its values at the ends (a maximum of affine
+// functions is convex).
+func (p *prover) convex(x, e, y time.Duration, a, b, mid *path) error {
+	for i, w := range mid.ws {
+		if !w.Found || !a.ws[i].Found || !b.ws[i].Found {
+			continue
+		}
+		if w.Measured > max(a.ws[i].Measured, b.ws[i].Measured) {
+			return fmt.Errorf("%w: %s at %s=%v is %v, above both ends of its segment %v..%v (%v, %v)",
+				ErrPathMismatch, w.Metric, p.axis, y, w.Measured, x, e, a.ws[i].Measured, b.ws[i].Measured)
+		}
+	}
+	return nil
+}
+
+// take counts the run at x (in the segment from seg) towards each
+// metric's worst.
+func (p *prover) take(x, seg time.Duration, pa *path) {
+	for i, w := range pa.ws {
+		b := &p.best[i]
+		if w.Unknown > 0 {
+			b.Unknown++
+			if b.Why == "" {
+				b.Why = w.Why
+			}
+		}
+		if !w.Found {
+			continue
+		}
+		if !p.found[i] || w.Measured > b.Worst {
+			b.Worst, b.At, b.Open = w.Measured, x, w.Open
+			b.Bound, b.Formula = w.Predicted, w.Formula
+		}
+		p.found[i] = true
+		if w.Predicted != model.Unbounded && (!p.excessSeen[i] || w.Measured-w.Predicted > p.excess[i]) {
+			p.excessSeen[i] = true
+			p.excess[i], p.excessAt[i] = w.Measured-w.Predicted, x
+		}
+	}
+}
+
+// sameBound reports whether a and b have the same bound for every
+// metric.
+func sameBound(a, b *path) bool {
+	for i := range a.ws {
+		if a.ws[i].Found != b.ws[i].Found || a.ws[i].Predicted != b.ws[i].Predicted {
+			return false
+		}
+	}
+	return true
+}
+
+// boundSplits finds where the bound changes inside the segment [x, e]: the
+// prediction reads the run's analysis (whether the fault caught a call,
+// how long a pause held the leader), whose own comparisons the path does
+// not record. Between two points whose bounds differ it bisects to the
+// nanosecond where they change, and takes both sides, so that each piece
+// has one bound and its excess is at its ends. It assumes one change
+// between two points found to differ, and none between two found equal.
+func (p *prover) boundSplits(x, e time.Duration, a, b *path) error {
+	for !sameBound(a, b) {
+		lo, hi := x, e // bound(lo) is a's, bound(hi) is not
+		for hi-lo > 1 {
+			m := lo + (hi-lo)/2
+			pm, err := p.record(m)
+			if err != nil {
+				return err
+			}
+			if sameBound(a, pm) {
+				lo = m
+			} else {
+				hi = m
+			}
+		}
+		for i := range a.ws {
+			p.boundVaries[i] = p.boundVaries[i] || a.ws[i].Predicted != b.ws[i].Predicted
+		}
+		p.splits++
+		pl, err := p.record(lo)
+		if err != nil {
+			return err
+		}
+		ph, err := p.record(hi)
+		if err != nil {
+			return err
+		}
+		p.take(lo, x, pl)
+		p.take(hi, x, ph)
+		if hi == e {
+			return nil
+		}
+		x, a = hi, ph
+	}
+	return nil
+}
+
+// replay runs the schedule at x with the ordinary virtual run (no hooks)
+// and returns metric i's measurement.
+func (p *prover) replay(x time.Duration, i int) (Worst, error) {
+	vo := p.o.Virtual
+	vo.OnCall, vo.OnPop, vo.OnCompare = nil, nil, nil
+	res, err := virtual.Run(p.scenario(x), vo)
+	if err != nil {
+		return Worst{}, fmt.Errorf("replaying %s=%v: %w", p.axis, x, err)
+	}
+	return p.judge(res)[i], nil
+}
+
+// judge reads each metric's check of a run (against Options.Predict's
+// bounds when set).
+func (p *prover) judge(r *model.Result) []Worst {
+	if p.o.Predict != nil {
+		eff := r.Scenario.Scaled()
+		eff.Params = r.Params
+		r.Predictions = p.o.Predict(r.Params, model.AppliedFaultSize(eff, r.Analysis))
+		r.Evaluation = model.Evaluate(eff, r.Analysis, r.Predictions)
+	}
+	return judge(Space{Metrics: p.s.Metrics, Tolerance: p.s.Tolerance}, Schedule{Seed: p.s.Seed}, r)
+}

@@ -1,0 +1,219 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/sim/virtual"
+)
+
+// proveBuiltins are single-fault elector built-ins the trust tests walk:
+// the cheapest few of each kind (CI runs them under -race).
+var proveBuiltins = []string{"partition-blackhole", "partition-reset", "redis-restart", "suspend"}
+
+// TestProveInteriorPoints: random interior points of every segment take
+// the segment's recorded path, with every comparison's operands where the
+// coefficients derived at its start put them (Prove fails with
+// ErrPathMismatch otherwise), and no metric rises above both ends.
+func TestProveInteriorPoints(t *testing.T) {
+	for _, name := range proveBuiltins {
+		res, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, name)}, ProveOptions{Interior: 4})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if !res.Complete || res.Segments < 10 {
+			t.Errorf("%s: %d segments, complete %v (%s): want a complete walk of many", name, res.Segments, res.Complete, res.Incomplete)
+		}
+	}
+}
+
+// TestProveNeverBelowSearch: on the same range (the fault's start over
+// explore's window, the followers' starts fixed, one seed), neither a
+// dense scan nor chaos explore's search finds a worse schedule than the
+// proven worst, and every witness replays to its value.
+func TestProveNeverBelowSearch(t *testing.T) {
+	for _, name := range proveBuiltins {
+		sc := builtinScenario(t, name)
+		res, err := Prove(context.Background(), ProveSpace{Base: sc}, ProveOptions{Interior: -1})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		p := &prover{s: res.Space, axis: res.Axis}
+		const n = 150
+		for k := 0; k <= n; k++ {
+			x := res.Lo + time.Duration(int64(res.Hi-res.Lo)*int64(k)/n)
+			r, err := virtual.Run(p.scenario(x), virtual.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ws := judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r)
+			for i, w := range ws {
+				if w.Found && w.Measured > res.Proofs[i].Worst {
+					t.Errorf("%s: the scan measures %s %v at at=%v, above the proven worst %v", name, w.Metric, w.Measured, x, res.Proofs[i].Worst)
+				}
+			}
+		}
+		ex, err := Explore(context.Background(), Space{Base: sc, Metrics: res.Space.Metrics, Seeds: 1, FirstSeed: res.Space.Seed, Budget: 300, FixedStarts: true}, ExploreOptions{Workers: 1})
+		if err != nil {
+			t.Fatalf("%s: explore: %v", name, err)
+		}
+		for i, w := range ex.Worst {
+			if w.Found && w.Measured > res.Proofs[i].Worst {
+				t.Errorf("%s: explore finds %s %v at %v, above the proven worst %v", name, w.Metric, w.Measured, w.Schedule.At, res.Proofs[i].Worst)
+			}
+			t.Logf("%s %s: proven %v (%s, %d segments), explore %v", name, w.Metric, res.Proofs[i].Worst, res.Proofs[i].Verdict, res.Segments, w.Measured)
+		}
+		for _, pr := range res.Proofs {
+			if pr.Verdict != VerdictNone && pr.Replayed != pr.Worst {
+				t.Errorf("%s %s: replayed %v, proven %v", name, pr.Metric, pr.Replayed, pr.Worst)
+			}
+		}
+	}
+}
+
+// TestProveTightStale: stale leadership depends only on the leader's own
+// timing, and docs/bounds.md has its bound tight at any phase: the proven
+// worst reaches it, less the seed's jitter (≤ 5 ms) and backoff draws, and
+// never exceeds it.
+func TestProveTightStale(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		min  float64
+	}{{"partition-blackhole", 0.995}, {"suspend", 0.999}} {
+		res, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, c.name), Metrics: []string{"stale_leadership"}}, ProveOptions{Interior: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pr := res.Proofs[0]
+		if pr.Verdict != VerdictProven || float64(pr.Worst) < c.min*float64(pr.Bound) {
+			t.Errorf("%s: stale %v of %v (%s): want proven, at least %.3f of the bound", c.name, pr.Worst, pr.Bound, pr.Verdict, c.min)
+		}
+	}
+}
+
+// TestProveRefuses: what Prove does not prove is refused, naming why.
+func TestProveRefuses(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		edit func(*ProveSpace)
+		want string
+	}{
+		{"partition-blackhole-safe-elector", nil, "safe mode"},
+		{"clock-drift", nil, "clock fault"},
+		{"flapping-network", nil, "5 faults"},
+		{"leader-crash", nil, "runner mode"},
+		{"partition-blackhole", func(s *ProveSpace) { s.Metrics = []string{"failover"} }, "failover"},
+		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "latency", Lo: "1s", Hi: "2s"}} }, "vary latency"},
+		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "start3", Lo: "0s", Hi: "2s"}} }, "3 instances"},
+	} {
+		s := ProveSpace{Base: builtinScenario(t, c.name)}
+		if c.edit != nil {
+			c.edit(&s)
+		}
+		_, err := Prove(context.Background(), s, ProveOptions{})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
+		}
+	}
+	if _, err := ParseProveRange("pause=1s..2s"); err == nil {
+		t.Error("ParseProveRange accepts pause")
+	}
+	if r, err := ParseProveRange("for=1s..14s"); err != nil || r.Lo != "1s" || r.Hi != "14s" {
+		t.Errorf("ParseProveRange(for=1s..14s) = %+v, %v", r, err)
+	}
+}
+
+// TestProveSegmentLimit: a walk stopped by its limit says how far it got
+// and gives no verdict it has not earned.
+func TestProveSegmentLimit(t *testing.T) {
+	res, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, "partition-blackhole"), MaxSegments: 5}, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || !strings.Contains(res.Incomplete, "after 5 segments") || res.Reached >= res.Hi {
+		t.Fatalf("complete %v, %q, reached %v: want incomplete after 5 segments", res.Complete, res.Incomplete, res.Reached)
+	}
+	for _, pr := range res.Proofs {
+		if pr.Verdict == VerdictProven {
+			t.Errorf("%s: proven by an incomplete walk", pr.Metric)
+		}
+	}
+	if errors.Is(err, ErrPathMismatch) {
+		t.Fatal(err)
+	}
+}
+
+// TestProveFindsWeakenedBounds: bounds as they were before a fix (explore's
+// classes of TestExploreFindsWeakenedBounds that one fault along one axis
+// can show) get a counterexample, exceeding the old bound, whose witness
+// file replays it.
+func TestProveFindsWeakenedBounds(t *testing.T) {
+	old := weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *model.Prediction) {
+		pr.MaxGap, pr.GapFormula = oldBlackholeGap(p), "pre-fix: max(0, TTL/2 + Wait - Cmin)"
+	})
+	for _, c := range []struct {
+		builtin string
+		mutate  func(*model.Scenario)
+		vary    []Range
+	}{
+		{builtin: "partition-blackhole-tuned"},
+		{builtin: "partition-blackhole", mutate: func(sc *model.Scenario) { sc.Params.Client.MaxRetries = -1 },
+			vary: []Range{{Param: ParamFor, Lo: "500ms", Hi: "2s"}}},
+	} {
+		base := builtinScenario(t, c.builtin)
+		if c.mutate != nil {
+			c.mutate(&base)
+		}
+		res, err := Prove(context.Background(), ProveSpace{Base: base, Metrics: []string{exGap}, Vary: c.vary}, ProveOptions{Predict: old})
+		if err != nil {
+			t.Fatalf("%s: %v", c.builtin, err)
+		}
+		pr := res.Proofs[0]
+		if pr.Verdict != VerdictCounterexample || pr.Excess <= 0 {
+			t.Fatalf("%s: %+v: want a counterexample to the old gap bound", c.builtin, pr)
+		}
+		sc := res.WitnessScenario(pr)
+		r, err := virtual.Run(sc, virtual.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := judge(Space{Metrics: []string{exGap}}, Schedule{}, r)[0].Measured; got != pr.Bound+pr.Excess {
+			t.Errorf("%s: the witness measures gap %v, want %v", c.builtin, got, pr.Bound+pr.Excess)
+		}
+		t.Logf("%s: gap %v over %s=%v..%v exceeds the old bound %v by %v at %v (%d segments)", c.builtin, pr.Worst, res.Axis, res.Lo, res.Hi, pr.Bound, pr.Excess, pr.ExcessAt, res.Segments)
+	}
+}
+
+// TestProveFollowerPhase: along a follower's start, where its attempts
+// fall against the key's expiry, partition-blackhole's overlap comes
+// within the seed's jitter and backoff draws of its bound (the overlap
+// needs a follower attempt at the instant the key expires: the file's
+// phase gives 6.548 s), proven, and a scan of the range never beats it.
+func TestProveFollowerPhase(t *testing.T) {
+	s := ProveSpace{Base: builtinScenario(t, "partition-blackhole"), Metrics: []string{exOverlap},
+		Vary: []Range{{Param: "start1", Lo: "3.9s", Hi: "4.1s"}}}
+	res, err := Prove(context.Background(), s, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := res.Proofs[0]
+	if pr.Verdict != VerdictProven || float64(pr.Worst) < 0.995*float64(pr.Bound) {
+		t.Fatalf("overlap %v of %v (%s) over start1: want proven, within 0.5%% of the bound", pr.Worst, pr.Bound, pr.Verdict)
+	}
+	p := &prover{s: res.Space, axis: res.Axis}
+	for k := 0; k <= 40; k++ {
+		x := res.Lo + (res.Hi-res.Lo)*time.Duration(k)/40
+		r, err := virtual.Run(p.scenario(x), virtual.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w := judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r)[0]; w.Measured > pr.Worst {
+			t.Errorf("start1=%v: overlap %v above the proven %v", x, w.Measured, pr.Worst)
+		}
+	}
+	t.Logf("overlap %v at start1=%v of %v, %d segments", pr.Worst, pr.At, pr.Bound, res.Segments)
+}
