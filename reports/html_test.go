@@ -125,7 +125,7 @@ func TestHTMLHasTheTables(t *testing.T) {
 		"Phantom leases (Redis held an id whose instance did not believe it led)":      "35.000s",
 		"Fault #0: partition on i0, applied 10.000s, healed 25.000s":                   "ABOVE prediction",
 		"Handovers (leadership passing to another incarnation)":                        "i2 (cccccc)",
-		"Notification lateness (measurement error of the Redis lane)":                  "median 3ms",
+		"Measurement error (how late the harness observed and acted)":                  "median 3ms",
 		"Duplicate chores (the same chore on two instances within one chore interval)": "No duplicate chore.",
 	} {
 		div, ok := tables[caption]

@@ -1073,7 +1073,7 @@ func (x *ctx) workSection() section {
 func (x *ctx) measurementSection() section {
 	a := x.res.Analysis
 	s := a.Summary
-	nl := table{Caption: "Notification lateness (measurement error of the Redis lane)", Head: []string{"Figure", "Value"}}
+	nl := table{Caption: "Measurement error (how late the harness observed and acted)", Head: []string{"Figure", "Value"}}
 	nl.Rows = append(nl.Rows,
 		texts("Redis lane observed", yesNo(a.Redis.Observed)),
 		texts("Keyspace notification lateness", stats(a.Redis.NotificationLateness)),
