@@ -99,6 +99,11 @@ type Clock struct {
 	// onLate and lag: see Watch and Lag.
 	onLate func(late time.Duration)
 	lag    func(d time.Duration) time.Duration
+
+	// parkedStale, nil but in tests, runs in rearm between parking a timer
+	// that had fired or been stopped and undoing that: the window in which
+	// its user's Stop reports true.
+	parkedStale func(e *timerEntry)
 }
 
 // Watch makes the clock report how late, in real time, each timer firing
@@ -505,8 +510,18 @@ func (c *Clock) rearm(e *timerEntry, now, tt time.Time) {
 	// for c.mu, and will deliver) or its user stopped it. Either way it is no
 	// longer ours to arm: arming it could only fire it a second time.
 	if !e.t.Reset(park) {
-		e.t.Stop()
+		if c.parkedStale != nil {
+			c.parkedStale(e)
+		}
+		// Our Reset armed it, parked: undo that. A Stop by its user in
+		// between found it active and reported true, so a firing still
+		// waiting for c.mu must not reach them (CI saw one: an AfterFunc
+		// whose Stop reported true ran).
+		stoppedByUser := !e.t.Stop()
 		c.retire(e)
+		if stoppedByUser {
+			e.state = cancelled
+		}
 		return
 	}
 	rd := c.realFor(e.deadline.Sub(tt))

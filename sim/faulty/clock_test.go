@@ -283,6 +283,34 @@ func TestClockStoppedAfterFuncNeverRuns(t *testing.T) {
 	}
 }
 
+// TestClockStopDuringRearmOfAFiredTimer drives the window CI once hit under
+// TestClockConcurrentFaults: an AfterFunc's real timer has fired (its
+// callback waits for the clock's lock) when a SetRate re-schedules it; the
+// re-scheduling arms it parked for an instant, and a Stop by its user in that
+// instant reports true. The pending firing must then not run f.
+func TestClockStopDuringRearmOfAFiredTimer(t *testing.T) {
+	c := NewClock()
+	ran := 0
+	ft := c.AfterFunc(time.Hour, func() { ran++ })
+	var e *timerEntry
+	for k := range c.timers {
+		e = k
+	}
+	// As the runtime does when the timer fires: no longer active, its
+	// callback (c.expire) still to run.
+	e.t.Stop()
+	var stopped bool
+	c.parkedStale = func(*timerEntry) { stopped = ft.Stop() }
+	c.SetRate(2)
+	if !stopped {
+		t.Fatal("the user's Stop in the re-arming window reported false; the test no longer reaches the window")
+	}
+	c.expire(e) // the firing's callback, now that the lock is free
+	if ran != 0 {
+		t.Errorf("AfterFunc whose Stop reported true ran %d times", ran)
+	}
+}
+
 func TestClockJumpMovesNowNotTimers(t *testing.T) {
 	c := NewClock()
 	l := newLateness(t)
