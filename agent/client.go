@@ -60,6 +60,16 @@ type Client struct {
 	// before its first command (AUTH, HELLO, SELECT, CLIENT SETINFO);
 	// 0: 3.
 	HandshakeRoundTrips int `json:"handshake_round_trips,omitempty"`
+	// ValidityMarginMS, in milliseconds: the agent's leader steps down on
+	// its own at its lease's validity, the send of its last successful
+	// acquire or renewal + TTL - this margin by its own clock, whether or
+	// not the call in flight has returned, and it does not believe an
+	// acquire whose reply comes later (a lock library's validity, such as
+	// redsync's Mutex.Until: TTL/100 + 2 ms). 0: it believes until a call
+	// fails, as the spec's elector does. The predictions then take a guard's
+	// terms (no split brain while its clock keeps time) and allow for the
+	// call it gave up on landing late.
+	ValidityMarginMS float64 `json:"validity_margin_ms,omitempty"`
 }
 
 // MaxRetries is the most retries a declared client may have.
@@ -102,6 +112,9 @@ func (c Client) check() error {
 	}
 	if c.PoolSize < 0 {
 		bad = append(bad, fmt.Sprintf("pool_size %d is negative", c.PoolSize))
+	}
+	if c.ValidityMarginMS < 0 {
+		bad = append(bad, fmt.Sprintf("validity_margin_ms %v: want 0 (no guard) or a positive margin", c.ValidityMarginMS))
 	}
 	if c.HandshakeRoundTrips < 0 || c.HandshakeRoundTrips > 20 {
 		bad = append(bad, fmt.Sprintf("handshake_round_trips %d: want 0 (3) to 20", c.HandshakeRoundTrips))

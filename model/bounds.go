@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/leaselab/leaselab/election/timing"
 )
 
 // Failure modes a prediction is made for. The strings are stable: they appear
@@ -697,8 +695,11 @@ func PredictMode(p Params, mode string, s FaultSize) (Prediction, bool) {
 		pr.Note = "unknown failure mode"
 		return pr, false
 	}
-	if p.Safe {
+	if p.Guarded() {
 		safeMode(&pr, p, s)
+	}
+	if !p.Safe && p.Guarded() {
+		clientGuard(&pr, p, s)
 	}
 	failoverBound(&pr, p, s)
 	if p.Client.Cluster && failingCall(mode) {
@@ -739,11 +740,11 @@ func clusterUnbounded(pr *Prediction) {
 // (0: none), and failover adds to the failover bound.
 func StoppedAcquire(p Params, stop time.Duration) (extra, alone, failover time.Duration, formula string) {
 	p = p.WithDefaults()
-	margin := (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	margin := p.GuardMargin()
 	held := p.TTL + p.Wait
-	if p.Safe && stop >= p.TTL-margin {
+	if p.Guarded() && stop >= p.TTL-margin {
 		// The acquire's deadline passed: abandoned, never believed.
-		f := fmt.Sprintf("a follower stopped %v mid-acquire (safe mode abandons it past TTL - margin = %v) holds the key unbelieved: + TTL + Wait + hop = %v", stop, p.TTL-margin, held+hop)
+		f := fmt.Sprintf("a follower stopped %v mid-acquire (a guarded acquire is not believed past TTL - margin = %v) holds the key unbelieved: + TTL + Wait + hop = %v", stop, p.TTL-margin, held+hop)
 		return held + hop, 0, held + p.Jitter(), f
 	}
 	extra = min(stop, held) + hop
@@ -794,16 +795,20 @@ func shortestPause(s FaultSize) time.Duration {
 // unless the caller holds the lease and its token) keeps the stale
 // leader's writes out.
 func safeMode(pr *Prediction, p Params, s FaultSize) {
-	margin := (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	margin := p.GuardMargin()
+	who := "safe mode"
+	if !p.Safe {
+		who = "the client's validity guard"
+	}
 	switch pr.Mode {
 	case ModeRenewError, ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset, ModeLatency:
 		if pr.MaxOverlap > 0 {
 			pr.MaxOverlap = 0
-			pr.OverlapFormula = fmt.Sprintf("0: safe mode: the guard demotes the leader at its last successful send + TTL - margin = + %v - %v, before its key expires (TTL after that send reached Redis); was %s",
+			pr.OverlapFormula = fmt.Sprintf("0: "+who+": the guard demotes the leader at its last successful send + TTL - margin = + %v - %v, before its key expires (TTL after that send reached Redis); was %s",
 				p.TTL, margin, pr.OverlapFormula)
 		}
 		terms := []term{{sym: "margin", d: margin}}
-		why := "safe mode: the guard demotes up to the margin before the key expires, then a follower within Wait: "
+		why := who + ": the guard demotes up to the margin before the key expires, then a follower within Wait: "
 		if pr.Mode == ModeLatency && s.Latency > 0 {
 			// The slow instance's own next acquire may land first: it is
 			// believed only when its reply comes back, a round trip after.
@@ -812,14 +817,14 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 				rtt = 2 * s.Latency
 			}
 			terms = append(terms, term{sym: "min(R, T)", d: min(rtt, attemptTimeout(p))})
-			why = "safe mode: the guard demotes up to the margin before the key expires; the next winner, possibly the slow instance itself, is believed up to Wait + a round trip later: "
+			why = who + ": the guard demotes up to the margin before the key expires; the next winner, possibly the slow instance itself, is believed up to Wait + a round trip later: "
 			// A renewal the guard abandons still lands, up to L after its
 			// send, TTL/2 + jitter after the last successful one: its key
 			// outlives the guard by TTL/2 + jitter + margin + L.
 			if left := guardLeft(p, s); 2*min(rtt, attemptTimeout(p)) > left {
 				g, f := sum(term{sym: "TTL", d: p.TTL}, term{sym: "L", d: s.Latency}, term{sym: "Wait", d: p.Wait}, term{sym: "(TTL/2 - jitter - margin)/k", d: -left})
 				if g > pr.MaxGap {
-					pr.MaxGap, pr.GapFormula = g, "safe mode: the guard abandons a renewal that still lands up to L later: "+f
+					pr.MaxGap, pr.GapFormula = g, who+": the guard abandons a renewal that still lands up to L later: "+f
 				}
 			}
 		}
@@ -832,7 +837,7 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 				pr.MaxGap, pr.GapFormula = g, f
 			}
 		}
-		pr.Note += " Safe mode: the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
+		pr.Note += " " + strings.ToUpper(who[:1]) + who[1:] + ": the lease guard ends the leader's belief before its key can expire, as long as its clock keeps time."
 	case ModePause, ModeSuspend, ModeClockDrift, ModeLeaseLoss, ModeFailover:
 		if renew, short := p.TTL/2+p.Jitter(), shortPause(s, p.TTL); pr.Mode == ModePause && short > 0 && short <= p.TTL && renew+short > p.TTL-margin {
 			// The guard is a timer too: a pause that ends past it (the
@@ -853,10 +858,10 @@ func safeMode(pr *Prediction, p Params, s FaultSize) {
 			// while the key lives TTL after it.
 			g, f := sum(term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}, term{sym: "(TTL - margin)/k", d: -time.Duration(float64(p.TTL-margin) / s.ClockRateMax)})
 			if g > pr.MaxGap {
-				pr.MaxGap, pr.GapFormula = g, "safe mode, a fast clock fires the guard early: "+f
+				pr.MaxGap, pr.GapFormula = g, who+", a fast clock fires the guard early: "+f
 			}
 		}
-		if pr.MaxOverlap == 0 {
+		if pr.MaxOverlap == 0 || !p.Safe {
 			break
 		}
 		pr.Note += " Safe mode does not shorten this overlap: the guard counts on the leader's own clock (stopped by a suspend, slow under drift beyond 1 - margin/TTL), a paused leader's guard cannot fire before the resume (it shortens the overlap only by the renewal's round trip), and a lost key is not the leader's doing. The fence still refuses the stale leader's chores: no stale write lands."
@@ -944,7 +949,7 @@ func refusedMin(p Params, refusals int) (time.Duration, string) {
 // abandon it at the latest renewal: TTL/2 - jitter - margin by the
 // leader's clock, less in real time when that clock runs fast (k > 1).
 func guardLeft(p Params, s FaultSize) time.Duration {
-	left := p.TTL/2 - p.Jitter() - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	left := p.TTL/2 - p.Jitter() - p.GuardMargin()
 	if s.ClockRateMax > 1 {
 		left = time.Duration(float64(left) / s.ClockRateMax)
 	}
@@ -978,7 +983,7 @@ func healedCall(p Params, partition, call time.Duration) (time.Duration, string)
 // follower attempt comes within Wait of it. Safe mode's guard demotes
 // before the expiry instead.
 func healedAfterExpiry(pr *Prediction, p Params) {
-	if p.Safe || pr.MaxOverlap <= 0 || pr.MaxGap >= p.Wait {
+	if p.Guarded() || pr.MaxOverlap <= 0 || pr.MaxGap >= p.Wait {
 		return
 	}
 	pr.MaxGap = p.Wait
@@ -1000,7 +1005,7 @@ func renewGap(pr *Prediction, p Params, s FaultSize, lo, mid term) {
 	if lo.d == 0 {
 		sent, sf = sum(half, wait)
 	}
-	if p.Safe {
+	if p.Guarded() {
 		if left := guardLeft(p, s); left < mid.d {
 			mid = term{sym: "(TTL/2 - jitter - margin)/k", d: left}
 		}
@@ -1353,7 +1358,7 @@ func predictLatency(pr *Prediction, p Params, s FaultSize) {
 	}
 	answered, timedOut := minRTT < t, rtt >= t
 	cut := term{sym: "T", d: t}
-	if p.Safe {
+	if p.Guarded() {
 		// The guard abandons the renewal TTL/2 - jitter - margin after
 		// its send at the latest.
 		if left := guardLeft(p, s); left < t {
@@ -1702,7 +1707,7 @@ func ComposeOverlap(p Params, modes []string, s FaultSize) (d time.Duration, for
 		// by the leader's own clock: a pause stops that clock, a slow one
 		// stretches it; hung, failed or slow calls do not delay it. The
 		// key lives at least TTL after that send.
-		margin := (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+		margin := p.GuardMargin()
 		guard := p.TTL - margin
 		if s.ClockRate > 0 && s.ClockRate < 1 && slices.Contains(modes, ModeClockDrift) {
 			guard = time.Duration(float64(guard) / s.ClockRate)
@@ -1782,14 +1787,14 @@ func safeFreshAcquirePhantom(p Params, modes []string, s FaultSize) (time.Durati
 // latency whose trips round trips (1 on a pooled connection, the handshake's
 // too on a new one) outlast its deadline, TTL - margin.
 func safeAcquirePhantom(p Params, s FaultSize, trips int) (time.Duration, string, bool) {
-	if !p.Safe || s.Latency <= 0 {
+	if !p.Guarded() || s.Latency <= 0 {
 		return 0, "", false
 	}
 	rtt := s.LatencyRTT
 	if rtt <= 0 {
 		rtt = 2 * s.Latency
 	}
-	validity := p.TTL - (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
+	validity := p.TTL - p.GuardMargin()
 	call := time.Duration(trips) * min(rtt, attemptTimeout(p))
 	if call <= validity {
 		return 0, "", false

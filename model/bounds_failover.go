@@ -151,7 +151,7 @@ func latencyFailover(pr *Prediction, p Params, s FaultSize, after func([]term, s
 		key, why = []term{dur, late, lease, {sym: "hop", d: hop}}, "a cold renewal (the cache emptied under the latency) may lapse at any time while the latency lasts"
 	}
 	d, f := after(key, why)
-	if p.Safe {
+	if p.Guarded() {
 		g, gf := sum(dur, late, lease, term{sym: "Wait", d: p.Wait}, term{sym: "jitter", d: p.Jitter()})
 		if g > d {
 			d, f = g, "safe mode: the guard demotes the slow leader, which may win again (its acquire lands before a follower's attempt) and be demoted again while the latency lasts: "+gf

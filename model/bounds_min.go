@@ -25,7 +25,7 @@ import "time"
 // no read timeout ends its call only at the heal, whenever that falls:
 // none is certain.
 func minStale(p Params, mode string, s FaultSize) (time.Duration, string) {
-	if p.Safe {
+	if p.Guarded() {
 		return 0, ""
 	}
 	ttl := term{sym: "TTL", d: p.TTL}

@@ -213,6 +213,7 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 		}
 		withinUncertainty(&c, a)
 		explainedByStalls(&c, a)
+		writtenForSpecClient(&c, e, sc.Params)
 		if len(missed) > 0 && c.Verdict == Pass {
 			c.Verdict, c.Detail = Unknown, joinDetail(c.Detail, "a fault caused nothing it is about, so passing tells nothing")
 		}
@@ -392,6 +393,39 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 	}
 	c.Detail = strings.Join(details, "; ")
 	return c
+}
+
+// guardShaped are the metrics whose fixed limits describe how a leader
+// that believes until its call fails behaves, and which a leader that
+// steps down at its lease's validity changes by design.
+var guardShaped = map[string]bool{
+	"max_gap": true, "max_overlap": true, "total_overlap": true, "failover": true, "heal_to_stable": true,
+	"stale_leadership": true, "overlap_windows": true, "gaps": true, "leader_changes": true,
+}
+
+// writtenForSpecClient makes unknown a check that fails only against a
+// fixed limit of a guardShaped metric when the agent declared a client
+// that steps down at its lease's validity (ClientParams.ValidityMargin,
+// outside safe mode): such a limit (the stale leadership a partition must
+// cause, "no gap under latency") demonstrates the spec's elector, not a
+// promise, and a safer client that misses it is not at fault. Its
+// "predicted" limits are the promise, computed for the guard, and are
+// judged as ever.
+func writtenForSpecClient(c *Check, e Expectation, p Params) {
+	if c.Verdict != Fail || c.NotMeasured || p.Safe || p.Client.ValidityMargin <= 0 || !guardShaped[e.Metric] {
+		return
+	}
+	fixed := c.Count
+	if !c.Count {
+		minFails := c.HasMin && c.Measured < c.Min
+		maxFails := c.HasMax && (c.Measured > c.Max || c.Open)
+		fixed = (!minFails || strings.TrimSpace(e.Min) != predicted) && (!maxFails || strings.TrimSpace(e.Max) != predicted)
+	}
+	if !fixed {
+		return
+	}
+	c.Verdict = Unknown
+	c.Detail = joinDetail(c.Detail, fmt.Sprintf("a fixed limit describing an elector that believes until its call fails; the agent's client steps down at its lease's validity (validity margin %v), which it does not describe (its predicted limits do)", p.Client.ValidityMargin))
 }
 
 // limitText is the expectation's limit as written.

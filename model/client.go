@@ -69,6 +69,9 @@ func (c ClientParams) Describe() string {
 	if c.ContextTimeoutEnabled {
 		opts = append(opts, "a per-operation deadline")
 	}
+	if c.ValidityMargin > 0 {
+		opts = append(opts, "steps down at its lease's validity, margin "+DurationText(c.ValidityMargin))
+	}
 	return name + " (" + strings.Join(opts, ", ") + ")"
 }
 

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/leaselab/leaselab/election/timing"
 )
 
 // FaultLatency adds Latency ± Jitter per Direction to the instance's link
@@ -141,8 +139,8 @@ func latencyPhantoms(p Params, f Fault, g FaultOutcome, perTTL func(time.Duratio
 		rtt, minRTT = hi, lo
 	}
 	t := attemptTimeout(p)
-	if p.Safe {
-		t = min(t, p.TTL-(timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin())
+	if p.Guarded() {
+		t = min(t, p.TTL-p.GuardMargin())
 	}
 	switch {
 	case rtt < t:

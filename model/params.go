@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	"github.com/leaselab/leaselab/election/timing"
+)
 
 // Params are the timing parameters of a run: everything that decides how fast
 // leadership moves. The zero value of each field means the default named on
@@ -80,6 +84,34 @@ type ClientParams struct {
 	// (node-redis's and ioredis's offline queue), unless a per-operation
 	// deadline (OpTimeout with ContextTimeoutEnabled) ends it.
 	Queues bool `json:"queues_while_disconnected,omitempty"`
+	// ValidityMargin (an agent's declared client, validity_margin_ms): its
+	// leader steps down on its own at its lease's validity, the send of
+	// its last successful acquire or renewal + TTL - ValidityMargin by its
+	// own clock, whether or not the call in flight has returned, and an
+	// acquire whose reply comes later is not believed (redsync's Until,
+	// with ValidityMargin TTL/100 + 2ms). 0: it believes until a call
+	// fails, as the spec's elector does. Unlike safe mode's guard, the
+	// call it gave up on runs on and may still land, and nothing says its
+	// next acquire takes back a key that still holds its own value: the
+	// predictions take the guard's terms where those hold (Params.Guarded)
+	// and add the key such a late call leaves, or are unbounded.
+	ValidityMargin time.Duration `json:"validity_margin,omitempty"`
+}
+
+// Guarded reports whether the leader steps down at its lease's validity
+// by its own clock: safe mode's guard, or a declared client's own
+// (ClientParams.ValidityMargin).
+func (p Params) Guarded() bool { return p.Safe || p.Client.ValidityMargin > 0 }
+
+// GuardMargin is how long before its lease's validity ends a guarded
+// leader steps down: safe mode's margin (SafeMargin, default TTL/100 +
+// 2ms) or the declared client's ValidityMargin. p should have its
+// defaults.
+func (p Params) GuardMargin() time.Duration {
+	if !p.Safe && p.Client.ValidityMargin > 0 {
+		return p.Client.ValidityMargin
+	}
+	return (timing.Lease{TTL: p.TTL, SafeMargin: p.SafeMargin}).Margin()
 }
 
 // Defaults of the spec (runner/election.go in the spec) and of go-redis v9.23.0.

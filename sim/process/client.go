@@ -80,6 +80,7 @@ func declaredClient(c agent.Client) *model.DeclaredClient {
 		MaxRetries:            c.Retries,
 		ContextTimeoutEnabled: c.ContextTimeoutEnabled,
 		PoolSize:              c.PoolSize,
+		ValidityMargin:        time.Duration(c.ValidityMarginMS * float64(time.Millisecond)),
 	}
 	if p.ReadTimeout <= 0 {
 		p.ReadTimeout = -1

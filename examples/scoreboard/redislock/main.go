@@ -89,3 +89,6 @@ func (l *lease) Release(ctx context.Context) error {
 // ValidUntil is zero: redislock counts no validity of its own (Lock.TTL
 // asks Redis).
 func (l *lease) ValidUntil() time.Time { return time.Time{} }
+
+// ValidityMargin is 0: redislock counts no validity.
+func (l *lease) ValidityMargin() time.Duration { return 0 }

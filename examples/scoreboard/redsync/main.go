@@ -3,8 +3,9 @@
 // with a quorum of one), used as its README shows: a Mutex with the TTL as
 // its expiry, TryLock (one try: the follower's own loop tries once per
 // Wait), Extend every TTL/2, Unlock on stop. The leader believes while
-// extends succeed and the mutex's own validity (Until: the expiry less the
-// call's time and a drift of 1 % + 2 ms) lasts.
+// extends succeed and the mutex's own validity (Until: the call's start +
+// the expiry - a drift of 1 % of the expiry) lasts; the hello declares
+// that margin (validity_margin_ms).
 //
 // The lock's value is the agent's hello id (WithGenValueFunc), so the
 // harness can tell whose the key is. With SCOREBOARD_LIBRARY_VALUE=1 it
@@ -36,12 +37,19 @@ func main() {
 		opts = append(opts, redsync.WithGenValueFunc(func() (string, error) { return id, nil }))
 	}
 	m := redsync.New(goredis.NewPool(rdb)).NewMutex(cfg.Key, opts...)
-	leader.Main("redsync", id, cfg, rdb, &lease{m: m})
+	leader.Main("redsync", id, cfg, rdb, &lease{m: m, margin: time.Duration(float64(cfg.TTL) * driftFactor)})
 }
+
+// driftFactor is redsync's default (WithDriftFactor): Until is a call's
+// start + expiry - expiry × driftFactor.
+const driftFactor = 0.01
 
 // lease is a redsync mutex. The loop calls one method at a time, as a
 // Mutex needs.
-type lease struct{ m *redsync.Mutex }
+type lease struct {
+	m      *redsync.Mutex
+	margin time.Duration
+}
 
 // taken maps redsync's "someone else holds it" errors to leader.ErrTaken.
 func taken(err error) error {
@@ -76,3 +84,5 @@ func (l *lease) Release(ctx context.Context) error {
 }
 
 func (l *lease) ValidUntil() time.Time { return l.m.Until() }
+
+func (l *lease) ValidityMargin() time.Duration { return l.margin }

@@ -41,6 +41,11 @@ type Lease interface {
 	// counts it (zero: the library counts none). A leader whose renewal
 	// has not returned by then steps down.
 	ValidUntil() time.Time
+	// ValidityMargin is how long before the end of its TTL, counted from a
+	// call's send, the library's validity ends (0: it counts none). The
+	// hello declares it (validity_margin_ms), so that the harness predicts
+	// a leader that steps down there.
+	ValidityMargin() time.Duration
 }
 
 // Config is what the harness gives an agent, read from its environment.
@@ -108,7 +113,9 @@ func Main(name, id string, cfg Config, rdb *redis.Client, l Lease) {
 func run(name, id string, cfg Config, rdb *redis.Client, l Lease) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	ag := agent.New(agent.Options{Name: name, OnStop: cancel, Client: agent.GoRedisClient(rdb.Options(), 0)})
+	client := agent.GoRedisClient(rdb.Options(), 0)
+	client.ValidityMarginMS = float64(l.ValidityMargin()) / float64(time.Millisecond)
+	ag := agent.New(agent.Options{Name: name, OnStop: cancel, Client: client})
 	if err := ag.Hello(id, cfg.Key); err != nil {
 		return fmt.Errorf("saying hello: %w", err)
 	}

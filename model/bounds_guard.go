@@ -1,0 +1,51 @@
+package model
+
+// clientGuard adjusts a guarded prediction (safeMode has run) for a
+// declared client that steps down at its lease's validity on its own
+// (ClientParams.ValidityMargin: redsync's Until, for one). Its guard ends
+// the leader's belief as safe mode's does, so safeMode's overlap and
+// demotion terms hold; what differs is the call it gave up on. Safe mode
+// abandons that call (its context ends); such a client lets it run on,
+// retries and all, so it may still land and extend the key with no one
+// believing in it, a phantom lease, and nothing says the client's next
+// acquire takes back a key holding its own value (a plain SET NX does
+// not). The key then lives TTL after the landing, and a follower wins
+// within Wait of its expiry.
+//
+// Failing calls (partitions, latency): the renewal is sent at most
+// TTL/2 + jitter after the last successful send, the guard demotes
+// TTL - margin after it, so at least guardLeft after the renewal's send;
+// the call lands at most C after that send (C + L under latency: a
+// request already on its way still arrives): gap ≤ C (+ L) + hop + TTL +
+// Wait + hop - guardLeft. Stopped processes, a stopped Redis, clocks and
+// failovers: when such a late landing falls is not modelled, so the gap
+// and the failover are unbounded, and a check against them unknown, not a
+// FAIL the client does not deserve.
+func clientGuard(pr *Prediction, p Params, s FaultSize) {
+	const why = "the client's validity guard: "
+	switch pr.Mode {
+	case ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset, ModeLatency:
+		c, cf := callBound(p, pr.Mode)
+		call := term{sym: "C", d: c}
+		land := term{sym: "hop", d: hop}
+		if pr.Mode == ModeLatency {
+			land = term{sym: "L", d: s.Latency}
+			if s.Latency <= 0 {
+				land.d = Unbounded
+			}
+		}
+		left := guardLeft(p, s)
+		if c != Unbounded && c <= left {
+			return // the call ends before the guard fires: nothing lands after it
+		}
+		g, f := sum(call, land, term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}, term{sym: "hop", d: hop}, term{sym: "(TTL/2 - jitter - margin)/k", d: -left})
+		if g > pr.MaxGap {
+			pr.MaxGap, pr.GapFormula = g, why+"the renewal it gave up on runs on and may land as late as its call ends (C: "+cf+"), leaving a key no one believes for TTL: "+f
+		}
+		pr.Note += " The client steps down at its lease's validity but lets the call run on: a late landing leaves a key no one believes."
+	case ModePause, ModeSuspend, ModeClockDrift, ModeFailover, ModeRedisPause:
+		const f = "the client's validity guard: when a renewal it gave up on lands (leaving a key no one believes, which its next acquire may not take back) is not modelled for this fault = unbounded"
+		pr.MaxGap, pr.GapFormula = Unbounded, f
+		pr.MaxFailover, pr.FailoverFormula = Unbounded, f
+	}
+}

@@ -1,0 +1,102 @@
+package model
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// A declared client that steps down at its lease's validity (redsync's
+// Until) was predicted as a client that believes until its call fails, and
+// FAILed for being safer: partition-blackhole's gap 1.032 s (time scale
+// 0.5) against 0.75 s, no stale leadership against the partition's 2.5 s
+// minimum. Its guard's terms apply, with the late landing of the call it
+// gave up on; where that landing is not modelled the bound is unbounded.
+func TestClientGuardPredictions(t *testing.T) {
+	size := FaultSize{Partition: 14 * time.Second, Pause: 8 * time.Second, Latency: 400 * time.Millisecond, LatencyFor: 10 * time.Second}
+	spec := Params{}.WithDefaults()
+	guarded := spec
+	guarded.Client.ValidityMargin = 50 * time.Millisecond
+	if !guarded.Guarded() || guarded.GuardMargin() != 50*time.Millisecond {
+		t.Fatalf("Guarded %v, GuardMargin %v: want true, the declared 50ms", guarded.Guarded(), guarded.GuardMargin())
+	}
+	predict := func(p Params, mode string) Prediction {
+		t.Helper()
+		pr, ok := PredictMode(p, mode, size)
+		if !ok {
+			t.Fatalf("no prediction for %s", mode)
+		}
+		return pr
+	}
+
+	before, after := predict(spec, ModePartitionBlackhole), predict(guarded, ModePartitionBlackhole)
+	if before.MaxOverlap <= 0 || before.MinStale <= 0 {
+		t.Fatalf("spec client under a blackhole: overlap %v, min stale %v; the test expects both", before.MaxOverlap, before.MinStale)
+	}
+	if after.MaxOverlap != 0 || after.MinStale != 0 {
+		t.Errorf("guarded client under a blackhole: overlap %v (%s), min stale %v: want 0 and 0, the guard demotes before the key expires",
+			after.MaxOverlap, after.OverlapFormula, after.MinStale)
+	}
+	// The renewal's call (C) may land as late as its end: the key lives TTL
+	// after that, a follower wins within Wait.
+	left := guardLeft(guarded, size)
+	want := after.Call + hop + guarded.TTL + guarded.Wait + hop - left
+	if after.MaxGap != want || !strings.Contains(after.GapFormula, "validity guard") {
+		t.Errorf("guarded client under a blackhole: gap %v (%s), want C + hop + TTL + Wait + hop - guardLeft = %v", after.MaxGap, after.GapFormula, want)
+	}
+	if after.MaxGap < 1032*time.Millisecond*2 {
+		t.Errorf("gap bound %v is below the measured 2.064 s (1.032 s at time scale 0.5)", after.MaxGap)
+	}
+
+	for _, mode := range []string{ModePause, ModeSuspend, ModeRedisPause, ModeFailover} {
+		if pr := predict(guarded, mode); pr.MaxGap != Unbounded || pr.MaxFailover != Unbounded {
+			t.Errorf("guarded client, %s: gap %v, failover %v; want unbounded (a late landing there is not modelled)", mode, pr.MaxGap, pr.MaxFailover)
+		}
+	}
+	// The guard only shortens a belief: a leader's overlap is never above
+	// the spec client's.
+	for _, mode := range Modes {
+		s, g := predict(spec, mode), predict(guarded, mode)
+		if g.MaxOverlap > s.MaxOverlap {
+			t.Errorf("%s: guarded overlap %v above the spec client's %v", mode, g.MaxOverlap, s.MaxOverlap)
+		}
+	}
+	if d := guarded.Client.Describe(); !strings.Contains(d, "steps down at its lease's validity, margin 50ms") {
+		t.Errorf("Describe = %q: does not say the client steps down at its validity", d)
+	}
+	// Safe mode keeps its own margin and abandons the call: no late landing.
+	safe := spec
+	safe.Safe = true
+	if pr := predict(safe, ModePartitionBlackhole); strings.Contains(pr.GapFormula, "validity guard") {
+		t.Errorf("safe mode explained as a client's validity guard: %s", pr.GapFormula)
+	}
+}
+
+// A fixed limit describes the spec's elector; a declared client that steps
+// down at its lease's validity misses it by design (redsync: redis-pause's
+// "max_gap ≤ 100ms" measured 2.136 s, slow-redis's stale minimum 0 s).
+// Such a miss is unknown, a predicted limit is judged as ever, and the
+// same miss by a client without the guard still fails.
+func TestFixedLimitsWrittenForSpecClient(t *testing.T) {
+	tl := new(analysisScript).gain(0, 0, "a").fault(5, 0, "pause", "", 0).lose(5, 0, "a").heal(9, 0).gain(12, 1, "b").end(30)
+	sc := Scenario{Params: specTimings, Faults: []Fault{{At: 5 * time.Second, For: 4 * time.Second, Kind: FaultPause}},
+		Expect: []Expectation{{Metric: "max_gap", Max: "100ms"}, {Metric: "gaps", Max: "0"}, {Metric: "max_gap", Max: "1s"}}}
+	_, plain := evaluateOn(sc, tl)
+	for i, c := range plain.Checks {
+		if c.Verdict != Fail {
+			t.Fatalf("check %d (%s %s) without a guard: %s, want fail", i, c.Metric, c.Limit, c.Verdict)
+		}
+	}
+	sc.Params.Client.ValidityMargin = 50 * time.Millisecond
+	_, ev := evaluateOn(sc, tl)
+	for i, c := range ev.Checks {
+		if c.Verdict != Unknown || !strings.Contains(c.Detail, "steps down at its lease's validity") {
+			t.Errorf("check %d (%s %s) with a declared guard: %s (%s), want unknown naming the guard", i, c.Metric, c.Limit, c.Verdict, c.Detail)
+		}
+	}
+	// A fixed limit it keeps still passes.
+	sc.Expect = []Expectation{{Metric: "max_gap", Max: "10s"}}
+	if _, ev := evaluateOn(sc, tl); ev.Checks[0].Verdict != Pass {
+		t.Errorf("a kept fixed limit with a declared guard: %s, want pass", ev.Checks[0].Verdict)
+	}
+}
