@@ -39,7 +39,7 @@ const StampVar = ModulePath + "/internal/version.build"
 
 // Unknown is the version of a binary that recorded none: no stamp, no
 // module version, no VCS revision.
-const Unknown = "unknown version: built from a source tree without VCS information"
+const Unknown = "unknown version: built without VCS information: a source tarball, -buildvcs=false (which GOFLAGS may set) or a git worktree"
 
 // build is the version stamped at link time (StampVar); "" when the build
 // set none.
