@@ -192,6 +192,15 @@ type RealCheck struct {
 	VirtualGap     time.Duration `json:"virtual_gap"`
 	VirtualOverlap time.Duration `json:"virtual_overlap"`
 	VirtualStale   time.Duration `json:"virtual_stale"`
+	// Runner says the scenario runs the runner (runner mode): then its
+	// chores are counted on both backends too.
+	Runner bool `json:"runner,omitempty"`
+	// DuplicateChores and StaleChores are the real run's counts,
+	// Virtual* the virtual backend's (runner mode only).
+	DuplicateChores        int `json:"duplicate_chores,omitempty"`
+	StaleChores            int `json:"stale_chores,omitempty"`
+	VirtualDuplicateChores int `json:"virtual_duplicate_chores,omitempty"`
+	VirtualStaleChores     int `json:"virtual_stale_chores,omitempty"`
 }
 
 // Neighbour is a mode measured at another TTL (the other timings fixed).
@@ -222,6 +231,11 @@ type Relax struct {
 	// Params are the timings that meet the relaxed set.
 	Params model.Params `json:"params"`
 	Note   string       `json:"note,omitempty"`
+	// Count says the constraint is a count (max duplicate chores): its
+	// limits are FromCount and ToCount, and From and To are 0.
+	Count     bool `json:"count,omitempty"`
+	FromCount int  `json:"from_count,omitempty"`
+	ToCount   int  `json:"to_count,omitempty"`
 }
 
 // ChoreMargin is the recommendation's duplicate chores per failover: the
@@ -640,10 +654,13 @@ func relaxations(all []candidate, c Constraints) []Relax {
 		val   func(candidate) time.Duration
 		other func(candidate) bool
 	}
+	// choresOK: the duplicate-chore constraint, which relaxing another
+	// leaves in force.
+	choresOK := func(x candidate) bool { return c.MaxDuplicateChores == nil || x.dup <= *c.MaxDuplicateChores }
 	for _, pb := range []probe{
-		{"max gap", c.MaxGap, func(x candidate) time.Duration { return x.gap }, func(x candidate) bool { return x.excessO == 0 && x.eS == 0 && x.writesOK }},
-		{"max overlap", c.MaxOverlap, func(x candidate) time.Duration { return x.overlap }, func(x candidate) bool { return x.excessG == 0 && x.eS == 0 && x.writesOK }},
-		{"max stale leadership", c.MaxStale, func(x candidate) time.Duration { return x.stale }, func(x candidate) bool { return x.excessG == 0 && x.excessO == 0 && x.writesOK }},
+		{"max gap", c.MaxGap, func(x candidate) time.Duration { return x.gap }, func(x candidate) bool { return x.excessO == 0 && x.eS == 0 && x.writesOK && choresOK(x) }},
+		{"max overlap", c.MaxOverlap, func(x candidate) time.Duration { return x.overlap }, func(x candidate) bool { return x.excessG == 0 && x.eS == 0 && x.writesOK && choresOK(x) }},
+		{"max stale leadership", c.MaxStale, func(x candidate) time.Duration { return x.stale }, func(x candidate) bool { return x.excessG == 0 && x.excessO == 0 && x.writesOK && choresOK(x) }},
 	} {
 		var best *candidate
 		for i := range all {
@@ -661,6 +678,24 @@ func relaxations(all []candidate, c Constraints) []Relax {
 		out = append(out, Relax{Constraint: pb.name, From: pb.lim, To: pb.val(*best), Params: best.p,
 			Note: fmt.Sprintf("by %v; worst case %s", pb.val(*best)-pb.lim, modeFor(*best, pb.name))})
 	}
+	if l := c.MaxDuplicateChores; l != nil {
+		var best *candidate
+		for i := range all {
+			x := &all[i]
+			if x.feasible || x.dup <= *l || x.excessG != 0 || x.excessO != 0 || x.eS != 0 || !x.writesOK {
+				continue
+			}
+			if best == nil || x.dup < best.dup {
+				best = x
+			}
+		}
+		if best == nil {
+			out = append(out, Relax{Constraint: "max duplicate chores", Count: true, FromCount: *l, To: -1, Note: "relaxing it alone is not enough"})
+		} else {
+			out = append(out, Relax{Constraint: "max duplicate chores", Count: true, FromCount: *l, ToCount: best.dup, Params: best.p,
+				Note: fmt.Sprintf("by %d per failover; worst case %s", best.dup-*l, best.dupMode)})
+		}
+	}
 	// Cheapest first: the smallest relative relaxation.
 	slices.SortStableFunc(out, func(x, y Relax) int {
 		rx, ry := relCost(x), relCost(y)
@@ -676,8 +711,11 @@ func relaxations(all []candidate, c Constraints) []Relax {
 }
 
 func relCost(r Relax) float64 {
-	if r.To < 0 {
+	switch {
+	case r.To < 0:
 		return 1e18
+	case r.Count:
+		return float64(r.ToCount-r.FromCount) / float64(max(r.FromCount, 1))
 	}
 	return float64(r.To-r.From) / float64(max(r.From, time.Second))
 }
@@ -722,8 +760,11 @@ func envelopeRelax(c Constraints, e Envelope, target float64) []Relax {
 				hi = mid
 			}
 		}
-		out = append(out, Relax{Constraint: "envelope: " + name, From: from, To: lo, Params: p0,
-			Note: fmt.Sprintf("the platform must keep %s within %v", name, lo)})
+		note := fmt.Sprintf("the platform must keep %s within %v", name, lo)
+		if lo == 0 {
+			note = "the platform must rule out " + name + " altogether"
+		}
+		out = append(out, Relax{Constraint: "envelope: " + name, From: from, To: lo, Params: p0, Note: note})
 	}
 	if e.RedisRestarts {
 		x := e
@@ -760,6 +801,8 @@ func meets(p model.Params, c Constraints, e Envelope) (bool, string) {
 		return false, fmt.Sprintf("max gap (%s: %s)", cd.gapMode, model.BoundText(cd.gap))
 	case !cd.writesOK:
 		return false, "no stale writes"
+	case c.MaxDuplicateChores != nil && cd.dup > *c.MaxDuplicateChores:
+		return false, fmt.Sprintf("max duplicate chores (%s: %d per failover)", cd.dupMode, cd.dup)
 	}
 	return true, ""
 }
@@ -1014,6 +1057,18 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 			if ch := a.Chores; ch != nil && (m.DuplicateChores > ch.Measured || ch.MeasuredMode == "") {
 				ch.Measured, ch.MeasuredMode, ch.Seed = max(ch.Measured, m.DuplicateChores), mc.Mode, m.DuplicateSeed
 			}
+			// Keep the worst chore schedule too, in runner mode, so that
+			// --confirm-real and CI count the chores on real.
+			if w.Found {
+				ksc, err := rr.Space.Scenario(w.Schedule)
+				if err != nil {
+					return fmt.Errorf("confirming %s's duplicate chores: %w", mc.Mode, err)
+				}
+				ksc.Name = sc.Name + "-chores"
+				ksc.Description = fmt.Sprintf("%s In runner mode: the schedule with the most duplicate chores the search found (%d over %d runs), seed %d; the chores' constraint is the expectation.", sc.Description, m.DuplicateChores, rr.Runs, ksc.Seed)
+				ksc.Expect = []model.Expectation{{Metric: "duplicate_chores", Max: strconv.Itoa(*l)}}
+				a.Scenarios = append(a.Scenarios, ksc)
+			}
 		}
 		for _, t := range neighbours {
 			nsc := sc
@@ -1113,8 +1168,12 @@ func (a Advice) Markdown() string {
 				w("- %s: %s\n", r.Constraint, r.Note)
 				continue
 			}
-			w("- **%s** from %s to **%v** (%s), with TTL %v, Wait %v, read timeout %v, max retries %s, %s mode\n",
-				r.Constraint, dur(r.From), r.To, r.Note, r.Params.TTL, r.Params.Wait, r.Params.Client.ReadTimeout, retriesText(r.Params.Client.MaxRetries), modeName(r.Params.Safe))
+			from, to := dur(r.From), r.To.String()
+			if r.Count {
+				from, to = fmt.Sprint(r.FromCount), fmt.Sprint(r.ToCount)
+			}
+			w("- **%s** from %s to **%s** (%s), with TTL %v, Wait %v, read timeout %v, max retries %s, %s mode\n",
+				r.Constraint, from, to, r.Note, r.Params.TTL, r.Params.Wait, r.Params.Client.ReadTimeout, retriesText(r.Params.Client.MaxRetries), modeName(r.Params.Safe))
 		}
 		w("\n## Closest miss\n\n")
 	}
@@ -1189,14 +1248,26 @@ func (a Advice) Markdown() string {
 		}
 	}
 	if len(a.Real) > 0 {
-		w("\n## Real backend beside virtual (the confirming scenarios, same schedules and seeds)\n\n| scenario | verdict | gap real / virtual | overlap real / virtual | stale real / virtual |\n|---|---|---|---|---|\n")
+		runner := slices.ContainsFunc(a.Real, func(r RealCheck) bool { return r.Runner })
+		head, rule, empty := "| scenario | verdict | gap real / virtual | overlap real / virtual | stale real / virtual |", "|---|---|---|---|---|", " | | |"
+		if runner {
+			head, rule, empty = head+" duplicate chores real / virtual | stale chores real / virtual |", rule+"---|---|", empty+" | |"
+		}
+		w("\n## Real backend beside virtual (the confirming scenarios, same schedules and seeds)\n\n%s\n%s\n", head, rule)
 		for _, r := range a.Real {
 			if r.Error != "" {
-				w("| %s | not run: %s | | | |\n", r.Scenario, r.Error)
+				w("| %s | not run: %s |%s\n", r.Scenario, r.Error, empty)
 				continue
 			}
 			ms := func(d time.Duration) time.Duration { return d.Round(time.Millisecond) }
-			w("| %s | %s | %v / %v | %v / %v | %v / %v |\n", r.Scenario, r.Verdict, ms(r.Gap), ms(r.VirtualGap), ms(r.Overlap), ms(r.VirtualOverlap), ms(r.Stale), ms(r.VirtualStale))
+			w("| %s | %s | %v / %v | %v / %v | %v / %v |", r.Scenario, r.Verdict, ms(r.Gap), ms(r.VirtualGap), ms(r.Overlap), ms(r.VirtualOverlap), ms(r.Stale), ms(r.VirtualStale))
+			switch {
+			case r.Runner:
+				w(" %d / %d | %d / %d |", r.DuplicateChores, r.VirtualDuplicateChores, r.StaleChores, r.VirtualStaleChores)
+			case runner:
+				w(" elector mode | |")
+			}
+			w("\n")
 		}
 	}
 	w("\n## Formulas (model.PredictMode)\n\n")

@@ -11,6 +11,7 @@ import (
 
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/scenarios"
+	"github.com/leaselab/leaselab/sim/virtual"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -313,6 +314,21 @@ func TestAdviseDuplicateChores(t *testing.T) {
 	if ran == 0 {
 		t.Error("no mode was searched in runner mode")
 	}
+	chores := 0
+	for _, sc := range a.Scenarios {
+		if strings.HasSuffix(sc.Name, "-chores") {
+			chores++
+			if sc.Mode != model.ModeRunner || len(sc.Expect) != 1 || sc.Expect[0].Metric != "duplicate_chores" || sc.Expect[0].Max != "6" {
+				t.Errorf("kept chore scenario %s: mode %s, expect %+v; want runner mode, duplicate_chores ≤ 6", sc.Name, sc.Mode, sc.Expect)
+			}
+			if err := sc.Validate(); err != nil {
+				t.Errorf("kept chore scenario %s: %v", sc.Name, err)
+			}
+		}
+	}
+	if chores == 0 {
+		t.Errorf("no runner-mode scenario kept for the chores (%d scenarios): --confirm-real would not count them on real", len(a.Scenarios))
+	}
 	if md := a.Markdown(); !strings.Contains(md, "at most 6 duplicate chores per failover") || !strings.Contains(md, "**Duplicate chores per failover**") {
 		t.Errorf("the advice does not show the constraint:\n%s", md)
 	}
@@ -324,5 +340,76 @@ func TestAdviseDuplicateChores(t *testing.T) {
 	}
 	if a.Feasible {
 		t.Errorf("3 duplicate chores per failover met with 1 s pauses (their resume adds one run per chore): %+v", a.Chores)
+	}
+	// The way out is the chores' own limit: the relaxations name it, to
+	// a count some candidate meets with every other constraint kept.
+	var relax *sweep.Relax
+	for i, r := range a.Relax {
+		if r.Constraint == "max duplicate chores" {
+			relax = &a.Relax[i]
+		}
+		if r.To >= 0 && !r.Count && !strings.HasPrefix(r.Constraint, "envelope") {
+			if again, err := sweep.Advise(context.Background(), relaxed(c, r), e, sweep.AdviseOptions{}); err != nil || !again.Feasible {
+				t.Errorf("relaxing %s to %v (%+v) keeps the chore limit unmet: feasible %v, %v", r.Constraint, r.To, r, again.Feasible, err)
+			}
+		}
+	}
+	for _, r := range a.Relax {
+		if r.Constraint == "envelope: pauses" && r.To != 0 {
+			t.Errorf("%+v: any pause adds the resume's tick to the chores, so only no pauses meets 3", r)
+		}
+	}
+	if relax == nil || !relax.Count || relax.FromCount != 3 || relax.ToCount <= 3 || relax.ToCount > 6 {
+		t.Fatalf("relaxations %+v: want max duplicate chores from 3 to at most 6", a.Relax)
+	}
+	n := relax.ToCount
+	c.MaxDuplicateChores = &n
+	if again, err := sweep.Advise(context.Background(), c, e, sweep.AdviseOptions{}); err != nil || !again.Feasible {
+		t.Errorf("the relaxed chore limit %d is not met: feasible %v, %v", n, again.Feasible, err)
+	}
+	if md := a.Markdown(); !strings.Contains(md, fmt.Sprintf("**max duplicate chores** from 3 to **%d**", n)) {
+		t.Errorf("the advice does not offer the chore relaxation:\n%s", md)
+	}
+}
+
+// relaxed is c with r's constraint at r.To.
+func relaxed(c sweep.Constraints, r sweep.Relax) sweep.Constraints {
+	switch r.Constraint {
+	case "max gap":
+		c.MaxGap = r.To
+	case "max overlap":
+		c.MaxOverlap = r.To
+	case "max stale leadership":
+		c.MaxStale = r.To
+	}
+	return c
+}
+
+// advise --confirm-real puts a runner scenario's chores beside virtual's:
+// the duplicate-chore constraint is what such an advice is about, and the
+// real table showed only gap, overlap and stale.
+func TestRealCheckCountsChores(t *testing.T) {
+	e, ok := scenarios.Lookup("leader-crash")
+	if !ok || e.Scenario.Mode != model.ModeRunner {
+		t.Fatal("want the runner built-in leader-crash")
+	}
+	sc := e.Scenario.WithDefaults()
+	// The virtual backend's own run stands in for the real one: the
+	// plumbing, not the backend, is under test (the CLI test runs real).
+	v, err := virtual.Run(sc, virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := sweep.RealCheckOf(sc, v, nil)
+	if !rc.Runner || rc.DuplicateChores != v.Analysis.Summary.DuplicateChores || rc.VirtualDuplicateChores != v.Analysis.Summary.DuplicateChores {
+		t.Errorf("RealCheckOf(runner leader-crash) = %+v, want runner with the run's %d duplicate chores on both sides", rc, v.Analysis.Summary.DuplicateChores)
+	}
+	elector := sweep.RealCheck{Scenario: "e", Verdict: "pass"}
+	md := sweep.Advice{Feasible: true, Real: []sweep.RealCheck{rc, elector}}.Markdown()
+	if !strings.Contains(md, "duplicate chores real / virtual") || !strings.Contains(md, "| e | pass |") || !strings.Contains(md, "elector mode") {
+		t.Errorf("the real table lacks the chores' columns or the elector row's note:\n%s", md)
+	}
+	if md := (sweep.Advice{Feasible: true, Real: []sweep.RealCheck{elector}}).Markdown(); strings.Contains(md, "chores real") {
+		t.Errorf("an elector-only table has chore columns:\n%s", md)
 	}
 }

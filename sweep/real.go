@@ -12,10 +12,11 @@ import (
 // not run, err) beside the virtual backend's figures for the same scenario
 // and seed, which it computes.
 func RealCheckOf(sc model.Scenario, res *model.Result, err error) RealCheck {
-	rc := RealCheck{Scenario: sc.Name}
+	rc := RealCheck{Scenario: sc.Name, Runner: sc.Mode == model.ModeRunner}
 	if v, verr := virtual.Run(sc, virtual.Options{}); verr == nil {
 		s := v.Analysis.Summary
 		rc.VirtualGap, rc.VirtualOverlap, rc.VirtualStale = s.MaxGap, s.MaxOverlap, s.MaxStale
+		rc.VirtualDuplicateChores, rc.VirtualStaleChores = s.DuplicateChores, s.StaleChores
 	}
 	if res == nil {
 		rc.Error = fmt.Sprint(err)
@@ -23,6 +24,7 @@ func RealCheckOf(sc model.Scenario, res *model.Result, err error) RealCheck {
 	}
 	s := res.Analysis.Summary
 	rc.Verdict, rc.Gap, rc.Overlap, rc.Stale = string(res.Verdict), s.MaxGap, s.MaxOverlap, s.MaxStale
+	rc.DuplicateChores, rc.StaleChores = s.DuplicateChores, s.StaleChores
 	return rc
 }
 

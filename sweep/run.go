@@ -107,6 +107,15 @@ type Work struct {
 	LostTasks       CountStat `json:"lost_tasks"`
 }
 
+// workMetrics name Work's counts, in the order of Work.counts (the
+// expectation metrics of the same names).
+var workMetrics = []string{"duplicate_chores", "stale_chores", "duplicate_tasks", "lost_tasks"}
+
+// counts are w's counts in the order of workMetrics.
+func (w Work) counts() []CountStat {
+	return []CountStat{w.DuplicateChores, w.StaleChores, w.RepeatedTasks, w.LostTasks}
+}
+
 // CountStat is the largest of a count over a cell's runs and the lowest
 // seed that had it (0 when no run counted any).
 type CountStat struct {

@@ -2,6 +2,11 @@ package sweep_test
 
 import (
 	"context"
+	"encoding/csv"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -46,6 +51,35 @@ func TestRunnerModeGrid(t *testing.T) {
 	if s := r.Summary(); !strings.Contains(s, "worst duplicate chores 0") || !strings.Contains(s, "stale chores 3") {
 		t.Errorf("summary %q", s)
 	}
+	// The files show the counts too: cells.csv's columns, index.html's
+	// table (they showed only gap, overlap, stale and failover).
+	dir := t.TempDir()
+	if _, err := sweep.WriteFiles(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(strings.NewReader(readFile(t, filepath.Join(dir, "cells.csv")))).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("cells.csv: %d rows, %v", len(rows), err)
+	}
+	col := slices.Index(rows[0], "stale_chores_max")
+	if col < 0 || slices.Index(rows[0], "duplicate_chores_max") < 0 || slices.Index(rows[0], "lost_tasks_worst_seed") < 0 {
+		t.Fatalf("cells.csv header %v lacks the chore and task columns", rows[0])
+	}
+	if got, want := rows[1][col], strconv.Itoa(spec.Work.StaleChores.Max); got != want {
+		t.Errorf("cells.csv spec cell stale_chores_max %q, want %q", got, want)
+	}
+	if html := readFile(t, filepath.Join(dir, "index.html")); !strings.Contains(html, "<th>stale chores</th>") || !strings.Contains(html, "<td>"+strconv.Itoa(spec.Work.StaleChores.Max)+"</td>") {
+		t.Errorf("index.html lacks the chores' columns or the spec cell's %d stale chores", spec.Work.StaleChores.Max)
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // TestChoreLimitNeedsRunnerMode: a limit on duplicate chores of an

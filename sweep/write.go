@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leaselab/leaselab/model"
 )
 
 // CSV writes one row per cell: its axis values, status, runs, verdict
@@ -29,6 +31,14 @@ func CSV(w io.Writer, r *Result) error {
 		head = append(head, m+"_n", m+"_p50_s", m+"_p99_s", m+"_max_s", m+"_worst_seed")
 	}
 	head = append(head, "runs_with_overlap", "expect_failures", "predicted_gap_s", "predicted_overlap_s", "safe", "error")
+	runner := r.Grid.Base.Mode == model.ModeRunner
+	if runner {
+		// The TaskRunner's chores and tasks: each count's worst run and
+		// its lowest seed.
+		for _, m := range workMetrics {
+			head = append(head, m+"_max", m+"_worst_seed")
+		}
+	}
 	if err := cw.Write(head); err != nil {
 		return err
 	}
@@ -43,6 +53,15 @@ func CSV(w io.Writer, r *Result) error {
 			ef = append(ef, fmt.Sprintf("%s=%d", m.Metric, m.Runs))
 		}
 		row = append(row, strconv.Itoa(c.RunsWithOverlap), strings.Join(ef, ";"), secs(c.Predicted.MaxGap), secs(c.Predicted.MaxOverlap), strconv.FormatBool(c.Safe), c.Error)
+		if runner {
+			var w Work
+			if c.Work != nil {
+				w = *c.Work
+			}
+			for _, s := range w.counts() {
+				row = append(row, strconv.Itoa(s.Max), strconv.FormatInt(s.WorstSeed, 10))
+			}
+		}
 		if err := cw.Write(row); err != nil {
 			return err
 		}
@@ -170,6 +189,9 @@ type htmlPage struct {
 	Heatmaps []htmlImg
 	Repro    []string
 	Style    template.CSS
+	// Runner: the grid runs the TaskRunner, so the cells show its chores
+	// and tasks.
+	Runner bool
 }
 
 type htmlImg struct {
@@ -178,7 +200,7 @@ type htmlImg struct {
 }
 
 func writeHTML(w io.Writer, r *Result, maps []heatmapFile) error {
-	pg := htmlPage{R: r, Title: "Sweep " + r.Grid.Name, Counts: map[string]int{}, Style: template.CSS(pageStyle)}
+	pg := htmlPage{R: r, Title: "Sweep " + r.Grid.Name, Counts: map[string]int{}, Style: template.CSS(pageStyle), Runner: r.Grid.Base.Mode == model.ModeRunner}
 	l := r.Grid.Limits
 	pg.Limits = []string{"max gap " + limitText(l.gapLimit()), "max overlap " + limitText(l.MaxOverlap), "max stale leadership " + limitText(l.MaxStale)}
 	b := r.Grid.Base.WithDefaults()
@@ -284,12 +306,13 @@ var page = template.Must(template.New("sweep").Funcs(template.FuncMap{
 <table>
 <thead><tr><th>#</th>{{range .R.Grid.Axes}}<th>{{.Param}}</th>{{end}}<th>status</th><th>runs</th><th>pass/fail/unknown</th>
 <th>gap p50</th><th>gap p99</th><th>gap max</th><th>overlap p50</th><th>overlap p99</th><th>overlap max</th><th>runs with overlap</th>
-<th>stale max</th><th>failover p99</th><th>failover max</th><th>predicted gap</th><th>predicted overlap</th><th>expectation failures</th></tr></thead>
+<th>stale max</th><th>failover p99</th><th>failover max</th><th>predicted gap</th><th>predicted overlap</th>{{if .Runner}}<th>duplicate chores</th><th>stale chores</th><th>duplicate tasks</th><th>lost tasks</th>{{end}}<th>expectation failures</th></tr></thead>
 <tbody>
 {{range .Cells}}<tr class="{{.Class}}"><td>{{.Index}}</td>{{range .Values}}<td>{{.}}</td>{{end}}<td class="l">{{.Status}}{{if .Error}}: {{.Error}}{{end}}</td><td>{{.Runs}}</td>
 <td>{{.Verdicts.Pass}}/{{.Verdicts.Fail}}/{{.Verdicts.Unknown}}</td>
 <td>{{s .Gap.P50}}</td><td>{{s .Gap.P99}}</td><td>{{s .Gap.Max}}</td><td>{{s .Overlap.P50}}</td><td>{{s .Overlap.P99}}</td><td>{{s .Overlap.Max}}</td><td>{{.RunsWithOverlap}}</td>
 <td>{{s .Stale.Max}}</td><td>{{s .Failover.P99}}</td><td>{{s .Failover.Max}}</td><td>{{s .Predicted.MaxGap}}</td><td>{{s .Predicted.MaxOverlap}}</td>
+{{if $.Runner}}{{with .Work}}<td>{{.DuplicateChores.Max}}</td><td>{{.StaleChores.Max}}</td><td>{{.RepeatedTasks.Max}}</td><td>{{.LostTasks.Max}}</td>{{else}}<td></td><td></td><td></td><td></td>{{end}}{{end}}
 <td class="l">{{range .ExpectFailures}}{{.Metric}} {{.Runs}} {{end}}</td></tr>
 {{end}}</tbody>
 </table>
