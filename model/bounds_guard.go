@@ -17,7 +17,8 @@ package model
 // TTL - margin after it, so at least guardLeft after the renewal's send;
 // the call lands at most C after that send (C + L under latency: a
 // request already on its way still arrives): gap ≤ C (+ L) + hop + TTL +
-// Wait + hop - guardLeft. Stopped processes, a stopped Redis, clocks and
+// Wait + hop - guardLeft, unless a partition that drops or refuses the
+// requests outlasts the call (nothing lands then). Stopped processes, a stopped Redis, clocks and
 // failovers: when such a late landing falls is not modelled, so the gap
 // and the failover are unbounded, and a check against them unknown, not a
 // FAIL the client does not deserve.
@@ -26,6 +27,11 @@ func clientGuard(pr *Prediction, p Params, s FaultSize) {
 	switch pr.Mode {
 	case ModePartitionBlackhole, ModePartitionReplies, ModePartitionRefuse, ModePartitionReset, ModeLatency:
 		c, cf := callBound(p, pr.Mode)
+		if pr.Mode == ModePartitionBlackhole || pr.Mode == ModePartitionReplies {
+			// A heal while it waits can lengthen it (healedCall).
+			hc, hf := healedCall(p, s.Partition, c)
+			c, cf = hc, cf+hf
+		}
 		call := term{sym: "C", d: c}
 		land := term{sym: "hop", d: hop}
 		if pr.Mode == ModeLatency {
@@ -37,6 +43,11 @@ func clientGuard(pr *Prediction, p Params, s FaultSize) {
 		left := guardLeft(p, s)
 		if c != Unbounded && c <= left {
 			return // the call ends before the guard fires: nothing lands after it
+		}
+		if pr.Mode != ModePartitionReplies && pr.Mode != ModeLatency && s.Partition > 0 && !healPossible(p, s.Partition, c) {
+			// Its requests are dropped or refused until the heal, which
+			// comes after the call has ended: none lands late.
+			return
 		}
 		g, f := sum(call, land, term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}, term{sym: "hop", d: hop}, term{sym: "(TTL/2 - jitter - margin)/k", d: -left})
 		if g > pr.MaxGap {
