@@ -65,7 +65,7 @@ type Client struct {
 	// acquire or renewal + TTL - this margin by its own clock, whether or
 	// not the call in flight has returned, and it does not believe an
 	// acquire whose reply comes later (a lock library's validity, such as
-	// redsync's Mutex.Until: TTL/100 + 2 ms). 0: it believes until a call
+	// redsync's Mutex.Until: TTL/100). 0: it believes until a call
 	// fails, as the spec's elector does. The predictions then take a guard's
 	// terms (no split brain while its clock keeps time) and allow for the
 	// call it gave up on landing late.

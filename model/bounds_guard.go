@@ -1,7 +1,8 @@
 package model
 
-// clientGuard adjusts a guarded prediction (safeMode has run) for a
-// declared client that steps down at its lease's validity on its own
+// clientGuard adjusts a guarded prediction (safeMode and failoverBound
+// have run) for a declared client that steps down at its lease's validity
+// on its own
 // (ClientParams.ValidityMargin: redsync's Until, for one). Its guard ends
 // the leader's belief as safe mode's does, so safeMode's overlap and
 // demotion terms hold; what differs is the call it gave up on. Safe mode
@@ -53,7 +54,17 @@ func clientGuard(pr *Prediction, p Params, s FaultSize) {
 		if g > pr.MaxGap {
 			pr.MaxGap, pr.GapFormula = g, why+"the renewal it gave up on runs on and may land as late as its call ends (C: "+cf+"), leaving a key no one believes for TTL: "+f
 		}
+		// From the fault's start: the renewal goes out up to TTL/2 +
+		// jitter later, lands up to C (+ L) after that, its key lives TTL,
+		// and a follower wins within Wait + jitter of the expiry.
+		fo, ff := sum(term{sym: "TTL/2", d: p.TTL - p.TTL/2}, term{sym: "jitter", d: p.Jitter()}, call, land, term{sym: "TTL", d: p.TTL}, term{sym: "Wait", d: p.Wait}, term{sym: "jitter", d: p.Jitter()}, term{sym: "hop", d: hop})
+		if fo > pr.MaxFailover {
+			pr.MaxFailover, pr.FailoverFormula = fo, why+"the renewal it gave up on may land as late as its call ends, and its key outlives it by TTL: "+ff
+		}
 		pr.Note += " The client steps down at its lease's validity but lets the call run on: a late landing leaves a key no one believes."
+		if pr.MaxGap > pr.MaxFailover {
+			pr.MaxFailover, pr.FailoverFormula = pr.MaxGap, "the gap bound: "+BoundText(pr.MaxGap)
+		}
 	case ModePause, ModeSuspend, ModeClockDrift, ModeFailover, ModeRedisPause:
 		const f = "the client's validity guard: when a renewal it gave up on lands (leaving a key no one believes, which its next acquire may not take back) is not modelled for this fault = unbounded"
 		pr.MaxGap, pr.GapFormula = Unbounded, f

@@ -53,6 +53,17 @@ func TestClientGuardPredictions(t *testing.T) {
 	if pr.MaxGap != want || !strings.Contains(pr.GapFormula, "validity guard") {
 		t.Errorf("guarded client under a 4 s blackhole: gap %v (%s), want C + hop + TTL + Wait + hop - guardLeft = %v", pr.MaxGap, pr.GapFormula, want)
 	}
+	// The failover runs from the fault's start, not the demotion: with
+	// Wait 3 s and a 12 s blackhole the renewal (2.505 s in) times out at
+	// 7.505 s, its retry hangs until the heal's EOF at 12 s, lands then and
+	// keeps the key to 17.05 s; a follower may win only at 20.05 s.
+	w3 := guarded
+	w3.Wait = 3 * time.Second
+	twelve := size
+	twelve.Partition = 12 * time.Second
+	if pr, _ := PredictMode(w3, ModePartitionBlackhole, twelve); pr.MaxFailover < 20050*time.Millisecond || pr.MaxFailover < pr.MaxGap {
+		t.Errorf("guarded client, Wait 3s, 12 s blackhole: failover %v (%s), gap %v: want at least 20.05 s and the gap", pr.MaxFailover, pr.FailoverFormula, pr.MaxGap)
+	}
 	// Replies dropped: every retry's request lands.
 	if pr := predict(guarded, ModePartitionReplies); !strings.Contains(pr.GapFormula, "runs on") {
 		t.Errorf("guarded client, replies dropped: gap %v (%s), want the late landing", pr.MaxGap, pr.GapFormula)
@@ -103,6 +114,18 @@ func TestFixedLimitsWrittenForSpecClient(t *testing.T) {
 		if c.Verdict != Unknown || !strings.Contains(c.Detail, "steps down at its lease's validity") {
 			t.Errorf("check %d (%s %s) with a declared guard: %s (%s), want unknown naming the guard", i, c.Metric, c.Limit, c.Verdict, c.Detail)
 		}
+	}
+	// A guard only shortens belief: a broken maximum on overlap is split
+	// brain, whatever the client, and so is a gap still open at the end.
+	over := new(analysisScript).gain(0, 0, "a").fault(5, 0, "pause", "", 0).gain(8, 1, "b").lose(13, 0, "a").heal(9, 0).end(30)
+	sc.Expect = []Expectation{{Metric: "overlap_windows", Max: "0"}, {Metric: "max_overlap", Max: "100ms"}, {Metric: "total_overlap", Max: "100ms"}}
+	if _, ev := evaluateOn(sc, over); ev.Verdict != Fail {
+		t.Errorf("overlap with a declared guard: %s (%v), want fail", ev.Verdict, ev.Reasons)
+	}
+	open := new(analysisScript).gain(0, 0, "a").fault(5, 0, "pause", "", 0).lose(5, 0, "a").heal(9, 0).end(30)
+	sc.Expect = []Expectation{{Metric: "max_gap", Max: "100ms"}}
+	if _, ev := evaluateOn(sc, open); ev.Checks[0].Verdict != Fail {
+		t.Errorf("a gap open at the end with a declared guard: %s (%s), want fail", ev.Checks[0].Verdict, ev.Checks[0].Detail)
 	}
 	// A fixed limit it keeps still passes.
 	sc.Expect = []Expectation{{Metric: "max_gap", Max: "10s"}}

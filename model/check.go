@@ -395,33 +395,44 @@ func evaluate(e Expectation, sc Scenario, a Analysis, preds []Prediction) Check 
 	return c
 }
 
-// guardShaped are the metrics whose fixed limits describe how a leader
-// that believes until its call fails behaves, and which a leader that
-// steps down at its lease's validity changes by design.
-var guardShaped = map[string]bool{
-	"max_gap": true, "max_overlap": true, "total_overlap": true, "failover": true, "heal_to_stable": true,
-	"stale_leadership": true, "overlap_windows": true, "gaps": true, "leader_changes": true,
-}
+// Fixed limits a guard changes by design, per side: it ends beliefs
+// sooner, so it may leave longer or more gaps and more leader changes
+// (guardMaxes) and less overlap or stale leadership than a limit
+// demonstrating the spec's elector asks for (guardMins). A broken maximum
+// on overlap or stale leadership is never its doing: a guard only shortens
+// belief.
+var (
+	guardMaxes = map[string]bool{"max_gap": true, "gaps": true, "failover": true, "heal_to_stable": true, "leader_changes": true}
+	guardMins  = map[string]bool{"stale_leadership": true, "max_overlap": true, "total_overlap": true, "overlap_windows": true}
+)
 
-// writtenForSpecClient makes unknown a check that fails only against a
-// fixed limit of a guardShaped metric when the agent declared a client
-// that steps down at its lease's validity (ClientParams.ValidityMargin,
-// outside safe mode): such a limit (the stale leadership a partition must
-// cause, "no gap under latency") demonstrates the spec's elector, not a
-// promise, and a safer client that misses it is not at fault. Its
-// "predicted" limits are the promise, computed for the guard, and are
-// judged as ever.
+// writtenForSpecClient makes unknown a check that fails only on the side
+// of a fixed limit that a declared client stepping down at its lease's
+// validity (ClientParams.ValidityMargin, outside safe mode) changes by
+// design: such a limit (the stale leadership a partition must cause, "no
+// gap under latency") demonstrates the spec's elector, not a promise, and
+// a safer client that misses it is not at fault. Its "predicted" limits
+// are the promise, computed for the guard, and are judged as ever, as are
+// a window still open at the end and a limit that could not be read.
 func writtenForSpecClient(c *Check, e Expectation, p Params) {
-	if c.Verdict != Fail || c.NotMeasured || p.Safe || p.Client.ValidityMargin <= 0 || !guardShaped[e.Metric] {
+	if c.Verdict != Fail || c.NotMeasured || c.Open || p.Safe || p.Client.ValidityMargin <= 0 {
 		return
 	}
-	fixed := c.Count
-	if !c.Count {
-		minFails := c.HasMin && c.Measured < c.Min
-		maxFails := c.HasMax && (c.Measured > c.Max || c.Open)
-		fixed = (!minFails || strings.TrimSpace(e.Min) != predicted) && (!maxFails || strings.TrimSpace(e.Max) != predicted)
+	if CheckExpectation(e, p) != nil {
+		return
 	}
-	if !fixed {
+	var minFails, maxFails bool
+	if c.Count {
+		minFails = c.HasMin && c.MeasuredCount < c.MinCount
+		maxFails = c.HasMax && c.MeasuredCount > c.MaxCount
+	} else {
+		minFails = c.HasMin && c.Measured < c.Min
+		maxFails = c.HasMax && c.Measured > c.Max
+	}
+	excused := func(fails bool, limit string, metrics map[string]bool) bool {
+		return !fails || (metrics[e.Metric] && strings.TrimSpace(limit) != predicted)
+	}
+	if (!minFails && !maxFails) || !excused(minFails, e.Min, guardMins) || !excused(maxFails, e.Max, guardMaxes) {
 		return
 	}
 	c.Verdict = Unknown

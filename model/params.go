@@ -89,7 +89,7 @@ type ClientParams struct {
 	// its last successful acquire or renewal + TTL - ValidityMargin by its
 	// own clock, whether or not the call in flight has returned, and an
 	// acquire whose reply comes later is not believed (redsync's Until,
-	// with ValidityMargin TTL/100 + 2ms). 0: it believes until a call
+	// with ValidityMargin TTL/100). 0: it believes until a call
 	// fails, as the spec's elector does. Unlike safe mode's guard, the
 	// call it gave up on runs on and may still land, and nothing says its
 	// next acquire takes back a key that still holds its own value: the
