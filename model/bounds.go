@@ -948,8 +948,24 @@ func refusedMin(p Params, refusals int) (time.Duration, string) {
 // guardLeft is how long after a renewal's send the safe-mode guard may
 // abandon it at the latest renewal: TTL/2 - jitter - margin by the
 // leader's clock, less in real time when that clock runs fast (k > 1).
+//
+// Safe mode renews TTL/2 + jitter after the last renewal's send. A client
+// guard (ClientParams.ValidityMargin) may keep the spec's cadence, TTL/2 +
+// jitter after the last reply, so its renewal goes out up to that call's
+// round trip later: a hop, or under latency min(R, T), comes off too.
 func guardLeft(p Params, s FaultSize) time.Duration {
 	left := p.TTL/2 - p.Jitter() - p.GuardMargin()
+	if !p.Safe && p.Guarded() {
+		r := hop
+		if s.Latency > 0 {
+			rtt := s.LatencyRTT
+			if rtt <= 0 {
+				rtt = 2 * s.Latency
+			}
+			r = min(rtt, attemptTimeout(p))
+		}
+		left -= r
+	}
 	if s.ClockRateMax > 1 {
 		left = time.Duration(float64(left) / s.ClockRateMax)
 	}

@@ -64,6 +64,14 @@ func TestClientGuardPredictions(t *testing.T) {
 	if pr, _ := PredictMode(w3, ModePartitionBlackhole, twelve); pr.MaxFailover < 20050*time.Millisecond || pr.MaxFailover < pr.MaxGap {
 		t.Errorf("guarded client, Wait 3s, 12 s blackhole: failover %v (%s), gap %v: want at least 20.05 s and the gap", pr.MaxFailover, pr.FailoverFormula, pr.MaxGap)
 	}
+	// Such a client may renew TTL/2 + jitter after the last reply (the
+	// spec's cadence), not the send: under latency its renewal goes out a
+	// round trip later, closer to its guard.
+	safeP := spec
+	safeP.Safe, safeP.SafeMargin = true, guarded.Client.ValidityMargin
+	if got, want := guardLeft(guarded, size), guardLeft(safeP, size)-2*size.Latency; got != want {
+		t.Errorf("guardLeft under 400 ms latency: %v, want safe mode's less the round trip, %v", got, want)
+	}
 	// Replies dropped: every retry's request lands.
 	if pr := predict(guarded, ModePartitionReplies); !strings.Contains(pr.GapFormula, "runs on") {
 		t.Errorf("guarded client, replies dropped: gap %v (%s), want the late landing", pr.MaxGap, pr.GapFormula)
