@@ -162,26 +162,32 @@ func loop(ctx context.Context, cfg Config, l Lease, ag *agent.Agent) {
 	}
 }
 
-// lead refreshes the lease every TTL/2 until a refresh fails, the
+// lead refreshes the lease TTL/2 after the last call's reply (the spec's
+// cadence) until a refresh fails, the
 // library's validity runs out first, or ctx ends (a stop: false, after
 // demoted "stop"). It returns true after a demotion the agent survives.
 func lead(ctx context.Context, cfg Config, l Lease, ag *agent.Agent) bool {
 	for {
+		// The validity counts from the last call's send, so a slow reply
+		// can leave it ending before the next refresh: it is watched
+		// while the leader waits too, as the hello's validity_margin_ms
+		// promises.
+		expired, stop := validity(l)
 		select {
 		case <-ctx.Done():
+			stop()
 			ag.Stopping()
 			ag.Demoted(agent.ReasonStop)
 			return false
+		case <-expired:
+			ag.Demoted(agent.ReasonLost)
+			return ctx.Err() == nil
 		case <-time.After(cfg.TTL / 2):
 		}
+		stop()
 		done := make(chan error, 1)
 		go func() { done <- l.Renew(ctx) }()
-		var expired <-chan time.Time
-		stop := func() bool { return false }
-		if until := l.ValidUntil(); !until.IsZero() {
-			t := time.NewTimer(time.Until(until))
-			expired, stop = t.C, t.Stop
-		}
+		expired, stop = validity(l)
 		select {
 		case err := <-done:
 			stop()
@@ -207,4 +213,15 @@ func lead(ctx context.Context, cfg Config, l Lease, ag *agent.Agent) bool {
 			return ctx.Err() == nil
 		}
 	}
+}
+
+// validity is a channel that fires when the lease's own validity ends, and
+// a stop for its timer; a lease that counts none never fires.
+func validity(l Lease) (<-chan time.Time, func() bool) {
+	until := l.ValidUntil()
+	if until.IsZero() {
+		return nil, func() bool { return false }
+	}
+	t := time.NewTimer(time.Until(until))
+	return t.C, t.Stop
 }
