@@ -27,7 +27,8 @@ metric's supremum at the segments' ends. Per metric: the worst value, where,
 the bound (chaos bounds' prediction), and a verdict: proven (worst ≤
 bound), COUNTEREXAMPLE (written as witness-METRIC.yaml, which 'chaos run
 FILE' reproduces), or incomplete (the segment limit was reached: it says how
-far it got). Writes result.json and per metric witness-METRIC.yaml.
+far it got). Writes result.json and per metric witness-METRIC.yaml. The seed fixes the
+jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model with a fixed clock rate, spec
 mode, one fault: it refuses safe mode, clock faults, several faults, runner
@@ -38,6 +39,7 @@ Examples:
   chaos prove partition-blackhole --vary for=1s..14s --metric overlap
   chaos prove partition-blackhole --vary start1=0s..6s
   chaos prove my-scenario.yaml --vary at=5s..9s --seed 3
+  chaos prove partition-blackhole --seeds 5      # seeds 1..5, each proven
 
 Flags:
 `
@@ -55,6 +57,8 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs.StringVar(&metrics, "metric", "", "the metrics to prove, comma-separated: overlap, gap, stale (default all three)")
 	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length) or startN (instance N's start)")
 	fs.Int64Var(&s.Seed, "seed", 0, "the seed (jitter and backoff draws; default the file's, or 1)")
+	var seeds int
+	fs.IntVar(&seeds, "seeds", 1, "prove for `N` seeds in turn, from --seed on: each seed's own proof under DIR/<name>/seed-K/, and the worst over them")
 	fs.IntVar(&s.MaxSegments, "max-segments", 0, fmt.Sprintf("stop after this many segments, incomplete (default %d)", sweep.DefaultMaxSegments))
 	fs.Usage = func() { fmt.Fprint(stderr, proveUsage); fs.PrintDefaults() }
 	var err error
@@ -68,33 +72,92 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 		s.Vary = append(s.Vary, r)
 	}
-	res, err := sweep.Prove(ctx, s, sweep.ProveOptions{})
-	if err != nil {
-		if ctx.Err() != nil {
-			return &exitError{exitCanceled, errors.New("interrupted")}
-		}
-		if errors.Is(err, sweep.ErrPathMismatch) {
-			return err // the prover's own fault: exit 1, never a verdict
-		}
-		return &exitError{exitUsage, err}
+	if seeds < 1 {
+		return usageErr("--seeds %d: want 1 or more", seeds)
 	}
-	dir := filepath.Join(out, res.Space.Name)
-	if _, err := sweep.WriteProve(dir, res); err != nil {
-		return fmt.Errorf("writing the proof: %w", err)
+	first := s.Seed
+	if first == 0 {
+		first = max(s.Base.Seed, 1)
 	}
-	res.WriteTable(stdout)
-	fmt.Fprintf(stdout, "written: %s\n", dir)
-	var bad []string
-	for _, p := range res.Proofs {
-		if p.Verdict == sweep.VerdictCounterexample {
-			bad = append(bad, p.Metric)
+	var (
+		bad        []string // "METRIC (seed K)", counterexamples
+		incomplete []string
+		results    []*sweep.ProveResult
+		dirs       []string
+	)
+	for k := range int64(seeds) {
+		s.Seed = first + k
+		res, err := sweep.Prove(ctx, s, sweep.ProveOptions{})
+		if err != nil {
+			if ctx.Err() != nil {
+				return &exitError{exitCanceled, errors.New("interrupted")}
+			}
+			if errors.Is(err, sweep.ErrPathMismatch) {
+				return err // the prover's own fault: exit 1, never a verdict
+			}
+			return &exitError{exitUsage, err}
 		}
+		dir := filepath.Join(out, res.Space.Name)
+		if seeds > 1 {
+			dir = filepath.Join(dir, fmt.Sprintf("seed-%d", s.Seed))
+		}
+		if _, err := sweep.WriteProve(dir, res); err != nil {
+			return fmt.Errorf("writing the proof: %w", err)
+		}
+		res.WriteTable(stdout)
+		fmt.Fprintf(stdout, "written: %s\n", dir)
+		for _, p := range res.Proofs {
+			if p.Verdict == sweep.VerdictCounterexample {
+				bad = append(bad, fmt.Sprintf("%s (seed %d: %s)", p.Metric, s.Seed, filepath.Join(dir, sweep.WitnessFile(p.Metric))))
+			}
+		}
+		if !res.Complete {
+			incomplete = append(incomplete, fmt.Sprintf("seed %d: %s", s.Seed, res.Incomplete))
+		}
+		results, dirs = append(results, res), append(dirs, dir)
+	}
+	if seeds > 1 {
+		writeSeedsSummary(stdout, results)
 	}
 	switch {
 	case len(bad) > 0:
-		return &exitError{exitFailed, fmt.Errorf("counterexample to the bound of %s: see %s", strings.Join(bad, ", "), filepath.Join(dir, "witness-*.yaml"))}
-	case !res.Complete:
-		return &exitError{exitFailed, fmt.Errorf("incomplete: %s", res.Incomplete)}
+		return &exitError{exitFailed, fmt.Errorf("counterexample to the bound of %s", strings.Join(bad, ", "))}
+	case len(incomplete) > 0:
+		return &exitError{exitFailed, fmt.Errorf("incomplete: %s", strings.Join(incomplete, "; "))}
 	}
 	return nil
+}
+
+// writeSeedsSummary prints, per metric, the worst over the seeds' proofs
+// (the seed and where), the closest any came to its bound, and how many
+// seeds proved it.
+func writeSeedsSummary(w io.Writer, results []*sweep.ProveResult) {
+	fmt.Fprintf(w, "over %d seeds (%d..%d):\n", len(results), results[0].Space.Seed, results[len(results)-1].Space.Seed)
+	for i, p := range results[0].Proofs {
+		var worst, closest *sweep.Proof
+		var worstSeed, closestSeed int64
+		proven, measured := 0, 0
+		for _, r := range results {
+			q := &r.Proofs[i]
+			if q.Verdict == sweep.VerdictNone {
+				continue
+			}
+			measured++
+			if q.Verdict == sweep.VerdictProven {
+				proven++
+			}
+			if worst == nil || q.Worst > worst.Worst {
+				worst, worstSeed = q, r.Space.Seed
+			}
+			if closest == nil || q.Excess > closest.Excess {
+				closest, closestSeed = q, r.Space.Seed
+			}
+		}
+		if worst == nil {
+			fmt.Fprintf(w, "  %-17s not measured under any seed\n", p.Metric)
+			continue
+		}
+		fmt.Fprintf(w, "  %-17s worst %v (seed %d, %s=%v); closest to its bound: %v below it (seed %d); proven under %d of %d seeds\n",
+			p.Metric, worst.Worst, worstSeed, results[0].Axis, worst.At, -closest.Excess, closestSeed, proven, measured)
+	}
 }
