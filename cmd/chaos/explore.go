@@ -78,12 +78,8 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if s.Base, s.Metrics, err = scenarioAndMetrics(fs, args, "explore", &metrics); err != nil {
 		return err
 	}
-	for _, v := range vary {
-		r, err := sweep.ParseRange(v)
-		if err != nil {
-			return usageErr("--vary: %v", err)
-		}
-		s.Vary = append(s.Vary, r)
+	if s.Vary, err = parseVary(vary, sweep.ParseRange); err != nil {
+		return err
 	}
 	o := sweep.ExploreOptions{Workers: workers}
 	if shard != "" {
@@ -117,6 +113,20 @@ func cmdExplore(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return &exitError{exitFailed, fmt.Errorf("%d bound(s) violated: see the worst-*.yaml files in %s", len(res.Violations()), dir)}
 	}
 	return nil
+}
+
+// parseVary reads a search command's --vary values with parse (explore's
+// and prove's axes differ), as a usage error naming the flag.
+func parseVary(vary []string, parse func(string) (sweep.Range, error)) ([]sweep.Range, error) {
+	var out []sweep.Range
+	for _, v := range vary {
+		r, err := parse(v)
+		if err != nil {
+			return nil, usageErr("--vary: %v", err)
+		}
+		out = append(out, r)
+	}
+	return out, nil
 }
 
 // scenarioAndMetrics parses a search command's flags from args and opens

@@ -65,12 +65,8 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if s.Base, s.Metrics, err = scenarioAndMetrics(fs, args, "prove", &metrics); err != nil {
 		return err
 	}
-	for _, v := range vary {
-		r, err := sweep.ParseProveRange(v)
-		if err != nil {
-			return usageErr("--vary: %v", err)
-		}
-		s.Vary = append(s.Vary, r)
+	if s.Vary, err = parseVary(vary, sweep.ParseProveRange); err != nil {
+		return err
 	}
 	if seeds < 1 {
 		return usageErr("--seeds %d: want 1 or more", seeds)
