@@ -7,6 +7,7 @@ import (
 	"net"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/leaselab/leaselab/agent"
 	"github.com/leaselab/leaselab/model"
@@ -51,6 +52,12 @@ var why = map[agent.Capability]string{
 // runner is all it lacks, the error is sim.ErrElectorOnly too: the run
 // takes the scenario's elector part instead.
 func lacks(name string, sc model.Scenario, h agent.Hello) error {
+	if c := h.Client; c != nil && c.ValidityMarginMS > 0 {
+		ttl := sc.WithDefaults().Params.TTL
+		if m := time.Duration(c.ValidityMarginMS * float64(time.Millisecond)); m >= ttl {
+			return fmt.Errorf("%s declares validity_margin_ms %v, not below the TTL it was given (%v, LEASELAB_TTL_MS): its lease would never be valid", name, c.ValidityMarginMS, ttl)
+		}
+	}
 	var missing []agent.Capability
 	for _, c := range needs(sc) {
 		if !h.Has(c) {
