@@ -140,7 +140,7 @@ func TestVersionStamp(t *testing.T) {
 		ldflags string
 		want    string
 	}{
-		{"plain", "", version.Unknown + " (" + version.ModulePath + ")"},
+		{"plain", "", version.Unknown + " (" + version.ModulePath + "): " + version.UnknownWhy},
 		{"stamped", "-X " + version.StampVar + "=" + stamp, stamp + " (" + version.ModulePath + ", set at build)"},
 	}
 	dir := t.TempDir()

@@ -32,6 +32,9 @@ func Describe(ctx context.Context, w io.Writer, redisServer string) error {
 		redis = v + " (" + bin + ")"
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	if strings.HasPrefix(leaselab, Unknown) {
+		leaselab += ": " + UnknownWhy
+	}
 	fmt.Fprintf(tw, "leaselab\t%s\n", leaselab)
 	fmt.Fprintf(tw, "go\t%s %s/%s\n", runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	fmt.Fprintf(tw, "redis-server\t%s\n", redis)

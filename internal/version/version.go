@@ -39,7 +39,11 @@ const StampVar = ModulePath + "/internal/version.build"
 
 // Unknown is the version of a binary that recorded none: no stamp, no
 // module version, no VCS revision.
-const Unknown = "unknown version: built without VCS information: a source tarball, -buildvcs=false (which GOFLAGS may set) or a git worktree"
+const Unknown = "unknown version: built without VCS information"
+
+// UnknownWhy says how a build comes to have no VCS information, for chaos
+// version to print after Unknown.
+const UnknownWhy = "a source tarball, -buildvcs=false (GOFLAGS may set it; go build -buildvcs=true overrides) or a git worktree"
 
 // build is the version stamped at link time (StampVar); "" when the build
 // set none.
