@@ -213,6 +213,7 @@ func Evaluate(sc Scenario, a Analysis, preds []Prediction) Evaluation {
 		}
 		withinUncertainty(&c, a)
 		explainedByStalls(&c, a)
+		countExplainedByStalls(&c, a, sc.Params)
 		writtenForSpecClient(&c, e, sc.Params)
 		if len(missed) > 0 && c.Verdict == Pass {
 			c.Verdict, c.Detail = Unknown, joinDetail(c.Detail, "a fault caused nothing it is about, so passing tells nothing")
