@@ -1,7 +1,10 @@
 package model
 
 import (
+	"bytes"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -10,8 +13,11 @@ import (
 // TestImportGraph keeps the architecture a DAG with the pure parts pure:
 //   - model, scenarios and reports (with reports/live) depend, even
 //     transitively, on no backend (anything under sim), on no Docker
-//     (testcontainers, moby), Toxiproxy or go-redis, and model imports
-//     nothing outside the standard library but leaselab's timing rules;
+//     (testcontainers, moby), Toxiproxy or go-redis, and model (with its
+//     stages) imports nothing outside the standard library but leaselab's
+//     timing rules;
+//   - model's stages point one way: model (the vocabulary) imports none of
+//     them, analysis neither bounds nor verdict, bounds not verdict;
 //   - sim, the simulator, imports no backend: the caller hands one in;
 //   - no backend (real, virtual, process with its ownagent) imports
 //     another, and the real-time engine the spawners stand on
@@ -46,7 +52,10 @@ func TestImportGraph(t *testing.T) {
 		pkg    string
 		banned []string
 	}{
-		{"./", pure},
+		{"./...", pure},
+		{"./", []string{mod + "model/"}},
+		{"./analysis", []string{mod + "model/bounds", mod + "model/verdict"}},
+		{"./bounds", []string{mod + "model/verdict"}},
 		{"../scenarios", pure},
 		{"../reports/...", pure},
 		{"../sim", []string{mod + "sim/", "github.com/Shopify/toxiproxy", "github.com/redis/go-redis", "testcontainers"}},
@@ -73,7 +82,7 @@ func TestImportGraph(t *testing.T) {
 					t.Errorf("%s depends on %s", r.pkg, dep)
 				}
 			}
-			if r.pkg == "./" && strings.Contains(dep, ".") && !strings.HasPrefix(dep, mod+"election/timing") &&
+			if r.pkg == "./..." && strings.Contains(dep, ".") && !strings.HasPrefix(dep, mod+"election/timing") &&
 				!strings.HasPrefix(dep, mod+"model") && !strings.HasPrefix(dep, "vendor/") {
 				t.Errorf("model imports %s, outside the standard library", dep)
 			}
@@ -88,4 +97,30 @@ func banned(dep, b string) bool {
 		return dep == root || strings.HasPrefix(dep, root+"/")
 	}
 	return strings.HasPrefix(dep, b)
+}
+
+// TestStageSize keeps each of model's stages small enough to read whole:
+// a package over the limit is a stage that wants splitting again.
+func TestStageSize(t *testing.T) {
+	const limit = 4500
+	for _, dir := range []string{".", "analysis", "bounds", "verdict"} {
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := 0
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += bytes.Count(b, []byte("\n"))
+		}
+		if lines == 0 || lines > limit {
+			t.Errorf("model/%s has %d non-test lines, want 1 to %d", dir, lines, limit)
+		}
+	}
 }

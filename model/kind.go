@@ -89,9 +89,9 @@ type KindSpec struct {
 	// for.
 	instant    func(f Fault) bool
 	forProblem string
-	// topologyProblem says why the kind cannot run on redis, a topology
+	// TopologyProblem says why the kind cannot run on redis, a topology
 	// not among Needs.Topologies.
-	topologyProblem func(redis Topology) string
+	TopologyProblem func(redis Topology) string
 	// problems checks a fault of the kind on its own (its values).
 	problems func(c faultCheck)
 	// scaledProblems checks the fault as it will run, scaled.
@@ -100,36 +100,36 @@ type KindSpec struct {
 	scenarioProblems func(s Scenario, i int, ok []bool, ps *problems)
 	// mode picks f's failure mode among Modes, where there are several.
 	mode func(f Fault) string
-	// planEnd is when a scheduled fault of the kind stops acting, if not
+	// PlanEnd is when a scheduled fault of the kind stops acting, if not
 	// at its heal (a failover switches after its lag).
-	planEnd func(f Fault) time.Duration
-	// size adds an applied fault of the kind to the run's fault size.
-	size func(z *sizing, f FaultOutcome, sf Fault)
-	// slowsReplies: while the fault is in force a renewal's reply may come
+	PlanEnd func(f Fault) time.Duration
+	// Size adds an applied fault of the kind to the run's fault size.
+	Size func(z *Sizing, f FaultOutcome, sf Fault)
+	// SlowsReplies: while the fault is in force a renewal's reply may come
 	// late or not at all (a NOSCRIPT's second round trip with it).
-	slowsReplies func(sf Fault) bool
-	// sparesTakeover: an instance the fault hits can still take over on
+	SlowsReplies func(sf Fault) bool
+	// SparesTakeover: an instance the fault hits can still take over on
 	// schedule (a clock jump or a fast clock: its timers keep real time).
-	sparesTakeover func(sf Fault) bool
-	// hitsAllUntargeted: an applied fault of the kind recorded without
+	SparesTakeover func(sf Fault) bool
+	// HitsAllUntargeted: an applied fault of the kind recorded without
 	// targets is taken to cut every instance off.
-	hitsAllUntargeted bool
-	// slowWinner: a follower the fault slowed may win while it lasts
+	HitsAllUntargeted bool
+	// SlowWinner: a follower the fault slowed may win while it lasts
 	// (slowWinner).
-	slowWinner bool
-	// phantoms is how many unseen acquires one follower a fault of the
+	SlowWinner bool
+	// Phantoms is how many unseen acquires one follower a fault of the
 	// kind hit can leave (phantomsPerFollower; -1: no bound); nil: none.
 	// perTTL counts one per TTL while the fault lasted, plus extra.
-	phantoms func(p Params, sf Fault, g FaultOutcome, perTTL func(extra time.Duration) int) int
-	// phantomAtInjection: the unseen acquire is the one on the wire when
+	Phantoms func(p Params, sf Fault, g FaultOutcome, perTTL func(extra time.Duration) int) int
+	// PhantomAtInjection: the unseen acquire is the one on the wire when
 	// the fault struck (a crash), not one sent while it lasts.
-	phantomAtInjection bool
-	// stretchesCalls: a fault of the kind can stretch every round trip of
+	PhantomAtInjection bool
+	// StretchesCalls: a fault of the kind can stretch every round trip of
 	// a call to just inside the attempt timeout (longestLatencyCall).
-	stretchesCalls bool
-	// holdsRequests is how long a fault of the kind holds a request on its
+	StretchesCalls bool
+	// HoldsRequests is how long a fault of the kind holds a request on its
 	// way to Redis (forwarded even after its client gave up).
-	holdsRequests func(sf Fault) time.Duration
+	HoldsRequests func(sf Fault) time.Duration
 }
 
 // KindNeeds are what a kind asks of the environment and the instances.
@@ -219,12 +219,12 @@ func Kinds() []KindSpec {
 
 // SpecOf returns the spec of kind k, and false if k is not a kind.
 func SpecOf(k FaultKind) (KindSpec, bool) {
-	s := specOf(k)
+	s := KindSpecOf(k)
 	return *s, s != unknownKind
 }
 
 // specOf is the spec of k, or the empty one if k is not a kind.
-func specOf(k FaultKind) *KindSpec {
+func KindSpecOf(k FaultKind) *KindSpec {
 	for _, s := range kinds {
 		if s.Kind == k {
 			return s
@@ -235,11 +235,11 @@ func specOf(k FaultKind) *KindSpec {
 
 // OnRedis reports whether the kind acts on Redis itself: it takes no target
 // and is never skipped.
-func (k FaultKind) OnRedis() bool { return specOf(k).OnRedis }
+func (k FaultKind) OnRedis() bool { return KindSpecOf(k).OnRedis }
 
 // Spans reports whether a kind that acts on Redis lasts its For (until its
 // heal) rather than being a single action.
-func (k FaultKind) Spans() bool { return specOf(k).Spans }
+func (k FaultKind) Spans() bool { return KindSpecOf(k).Spans }
 
 func kindList() string {
 	s := make([]string, len(FaultKinds))
@@ -270,20 +270,20 @@ func (c faultCheck) badRef(field string, refs []string, format string, a ...any)
 // problem otherwise), so that a time after its start can be judged.
 func (c faultCheck) inPhase() bool { return c.f.At >= 0 && c.f.At < c.s.Duration }
 
-// sizing is what the kinds' size hooks add to: the size being built, the
+// Sizing is what the kinds' size hooks add to: the size being built, the
 // effective scenario the fault IDs index, the run's analysis, and the
 // stops of each instance (a pause's and a suspend's add up).
-type sizing struct {
-	s       *FaultSize
-	sc      Scenario
-	a       Analysis
-	stopped map[int][]stopSpan
+type Sizing struct {
+	Size     *FaultSize
+	Scenario Scenario
+	Faults   []FaultOutcome // every fault the run applied
+	Stopped  map[int][]StopSpan
 }
 
-// stopSpan is one stop of an instance (a pause or a suspend).
-type stopSpan struct {
-	from, to time.Duration
-	leader   bool // the stop hit a leader (not a follower mid-acquire)
+// StopSpan is one stop of an instance (a pause or a suspend).
+type StopSpan struct {
+	From, To time.Duration
+	Leader   bool // the stop hit a leader (not a follower mid-acquire)
 }
 
 // lasted is how long an applied fault lasted (Unbounded if it never
@@ -295,8 +295,8 @@ func lasted(f FaultOutcome) time.Duration {
 	return f.Healed - f.Applied
 }
 
-// faultOf is fault id of sc, or the zero fault if id indexes none.
-func faultOf(sc Scenario, id int) Fault {
+// FaultOf is fault id of sc, or the zero fault if id indexes none.
+func FaultOf(sc Scenario, id int) Fault {
 	if id < 0 || id >= len(sc.Faults) {
 		return Fault{}
 	}
@@ -307,7 +307,7 @@ func faultOf(sc Scenario, id int) Fault {
 // mode (the default if unset), its kind's Text, and a restart; durations
 // written by dur.
 func (f Fault) ParamsText(dur func(time.Duration) string) []string {
-	k := specOf(f.Kind)
+	k := KindSpecOf(f.Kind)
 	var p []string
 	if len(k.ModeValues) > 0 {
 		m := f.Mode
@@ -328,7 +328,7 @@ func (f Fault) ParamsText(dur func(time.Duration) string) []string {
 // FailureMode is the failure mode fault f puts the election in, whose bounds
 // predict it: "" for a kind the bounds take as no failure of their own.
 func (f Fault) FailureMode() string {
-	k := specOf(f.Kind)
+	k := KindSpecOf(f.Kind)
 	switch {
 	case k.mode != nil:
 		return k.mode(f)

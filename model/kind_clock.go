@@ -60,8 +60,8 @@ var clockKind = KindSpec{
 			c.bad(".rate", "%v; want a clock speed from %v to %v (1 = true time, 0.5 = half speed)", f.Rate, MinClockRate, MaxClockRate)
 		}
 	},
-	size: func(z *sizing, f FaultOutcome, sf Fault) {
-		s := z.s
+	Size: func(z *Sizing, f FaultOutcome, sf Fault) {
+		s := z.Size
 		if sf.Rate > 0 && (s.ClockRate == 0 || sf.Rate < s.ClockRate) {
 			s.ClockRate = sf.Rate
 		}
@@ -73,6 +73,6 @@ var clockKind = KindSpec{
 		}
 	},
 	// A jump or a fast clock: timers keep (or beat) real time.
-	sparesTakeover: func(sf Fault) bool { return sf.Rate <= 0 || sf.Rate >= 1 },
-	slowWinner:     true,
+	SparesTakeover: func(sf Fault) bool { return sf.Rate <= 0 || sf.Rate >= 1 },
+	SlowWinner:     true,
 }

@@ -22,8 +22,8 @@ var crashKind = KindSpec{
 		return Fault{Kind: FaultCrash}, true
 	},
 	describe:           describeRestart,
-	phantoms:           func(Params, Fault, FaultOutcome, func(time.Duration) int) int { return 1 },
-	phantomAtInjection: true,
+	Phantoms:           func(Params, Fault, FaultOutcome, func(time.Duration) int) int { return 1 },
+	PhantomAtInjection: true,
 }
 
 // describeRestart describes a crash's or a stop's parameters.

@@ -73,12 +73,12 @@ var latencyKind = KindSpec{
 			c.badRef(".latency", []string{"time_scale"}, "%v%s; must be at least 1ms", c.f.Latency, scaled)
 		}
 	},
-	size:           latencySize,
-	slowsReplies:   func(Fault) bool { return true },
-	slowWinner:     true,
-	stretchesCalls: true,
-	phantoms:       latencyPhantoms,
-	holdsRequests: func(sf Fault) time.Duration {
+	Size:           latencySize,
+	SlowsReplies:   func(Fault) bool { return true },
+	SlowWinner:     true,
+	StretchesCalls: true,
+	Phantoms:       latencyPhantoms,
+	HoldsRequests: func(sf Fault) time.Duration {
 		if sf.Direction == DirectionReplies {
 			return 0
 		}
@@ -90,12 +90,12 @@ var latencyKind = KindSpec{
 // - Jitter and the seeded part adds 0 to 2 × Jitter: one way ranges over
 // Latency ± Jitter. Latency faults in force together on one instance add
 // up.
-func latencySize(z *sizing, f FaultOutcome, sf Fault) {
-	s, sc := z.s, z.sc
+func latencySize(z *Sizing, f FaultOutcome, sf Fault) {
+	s, sc := z.Size, z.Scenario
 	var req, rep time.Duration
-	for _, g := range z.a.Faults {
+	for _, g := range z.Faults {
 		if FaultKind(g.Kind) != FaultLatency || g.ID < 0 || g.ID >= len(sc.Faults) ||
-			g.Applied > f.Healed || f.Applied > g.Healed || !sharesTarget(f, g) {
+			g.Applied > f.Healed || f.Applied > g.Healed || !SharesTarget(f, g) {
 			continue
 		}
 		gf := sc.Faults[g.ID]
@@ -138,7 +138,7 @@ func latencyPhantoms(p Params, f Fault, g FaultOutcome, perTTL func(time.Duratio
 	if f.Direction == DirectionRequests || f.Direction == DirectionReplies {
 		rtt, minRTT = hi, lo
 	}
-	t := attemptTimeout(p)
+	t := AttemptTimeout(p)
 	if p.Guarded() {
 		t = min(t, p.TTL-p.GuardMargin())
 	}

@@ -61,8 +61,8 @@ var partitionKind = KindSpec{
 		return Fault{}, false
 	},
 	mode: func(f Fault) string { return PartitionFailureMode(f.Mode) },
-	size: func(z *sizing, f FaultOutcome, sf Fault) {
-		s, d := z.s, lasted(f)
+	Size: func(z *Sizing, f FaultOutcome, sf Fault) {
+		s, d := z.Size, lasted(f)
 		switch sf.Mode {
 		case PartitionRefuse:
 			s.Refusals++
@@ -77,9 +77,9 @@ var partitionKind = KindSpec{
 			}
 		}
 	},
-	slowsReplies:      func(sf Fault) bool { return sf.Mode == PartitionBlackholeReplies },
-	hitsAllUntargeted: true,
-	phantoms: func(p Params, _ Fault, g FaultOutcome, perTTL func(time.Duration) int) int {
+	SlowsReplies:      func(sf Fault) bool { return sf.Mode == PartitionBlackholeReplies },
+	HitsAllUntargeted: true,
+	Phantoms: func(p Params, _ Fault, g FaultOutcome, perTTL func(time.Duration) int) int {
 		if p.Client.SharedPool && g.Mode == ModePartitionReplies {
 			return perTTL(0)
 		}

@@ -23,7 +23,7 @@ var pauseKind = KindSpec{
 	},
 	Axes:      []SizeAxis{pauseAxis},
 	ModeFault: stopFault(FaultPause),
-	size:      stopSize,
+	Size:      stopSize,
 }
 
 // pauseAxis sizes a pause's or a suspend's For: the bounds take both as the
@@ -44,8 +44,8 @@ func stopFault(k FaultKind) func(string, Params, FaultSize, time.Duration) (Faul
 
 // stopSize records a pause's or a suspend's stop of each target: stops of
 // one instance add up (AppliedFaultSize).
-func stopSize(z *sizing, f FaultOutcome, _ Fault) {
+func stopSize(z *Sizing, f FaultOutcome, _ Fault) {
 	for _, i := range f.Target {
-		z.stopped[i] = append(z.stopped[i], stopSpan{f.Applied, f.Healed, f.LeaderHit && slices.ContainsFunc(f.LeadersAtInjection, func(m Member) bool { return m.Instance == i })})
+		z.Stopped[i] = append(z.Stopped[i], StopSpan{f.Applied, f.Healed, f.LeaderHit && slices.ContainsFunc(f.LeadersAtInjection, func(m Member) bool { return m.Instance == i })})
 	}
 }

@@ -25,7 +25,7 @@ var redisFailoverKind = KindSpec{
 	Axes:           []SizeAxis{{Param: "lag", Set: func(f *Fault, d time.Duration, _ float64) { f.Lag = d }}},
 	NoModeFault:    "advise's confirming scenarios run on a single Redis, and a failover needs replicas",
 	Needs:          KindNeeds{Topologies: []Topology{RedisReplicated, RedisCluster}},
-	topologyProblem: func(Topology) string {
+	TopologyProblem: func(Topology) string {
 		return "redis-failover needs replicas: set redis: replicated or redis: cluster"
 	},
 	Text:     func(f Fault, dur func(time.Duration) string) []string { return []string{"lag " + dur(f.Lag)} },
@@ -39,11 +39,11 @@ var redisFailoverKind = KindSpec{
 		}
 	},
 	scenarioProblems: failoverLagProblems,
-	planEnd:          func(f Fault) time.Duration { return f.At + f.Lag + DefaultFailoverSwitch },
-	size: func(z *sizing, f FaultOutcome, sf Fault) {
+	PlanEnd:          func(f Fault) time.Duration { return f.At + f.Lag + DefaultFailoverSwitch },
+	Size: func(z *Sizing, f FaultOutcome, sf Fault) {
 		// From the start (writes stop reaching the replica) to the switch:
 		// the time the replica's copy of the lease must outlive.
-		s, a := z.s, f.Healed-f.Applied
+		s, a := z.Size, f.Healed-f.Applied
 		s.Failover = max(s.Failover, a)
 		s.FailoverLag = max(s.FailoverLag, sf.Lag)
 		s.FailoverSwitch = max(s.FailoverSwitch, a-min(sf.Lag, a))

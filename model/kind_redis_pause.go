@@ -49,11 +49,11 @@ var redisPauseKind = KindSpec{
 		return Fault{Kind: FaultRedisPause, Mode: RedisPauseWrite, For: s.RedisPause}, true
 	},
 	Needs: KindNeeds{Topologies: []Topology{RedisSingle}},
-	topologyProblem: func(redis Topology) string {
+	TopologyProblem: func(redis Topology) string {
 		return fmt.Sprintf("redis-pause pauses a single Redis; with redis: %s it would have to pause the node serving the lease, which is not built", redis)
 	},
 	scenarioProblems: redisPauseProblems,
-	size:             func(z *sizing, f FaultOutcome, _ Fault) { z.s.RedisPause = max(z.s.RedisPause, lasted(f)) },
+	Size:             func(z *Sizing, f FaultOutcome, _ Fault) { z.Size.RedisPause = max(z.Size.RedisPause, lasted(f)) },
 }
 
 // redisPauseProblems: redis-pause i is one CLIENT PAUSE of the one Redis,

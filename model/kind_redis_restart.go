@@ -23,12 +23,12 @@ var redisRestartKind = KindSpec{
 		return Fault{Kind: FaultRedisRestart}, true
 	},
 	Needs: KindNeeds{Topologies: []Topology{RedisSingle}, OwnedRedis: true},
-	topologyProblem: func(redis Topology) string {
+	TopologyProblem: func(redis Topology) string {
 		return fmt.Sprintf("redis-restart restarts a single Redis; with redis: %s use redis-failover", redis)
 	},
 	// From before the restart began to after Redis answered again: an
 	// upper bound of the downtime, as the bound needs.
-	size: func(z *sizing, f FaultOutcome, _ Fault) {
-		z.s.RedisDowntime = max(z.s.RedisDowntime, f.Healed-f.Applied)
+	Size: func(z *Sizing, f FaultOutcome, _ Fault) {
+		z.Size.RedisDowntime = max(z.Size.RedisDowntime, f.Healed-f.Applied)
 	},
 }

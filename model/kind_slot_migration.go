@@ -13,7 +13,7 @@ var slotMigrationKind = KindSpec{
 	NoAxes:      "a migration is one action, with no size",
 	NoModeFault: "a migration is no failure mode of its own (no Modes: a MOVED sends the call on): there is no bound of its own to confirm",
 	Needs:       KindNeeds{Topologies: []Topology{RedisCluster}},
-	topologyProblem: func(Topology) string {
+	TopologyProblem: func(Topology) string {
 		return "slot-migration moves a hash slot between primaries: set redis: cluster"
 	},
 }

@@ -25,5 +25,5 @@ var suspendKind = KindSpec{
 	Needs: KindNeeds{
 		NotOnProcess: "suspend stops the instance's monotonic clock (a VM or host suspend), and a process cannot stop its own: SIGSTOP is pause",
 	},
-	size: stopSize,
+	Size: stopSize,
 }

@@ -1,73 +1,10 @@
 package model
 
 import (
-	"os"
-	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 )
-
-// TestEveryKindIsComplete is what makes a new kind one file: a kind that
-// forgets a part of its spec, or the reason it has none, fails here
-// rather than falling back to a default somewhere (a grey plot, a starter
-// suite without it, an advise that cannot confirm its mode).
-func TestEveryKindIsComplete(t *testing.T) {
-	colours := map[uint32]FaultKind{}
-	for _, k := range Kinds() {
-		t.Run(string(k.Kind), func(t *testing.T) {
-			name := strings.ReplaceAll(string(k.Kind), "-", "_")
-			for _, file := range []string{"kind_" + name + ".go", filepath.Join("..", "sim", "faults", name+".go")} {
-				if _, err := os.Stat(file); err != nil {
-					t.Errorf("the kind's file: %v", err)
-				}
-			}
-			if k.Doc == "" {
-				t.Error("Doc is empty")
-			}
-			if k.Colour == 0 {
-				t.Error("no Colour: the plot would draw it grey")
-			} else if o, ok := colours[k.Colour]; ok {
-				t.Errorf("Colour %06x is %s's too", k.Colour, o)
-			}
-			colours[k.Colour] = k.Kind
-			for _, c := range []struct {
-				part   string
-				has    bool
-				reason string
-			}{
-				{"Starter", k.Starter != nil, k.NoStarter},
-				{"Axes", len(k.Axes) > 0, k.NoAxes},
-				{"ModeFault", k.ModeFault != nil, k.NoModeFault},
-			} {
-				switch {
-				case !c.has && c.reason == "":
-					t.Errorf("no %s, and No%s does not say why", c.part, c.part)
-				case c.has && c.reason != "":
-					t.Errorf("a %s and a reason for having none (%q)", c.part, c.reason)
-				}
-			}
-			if k.ModeFault != nil && len(k.Modes) == 0 {
-				t.Error("a ModeFault but no Modes for it to exercise")
-			}
-			for _, m := range k.Modes {
-				if !slices.Contains(Modes, m) {
-					t.Errorf("mode %q is not one of Modes", m)
-				}
-			}
-			if len(k.ModeValues) > 0 && !slices.Contains(k.Params, "mode") {
-				t.Error("ModeValues but no parameter mode")
-			}
-			if k.Spans && !k.OnRedis {
-				t.Error("Spans applies only to a kind on Redis")
-			}
-			if ts := k.Needs.Topologies; ts != nil && k.topologyProblem == nil {
-				t.Error("Needs.Topologies without a topologyProblem to say why")
-			}
-		})
-	}
-}
 
 // TestKindEntriesValidate: each kind's starter entries and mode faults
 // are scenarios Validate accepts, on the topology the kind runs on.
@@ -145,22 +82,6 @@ func TestParamsText(t *testing.T) {
 	} {
 		if got := strings.Join(c.f.ParamsText(dur), ", "); got != c.want {
 			t.Errorf("%s: %q, want %q", c.f.Kind, got, c.want)
-		}
-	}
-}
-
-// TestFaultName: a kind with several failure modes is named with its mode.
-func TestFaultName(t *testing.T) {
-	for _, c := range []struct {
-		kind, mode, want string
-	}{
-		{"partition", ModePartitionRefuse, "partition refuse"},
-		{"partition", ModePartitionReplies, "partition replies"},
-		{"latency", ModeLatency, "latency"},
-		{"redis-pause", ModeRedisPause, "redis-pause"},
-	} {
-		if got := faultName(FaultOutcome{FaultSpan: FaultSpan{Kind: c.kind, Mode: c.mode}}); got != c.want {
-			t.Errorf("%s %s: %q, want %q", c.kind, c.mode, got, c.want)
 		}
 	}
 }

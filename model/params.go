@@ -167,3 +167,11 @@ func (p Params) WithDefaults() Params {
 func (p Params) Jitter() time.Duration {
 	return time.Duration(max(p.JitterMS, 0)) * time.Millisecond
 }
+
+// ClaimBounds are the spec's claimed bounds for p: the worst-case gap
+// TTL + Wait (ClaimGap) and the split-brain window TTL (ClaimSplitBrain).
+// A run's claims are checked against them (with ClaimSlack), a
+// prediction's worst case compared with them (Prediction.ExceedsClaims).
+func ClaimBounds(p Params) (gap, overlap time.Duration) {
+	return p.TTL + p.Wait, p.TTL
+}

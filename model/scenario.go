@@ -254,7 +254,7 @@ func (f Fault) Describe() string {
 	if f.For > 0 {
 		add("for", f.For)
 	}
-	k := specOf(f.Kind)
+	k := KindSpecOf(f.Kind)
 	if len(k.ModeValues) > 0 {
 		add("mode", f.Mode)
 	}
@@ -270,7 +270,7 @@ func (f Fault) Describe() string {
 
 // Instant reports whether the fault is a single action with nothing to heal.
 func (f Fault) Instant() bool {
-	k := specOf(f.Kind)
+	k := KindSpecOf(f.Kind)
 	return (k.OnRedis && !k.Spans) || (k.instant != nil && k.instant(f))
 }
 
@@ -312,7 +312,7 @@ func (s Scenario) WithDefaults() Scenario {
 	s.Faults = slices.Clone(s.Faults)
 	for i := range s.Faults {
 		f := &s.Faults[i]
-		k := specOf(f.Kind)
+		k := KindSpecOf(f.Kind)
 		if f.Mode == "" && len(k.ModeValues) > 0 {
 			f.Mode = k.ModeValues[0]
 		}

@@ -81,7 +81,7 @@ func InstancesProblem(n int64) string {
 // applies it to every key a fault writes, which finds a field written with
 // its zero value too (restart: false on a partition).
 func (f Fault) FieldProblem(field string) string {
-	k := specOf(f.Kind)
+	k := KindSpecOf(f.Kind)
 	if k == unknownKind {
 		return ""
 	}
@@ -205,7 +205,7 @@ func (s Scenario) Validate() error {
 	}
 	s.notStartedProblems(ok, ps)
 	for _, x := range s.Expect {
-		ps.list = append(ps.list, x.problems(s.Mode, s.Params)...)
+		ps.list = append(ps.list, x.Problems(s.Mode, s.Params)...)
 	}
 	return ps.err(s.Name)
 }
@@ -327,7 +327,7 @@ func (s Scenario) scaledProblems(ps *problems) {
 		}
 	}
 	for i, f := range e.Faults {
-		if check := specOf(f.Kind).scaledProblems; check != nil {
+		if check := KindSpecOf(f.Kind).scaledProblems; check != nil {
 			check(faultCheck{s: e, f: f, where: fmt.Sprintf("faults[%d]", i), ps: ps}, scaled)
 		}
 	}
@@ -368,9 +368,9 @@ func (s Scenario) faultProblems(ps *problems) (ok []bool) {
 		if !slices.Contains(refused, "target") {
 			s.targetProblems(where, f.Target, ps)
 		}
-		k := specOf(f.Kind)
+		k := KindSpecOf(f.Kind)
 		if ts := k.Needs.Topologies; ts != nil && slices.Contains(Topologies, s.Redis) && !slices.Contains(ts, s.Redis) {
-			ps.badRef(where+".kind", []string{"redis"}, "%s", k.topologyProblem(s.Redis))
+			ps.badRef(where+".kind", []string{"redis"}, "%s", k.TopologyProblem(s.Redis))
 		}
 		if vs := k.ModeValues; len(vs) > 0 && !slices.Contains(vs, f.Mode) {
 			bad(".mode", "unknown %s mode %q; want one of %s", f.Kind, f.Mode, strings.Join(vs, ", "))
@@ -449,7 +449,7 @@ func (s Scenario) conflicts(ok []bool, ps *problems) {
 		}
 	}
 	slices.SortStableFunc(order, func(x, y int) int { return cmp.Compare(fs[x].At, fs[y].At) })
-	isDown := func(f Fault) bool { return specOf(f.Kind).Downs }
+	isDown := func(f Fault) bool { return KindSpecOf(f.Kind).Downs }
 	forGood := map[int]int{}  // instance → smallest position of a crash/stop without restart
 	active := map[int][]int{} // instance → positions of faults whose end is still ahead
 	for _, j := range order {
@@ -462,7 +462,7 @@ func (s Scenario) conflicts(ok []bool, ps *problems) {
 			a := fs[i]
 			down := isDown(a)
 			if (down && !a.Restart) ||
-				(down && b.At < end(a) && specOf(b.Kind).OnProcess) ||
+				(down && b.At < end(a) && KindSpecOf(b.Kind).OnProcess) ||
 				(holdsTogether(a, b) && !a.Instant() && !b.Instant() && b.At < end(a)) {
 				best = i
 			}
@@ -491,7 +491,7 @@ func (s Scenario) conflicts(ok []bool, ps *problems) {
 			switch {
 			case isDown(a) && !a.Restart:
 				ps.badRef(where, refs[:1], "instance %d is already down: %s is a %s at %v without restart, so nothing can happen to it later", x, other, a.Kind, a.At)
-			case isDown(a) && b.At < end(a) && specOf(b.Kind).OnProcess:
+			case isDown(a) && b.At < end(a) && KindSpecOf(b.Kind).OnProcess:
 				ps.badRef(where, refs, "instance %d is down from %v to %v: %s is a %s with restart; a %s cannot hit it then", x, a.At, end(a), other, a.Kind, b.Kind)
 			case a.Kind != b.Kind:
 				ps.badRef(where, refs, "overlaps %s: a %s and a %s on instance %d at once (%v to %v, and %v to %v); both stop its process, and the first heal would resume it", other, a.Kind, b.Kind, x, a.At, end(a), b.At, end(b))
@@ -517,7 +517,7 @@ func (s Scenario) conflicts(ok []bool, ps *problems) {
 // act on the same thing (a toxic of the kind, the process's stop), so that
 // one's heal would undo the other.
 func holdsTogether(a, b Fault) bool {
-	return a.Kind == b.Kind || (specOf(a.Kind).Stops && specOf(b.Kind).Stops)
+	return a.Kind == b.Kind || (KindSpecOf(a.Kind).Stops && KindSpecOf(b.Kind).Stops)
 }
 
 // sharedIndex returns an index in both lists.
@@ -537,7 +537,7 @@ func sharedIndex(a, b []int) (int, bool) {
 // which is there from the start.
 func (s Scenario) notStartedProblems(ok []bool, ps *problems) {
 	for j, f := range s.Faults {
-		if !ok[j] || !specOf(f.Kind).OnProcess {
+		if !ok[j] || !KindSpecOf(f.Kind).OnProcess {
 			continue
 		}
 		for _, x := range f.Target.Indexes {
@@ -557,12 +557,12 @@ var runnerMetrics = []string{"lost_tasks", "duplicate_tasks", "duplicate_chores"
 // paramRefs are the fields a duration expression reads.
 var paramRefs = []string{"elector", "client", "chore_interval"}
 
-// problems checks one expectation: a known metric, one that mode measures
+// Problems checks one expectation: a known metric, one that mode measures
 // ("" for any mode), limits of its kind (counts: whole numbers ≥ 0;
 // durations: expressions that evaluate, with p, to ≥ 0; predicted only as a
 // duration's max, and as stale_leadership's min; Slack only beside it), a
 // min not above the max.
-func (x Expectation) problems(mode Mode, p Params) []FieldError {
+func (x Expectation) Problems(mode Mode, p Params) []FieldError {
 	var out []FieldError
 	field := "expect." + x.Metric
 	bad := func(f string, refs []string, format string, a ...any) {
@@ -591,8 +591,8 @@ func (x Expectation) problems(mode Mode, p Params) []FieldError {
 	limit := func(v string) (int64, bool) {
 		if count {
 			switch n, err := strconv.ParseInt(v, 10, 64); {
-			case v == predicted:
-				bad(field, nil, "%s is a count: %q applies only to duration metrics; give a whole number", x.Metric, predicted)
+			case v == Predicted:
+				bad(field, nil, "%s is a count: %q applies only to duration metrics; give a whole number", x.Metric, Predicted)
 			case err != nil:
 				bad(field, nil, "%s is a count; want a whole number, got %q", x.Metric, v)
 			case n < 0:
@@ -614,14 +614,14 @@ func (x Expectation) problems(mode Mode, p Params) []FieldError {
 		return 0, false
 	}
 	var hi, lo int64
-	okMax, okMin := maxS != "" && maxS != predicted, minS != ""
-	if okMax || maxS == predicted && count {
+	okMax, okMin := maxS != "" && maxS != Predicted, minS != ""
+	if okMax || maxS == Predicted && count {
 		hi, okMax = limit(maxS)
 	}
 	switch {
-	case minS == predicted && x.Metric == "stale_leadership":
+	case minS == Predicted && x.Metric == "stale_leadership":
 		okMin = false // the faults' own minimum (Prediction.MinStale), known once they ran
-	case minS == predicted:
+	case minS == Predicted:
 		bad(field+".min", nil, "predicted is an upper bound; a minimum is a number or a duration")
 		okMin = false
 	case okMin && minS == maxS:
@@ -637,16 +637,16 @@ func (x Expectation) problems(mode Mode, p Params) []FieldError {
 		bad(field+".min", refs, "min %s is above max %s: no value could pass", minS, maxS)
 	}
 	switch {
-	case x.Slack != 0 && ((maxS != predicted && minS != predicted) || count):
-		bad(field+".slack", nil, "applies only to max: %s (other limits are exact)", predicted)
+	case x.Slack != 0 && ((maxS != Predicted && minS != Predicted) || count):
+		bad(field+".slack", nil, "applies only to max: %s (other limits are exact)", Predicted)
 	case x.Slack < 0:
 		bad(field+".slack", nil, "%v; must not be negative", x.Slack)
 	}
 	return out
 }
 
-// predicted is the limit that asks for the bound calculator's prediction.
-const predicted = "predicted"
+// Predicted is the limit that asks for the bound calculator's prediction.
+const Predicted = "predicted"
 
 // lengthProblems reports (through ps) a run whose scaled length, or a
 // fault whose scaled time, exceeds MaxRunLength, computed without overflow

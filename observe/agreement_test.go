@@ -1,6 +1,9 @@
 package observe_test
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"slices"
@@ -33,7 +36,7 @@ type window struct {
 	open          bool
 }
 
-func windows(a model.Analysis) []window {
+func windows(a analysis.Analysis) []window {
 	var ws []window
 	for _, o := range a.Overlaps {
 		ws = append(ws, window{"overlap", o.Start, o.Duration, o.Uncertainty, o.Open})
@@ -158,7 +161,7 @@ func TestAgreesWithHarness(t *testing.T) {
 
 // unplaced reports whether the observer says some transition could not be
 // placed precisely (its instance's clock may have stopped).
-func unplaced(o *model.Result) bool {
+func unplaced(o *verdict.Result) bool {
 	for _, n := range o.Observed.Notes {
 		if strings.Contains(n, "the clock stopped") {
 			return true
@@ -170,7 +173,7 @@ func unplaced(o *model.Result) bool {
 // agree checks every closed window of the harness against the observer's
 // window of the same kind that starts nearest it (after aligning the
 // clocks), and logs the table.
-func agree(t *testing.T, h, o *model.Result) {
+func agree(t *testing.T, h, o *verdict.Result) {
 	t.Helper()
 	off := offset(t, h.Timeline, o.Timeline)
 	lateness := h.Analysis.Redis.NotificationLateness.Max

@@ -1,6 +1,9 @@
 package observe
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"cmp"
 	"context"
 	"fmt"
@@ -54,7 +57,7 @@ type placed struct {
 // expectations. It is pure: the same recording gives the same result. Its
 // time and memory are linear in the recording (BenchmarkBuild); it
 // returns ctx's error when ctx ends first.
-func Build(ctx context.Context, rec *Recording, lim Limits) (*model.Result, error) {
+func Build(ctx context.Context, rec *Recording, lim Limits) (*verdict.Result, error) {
 	h := rec.Header
 	if h.Start.IsZero() {
 		return nil, fmt.Errorf("observe: the recording's header has no start time")
@@ -70,7 +73,7 @@ func Build(ctx context.Context, rec *Recording, lim Limits) (*model.Result, erro
 			end = maxTime(end, e.Redis)
 		}
 	}
-	obs := &model.Observed{Group: h.Group, Key: h.Key, Stream: h.Stream, Source: h.Source, Lane: h.Lane,
+	obs := &analysis.Observed{Group: h.Group, Key: h.Key, Stream: h.Stream, Source: h.Source, Lane: h.Lane,
 		Resolution: h.Resolution, Start: h.Start, RTT: h.RTT}
 	if h.LaneNote != "" {
 		obs.Notes = append(obs.Notes, h.LaneNote)
@@ -220,8 +223,8 @@ func Build(ctx context.Context, rec *Recording, lim Limits) (*model.Result, erro
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	a := model.Analyze(tl, p)
-	res := &model.Result{
+	a := analysis.Analyze(tl, p)
+	res := &verdict.Result{
 		RunID: h.Start.UTC().Format("20060102-150405") + "-observed", Backend: reports.BackendObserve, Scenario: sc,
 		BackendAbout: "a live fleet, watched from outside: its published transitions and the lease key; every time is an estimate on Redis's clock, shown with its uncertainty",
 		Params:       a.Params, TimeScale: 1, Started: h.Start, Elapsed: end.Sub(h.Start), Complete: ended == "complete",
@@ -230,7 +233,7 @@ func Build(ctx context.Context, rec *Recording, lim Limits) (*model.Result, erro
 	if !res.Complete {
 		res.Incomplete = ended
 	}
-	res.Evaluation = model.Evaluate(sc, a, nil) // a limit within the uncertainty: unknown
+	res.Evaluation = verdict.Evaluate(sc, a, nil) // a limit within the uncertainty: unknown
 	res.Settle()
 	if len(doubts) > 0 {
 		// Data no watch can have seen, or entries it could not read: what
@@ -541,13 +544,13 @@ func bounds(es []*publish.Entry, zeros []int64, rtts []time.Duration, i int) (lo
 }
 
 // instances summarizes each instance's record and wall-clock offset.
-func instances(entries []placed, per map[string][]*publish.Entry, index map[string]int) []model.ObservedInstance {
-	byID := map[string]*model.ObservedInstance{}
+func instances(entries []placed, per map[string][]*publish.Entry, index map[string]int) []analysis.ObservedInstance {
+	byID := map[string]*analysis.ObservedInstance{}
 	samples := map[string][]offsetSample{}
 	for _, e := range entries {
 		oi := byID[e.Instance]
 		if oi == nil {
-			oi = &model.ObservedInstance{Member: model.Member{Instance: index[e.Instance], ID: e.Instance}}
+			oi = &analysis.ObservedInstance{Member: model.Member{Instance: index[e.Instance], ID: e.Instance}}
 			byID[e.Instance] = oi
 		}
 		oi.Entries++
@@ -570,14 +573,14 @@ func instances(entries []placed, per map[string][]*publish.Entry, index map[stri
 			byID[es[0].Instance].Holes += int(es[0].Seq - 1)
 		}
 	}
-	var out []model.ObservedInstance
+	var out []analysis.ObservedInstance
 	for id, oi := range byID {
 		if len(samples[id]) > 0 {
 			oi.ClockOffset, oi.ClockOffsetUncertainty = wallOffset(samples[id])
 		}
 		out = append(out, *oi)
 	}
-	slices.SortFunc(out, func(a, b model.ObservedInstance) int { return cmp.Compare(a.Instance, b.Instance) })
+	slices.SortFunc(out, func(a, b analysis.ObservedInstance) int { return cmp.Compare(a.Instance, b.Instance) })
 	return out
 }
 

@@ -34,6 +34,6 @@
 //
 // A watch is recorded as JSON lines (Recording: the watch's header, every
 // stream entry, every change of holder, the end), written as it goes, and
-// Build turns a Recording into a model.Result. A live watch and a recording
+// Build turns a Recording into a verdict.Result. A live watch and a recording
 // read back later give the same report.
 package observe

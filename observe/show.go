@@ -1,6 +1,8 @@
 package observe
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"io"
@@ -77,7 +79,7 @@ func (s *Show) End() {
 
 // Headline writes an observed result's verdict and windows, each with its
 // uncertainty, then its reasons.
-func Headline(w io.Writer, res *model.Result) {
+func Headline(w io.Writer, res *verdict.Result) {
 	sum := res.Analysis.Summary
 	fmt.Fprintf(w, "%s: %s  overlaps %d (longest %s), gaps %d (longest %s), stale %d (longest %s), instances %d\n",
 		res.Scenario.Name, strings.ToUpper(string(res.Verdict)), sum.Overlaps, reports.Uncertain(sum.MaxOverlap, sum.MaxOverlapUncertainty),
@@ -147,7 +149,7 @@ func DefaultDir(group, key string, now time.Time) string {
 // Verdict is an observed result's as an error: a fail or unknown of a
 // watch that checked limits, or one cut short (incomplete); nil otherwise
 // (a watch with no limits only reports).
-func Verdict(res *model.Result) error {
+func Verdict(res *verdict.Result) error {
 	switch res.Verdict {
 	case model.Fail, model.Unknown:
 		if len(res.Evaluation.Checks) > 0 || !res.Complete {

@@ -1,6 +1,9 @@
 package observe
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"context"
 	"errors"
@@ -44,7 +47,7 @@ func TestShow(t *testing.T) {
 
 // Headline: the verdict, each window with its uncertainty, the reasons.
 func TestHeadline(t *testing.T) {
-	res := &model.Result{Scenario: model.Scenario{Name: "observe-my-app"}, Observed: &model.Observed{}}
+	res := &verdict.Result{Scenario: model.Scenario{Name: "observe-my-app"}, Observed: &analysis.Observed{}}
 	res.Verdict = model.Unknown
 	res.Reasons = []string{"the watch was cut short"}
 	res.Analysis.Summary.Gaps, res.Analysis.Summary.MaxGap = 1, 2*time.Second
@@ -72,7 +75,7 @@ func TestDefaultDir(t *testing.T) {
 // A watch with limits fails or is unknown by its verdict; one cut short
 // too; one with no limits that completed only reports.
 func TestVerdict(t *testing.T) {
-	res := &model.Result{Complete: true}
+	res := &verdict.Result{Complete: true}
 	res.Verdict, res.Reasons = model.Unknown, []string{"a", "b"}
 	if err := Verdict(res); err != nil {
 		t.Errorf("no limits, complete: %v", err)

@@ -1,9 +1,9 @@
 package reports
 
 import (
-	"path/filepath"
+	"github.com/leaselab/leaselab/model/verdict"
 
-	"github.com/leaselab/leaselab/model"
+	"path/filepath"
 )
 
 // fileLink is a file a report links: its name as shown, and its path
@@ -15,7 +15,7 @@ type fileLink struct {
 // agentLogLinks links the agents' logs of a process-backend run from a
 // report written in dir: each log's path relative to dir where it has
 // one, else as the run kept it.
-func agentLogLinks(dir string, a *model.RunAgent) []fileLink {
+func agentLogLinks(dir string, a *verdict.RunAgent) []fileLink {
 	if a == nil {
 		return nil
 	}

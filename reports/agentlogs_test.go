@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"os"
 	"path/filepath"
@@ -16,9 +19,9 @@ func TestReportLinksAgentLogs(t *testing.T) {
 	out := t.TempDir()
 	logs := filepath.Join(out, "agent-logs", "g")
 	res := passing()
-	res.Agent = &model.RunAgent{Command: []string{"/usr/bin/python3", "agent.py"},
+	res.Agent = &verdict.RunAgent{Command: []string{"/usr/bin/python3", "agent.py"},
 		Logs:   []string{filepath.Join(logs, "instance-0.1.log"), filepath.Join(logs, "instance-0.2.log")},
-		Client: &model.DeclaredClient{Client: model.ClientParams{Library: "redis-py 4.3.4", ReadTimeout: 1500 * ms(1), MaxRetries: -1}}}
+		Client: &bounds.DeclaredClient{Client: model.ClientParams{Library: "redis-py 4.3.4", ReadTimeout: 1500 * ms(1), MaxRetries: -1}}}
 	res.Params.Client = res.Agent.Client.Client
 	files, err := WriteRun(context.Background(), filepath.Join(out, "run"), res, Options{})
 	if err != nil {

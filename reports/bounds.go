@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -15,10 +17,10 @@ import (
 type Bounds struct {
 	// Params are the parameters predicted for, defaults filled.
 	Params model.Params
-	// Predictions are model.PredictGiven's, one per failure mode.
-	Predictions []model.GivenPrediction
+	// Predictions are bounds.PredictGiven's, one per failure mode.
+	Predictions []bounds.GivenPrediction
 	// SizeHint says, per mode, how to give the fault size of a prediction
-	// made with the example size (model.Prediction.Example; the CLI:
+	// made with the example size (bounds.Prediction.Example; the CLI:
 	// "--pause 2s"): such a mode has no bound until it is given.
 	SizeHint map[string]string
 	// Explored are a search's worst cases per mode (sweep.ExploreModes);
@@ -64,9 +66,9 @@ func (b Bounds) WriteTable(w io.Writer) error {
 		}
 		failover := "—" // a mode with no failover bound (no leader hit)
 		if pr.FailoverFormula != "" {
-			failover = model.BoundText(pr.MaxFailover)
+			failover = bounds.BoundText(pr.MaxFailover)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pr.Mode, model.BoundText(pr.MaxGap), model.BoundText(pr.MaxOverlap), failover, claim)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", pr.Mode, bounds.BoundText(pr.MaxGap), bounds.BoundText(pr.MaxOverlap), failover, claim)
 	}
 	return tw.Flush()
 }
@@ -102,16 +104,16 @@ func (b Bounds) WriteFormulas(w io.Writer) {
 
 // choresLine is what the mode's overlap bound says of the TaskRunner's
 // chores (runner mode): duplicate chores per failover where a bound is
-// known (model.ChoreBoundFor), unknown otherwise, and the counts no bound
+// known (bounds.ChoreBoundFor), unknown otherwise, and the counts no bound
 // is known for.
-func choresLine(p model.Params, pr model.GivenPrediction) string {
+func choresLine(p model.Params, pr bounds.GivenPrediction) string {
 	interval := p.ChoreInterval
 	if interval <= 0 {
 		interval = model.DefaultChoreInterval
 	}
 	dup := "unknown (the chore ticker runs on the faulty clock)"
 	if pr.Mode != model.ModeClockDrift {
-		if n, f, ok := model.ChoreBoundFor(pr.MaxOverlap, interval, pr.Mode == model.ModePause || pr.Mode == model.ModeSuspend); ok {
+		if n, f, ok := bounds.ChoreBoundFor(pr.MaxOverlap, interval, pr.Mode == model.ModePause || pr.Mode == model.ModeSuspend); ok {
 			dup = fmt.Sprintf("≤ %d per failover: %s", n, f)
 		} else {
 			dup = "unknown (" + f + ")"

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"bytes"
 	"regexp"
 	"strings"
@@ -15,7 +17,7 @@ import (
 // The formulas follow, with a search's worst case where one ran.
 func TestBounds(t *testing.T) {
 	p := model.Params{TTL: 2 * time.Second, Wait: 3 * time.Second, JitterMS: -1}.WithDefaults()
-	b := Bounds{Params: p, Predictions: model.PredictGiven(p, model.FaultSize{Pause: 8 * time.Second}),
+	b := Bounds{Params: p, Predictions: bounds.PredictGiven(p, model.FaultSize{Pause: 8 * time.Second}),
 		SizeHint: map[string]string{model.ModeLatency: "--latency 200ms"},
 		Explored: map[string]Explored{model.ModePause: {Runs: 40, Gap: "1s of 2s", Overlap: "6s of 8s"}}}
 	var table bytes.Buffer
@@ -49,11 +51,11 @@ func TestBounds(t *testing.T) {
 
 // TestBoundsChores: each mode's formulas say what its overlap bound means
 // for the TaskRunner's chores: duplicate chores per failover
-// (model.ChoreBoundFor, a resume's run more after a pause), unknown under
+// (bounds.ChoreBoundFor, a resume's run more after a pause), unknown under
 // a clock fault, and no bound for stale chores and repeated tasks.
 func TestBoundsChores(t *testing.T) {
 	p := model.Params{TTL: 2 * time.Second, Wait: 3 * time.Second, JitterMS: -1}.WithDefaults()
-	b := Bounds{Params: p, Predictions: model.PredictGiven(p, model.FaultSize{Pause: 8 * time.Second, ClockRate: 0.5})}
+	b := Bounds{Params: p, Predictions: bounds.PredictGiven(p, model.FaultSize{Pause: 8 * time.Second, ClockRate: 0.5})}
 	var f bytes.Buffer
 	b.WriteFormulas(&f)
 	s := f.String()

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"encoding/xml"
 	"errors"
@@ -9,8 +11,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // hostile is what an agent's stderr may hold: colours, a bell, a NUL, a
@@ -86,7 +86,7 @@ func TestJUnitControlCharacters(t *testing.T) {
 // control character.
 func TestMarkdownControlCharacters(t *testing.T) {
 	runs := hostileRuns()
-	for _, res := range []*model.Result{runs[0].Result, runs[1].Result} {
+	for _, res := range []*verdict.Result{runs[0].Result, runs[1].Result} {
 		var b bytes.Buffer
 		if err := Markdown(&b, res, Options{}); err != nil {
 			t.Fatal(err)

@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"bytes"
 	"encoding/base64"
@@ -69,7 +72,7 @@ type Distribution struct {
 
 	// Worst is the worst run's whole result (see WorstRun.Why); it is the
 	// only result a Distribution keeps.
-	Worst *model.Result `json:"-"`
+	Worst *verdict.Result `json:"-"`
 
 	acc     []*metricAcc
 	broken  map[string]*BrokenExpect
@@ -146,7 +149,7 @@ type WorstRun struct {
 
 type metricAcc struct {
 	name, label string
-	get         func(model.Summary) (time.Duration, bool)
+	get         func(analysis.Summary) (time.Duration, bool)
 	n, missing  int
 	min, max    time.Duration
 	worstSeed   int64
@@ -156,10 +159,10 @@ type metricAcc struct {
 // distMetrics are the metrics a Distribution follows.
 func distMetrics() []*metricAcc {
 	return []*metricAcc{
-		{name: "max_gap", label: "max gap (no leader)", get: func(s model.Summary) (time.Duration, bool) { return s.MaxGap, true }},
-		{name: "max_overlap", label: "max overlap (two leaders)", get: func(s model.Summary) (time.Duration, bool) { return s.MaxOverlap, true }},
-		{name: "max_stale", label: "stale leadership (max)", get: func(s model.Summary) (time.Duration, bool) { return s.MaxStale, true }},
-		{name: "failover", label: "failover (max)", get: func(s model.Summary) (time.Duration, bool) { return s.Failover.Max, s.Failover.Count > 0 }},
+		{name: "max_gap", label: "max gap (no leader)", get: func(s analysis.Summary) (time.Duration, bool) { return s.MaxGap, true }},
+		{name: "max_overlap", label: "max overlap (two leaders)", get: func(s analysis.Summary) (time.Duration, bool) { return s.MaxOverlap, true }},
+		{name: "max_stale", label: "stale leadership (max)", get: func(s analysis.Summary) (time.Duration, bool) { return s.MaxStale, true }},
+		{name: "failover", label: "failover (max)", get: func(s analysis.Summary) (time.Duration, bool) { return s.Failover.Max, s.Failover.Count > 0 }},
 	}
 }
 
@@ -182,7 +185,7 @@ func NewDistribution(sc model.Scenario, backend string, n int, command func(seed
 
 // Add adds one run's result. Not safe for concurrent use: have one
 // goroutine collect the results.
-func (d *Distribution) Add(res *model.Result) {
+func (d *Distribution) Add(res *verdict.Result) {
 	d.Runs++
 	if d.Runs == 1 || res.Seed > d.LastSeed {
 		d.LastSeed = res.Seed
@@ -237,7 +240,7 @@ func (d *Distribution) Add(res *model.Result) {
 		}
 	}
 	for _, cl := range res.Analysis.Claims {
-		if cl.Verdict == model.NotHeld {
+		if cl.Verdict == analysis.NotHeld {
 			d.claims[cl.Name]++
 		}
 	}
@@ -247,7 +250,7 @@ func (d *Distribution) Add(res *model.Result) {
 }
 
 // verdictRank orders verdicts from best to worst.
-func verdictRank(res *model.Result) int {
+func verdictRank(res *verdict.Result) int {
 	switch {
 	case res.Verdict == model.Pass && res.Complete:
 		return 0
@@ -261,7 +264,7 @@ func verdictRank(res *model.Result) int {
 // unknown, then pass), then a longer max overlap, a longer stale
 // leadership, a longer max gap, then the smaller seed (so the choice does
 // not depend on the order the runs arrive in).
-func worse(a, b *model.Result) bool {
+func worse(a, b *verdict.Result) bool {
 	if ra, rb := verdictRank(a), verdictRank(b); ra != rb {
 		return ra > rb
 	}

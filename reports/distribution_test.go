@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"encoding/json"
 	"testing"
@@ -9,8 +11,8 @@ import (
 	"github.com/leaselab/leaselab/model"
 )
 
-func distResult(seed int64, overlap time.Duration, v model.Verdict) *model.Result {
-	r := &model.Result{Seed: seed, Complete: true}
+func distResult(seed int64, overlap time.Duration, v model.Verdict) *verdict.Result {
+	r := &verdict.Result{Seed: seed, Complete: true}
 	r.Verdict = v
 	r.Analysis.Summary.MaxOverlap = overlap
 	r.Checks = []model.Check{{Metric: "max_overlap", Limit: "3s", Verdict: v}}

@@ -1,4 +1,4 @@
-// Package reports renders a simulator run (a *model.Result) into the failover
+// Package reports renders a simulator run (a *verdict.Result) into the failover
 // reports an engineer attaches to a design review: a self-contained HTML page,
 // the same findings in Markdown, the result as JSON (re-renderable with
 // ReadResult), the event timeline as JSON lines, a timeline plot (SVG and

@@ -1,6 +1,10 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"errors"
 	"time"
 
@@ -8,7 +12,7 @@ import (
 )
 
 // The fixture is a hand-made result, not the output of a run or of
-// model.Analyze: the golden files must change only when the renderers change,
+// analysis.Analyze: the golden files must change only when the renderers change,
 // not when a teammate refines the analysis. It tells one consistent story:
 //
 //	i0 leads from 0.012s. At 10s a blackhole partition cuts i0 off Redis. Its
@@ -29,7 +33,7 @@ func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 func dp(d time.Duration) *time.Duration { return &d }
 
-func fixture() *model.Result {
+func fixture() *verdict.Result {
 	m0 := model.Member{Instance: 0, ID: idA}
 	m1 := model.Member{Instance: 1, ID: idB}
 	m2 := model.Member{Instance: 2, ID: idC}
@@ -61,26 +65,26 @@ func fixture() *model.Result {
 		return model.Window{Start: ms(from), End: ms(to), Duration: ms(to - from), Open: open}
 	}
 	span := model.FaultSpan{ID: 0, Kind: "partition", Mode: model.ModePartitionBlackhole, Target: []int{0}, Detail: "blackhole both ways", Applied: ms(10000), Healed: ms(25000), Reach: ms(36000)}
-	a := model.Analysis{
+	a := analysis.Analysis{
 		Params: params, End: ms(45000), Ended: "complete", StabilityWindow: 5 * time.Second,
-		Beliefs: []model.Belief{
+		Beliefs: []analysis.Belief{
 			{Member: m0, Window: win(12, 23750, false), EndedBy: model.LeaderLost},
 			{Member: m1, Window: win(18001, 30000, false), EndedBy: model.LeaderLost},
 			{Member: m2, Window: win(36200, 45000, true), EndedBy: model.RunEnded},
 		},
-		Overlaps: []model.Overlap{{Window: win(18001, 23750, false), Leaders: []model.Member{m0, m1}}},
-		Gaps:     []model.Gap{{Window: win(30000, 36200, false), After: &model.FaultRef{ID: 0, Kind: "partition", Applied: ms(10000)}}},
-		Handovers: []model.Handover{
+		Overlaps: []analysis.Overlap{{Window: win(18001, 23750, false), Leaders: []model.Member{m0, m1}}},
+		Gaps:     []analysis.Gap{{Window: win(30000, 36200, false), After: &analysis.FaultRef{ID: 0, Kind: "partition", Applied: ms(10000)}}},
+		Handovers: []analysis.Handover{
 			{At: ms(18001), From: m0, To: m1},
 			{At: ms(36200), From: m1, To: m2},
 		},
-		Redis: model.RedisLane{
+		Redis: analysis.RedisLane{
 			Observed:             true,
-			Stale:                []model.Stale{{Member: m0, Window: win(12510, 23750, false), Holder: ""}},
-			Phantom:              []model.Phantom{{Member: m1, Window: win(30000, 35000, false)}},
-			NotificationLateness: model.DurationStats{Count: 2, Min: ms(2), Median: ms(3), Max: ms(4)},
+			Stale:                []analysis.Stale{{Member: m0, Window: win(12510, 23750, false), Holder: ""}},
+			Phantom:              []analysis.Phantom{{Member: m1, Window: win(30000, 35000, false)}},
+			NotificationLateness: analysis.DurationStats{Count: 2, Min: ms(2), Median: ms(3), Max: ms(4)},
 			BelowResolution:      3,
-			Holders: []model.Holding{
+			Holders: []analysis.Holding{
 				{Window: win(11, 12510, false), Holder: idA, Instance: 0}, {Window: win(12510, 18000, false), Holder: "", Instance: -1},
 				{Window: win(18000, 35000, false), Holder: idB, Instance: 1}, {Window: win(35000, 36199, false), Holder: "", Instance: -1},
 				{Window: win(36199, 45000, true), Holder: idC, Instance: 2},
@@ -91,26 +95,26 @@ func fixture() *model.Result {
 			Demotion: dp(ms(13750)), Failover: dp(ms(13750)), NewLeader: &m1, Recovery: dp(0),
 			Overlaps: []int{0}, MaxOverlap: ms(5749), Gaps: []int{0}, MaxGap: ms(6200),
 		}},
-		LeaderCount: []model.CountStep{
+		LeaderCount: []analysis.CountStep{
 			{Window: win(0, 12, false), Leaders: 0}, {Window: win(12, 18001, false), Leaders: 1},
 			{Window: win(18001, 23750, false), Leaders: 2}, {Window: win(23750, 30000, false), Leaders: 1},
 			{Window: win(30000, 36200, false), Leaders: 0}, {Window: win(36200, 45000, true), Leaders: 1},
 		},
-		Claims: []model.Claim{
-			{Name: model.ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait", Verdict: model.Held, Measured: ms(6200), Bound: 11 * time.Second, Slack: model.ClaimSlack,
+		Claims: []analysis.Claim{
+			{Name: analysis.ClaimGap, Statement: "worst-case leadership gap <= TTL + Wait", Verdict: analysis.Held, Measured: ms(6200), Bound: 11 * time.Second, Slack: analysis.ClaimSlack,
 				Detail: "longest gap 6.2s from 30s, after fault 0 (partition)"},
-			{Name: model.ClaimSplitBrain, Statement: "split-brain (overlap) window <= TTL", Verdict: model.NotHeld, Measured: ms(5749), Bound: 5 * time.Second, Slack: model.ClaimSlack,
+			{Name: analysis.ClaimSplitBrain, Statement: "split-brain (overlap) window <= TTL", Verdict: analysis.NotHeld, Measured: ms(5749), Bound: 5 * time.Second, Slack: analysis.ClaimSlack,
 				Detail: "1 overlaps, longest 5.749s, total 5.749s"},
-			{Name: model.ClaimNoFaultlessSplit, Statement: "no overlap without a fault", Verdict: model.Held, Slack: model.ClaimSlack,
+			{Name: analysis.ClaimNoFaultlessSplit, Statement: "no overlap without a fault", Verdict: analysis.Held, Slack: analysis.ClaimSlack,
 				Detail: "0 overlaps away from any fault, total 0s"},
 		},
-		Summary: model.Summary{
+		Summary: analysis.Summary{
 			LeaderGains: 3, Handovers: 2, ElectorErrors: 2, Overlaps: 1, MaxOverlap: ms(5749), TotalOverlap: ms(5749),
-			Gaps: 1, MaxGap: ms(6200), Failover: model.DurationStats{Count: 1, Min: ms(13750), Median: ms(13750), Max: ms(13750)},
+			Gaps: 1, MaxGap: ms(6200), Failover: analysis.DurationStats{Count: 1, Min: ms(13750), Median: ms(13750), Max: ms(13750)},
 			Faults: 1, StaleWindows: 1, MaxStale: ms(11240), PhantomWindows: 1, MaxPhantom: ms(5000),
 		},
 	}
-	res := &model.Result{
+	res := &verdict.Result{
 		RunID:   "20250102-030405-abcdef",
 		Backend: "real", BackendAbout: "redis-server through Toxiproxy, wall-clock time", // as sim/real says
 		Scenario: model.Scenario{
@@ -121,11 +125,11 @@ func fixture() *model.Result {
 			Expect: []model.Expectation{{Metric: "max_overlap", Max: "predicted"}, {Metric: "max_gap", Max: "ttl + wait"}, {Metric: "overlap_windows", Max: "0"}},
 		},
 		Params: params, Seed: 42, TimeScale: 1,
-		Versions: model.Versions{Go: "go1.26.0", Redis: "7.2.4", Toxiproxy: "2.12.0", Leaselab: "devel"},
+		Versions: verdict.Versions{Go: "go1.26.0", Redis: "7.2.4", Toxiproxy: "2.12.0", Leaselab: "devel"},
 		Started:  time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC),
 		Elapsed:  45 * time.Second, Complete: true,
 		Timeline: tl, Analysis: a,
-		Predictions: []model.Prediction{{
+		Predictions: []bounds.Prediction{{
 			Mode: model.ModePartitionBlackhole, MaxGap: ms(3500), MaxOverlap: ms(7535),
 			GapFormula:     "max(0, TTL/2 + Wait - Cmin) = max(0, 2.5s + 6s - 5s) = 3.5s",
 			OverlapFormula: "max(0, TTL/2 + jitter + C - TTL) = max(0, 2.5s + 5ms + 10.03s - 5s) = 7.535s",
@@ -133,28 +137,28 @@ func fixture() *model.Result {
 			Note: "The leader's next renewal hangs until the client gives up (C).",
 		}},
 		Setup: ms(850),
-		Cost:  model.Cost{CPU: 1250 * time.Millisecond, CPUPerInstancePercent: 0.93},
+		Cost:  verdict.Cost{CPU: 1250 * time.Millisecond, CPUPerInstancePercent: 0.93},
 	}
 	res.Scenario.Expect[2].Line = 14
-	res.Evaluation = model.Evaluate(res.Scenario, res.Analysis, res.Predictions)
+	res.Evaluation = verdict.Evaluate(res.Scenario, res.Analysis, res.Predictions)
 	return res
 }
 
 // passing is the fixture turned into a clean pass: every check held and
 // no finding.
-func passing() *model.Result {
+func passing() *verdict.Result {
 	r := fixture()
 	r.Scenario.Name = "leader-crash"
 	r.Seed = 7
 	r.Scenario.Expect[2].Max = "1"
-	r.Analysis.Claims[1].Verdict = model.Held
-	r.Evaluation = model.Evaluate(r.Scenario, r.Analysis, r.Predictions)
+	r.Analysis.Claims[1].Verdict = analysis.Held
+	r.Evaluation = verdict.Evaluate(r.Scenario, r.Analysis, r.Predictions)
 	return r
 }
 
 // incomplete is the fixture cut short by a cancelled context with a
 // harness error.
-func incomplete() *model.Result {
+func incomplete() *verdict.Result {
 	r := fixture()
 	r.Scenario.Name = "latency-leader"
 	r.Complete, r.Incomplete = false, "context canceled"
@@ -165,12 +169,12 @@ func incomplete() *model.Result {
 
 // skipped is a run whose fault was skipped (no leader to hit): unknown,
 // whatever its figures say.
-func skipped() *model.Result {
+func skipped() *verdict.Result {
 	r := passing()
 	r.Scenario.Name = "follower-pause"
-	r.Analysis.Skipped = []model.SkippedFault{{ID: 1, Kind: "pause", At: ms(20000), Detail: "target follower matched no live instance"}}
+	r.Analysis.Skipped = []analysis.SkippedFault{{ID: 1, Kind: "pause", At: ms(20000), Detail: "target follower matched no live instance"}}
 	r.Scenario.Faults = append(r.Scenario.Faults, model.Fault{At: 20 * time.Second, Kind: model.FaultPause, Target: model.Target{Role: model.RoleFollower}})
-	r.Evaluation = model.Evaluate(r.Scenario, r.Analysis, r.Predictions)
+	r.Evaluation = verdict.Evaluate(r.Scenario, r.Analysis, r.Predictions)
 	return r
 }
 

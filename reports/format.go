@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -80,7 +82,7 @@ func Between(d, lo, hi time.Duration) string {
 
 // countBetween prints a count as measured and, when it is not the same
 // on every timing, the range it may really have been in: "2 (1–2)".
-func countBetween(n int, r model.CountRange) string {
+func countBetween(n int, r analysis.CountRange) string {
 	if r.Least == n && r.Most == n {
 		return strconv.Itoa(n)
 	}
@@ -161,8 +163,8 @@ func members(ms []model.Member) string {
 }
 
 // identityCause says in a few words why who held the key is unknown
-// (model.Identity), for a suite row.
-func identityCause(id model.Identity) string {
+// (analysis.Identity), for a suite row.
+func identityCause(id analysis.Identity) string {
 	var parts []string
 	for _, s := range id.Shared {
 		parts = append(parts, fmt.Sprintf("%s share %q", targets(s.Instances), s.Value))
@@ -187,7 +189,7 @@ func targets(t []int) string {
 }
 
 // stats prints a DurationStats on one line.
-func stats(s model.DurationStats) string {
+func stats(s analysis.DurationStats) string {
 	if s.Count == 0 {
 		return "none"
 	}

@@ -1,13 +1,13 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
 	"testing"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // update rewrites the golden files from the current output:
@@ -46,7 +46,7 @@ func TestGoldenMarkdown(t *testing.T) {
 
 func TestGoldenJUnit(t *testing.T) {
 	var b bytes.Buffer
-	if err := JUnit(&b, []*model.Result{fixture()}); err != nil {
+	if err := JUnit(&b, []*verdict.Result{fixture()}); err != nil {
 		t.Fatal(err)
 	}
 	golden(t, "junit.golden.xml", b.Bytes())

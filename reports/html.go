@@ -1,19 +1,19 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"encoding/base64"
 	"html/template"
 	"io"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // HTML writes the run report as one self-contained HTML page: inline CSS,
 // the timeline embedded as a PNG data URL, no script and no reference to
 // anything outside the file, so it can be attached to a review or mailed
 // as is. If the plot cannot be drawn, the page says so in its place.
-func HTML(w io.Writer, res *model.Result, o Options) error {
+func HTML(w io.Writer, res *verdict.Result, o Options) error {
 	_, png, err := Plot(res)
 	return writeHTML(w, build(res, o), png, err)
 }

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"encoding/base64"
 	"encoding/xml"
@@ -8,8 +10,6 @@ import (
 	"io"
 	"strings"
 	"testing"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // node is a parsed element: enough of a DOM to check structure.
@@ -215,7 +215,7 @@ func TestHTMLVerdicts(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name  string
-		res   func() *model.Result
+		res   func() *verdict.Result
 		class string
 	}{
 		{"pass", passing, "banner pass"},

@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"os"
 	"path/filepath"
@@ -48,9 +51,9 @@ func TestReportsNameIdentityFindings(t *testing.T) {
 			p := model.Params{TTL: 2 * s, Wait: s}
 			sc := model.Scenario{Name: c.name, Instances: 2, Params: p,
 				Expect: []model.Expectation{{Metric: "stale_leadership", Max: "1s"}}}
-			res := &model.Result{Backend: "process", Scenario: sc, Params: p, Complete: true, Timeline: c.tl,
-				Analysis: model.Analyze(c.tl, p), TimeScale: 1}
-			res.Evaluation = model.Evaluate(sc, res.Analysis, nil)
+			res := &verdict.Result{Backend: "process", Scenario: sc, Params: p, Complete: true, Timeline: c.tl,
+				Analysis: analysis.Analyze(c.tl, p), TimeScale: 1}
+			res.Evaluation = verdict.Evaluate(sc, res.Analysis, nil)
 			if res.Verdict != model.Unknown {
 				t.Errorf("verdict %s (%v), want unknown", res.Verdict, res.Reasons)
 			}

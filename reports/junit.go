@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -21,7 +24,7 @@ import (
 // when it did not pass: each broken expectation is named in the failure
 // message (model.Check.String()); an incomplete run and harness errors are
 // failures too, because their figures cannot be trusted.
-func JUnit(w io.Writer, results []*model.Result) error {
+func JUnit(w io.Writer, results []*verdict.Result) error {
 	cases := make([]junitInput, len(results))
 	for i, r := range results {
 		cases[i] = junitInput{res: r}
@@ -57,7 +60,7 @@ func WriteJUnitRuns(path string, runs []SuiteRun) error {
 // junitInput is one testcase to write: a result, or why there is none.
 type junitInput struct {
 	name string
-	res  *model.Result
+	res  *verdict.Result
 	err  error
 	dir  string
 	cmd  string // reproducing command; default scenarios.CommandOf
@@ -252,7 +255,7 @@ func junitCaseOf(x junitInput) junitCase {
 		out = append(out, "expectation: "+ch.String())
 	}
 	for _, cl := range res.Analysis.Claims {
-		if cl.Verdict == model.NotHeld {
+		if cl.Verdict == analysis.NotHeld {
 			out = append(out, "finding: "+finding(cl))
 		}
 	}

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -8,13 +10,12 @@ import (
 	"unicode"
 
 	"github.com/leaselab/leaselab/internal/printable"
-	"github.com/leaselab/leaselab/model"
 )
 
 // Markdown writes the run report as GitHub-flavoured Markdown: the same
 // findings as the HTML report, with the plot linked as timeline.png (the
 // file WriteRun puts beside report.md).
-func Markdown(w io.Writer, res *model.Result, o Options) error {
+func Markdown(w io.Writer, res *verdict.Result, o Options) error {
 	bw := bufio.NewWriter(w)
 	var png []byte
 	var plotErr error

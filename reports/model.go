@@ -1,6 +1,10 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"sort"
 	"strconv"
@@ -108,7 +112,7 @@ type banner struct {
 	// failure mode: the model, not the spec, missed something.
 	Notes []string
 	// Identity are the lease values that leave the key's holder unknown
-	// (model.Identity): one shared by live instances, one nobody announced.
+	// (analysis.Identity): one shared by live instances, one nobody announced.
 	Identity []string
 }
 
@@ -137,7 +141,7 @@ const (
 // Unknown means the run never created the situation its expectations are
 // about, or a limit lies within the measurement's uncertainty; it is not a
 // pass.
-func verdictOf(res *model.Result) (verdict, class string) {
+func verdictOf(res *verdict.Result) (verdict, class string) {
 	switch {
 	case !res.Complete:
 		return verdictIncomplete, "incomplete"
@@ -151,7 +155,7 @@ func verdictOf(res *model.Result) (verdict, class string) {
 
 // ctx carries what several sections need.
 type ctx struct {
-	res   *model.Result
+	res   *verdict.Result
 	p     model.Params // effective, defaults filled
 	end   time.Duration
 	scale float64
@@ -163,14 +167,14 @@ type ctx struct {
 	holders map[string]int
 }
 
-func newCtx(res *model.Result, o Options) *ctx {
+func newCtx(res *verdict.Result, o Options) *ctx {
 	x := &ctx{res: res, p: res.Params.WithDefaults(), scale: res.TimeScale, cmd: o.Command}
 	if x.scale == 0 {
 		x.scale = 1
 	}
-	// The same slack as a "predicted" expectation gets (model.Evaluate), so a
+	// The same slack as a "predicted" expectation gets (verdict.Evaluate), so a
 	// fault marked "above prediction" here would also fail such a check.
-	x.slack = model.DefaultSlack
+	x.slack = bounds.DefaultSlack
 	x.end = max(res.Analysis.End, res.Elapsed)
 	if x.cmd == "" {
 		x.cmd = scenarios.CommandOf(res)
@@ -179,7 +183,7 @@ func newCtx(res *model.Result, o Options) *ctx {
 }
 
 // build turns a result into the report document.
-func build(res *model.Result, o Options) *document {
+func build(res *verdict.Result, o Options) *document {
 	x := newCtx(res, o)
 	d := &document{
 		Title:    "Failover report: " + nonEmpty(res.Scenario.Name, "unnamed scenario"),
@@ -209,17 +213,17 @@ func build(res *model.Result, o Options) *document {
 }
 
 // reproduceSection says how to get the report again.
-func reproduceSection(res *model.Result, cmd string) section {
+func reproduceSection(res *verdict.Result, cmd string) section {
 	intro := "Every random choice of the run (fault targets, jitter, latency jitter) comes from the seed, so this command replays the same fault schedule:"
 	if res.Observed != nil {
-		intro = "A live fleet does not replay; its recording (" + model.ObservedRecording + ", beside this report) rebuilds this report:"
+		intro = "A live fleet does not replay; its recording (" + analysis.ObservedRecording + ", beside this report) rebuilds this report:"
 	}
 	return section{ID: "reproduce", Title: "How to reproduce", Intro: []string{intro}, Code: cmd}
 }
 
 // howToReadFor is the reader's guide for res: an observed fleet's times
 // are estimates on Redis's clock, not the harness's.
-func howToReadFor(res *model.Result) []string {
+func howToReadFor(res *verdict.Result) []string {
 	if res.Observed == nil {
 		return howToRead
 	}
@@ -261,11 +265,11 @@ func (x *ctx) banner() banner {
 	claimsHeld, claimsNot, claimsUnknown := 0, 0, 0
 	for _, cl := range res.Analysis.Claims {
 		switch cl.Verdict {
-		case model.Held:
+		case analysis.Held:
 			claimsHeld++
-		case model.ClaimUnknown:
+		case analysis.ClaimUnknown:
 			claimsUnknown++
-		case model.NotHeld:
+		case analysis.NotHeld:
 			claimsNot++
 			b.Findings = append(b.Findings, finding(cl))
 		}
@@ -297,19 +301,19 @@ func (x *ctx) banner() banner {
 
 // finding phrases a claim that did not hold as what was measured against
 // what the spec says.
-func finding(cl model.Claim) string {
+func finding(cl analysis.Claim) string {
 	slack := ""
 	if cl.Slack > 0 {
 		slack = fmt.Sprintf(", beyond the %s allowed for measurement error", dur(cl.Slack))
 	}
 	switch cl.Name {
-	case model.ClaimGap:
+	case analysis.ClaimGap:
 		return fmt.Sprintf("the spec says the worst-case leadership gap is TTL + Wait (%s); measured a gap of %s%s (%s).",
 			dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
-	case model.ClaimSplitBrain:
+	case analysis.ClaimSplitBrain:
 		return fmt.Sprintf("the spec says split brain is bounded by the TTL (%s); measured an overlap of %s%s (%s).",
 			dur(cl.Bound), dur(cl.Measured), slack, cl.Detail)
-	case model.ClaimNoFaultlessSplit:
+	case analysis.ClaimNoFaultlessSplit:
 		return fmt.Sprintf("the spec's lease allows two leaders only around a fault; measured an overlap of %s away from any fault (%s).",
 			dur(cl.Measured), cl.Detail)
 	}
@@ -346,7 +350,7 @@ func (x *ctx) facts() [][2]string {
 
 // agentFact names the agent a run tested: its command line and, if its
 // hello named it, that name.
-func agentFact(a *model.RunAgent) string {
+func agentFact(a *verdict.RunAgent) string {
 	s := strings.Join(a.Command, " ")
 	if a.Hello != "" {
 		s += " (its hello: " + a.Hello + ")"
@@ -360,7 +364,7 @@ func agentFact(a *model.RunAgent) string {
 // clientFact says which Redis client the predictions assumed for an
 // agent's run: the one its hello declared, or go-redis with the
 // scenario's options when it declared none.
-func clientFact(res *model.Result) string {
+func clientFact(res *verdict.Result) string {
 	c := res.Params.WithDefaults().Client.Describe()
 	if res.Agent.Client != nil {
 		return c + ", as the agent's hello declares it: the predictions follow it"
@@ -381,8 +385,8 @@ const (
 func backendName(b string) string { return nonEmpty(b, BackendReal) }
 
 // backendFact says which backend made the run and, in the backend's own
-// words (model.Result.BackendAbout), what that means for its figures.
-func backendFact(res *model.Result) string {
+// words (verdict.Result.BackendAbout), what that means for its figures.
+func backendFact(res *verdict.Result) string {
 	if res.BackendAbout == "" {
 		return backendName(res.Backend)
 	}
@@ -469,11 +473,11 @@ func (x *ctx) claimsSection() section {
 		measured := dur(cl.Measured)
 		var v cell
 		switch cl.Verdict {
-		case model.Held:
+		case analysis.Held:
 			v = styled("held", clsOK)
-		case model.NotHeld:
+		case analysis.NotHeld:
 			v = styled("NOT held", clsBad)
-		case model.ClaimUnknown:
+		case analysis.ClaimUnknown:
 			v = styled("unknown", clsMuted)
 		default:
 			v, measured = styled(string(cl.Verdict), clsMuted), "—"
@@ -482,7 +486,7 @@ func (x *ctx) claimsSection() section {
 		if cl.Slack > 0 {
 			bound += " (+" + dur(cl.Slack) + " slack)"
 		}
-		t.Rows = append(t.Rows, row(plain(cl.Name), plain(cl.Statement), plain(bound), styled(measured, heldClass(cl.Verdict != model.NotHeld)), v, plain(cl.Detail)))
+		t.Rows = append(t.Rows, row(plain(cl.Name), plain(cl.Statement), plain(bound), styled(measured, heldClass(cl.Verdict != analysis.NotHeld)), v, plain(cl.Detail)))
 	}
 	return section{ID: "claims", Title: "The spec's claims", Tables: []table{t},
 		Intro: []string{"Checked in every run, whatever the scenario expects. \"Not exercised\" means the run never created the situation the claim is about; \"unknown\", that its bound lies within the measurement's uncertainty."}}
@@ -492,18 +496,18 @@ func (x *ctx) claimsSection() section {
 // no bound of its own: a result without one (written before results kept
 // their predictions) shows none, rather than one computed now without the
 // fault sizes the run applied.
-func (x *ctx) prediction(mode string) (model.Prediction, bool) {
+func (x *ctx) prediction(mode string) (bounds.Prediction, bool) {
 	for _, p := range x.res.Predictions {
 		if p.Mode == mode {
 			return p, true
 		}
 	}
-	return model.Prediction{}, false
+	return bounds.Prediction{}, false
 }
 
 // faultWindows returns the windows the analysis found within the fault's
 // reach, with the longest unexcused gap and the longest overlap.
-func (x *ctx) faultWindows(f model.FaultOutcome) (gap, overlap time.Duration, gaps []model.Gap, overlaps []model.Overlap) {
+func (x *ctx) faultWindows(f model.FaultOutcome) (gap, overlap time.Duration, gaps []analysis.Gap, overlaps []analysis.Overlap) {
 	for _, i := range f.Gaps {
 		gaps = append(gaps, x.res.Analysis.Gaps[i])
 	}
@@ -521,11 +525,11 @@ func (x *ctx) aboveModel(f model.FaultOutcome) []string {
 	}
 	gap, overlap, _, _ := x.faultWindows(f)
 	var out []string
-	if !model.Within(gap, pr.MaxGap, x.slack) {
+	if !bounds.Within(gap, pr.MaxGap, x.slack) {
 		out = append(out, fmt.Sprintf("fault #%d (%s): measured a gap of %s around it; the %s model predicts at most %s (%s).",
 			f.ID, f.Kind, dur(gap), f.Mode, dur(pr.MaxGap), pr.GapFormula))
 	}
-	if !model.Within(overlap, pr.MaxOverlap, x.slack) {
+	if !bounds.Within(overlap, pr.MaxOverlap, x.slack) {
 		out = append(out, fmt.Sprintf("fault #%d (%s): measured an overlap of %s around it; the %s model predicts at most %s (%s).",
 			f.ID, f.Kind, dur(overlap), f.Mode, dur(pr.MaxOverlap), pr.OverlapFormula))
 	}
@@ -558,7 +562,7 @@ func (x *ctx) faultTables(f model.FaultOutcome) []table {
 		if !ok {
 			return styled("no prediction", clsMuted)
 		}
-		if model.Within(measured, bound, x.slack) {
+		if bounds.Within(measured, bound, x.slack) {
 			return styled("within", clsOK)
 		}
 		return styled("ABOVE prediction", clsBad)
@@ -584,8 +588,8 @@ func (x *ctx) faultTables(f model.FaultOutcome) []table {
 		}
 	}
 	t.Rows = append(t.Rows,
-		row(plain("Longest gap"), plain(pg), plain(fg), styled(measured(gap, unexcused), heldClass(!ok || model.Within(gap, pr.MaxGap, x.slack))), vs(gap, pr.MaxGap)),
-		row(plain("Longest overlap"), plain(po), plain(fo), styled(measured(overlap, len(overlaps)), heldClass(!ok || model.Within(overlap, pr.MaxOverlap, x.slack))), vs(overlap, pr.MaxOverlap)),
+		row(plain("Longest gap"), plain(pg), plain(fg), styled(measured(gap, unexcused), heldClass(!ok || bounds.Within(gap, pr.MaxGap, x.slack))), vs(gap, pr.MaxGap)),
+		row(plain("Longest overlap"), plain(po), plain(fo), styled(measured(overlap, len(overlaps)), heldClass(!ok || bounds.Within(overlap, pr.MaxOverlap, x.slack))), vs(overlap, pr.MaxOverlap)),
 	)
 	if ok && pr.Call > 0 {
 		t.Rows = append(t.Rows, row(plain("Failing Redis call (C)"), plain(dur(pr.Call)), plain(pr.CallFormula), styled("not measured", clsMuted), plain("")))
@@ -933,7 +937,7 @@ func (x *ctx) leadershipSection() section {
 		st.Note = fmt.Sprintf("%d stretches of leadership (%s in all) are neither here nor judged: the key held a value that cannot be told to be the believer's own or another's (see Instance identity).", len(u), dur(d))
 	}
 	if n := a.Redis.BelowResolution; n > 0 {
-		ph.Note = fmt.Sprintf("%d stale or phantom windows shorter than %s were dropped as measurement error (the two lanes are observed by different means).", n, dur(model.TruthResolution))
+		ph.Note = fmt.Sprintf("%d stale or phantom windows shorter than %s were dropped as measurement error (the two lanes are observed by different means).", n, dur(analysis.TruthResolution))
 	}
 	fo := table{
 		Caption: "Failovers (per fault)",
@@ -1077,16 +1081,16 @@ func (x *ctx) measurementSection() section {
 	nl.Rows = append(nl.Rows,
 		texts("Redis lane observed", yesNo(a.Redis.Observed)),
 		texts("Keyspace notification lateness", stats(a.Redis.NotificationLateness)),
-		texts("Stale/phantom windows below resolution ("+dur(model.TruthResolution)+")", strconv.Itoa(a.Redis.BelowResolution)),
+		texts("Stale/phantom windows below resolution ("+dur(analysis.TruthResolution)+")", strconv.Itoa(a.Redis.BelowResolution)),
 	)
 	if a.StampLateness.Count > 0 {
 		nl.Rows = append(nl.Rows, texts("Agent line stamping lateness (process backend)", stats(a.StampLateness)))
 	}
-	// A loaded machine's lateness, which the verdicts count (model.Stall).
+	// A loaded machine's lateness, which the verdicts count (analysis.Stall).
 	for _, lane := range []struct {
 		what      string
 		instances bool
-	}{{"Instance timers fired late (≥ " + dur(model.MinStall) + ")", true}, {"Harness wake-ups late (≥ " + dur(model.MinStall) + ", its probe)", false}} {
+	}{{"Instance timers fired late (≥ " + dur(analysis.MinStall) + ")", true}, {"Harness wake-ups late (≥ " + dur(analysis.MinStall) + ", its probe)", false}} {
 		if st := a.StallStats(lane.instances); st.Count > 0 {
 			nl.Rows = append(nl.Rows, texts(lane.what, stats(st)))
 		}
@@ -1139,13 +1143,13 @@ func (x *ctx) measurementSection() section {
 // ShortFinding is a claim that did not hold in one short line, for the
 // suite's findings block and the CLI: "split brain ≤ TTL (5s): overlap
 // 5.546s".
-func ShortFinding(cl model.Claim) string {
+func ShortFinding(cl analysis.Claim) string {
 	switch cl.Name {
-	case model.ClaimGap:
+	case analysis.ClaimGap:
 		return fmt.Sprintf("gap ≤ TTL + Wait (%s) not held: gap %s", dur(cl.Bound), dur(cl.Measured))
-	case model.ClaimSplitBrain:
+	case analysis.ClaimSplitBrain:
 		return fmt.Sprintf("split brain ≤ TTL (%s) not held: overlap %s", dur(cl.Bound), dur(cl.Measured))
-	case model.ClaimNoFaultlessSplit:
+	case analysis.ClaimNoFaultlessSplit:
 		return fmt.Sprintf("no overlap away from faults not held: overlap %s", dur(cl.Measured))
 	}
 	return fmt.Sprintf("%s not held: measured %s (bound %s)", nonEmpty(cl.Statement, cl.Name), dur(cl.Measured), dur(cl.Bound))

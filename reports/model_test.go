@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+
 	"bytes"
 	"fmt"
 	"strings"
@@ -17,24 +19,24 @@ func TestRunnerFigures(t *testing.T) {
 	res.Scenario.Mode = model.ModeRunner
 	res.Scenario.Workload = model.Workload{DispatchRate: 20, Delay: time.Second, TaskDuration: 10 * time.Millisecond}
 	a := &res.Analysis
-	a.DuplicateChores = []model.DuplicateChore{{
+	a.DuplicateChores = []analysis.DuplicateChore{{
 		Chore:  "scheduler",
-		First:  model.ChoreRun{Member: model.Member{Instance: 0, ID: idA}, At: ms(19000)},
-		Second: model.ChoreRun{Member: model.Member{Instance: 1, ID: idB}, At: ms(19400)},
+		First:  analysis.ChoreRun{Member: model.Member{Instance: 0, ID: idA}, At: ms(19000)},
+		Second: analysis.ChoreRun{Member: model.Member{Instance: 1, ID: idB}, At: ms(19400)},
 		Apart:  ms(400),
 	}}
-	a.StaleChores = []model.ChoreRun{{Member: model.Member{Instance: 1, ID: idB}, At: ms(21250)}}
-	a.FencedChores = []model.ChoreRun{{Member: model.Member{Instance: 0, ID: idA}, At: ms(22000)}}
+	a.StaleChores = []analysis.ChoreRun{{Member: model.Member{Instance: 1, ID: idB}, At: ms(21250)}}
+	a.FencedChores = []analysis.ChoreRun{{Member: model.Member{Instance: 0, ID: idA}, At: ms(22000)}}
 	a.Summary.StaleChores, a.Summary.FencedChores = 1, 1
 	for i := range 25 {
 		a.LostTasks = append(a.LostTasks, fmt.Sprintf("task-%02d", i))
 	}
-	a.RepeatedTasks = []model.RepeatedTask{
+	a.RepeatedTasks = []analysis.RepeatedTask{
 		{Task: "task-99", Completions: 2, By: []model.Member{{Instance: 0, ID: idA}, {Instance: 1, ID: idB}}, Reclaims: 1},
 		{Task: "task-98", Completions: 2}, // a result.json from before By and Reclaims were recorded
 	}
 	a.Summary.TasksDispatched, a.Summary.TasksLost, a.Summary.TasksRepeated, a.Summary.DuplicateChores = 900, 25, 2, 1
-	a.Summary.DelayedLateness = model.DurationStats{Count: 3, Min: ms(5), Median: ms(40), Max: ms(1200)}
+	a.Summary.DelayedLateness = analysis.DurationStats{Count: 3, Min: ms(5), Median: ms(40), Max: ms(1200)}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, Options{}); err != nil {
 		t.Fatal(err)
@@ -124,7 +126,7 @@ func TestNoPredictionIsDerived(t *testing.T) {
 // timers and the harness's goroutines, which the verdicts count.
 func TestStallsInMeasurement(t *testing.T) {
 	res := fixture()
-	res.Analysis.Stalls = []model.Stall{{Instance: 1, At: ms(12000), Late: ms(454)}, {Instance: -1, At: ms(11000), Late: ms(87)}}
+	res.Analysis.Stalls = []analysis.Stall{{Instance: 1, At: ms(12000), Late: ms(454)}, {Instance: -1, At: ms(11000), Late: ms(87)}}
 	var b bytes.Buffer
 	if err := Markdown(&b, res, Options{}); err != nil {
 		t.Fatal(err)

@@ -1,16 +1,17 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"strconv"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // observedSection describes how a fleet was observed (chaos observe): the
 // lanes and their resolution, and what each instance's record and clocks
 // looked like.
-func observedSection(o *model.Observed) section {
+func observedSection(o *analysis.Observed) section {
 	how := table{Caption: "How the fleet was observed", Head: []string{"Figure", "Value"}}
 	how.Rows = append(how.Rows,
 		texts("Group", o.Group),
@@ -38,7 +39,7 @@ func observedSection(o *model.Observed) section {
 
 // observedParams is the parameters section of an observed fleet: only what
 // its instances published (the client's timeouts, for one, they do not).
-func observedParams(res *model.Result) section {
+func observedParams(res *verdict.Result) section {
 	p := res.Params
 	t := table{Head: []string{"Parameter", "Value", "Meaning"}}
 	t.Rows = append(t.Rows,
@@ -52,7 +53,7 @@ func observedParams(res *model.Result) section {
 }
 
 // laneText says how the lease key was followed and how finely.
-func laneText(o *model.Observed) string {
+func laneText(o *analysis.Observed) string {
 	if o.Lane == "poll" {
 		return fmt.Sprintf("poll (GET and PTTL every %s): a change is seen within one interval", dur(o.Resolution))
 	}

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"fmt"
 	"image/color"
@@ -27,7 +29,7 @@ import (
 // leaders, the faults as bands, and reference lines at injection + TTL and
 // + TTL + Wait. It returns the same figure as SVG (fonts embedded, so it
 // renders identically anywhere) and as PNG.
-func Plot(res *model.Result) (svg, png []byte, err error) {
+func Plot(res *verdict.Result) (svg, png []byte, err error) {
 	defer func() {
 		// gonum/plot panics on some degenerate inputs (a font it cannot
 		// find, an impossible size); a report must say so, not crash.
@@ -225,7 +227,7 @@ type faultBar struct {
 // figure is everything the timeline draws, computed once from the result
 // and drawn onto both canvases.
 type figure struct {
-	res           *model.Result
+	res           *verdict.Result
 	title, sub    string
 	verdict       string
 	width, height vg.Length
@@ -285,7 +287,7 @@ func textStyle(size font.Length, c color.Color) text.Style {
 	return text.Style{Color: c, Font: sansFont(size), Handler: plot.DefaultTextHandler, XAlign: draw.XLeft, YAlign: draw.YBottom}
 }
 
-func newFigure(res *model.Result) *figure {
+func newFigure(res *verdict.Result) *figure {
 	a := res.Analysis
 	p := res.Params.WithDefaults()
 	f := &figure{res: res, width: figWidth}
@@ -415,7 +417,7 @@ const maxFaultRows = 6
 // last bar (and label) ends before this one starts. If that takes more than
 // maxFaultRows, labels are dropped (the legend still names the kinds), and
 // if even bars alone need more, they share rows and may overlap.
-func (f *figure) packFaults(res *model.Result) {
+func (f *figure) packFaults(res *verdict.Result) {
 	for _, fo := range res.Analysis.Faults {
 		if !slices.Contains(f.kinds, fo.Kind) {
 			f.kinds = append(f.kinds, fo.Kind)
@@ -525,7 +527,7 @@ func (e ends) gone(m model.Member, at time.Duration) bool {
 }
 
 // leadersAt names the instances that believed they led at t ("i0", "none").
-func leadersAt(res *model.Result, t time.Duration) string {
+func leadersAt(res *verdict.Result, t time.Duration) string {
 	var ls []string
 	for _, b := range res.Analysis.Beliefs {
 		if b.Start <= t && t < b.End && b.Instance >= 0 {
@@ -538,7 +540,7 @@ func leadersAt(res *model.Result, t time.Duration) string {
 	return strings.Join(ls, ",")
 }
 
-func (f *figure) fillBeliefs(res *model.Result) {
+func (f *figure) fillBeliefs(res *verdict.Result) {
 	inc := incarnations(res.Timeline)
 	for _, b := range res.Analysis.Beliefs {
 		if b.Instance < 0 || b.Instance >= len(f.instances) {
@@ -556,7 +558,7 @@ func (f *figure) fillBeliefs(res *model.Result) {
 }
 
 // fillRedis draws the Redis lane from the analysis's holder segments.
-func (f *figure) fillRedis(res *model.Result) {
+func (f *figure) fillRedis(res *verdict.Result) {
 	inc := incarnations(res.Timeline)
 	for _, h := range res.Analysis.Redis.Holders {
 		s := segment{from: seconds(h.Start), to: seconds(h.End), colour: colNoKey}
@@ -583,7 +585,7 @@ func (f *figure) fillRedis(res *model.Result) {
 }
 
 // fillCount draws the leader-count strip from the analysis's steps.
-func (f *figure) fillCount(res *model.Result) {
+func (f *figure) fillCount(res *verdict.Result) {
 	elected := false
 	for _, st := range res.Analysis.LeaderCount {
 		s := segment{from: seconds(st.Start), to: seconds(st.End)}
@@ -602,7 +604,7 @@ func (f *figure) fillCount(res *model.Result) {
 	}
 }
 
-func (f *figure) fillLifecycle(res *model.Result) {
+func (f *figure) fillLifecycle(res *verdict.Result) {
 	inc := incarnations(res.Timeline)
 	for _, e := range res.Timeline {
 		if e.Instance < 0 || e.Instance >= len(f.instances) {

@@ -1,6 +1,10 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"fmt"
 	"image"
@@ -20,8 +24,8 @@ import (
 
 // churn builds a result with n instances whose leadership moves around under
 // a fault every few seconds, crashes with restarts among them. Its analysis
-// comes from model.Analyze: this feeds the plot, not a golden file.
-func churn(n int, seed uint64) *model.Result {
+// comes from analysis.Analyze: this feeds the plot, not a golden file.
+func churn(n int, seed uint64) *verdict.Result {
 	r := rand.New(rand.NewPCG(seed, 2))
 	ids := make([]string, n)
 	var tl model.Timeline
@@ -62,11 +66,11 @@ func churn(n int, seed uint64) *model.Result {
 	tl = append(tl, model.Event{At: at + 5*time.Second, Kind: model.RunEnded, Instance: -1, Detail: "complete"})
 	p := model.Params{}.WithDefaults()
 	sorted := append(model.Timeline(nil), tl...)
-	a := model.Analyze(sorted, p)
-	return &model.Result{
+	a := analysis.Analyze(sorted, p)
+	return &verdict.Result{
 		RunID: "churn", Scenario: model.Scenario{Name: fmt.Sprintf("churn-%d", n), Instances: n, Faults: faults, Mode: model.ModeElector, TimeScale: 1},
-		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Evaluation: model.Evaluation{Verdict: model.Pass},
-		Timeline: tl, Analysis: a, Predictions: model.Predict(p, model.FaultSize{}), Elapsed: a.End,
+		Params: p, Seed: int64(seed), TimeScale: 1, Complete: true, Evaluation: verdict.Evaluation{Verdict: model.Pass},
+		Timeline: tl, Analysis: a, Predictions: bounds.Predict(p, model.FaultSize{}), Elapsed: a.End,
 	}
 }
 
@@ -118,13 +122,13 @@ func TestPlotScalesWithLanes(t *testing.T) {
 // TestPlotDegenerate: nothing to draw is still a figure, not a panic.
 func TestPlotDegenerate(t *testing.T) {
 	t.Parallel()
-	for name, res := range map[string]*model.Result{
+	for name, res := range map[string]*verdict.Result{
 		"empty":        {},
 		"no events":    {Scenario: model.Scenario{Instances: 3}},
-		"open belief":  {Analysis: model.Analysis{End: time.Second, Beliefs: []model.Belief{{Member: model.Member{Instance: 0, ID: "x"}, Window: model.Window{Start: 0, End: time.Second, Duration: time.Second, Open: true}}}}},
-		"unknown key":  {Timeline: model.Timeline{{At: 0, Kind: model.RedisHolder, Instance: -1, Holder: "stranger"}, {At: time.Second, Kind: model.RunEnded, Instance: -1}}, Analysis: model.Analysis{End: time.Second}},
-		"open fault":   {Analysis: model.Analysis{End: time.Second, Faults: []model.FaultOutcome{{FaultSpan: model.FaultSpan{Kind: "pause", Applied: 500 * time.Millisecond, Healed: time.Second, Open: true}}}}},
-		"unknown kind": {Analysis: model.Analysis{End: time.Second, Faults: []model.FaultOutcome{{FaultSpan: model.FaultSpan{Kind: "meteor", Target: []int{7}}}}}},
+		"open belief":  {Analysis: analysis.Analysis{End: time.Second, Beliefs: []analysis.Belief{{Member: model.Member{Instance: 0, ID: "x"}, Window: model.Window{Start: 0, End: time.Second, Duration: time.Second, Open: true}}}}},
+		"unknown key":  {Timeline: model.Timeline{{At: 0, Kind: model.RedisHolder, Instance: -1, Holder: "stranger"}, {At: time.Second, Kind: model.RunEnded, Instance: -1}}, Analysis: analysis.Analysis{End: time.Second}},
+		"open fault":   {Analysis: analysis.Analysis{End: time.Second, Faults: []model.FaultOutcome{{FaultSpan: model.FaultSpan{Kind: "pause", Applied: 500 * time.Millisecond, Healed: time.Second, Open: true}}}}},
+		"unknown kind": {Analysis: analysis.Analysis{End: time.Second, Faults: []model.FaultOutcome{{FaultSpan: model.FaultSpan{Kind: "meteor", Target: []int{7}}}}}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, pngb, err := Plot(res)
@@ -275,21 +279,21 @@ func TestPlotColoursOneMeaning(t *testing.T) {
 // 10µs stale mark amid them are still drawn, each in its own colour.
 func TestPlotDecimatesLongTimelines(t *testing.T) {
 	const n = 1_000_000
-	res := &model.Result{Scenario: model.Scenario{Name: "long watch", Instances: 2}}
+	res := &verdict.Result{Scenario: model.Scenario{Name: "long watch", Instances: 2}}
 	a := &res.Analysis
 	step := time.Millisecond
-	a.LeaderCount = make([]model.CountStep, 0, n)
-	a.Beliefs = make([]model.Belief, 0, n)
+	a.LeaderCount = make([]analysis.CountStep, 0, n)
+	a.Beliefs = make([]analysis.Belief, 0, n)
 	for i := range n {
-		st := model.CountStep{Window: model.Window{Start: time.Duration(i) * step, End: time.Duration(i+1) * step}, Leaders: 1}
+		st := analysis.CountStep{Window: model.Window{Start: time.Duration(i) * step, End: time.Duration(i+1) * step}, Leaders: 1}
 		a.LeaderCount = append(a.LeaderCount, st)
-		a.Beliefs = append(a.Beliefs, model.Belief{Member: model.Member{Instance: i % 2}, Window: st.Window})
+		a.Beliefs = append(a.Beliefs, analysis.Belief{Member: model.Member{Instance: i % 2}, Window: st.Window})
 	}
 	overlapAt, gapAt := 500*time.Second, 700*time.Second
-	a.LeaderCount[overlapAt/step] = model.CountStep{Window: model.Window{Start: overlapAt, End: overlapAt + 10*time.Microsecond}, Leaders: 2}
-	a.LeaderCount[gapAt/step] = model.CountStep{Window: model.Window{Start: gapAt, End: gapAt + 10*time.Microsecond}, Leaders: 0}
+	a.LeaderCount[overlapAt/step] = analysis.CountStep{Window: model.Window{Start: overlapAt, End: overlapAt + 10*time.Microsecond}, Leaders: 2}
+	a.LeaderCount[gapAt/step] = analysis.CountStep{Window: model.Window{Start: gapAt, End: gapAt + 10*time.Microsecond}, Leaders: 0}
 	staleAt := 300 * time.Second
-	a.Redis.Stale = []model.Stale{{Member: model.Member{Instance: 1}, Window: model.Window{Start: staleAt, End: staleAt + 10*time.Microsecond}}}
+	a.Redis.Stale = []analysis.Stale{{Member: model.Member{Instance: 1}, Window: model.Window{Start: staleAt, End: staleAt + 10*time.Microsecond}}}
 	a.End = n * step
 
 	f := newFigure(res)

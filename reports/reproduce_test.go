@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"context"
 	"html"
@@ -8,8 +10,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // Every format (HTML, Markdown, JUnit) says the one reproduce line
@@ -19,7 +19,7 @@ func TestEveryFormatReproducesTheUsersFileAndAgent(t *testing.T) {
 	res := fixture()
 	res.Scenario.Name, res.Scenario.Source = "leader-crash", "my suite/leader-crash.yaml"
 	res.Backend = "process"
-	res.Agent = &model.RunAgent{Command: []string{"/usr/bin/python3", "x.py"}, Override: true, Hello: "py-agent 1.2"}
+	res.Agent = &verdict.RunAgent{Command: []string{"/usr/bin/python3", "x.py"}, Override: true, Hello: "py-agent 1.2"}
 	want := "chaos run 'my suite/leader-crash.yaml' --seed 42 --time-scale 1 --safe off --backend process --agent '/usr/bin/python3 x.py'"
 	agent := "/usr/bin/python3 x.py (its hello: py-agent 1.2), given by --agent"
 	var h, md, ju bytes.Buffer
@@ -29,7 +29,7 @@ func TestEveryFormatReproducesTheUsersFileAndAgent(t *testing.T) {
 	if err := Markdown(&md, res, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := JUnit(&ju, []*model.Result{res}); err != nil {
+	if err := JUnit(&ju, []*verdict.Result{res}); err != nil {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{"html": html.UnescapeString(h.String()), "markdown": md.String(), "junit": html.UnescapeString(ju.String())} {

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"regexp"
 	"testing"
@@ -30,7 +32,7 @@ func TestReportsRoundDurations(t *testing.T) {
 	if err := Markdown(&md, res, Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := JUnit(&ju, []*model.Result{res}); err != nil {
+	if err := JUnit(&ju, []*verdict.Result{res}); err != nil {
 		t.Fatal(err)
 	}
 	for name, text := range map[string]string{"html": h.String(), "markdown": md.String(), "junit": ju.String()} {

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -21,8 +23,8 @@ func WriteStarter(w io.Writer, dir string, suite []model.Scenario, p model.Param
 	fmt.Fprintln(tw, "SCENARIO\tPREDICTED GAP\tPREDICTED OVERLAP\tEXPECTS")
 	var warn []string
 	for _, sc := range suite {
-		var pr model.Prediction
-		preds := model.PredictScheduled(sc) // a starter scenario has one fault
+		var pr bounds.Prediction
+		preds := bounds.PredictScheduled(sc) // a starter scenario has one fault
 		ok := len(preds) > 0
 		if ok {
 			pr = preds[0]

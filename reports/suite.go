@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"bytes"
 	"fmt"
@@ -12,8 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // SuiteRun is one scenario of a suite, as WriteSuite lists it.
@@ -21,7 +22,7 @@ type SuiteRun struct {
 	// Name is the scenario's name, used when Result is nil.
 	Name string
 	// Result is the run's result; nil when the run could not start.
-	Result *model.Result
+	Result *verdict.Result
 	// Dir is the run's report directory relative to the suite directory
 	// (where WriteRun wrote it); the index links to Dir/report.html.
 	Dir string
@@ -150,9 +151,9 @@ func buildSuite(runs []SuiteRun) *suite {
 		row.MaxGap = dur(sum.MaxGap)
 		for _, cl := range res.Analysis.Claims {
 			switch {
-			case cl.Name == model.ClaimGap && cl.Verdict == model.NotHeld:
+			case cl.Name == analysis.ClaimGap && cl.Verdict == analysis.NotHeld:
 				row.BadGap = true
-			case cl.Name == model.ClaimSplitBrain && cl.Verdict == model.NotHeld:
+			case cl.Name == analysis.ClaimSplitBrain && cl.Verdict == analysis.NotHeld:
 				row.BadOverlap = true
 			}
 		}
@@ -172,7 +173,7 @@ func buildSuite(runs []SuiteRun) *suite {
 		row.BadLost = sum.TasksLost > 0
 		n := 0
 		for _, cl := range res.Analysis.Claims {
-			if cl.Verdict == model.NotHeld {
+			if cl.Verdict == analysis.NotHeld {
 				n++
 			}
 		}
@@ -181,7 +182,7 @@ func buildSuite(runs []SuiteRun) *suite {
 		if n > 0 {
 			s.WithFindings++
 			for _, cl := range res.Analysis.Claims {
-				if cl.Verdict == model.NotHeld {
+				if cl.Verdict == analysis.NotHeld {
 					s.Findings = append(s.Findings, suiteFinding{Scenario: row.Name, Link: row.Link, Text: ShortFinding(cl)})
 				}
 			}

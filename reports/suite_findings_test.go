@@ -1,13 +1,13 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+
 	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/leaselab/leaselab/model"
 )
 
 // A suite opens with its findings: every spec claim not held, per
@@ -17,7 +17,7 @@ import (
 func TestSuiteFindingsFirst(t *testing.T) {
 	passWithFinding := passing()
 	passWithFinding.Scenario.Name = "partition-blackhole"
-	passWithFinding.Analysis.Claims[1].Verdict = model.NotHeld
+	passWithFinding.Analysis.Claims[1].Verdict = analysis.NotHeld
 	runs := []SuiteRun{
 		{Result: passing(), Dir: "leader-crash"},
 		{Result: passWithFinding, Dir: "partition-blackhole"},

@@ -1,6 +1,8 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"bytes"
 	"context"
@@ -17,7 +19,6 @@ import (
 	"strings"
 
 	"github.com/leaselab/leaselab/internal/userfile"
-	"github.com/leaselab/leaselab/model"
 )
 
 // Options tune a run report.
@@ -98,7 +99,7 @@ func LinkLatest(dir, name string) {
 // returns an error wrapping ctx.Err(). Any other error renames what was
 // written whole (the measurements first), and a plot that failed removes
 // an earlier report's plot.
-func WriteRun(ctx context.Context, dir string, res *model.Result, o Options) (files Files, err error) {
+func WriteRun(ctx context.Context, dir string, res *verdict.Result, o Options) (files Files, err error) {
 	if res == nil {
 		return Files{}, errors.New("reports: no result to write")
 	}
@@ -242,13 +243,13 @@ func (c ctxWriter) Write(p []byte) (int, error) {
 // than streamAbove items in res or in a struct inside it (the timeline,
 // the analysis's beliefs, steps and windows: a million each for a long
 // watch) goes out one item at a time.
-func writeResultJSON(w io.Writer, res *model.Result) error {
+func writeResultJSON(w io.Writer, res *verdict.Result) error {
 	_, err := streamResultJSON(w, res)
 	return err
 }
 
 // streamResultJSON is writeResultJSON, saying how many lists it streamed.
-func streamResultJSON(w io.Writer, res *model.Result) (streamed int, err error) {
+func streamResultJSON(w io.Writer, res *verdict.Result) (streamed int, err error) {
 	rest := *res // big slices are cut to one item in this copy only
 	var big []bigSlice
 	findBig(reflect.ValueOf(&rest).Elem(), 1, &big)
@@ -374,12 +375,12 @@ func marshals(t reflect.Type) bool {
 // ReadResult reads a result.json written by WriteRun, to render its reports
 // again (after a change to the renderers, or on another machine). Only a
 // regular file is read (userfile.Read).
-func ReadResult(path string) (*model.Result, error) {
+func ReadResult(path string) (*verdict.Result, error) {
 	b, err := userfile.Read(path, 0, "a result.json")
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
-	var res model.Result
+	var res verdict.Result
 	if err := json.Unmarshal(b, &res); err != nil {
 		return nil, fmt.Errorf("reports: reading %s: %w", path, err)
 	}

@@ -1,6 +1,9 @@
 package reports
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -211,7 +214,7 @@ func TestJUnitDidNotPassWithoutReason(t *testing.T) {
 	res := passing()
 	res.Verdict = model.Fail
 	var b bytes.Buffer
-	if err := JUnit(&b, []*model.Result{res}); err != nil {
+	if err := JUnit(&b, []*verdict.Result{res}); err != nil {
 		t.Fatal(err)
 	}
 	var j junitSuites
@@ -338,7 +341,7 @@ func TestWriteRunCapsWindowTables(t *testing.T) {
 	res := fixture()
 	for i := range 1000 {
 		at := time.Duration(i) * time.Second
-		res.Analysis.Overlaps = append(res.Analysis.Overlaps, model.Overlap{Window: model.Window{Start: at, End: at + time.Millisecond}})
+		res.Analysis.Overlaps = append(res.Analysis.Overlaps, analysis.Overlap{Window: model.Window{Start: at, End: at + time.Millisecond}})
 	}
 	files, err := WriteRun(context.Background(), t.TempDir(), res, Options{})
 	if err != nil {
@@ -368,9 +371,9 @@ func TestResultJSONStreamed(t *testing.T) {
 	for i := range 3000 {
 		at := time.Duration(i) * time.Second
 		res.Timeline = append(res.Timeline, model.Event{At: at, Kind: model.LeaderGained, Instance: i % 3, ID: fmt.Sprint(i)})
-		res.Analysis.Beliefs = append(res.Analysis.Beliefs, model.Belief{Member: model.Member{Instance: i % 3, ID: fmt.Sprint(i)}, Window: model.Window{Start: at, End: at + time.Second}})
-		res.Analysis.LeaderCount = append(res.Analysis.LeaderCount, model.CountStep{Window: model.Window{Start: at, End: at + time.Second}, Leaders: 1})
-		res.Analysis.Overlaps = append(res.Analysis.Overlaps, model.Overlap{Window: model.Window{Start: at, End: at + time.Millisecond}, Leaders: []model.Member{{Instance: 1, ID: "<a&b>"}}})
+		res.Analysis.Beliefs = append(res.Analysis.Beliefs, analysis.Belief{Member: model.Member{Instance: i % 3, ID: fmt.Sprint(i)}, Window: model.Window{Start: at, End: at + time.Second}})
+		res.Analysis.LeaderCount = append(res.Analysis.LeaderCount, analysis.CountStep{Window: model.Window{Start: at, End: at + time.Second}, Leaders: 1})
+		res.Analysis.Overlaps = append(res.Analysis.Overlaps, analysis.Overlap{Window: model.Window{Start: at, End: at + time.Millisecond}, Leaders: []model.Member{{Instance: 1, ID: "<a&b>"}}})
 	}
 	copyRes := *res
 	var big []bigSlice

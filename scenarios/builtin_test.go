@@ -1,6 +1,10 @@
 package scenarios
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"os"
 	"path/filepath"
@@ -210,8 +214,8 @@ func TestBuiltinNoVacuousPass(t *testing.T) {
 				"empty":   {end},
 				"skipped": append(started, end),
 			} {
-				a := model.Analyze(tl, eff.Params)
-				ev := model.Evaluate(eff, a, model.Predict(eff.Params, model.AppliedFaultSize(eff, a)))
+				a := analysis.Analyze(tl, eff.Params)
+				ev := verdict.Evaluate(eff, a, bounds.Predict(eff.Params, bounds.AppliedFaultSize(eff, a)))
 				if ev.Verdict == model.Pass {
 					t.Errorf("%s timeline: the expectations pass a run that measured nothing", name)
 				}

@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"fmt"
 	"os"
@@ -73,7 +76,7 @@ func Command(sc model.Scenario, seed int64, timeScale float64, backend string) s
 	return commandOf(sc, seed, timeScale, backend, nil)
 }
 
-func commandOf(sc model.Scenario, seed int64, timeScale float64, backend string, agent *model.RunAgent) string {
+func commandOf(sc model.Scenario, seed int64, timeScale float64, backend string, agent *verdict.RunAgent) string {
 	c := line{sc: sc, seed: seed, timeScale: timeScale, backend: backend, agent: agent}
 	switch e, builtin := Lookup(sc.Name); {
 	case sc.Source != "":
@@ -105,7 +108,7 @@ type line struct {
 	seed         int64
 	timeScale    float64
 	backend      string
-	agent        *model.RunAgent
+	agent        *verdict.RunAgent
 }
 
 // String is the command line: the one place a reproduce line is made.
@@ -132,13 +135,13 @@ func (c line) String() string {
 
 // CommandOf is Command of the run res: its scenario, seed, time scale and
 // backend ("": real), and --agent when the run's agent was the caller's
-// (model.RunAgent.Override). An observed fleet's result, which no scenario
+// (verdict.RunAgent.Override). An observed fleet's result, which no scenario
 // ran, gets the command that rebuilds it from its recording
-// (model.Observed.Command), or, kept by an older version without one,
+// (analysis.Observed.Command), or, kept by an older version without one,
 // observe --from its recording beside the report.
-func CommandOf(res *model.Result) string {
+func CommandOf(res *verdict.Result) string {
 	if o := res.Observed; o != nil {
-		return nonEmpty(o.Command, Program()+" observe --from "+model.ObservedRecording)
+		return nonEmpty(o.Command, Program()+" observe --from "+analysis.ObservedRecording)
 	}
 	return commandOf(res.Scenario, res.Seed, res.TimeScale, nonEmpty(res.Backend, backendReal), res.Agent)
 }

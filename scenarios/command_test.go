@@ -1,6 +1,9 @@
 package scenarios
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,7 +75,7 @@ func TestCommandFlags(t *testing.T) {
 // observe command kept with it, or observe --from its recording beside
 // the report (a result kept without one).
 func TestCommandOf(t *testing.T) {
-	res := &model.Result{Scenario: model.Scenario{Name: "pause"}, Seed: 3, TimeScale: 0.5, Backend: "wasm"}
+	res := &verdict.Result{Scenario: model.Scenario{Name: "pause"}, Seed: 3, TimeScale: 0.5, Backend: "wasm"}
 	if got := CommandOf(res); got != "chaos run pause --seed 3 --time-scale 0.5 --backend wasm" {
 		t.Errorf("wasm: %s", got)
 	}
@@ -80,7 +83,7 @@ func TestCommandOf(t *testing.T) {
 	if got := CommandOf(res); strings.Contains(got, "--backend") {
 		t.Errorf("no backend recorded (a real run): %s", got)
 	}
-	res.Backend, res.Observed = "observe", &model.Observed{}
+	res.Backend, res.Observed = "observe", &analysis.Observed{}
 	if got := CommandOf(res); got != "chaos observe --from observed.jsonl" {
 		t.Errorf("observed, no command kept: %s", got)
 	}
@@ -115,11 +118,11 @@ func TestCommandRerunsTheUsersFileNamedLikeABuiltin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &model.Result{Scenario: sc, Seed: 1, TimeScale: 1, Backend: "real"}
+	res := &verdict.Result{Scenario: sc, Seed: 1, TimeScale: 1, Backend: "real"}
 	if got, want := CommandOf(res), "chaos run "+path+" --seed 1 --time-scale 1 --safe off"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
-	rel := &model.Result{Scenario: model.Scenario{Name: "leader-crash", Source: "my suite/leader-crash.yaml"}, Seed: 2}
+	rel := &verdict.Result{Scenario: model.Scenario{Name: "leader-crash", Source: "my suite/leader-crash.yaml"}, Seed: 2}
 	if got := CommandOf(rel); !strings.Contains(got, "run 'my suite/leader-crash.yaml' --seed 2") {
 		t.Errorf("a path with a space: %s", got)
 	}
@@ -128,8 +131,8 @@ func TestCommandRerunsTheUsersFileNamedLikeABuiltin(t *testing.T) {
 // The agent a caller gave (--agent) is in the line, quoted for a shell as
 // one argument; the scenario's own or the default agent is not.
 func TestCommandQuotesTheAgent(t *testing.T) {
-	res := &model.Result{Scenario: model.Scenario{Name: "pause"}, Seed: 3, TimeScale: 1, Backend: "process",
-		Agent: &model.RunAgent{Command: []string{"/usr/bin/python3", "x.py"}, Override: true}}
+	res := &verdict.Result{Scenario: model.Scenario{Name: "pause"}, Seed: 3, TimeScale: 1, Backend: "process",
+		Agent: &verdict.RunAgent{Command: []string{"/usr/bin/python3", "x.py"}, Override: true}}
 	if got, want := CommandOf(res), "chaos run pause --seed 3 --time-scale 1 --backend process --agent '/usr/bin/python3 x.py'"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}

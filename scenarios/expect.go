@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"slices"
 	"strconv"
 	"strings"
@@ -120,7 +122,7 @@ func (d *decoder) expectation(e entry) (model.Expectation, bool) {
 		x.Min = limit(minN)
 	}
 	if slack != nil {
-		x.Slack, _ = d.positive(slack, field+".slack", model.DefaultSlack.String())
+		x.Slack, _ = d.positive(slack, field+".slack", bounds.DefaultSlack.String())
 	}
 	return x, len(d.probs) == before
 }

@@ -1,6 +1,8 @@
 package scenarios
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"fmt"
 	"slices"
 	"strings"
@@ -75,7 +77,7 @@ func Starter(o StarterOptions) ([]model.Scenario, error) {
 	}
 	// Long enough for the leader's hung renewal to end inside the fault,
 	// and for the followers to take over: the worst case can happen.
-	call := model.CallBound(p, model.ModePartitionBlackhole)
+	call := bounds.CallBound(p, model.ModePartitionBlackhole)
 	if call == model.Unbounded {
 		call = 2 * p.TTL
 	}
@@ -148,7 +150,7 @@ func gateOnClaims(sc *model.Scenario, limits map[string]string, within bool) {
 		sc.Description += " It also gates on the spec's claims (split brain ≤ TTL, gap ≤ TTL + Wait, no overlap without a fault): chaos init --max-overlap/--max-gap state a tolerance instead."
 		return
 	}
-	preds := model.PredictScheduled(*sc)
+	preds := bounds.PredictScheduled(*sc)
 	if len(preds) == 0 {
 		return
 	}

@@ -25,7 +25,7 @@ func Computes(b Backend) bool {
 }
 
 // Describer is implemented by a backend that says what it is, for reports
-// (model.Result.BackendAbout): a few words on what runs and on what clock.
+// (verdict.Result.BackendAbout): a few words on what runs and on what clock.
 type Describer interface {
 	// About describes the backend ("redis-server through Toxiproxy,
 	// wall-clock time").

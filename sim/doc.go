@@ -1,10 +1,10 @@
 // Package sim is leaselab's simulator: it runs a model.Scenario on a
-// Backend and turns what the backend recorded into a model.Result.
+// Backend and turns what the backend recorded into a verdict.Result.
 //
 // The one pipeline, Run, is the same for every backend:
 //
 //	Validate → WithDefaults → Backend.Refuses → Scaled → Backend.Run
-//	  → model.Analyze → model.Predict (the applied fault size) → model.Evaluate
+//	  → analysis.Analyze → bounds.Predict (the applied fault size) → verdict.Evaluate
 //
 // A backend only runs a validated, scaled scenario (its schedule is
 // model.Scenario.FaultPlan) and records one model.Timeline by one clock;

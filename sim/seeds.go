@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"runtime"
@@ -17,7 +19,7 @@ import (
 // statistics without a lock. It stops starting runs when ctx is done or a
 // run cannot start, and returns that run's error, naming its seed; nil
 // otherwise (an interrupted sweep is ctx's to report).
-func Seeds(ctx context.Context, sc model.Scenario, b Backend, n, workers int, each func(*model.Result)) error {
+func Seeds(ctx context.Context, sc model.Scenario, b Backend, n, workers int, each func(*verdict.Result)) error {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}

@@ -1,6 +1,10 @@
 package sim
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"time"
@@ -47,12 +51,12 @@ func refuses(ctx context.Context, b Backend, sc model.Scenario) error {
 }
 
 // Recording is what a backend measured in one run: the timeline and the
-// facts about the run itself. Run turns it into a model.Result.
+// facts about the run itself. Run turns it into a verdict.Result.
 type Recording struct {
-	// RunID names the run (model.Result.RunID).
+	// RunID names the run (verdict.Result.RunID).
 	RunID string
 	// Versions are the versions of what the run used.
-	Versions model.Versions
+	Versions verdict.Versions
 	// Started is when the run started (zero for a run in virtual time).
 	Started time.Time
 	// Setup is how long the environment took to come up.
@@ -60,13 +64,13 @@ type Recording struct {
 	// Elapsed is the run's length by the recording clock.
 	Elapsed time.Duration
 	// Cost is what the run cost the machine.
-	Cost model.Cost
-	// Errors are problems of the harness during the run (model.Result.Errors).
+	Cost verdict.Cost
+	// Errors are problems of the harness during the run (verdict.Result.Errors).
 	Errors []string
 	// Timeline is every event, by the recording clock.
 	Timeline model.Timeline
-	// Agent is the agent the process backend's instances ran (model.Result.Agent).
-	Agent *model.RunAgent
+	// Agent is the agent the process backend's instances ran (verdict.Result.Agent).
+	Agent *verdict.RunAgent
 }
 
 // Options configure Run. Zero values mean the defaults named on each field.
@@ -111,7 +115,7 @@ func IsRefusal(err error) bool {
 // a refusal — see IsRefusal —, the backend's environment); problems during
 // the run land in Result.Errors. Cancelling ctx stops the run and returns
 // the partial result, marked incomplete, with ctx's error.
-func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.Result, error) {
+func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*verdict.Result, error) {
 	if err := sc.Validate(); err != nil {
 		return nil, err
 	}
@@ -124,7 +128,7 @@ func Run(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.R
 // instance a crash took down, a crash of one a restart has down (the
 // conformance table of sim/conformance). Everything else should call Run:
 // a scenario Validate refuses may be one no backend can run.
-func RunUnvalidated(ctx context.Context, sc model.Scenario, b Backend, o Options) (*model.Result, error) {
+func RunUnvalidated(ctx context.Context, sc model.Scenario, b Backend, o Options) (*verdict.Result, error) {
 	sc = sc.WithDefaults()
 	if err := refuses(ctx, b, sc); err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -156,7 +160,7 @@ func RunUnvalidated(ctx context.Context, sc model.Scenario, b Backend, o Options
 		// failing calls take: the predictions follow it.
 		eff.Params = rec.Agent.Client.Apply(eff.Params)
 	}
-	res := &model.Result{
+	res := &verdict.Result{
 		Backend:      b.Name(),
 		BackendAbout: About(b),
 		VirtualTime:  Computes(b),
@@ -179,9 +183,9 @@ func RunUnvalidated(ctx context.Context, sc model.Scenario, b Backend, o Options
 		res.Incomplete = runErr.Error()
 	}
 	if !o.SkipAnalysis {
-		res.Analysis = model.Analyze(res.Timeline, eff.Params)
-		res.Predictions = model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
-		res.Evaluation = model.Evaluate(eff, res.Analysis, res.Predictions)
+		res.Analysis = analysis.Analyze(res.Timeline, eff.Params)
+		res.Predictions = bounds.Predict(eff.Params, bounds.AppliedFaultSize(eff, res.Analysis))
+		res.Evaluation = verdict.Evaluate(eff, res.Analysis, res.Predictions)
 		res.Settle()
 	}
 	return res, runErr

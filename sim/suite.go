@@ -1,6 +1,8 @@
 package sim
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -79,7 +81,7 @@ type SuiteRun struct {
 	Scenario model.Scenario
 	// Result is what Run returned (nil when it could not start, was
 	// refused, or never started).
-	Result *model.Result
+	Result *verdict.Result
 	// Err is Run's error (also a partial run's ctx error), or what Done
 	// added; nil for a refusal.
 	Err error

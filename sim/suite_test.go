@@ -1,6 +1,8 @@
 package sim_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -147,7 +149,7 @@ func TestSeeds(t *testing.T) {
 	sc := model.Scenario{Name: "s", Instances: 1, Seed: 1}
 	got := map[int64]bool{}
 	var inEach sync.Mutex
-	err := sim.Seeds(context.Background(), sc, b, 10, 3, func(r *model.Result) {
+	err := sim.Seeds(context.Background(), sc, b, 10, 3, func(r *verdict.Result) {
 		if !inEach.TryLock() {
 			t.Error("each called concurrently")
 			return
@@ -158,7 +160,7 @@ func TestSeeds(t *testing.T) {
 	if err != nil || len(got) != 10 || !got[1] || !got[10] {
 		t.Fatalf("Seeds: %v, seeds %v; want 1 to 10 once each", err, got)
 	}
-	err = sim.Seeds(context.Background(), sc, b, 20, 2, func(*model.Result) {})
+	err = sim.Seeds(context.Background(), sc, b, 20, 2, func(*verdict.Result) {})
 	if err == nil || !strings.Contains(err.Error(), "s seed 13: no environment") {
 		t.Errorf("a run that cannot start: %v", err)
 	}
@@ -210,7 +212,7 @@ func TestSuiteDefaultStagger(t *testing.T) {
 // A suite's verdict: nil when all that ran passed (refusals aside), the
 // counts when some did not, and an error when the backend refused all.
 func TestVerdict(t *testing.T) {
-	pass := &model.Result{Evaluation: model.Evaluation{Verdict: model.Pass}}
+	pass := &verdict.Result{Evaluation: verdict.Evaluation{Verdict: model.Pass}}
 	refused := sim.SuiteRun{Refused: errors.New("no runner mode")}
 	for _, tt := range []struct {
 		name string
@@ -218,7 +220,7 @@ func TestVerdict(t *testing.T) {
 		want string
 	}{
 		{"passed and refused", []sim.SuiteRun{{Result: pass}, refused}, ""},
-		{"failed, unknown", []sim.SuiteRun{{Result: pass}, {Result: &model.Result{Evaluation: model.Evaluation{Verdict: model.Fail}}}, {Result: &model.Result{Evaluation: model.Evaluation{Verdict: model.Unknown}}}, {NotStarted: true}},
+		{"failed, unknown", []sim.SuiteRun{{Result: pass}, {Result: &verdict.Result{Evaluation: verdict.Evaluation{Verdict: model.Fail}}}, {Result: &verdict.Result{Evaluation: verdict.Evaluation{Verdict: model.Unknown}}}, {NotStarted: true}},
 			"3 of 4 scenarios did not pass: 2 failed, 1 unknown"},
 		{"all refused", []sim.SuiteRun{refused, refused}, "every scenario was refused by the backend: nothing ran"},
 	} {

@@ -21,6 +21,8 @@
 package simtest
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"errors"
 	"os"
 	"strings"
@@ -41,7 +43,7 @@ const RequireDockerEnv = "LEASELAB_REQUIRE_DOCKER"
 // if the run could not start or the harness had errors; the scenario's own
 // verdicts are for the caller to judge (Result.Verdict, Analysis). A
 // scenario without a name is named after the test.
-func RunInContainers(t testing.TB, sc model.Scenario) *model.Result {
+func RunInContainers(t testing.TB, sc model.Scenario) *verdict.Result {
 	t.Helper()
 	return Run(t, sc, Containers(t))
 }
@@ -68,7 +70,7 @@ func Label(t testing.TB) string {
 // Run runs sc with provider p, treating an unavailable Docker or image like
 // Containers does, and fails t if the run could not start or the harness
 // had errors.
-func Run(t testing.TB, sc model.Scenario, p env.Provider) *model.Result {
+func Run(t testing.TB, sc model.Scenario, p env.Provider) *verdict.Result {
 	t.Helper()
 	if sc.Name == "" {
 		sc.Name = model.NameFrom(strings.ReplaceAll(t.Name(), "/", "-"))

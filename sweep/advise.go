@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +31,7 @@ type Constraints struct {
 	NoStaleWrites bool `json:"no_stale_writes,omitempty"`
 	// MaxDuplicateChores bounds a runner's duplicate chores per failover
 	// (the same leader-only chore run by two instances within one chore
-	// interval; three chores a tick), by model.ChoreBoundFor over the
+	// interval; three chores a tick), by bounds.ChoreBoundFor over the
 	// envelope's modes (clock drift has no chore bound and is left out);
 	// nil: none. Confirmed on the virtual backend in runner mode.
 	MaxDuplicateChores *int `json:"max_duplicate_chores,omitempty"`
@@ -148,8 +150,8 @@ type Margin struct {
 // ModeCheck is one failure mode of the envelope: the prediction for the
 // recommended parameters and the virtual measurement beside it.
 type ModeCheck struct {
-	Mode       string           `json:"mode"`
-	Prediction model.Prediction `json:"prediction"`
+	Mode       string            `json:"mode"`
+	Prediction bounds.Prediction `json:"prediction"`
 	// Measured: the worst the search found (nil: not confirmed or not
 	// modelled).
 	Measured *Measured `json:"measured,omitempty"`
@@ -304,10 +306,10 @@ type candidate struct {
 	writesOK             bool
 	feasible, robust     bool
 	minRel               float64
-	preds                []model.Prediction
+	preds                []bounds.Prediction
 	excessG, excessO, eS time.Duration
 	// dup is the most duplicate chores per failover over the modes
-	// (model.ChoreBoundFor), dupMode the mode; math.MaxInt when a mode has
+	// (bounds.ChoreBoundFor), dupMode the mode; math.MaxInt when a mode has
 	// no bound.
 	dup     int
 	dupMode string
@@ -375,7 +377,7 @@ func evaluate(p model.Params, c Constraints, e Envelope, target float64) candida
 	modes, size := envelopeModes(e)
 	cd := candidate{p: p}
 	for _, m := range modes {
-		pr, _ := model.PredictMode(p, m, modeSize(m, size, e))
+		pr, _ := bounds.PredictMode(p, m, modeSize(m, size, e))
 		cd.preds = append(cd.preds, pr)
 		if pr.MaxGap > cd.gap || cd.gapMode == "" {
 			cd.gap, cd.gapMode = max(cd.gap, pr.MaxGap), m
@@ -407,10 +409,10 @@ func evaluate(p model.Params, c Constraints, e Envelope, target float64) candida
 }
 
 // choreBound is the most duplicate chores per failover over the modes
-// predictions (model.ChoreBoundFor) and its mode; clock drift, which has
+// predictions (bounds.ChoreBoundFor) and its mode; clock drift, which has
 // no chore bound, is left out, and a mode whose overlap is unbounded
 // gives math.MaxInt.
-func choreBound(p model.Params, modes []string, preds []model.Prediction) (int, string) {
+func choreBound(p model.Params, modes []string, preds []bounds.Prediction) (int, string) {
 	interval := p.ChoreInterval
 	if interval <= 0 {
 		interval = model.DefaultChoreInterval
@@ -420,7 +422,7 @@ func choreBound(p model.Params, modes []string, preds []model.Prediction) (int, 
 		if m == model.ModeClockDrift || i >= len(preds) {
 			continue
 		}
-		v, _, ok := model.ChoreBoundFor(preds[i].MaxOverlap, interval, m == model.ModePause || m == model.ModeSuspend)
+		v, _, ok := bounds.ChoreBoundFor(preds[i].MaxOverlap, interval, m == model.ModePause || m == model.ModeSuspend)
 		if !ok {
 			v = math.MaxInt
 		}
@@ -489,7 +491,7 @@ func better(a, b candidate, preferSafe bool) bool {
 }
 
 // Advise finds timings that meet the constraints under the envelope: an
-// analytic search over the candidate space with model.PredictMode, then
+// analytic search over the candidate space with bounds.PredictMode, then
 // (o.Confirm) a search of the worst schedule (Explore) of every modelled
 // mode of the envelope, with the recommendation and its TTL neighbours.
 // If nothing meets the constraints, Advice.Relax says which constraint to
@@ -614,10 +616,10 @@ func settings(cd candidate, c Constraints, e Envelope) []Setting {
 }
 
 // hungRenewal says how long a renewal that hangs (a blackholed call: every
-// attempt times out, model.CallBound) takes against the TTL, by the
+// attempt times out, bounds.CallBound) takes against the TTL, by the
 // model's own numbers: whether it ends while the lease still holds.
 func hungRenewal(p model.Params) string {
-	hang := model.CallBound(p, model.ModePartitionBlackhole)
+	hang := bounds.CallBound(p, model.ModePartitionBlackhole)
 	switch {
 	case hang == model.Unbounded:
 		return "a hung renewal never ends on its own (no timeout): the leader learns of a lost lease only from another call"
@@ -794,11 +796,11 @@ func meets(p model.Params, c Constraints, e Envelope) (bool, string) {
 	cd := evaluate(p, c, e, 0)
 	switch {
 	case cd.excessO > 0:
-		return false, fmt.Sprintf("max overlap (%s: %s)", cd.overMode, model.BoundText(cd.overlap))
+		return false, fmt.Sprintf("max overlap (%s: %s)", cd.overMode, bounds.BoundText(cd.overlap))
 	case cd.eS > 0:
-		return false, fmt.Sprintf("max stale leadership (%s: %s)", cd.overMode, model.BoundText(cd.stale))
+		return false, fmt.Sprintf("max stale leadership (%s: %s)", cd.overMode, bounds.BoundText(cd.stale))
 	case cd.excessG > 0:
-		return false, fmt.Sprintf("max gap (%s: %s)", cd.gapMode, model.BoundText(cd.gap))
+		return false, fmt.Sprintf("max gap (%s: %s)", cd.gapMode, bounds.BoundText(cd.gap))
 	case !cd.writesOK:
 		return false, "no stale writes"
 	case c.MaxDuplicateChores != nil && cd.dup > *c.MaxDuplicateChores:
@@ -906,7 +908,7 @@ func confirmScenario(mode string, p model.Params, e Envelope) (model.Scenario, b
 // (renew-error, graceful-stop, failover: each kind's NoModeFault says why)
 // or its size is not given.
 func ModeScenario(mode string, p model.Params, s model.FaultSize) (model.Scenario, bool) {
-	call := model.CallBound(p, model.ModePartitionBlackhole)
+	call := bounds.CallBound(p, model.ModePartitionBlackhole)
 	if call == model.Unbounded {
 		call = 2 * p.TTL
 	}
@@ -952,7 +954,7 @@ type ModeWorst struct {
 // size s, budget runs per mode.
 func ExploreModes(ctx context.Context, p model.Params, s model.FaultSize, budget int, o ExploreOptions) ([]ModeWorst, error) {
 	var out []ModeWorst
-	for _, mode := range model.Modes {
+	for _, mode := range bounds.Modes {
 		sc, ok := ModeScenario(mode, p, s)
 		if !ok {
 			continue
@@ -1270,7 +1272,7 @@ func (a Advice) Markdown() string {
 			w("\n")
 		}
 	}
-	w("\n## Formulas (model.PredictMode)\n\n")
+	w("\n## Formulas (bounds.PredictMode)\n\n")
 	for _, m := range a.Modes {
 		w("- **%s**: gap %s; overlap %s", m.Mode, m.Prediction.GapFormula, m.Prediction.OverlapFormula)
 		if m.Prediction.CallFormula != "" {

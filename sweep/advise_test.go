@@ -1,6 +1,8 @@
 package sweep_test
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"fmt"
 	"maps"
@@ -230,7 +232,7 @@ func TestAdviceVerdict(t *testing.T) {
 }
 
 // Each rationale line is true by the model's own numbers: the read
-// timeout's says how long a hung renewal takes (model.CallBound of a
+// timeout's says how long a hung renewal takes (bounds.CallBound of a
 // blackhole) and whether that ends within the TTL ("short enough that a hung
 // renewal ends in time" stood beside two 5s attempts and a 5s TTL); the
 // wait's ratio is Wait / TTL.
@@ -252,7 +254,7 @@ func TestAdviseRationaleMatchesTheModel(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		p := a.Params.WithDefaults()
-		hang := model.CallBound(p, model.ModePartitionBlackhole)
+		hang := bounds.CallBound(p, model.ModePartitionBlackhole)
 		for _, s := range a.Settings {
 			switch s.Name {
 			case "read_timeout":
@@ -285,7 +287,7 @@ func TestAdviseRationaleMatchesTheModel(t *testing.T) {
 
 // TestAdviseDuplicateChores: a limit on a runner's duplicate chores per
 // failover is met by the chore bound over the envelope's modes
-// (model.ChoreBoundFor: 3 chores × (2·⌈O/I⌉ + 1), one more each after a
+// (bounds.ChoreBoundFor: 3 chores × (2·⌈O/I⌉ + 1), one more each after a
 // pause) and confirmed by a runner-mode search of every mode; a limit the
 // pause's extra tick alone breaks has no setting.
 func TestAdviseDuplicateChores(t *testing.T) {

@@ -4,7 +4,7 @@
 // and written reports (result.json, cells.csv, heatmaps, an HTML page). It
 // also answers the inverse question (Advise): which timings meet a user's
 // constraints under a platform's fault envelope, searched analytically with
-// model.PredictMode and confirmed by a virtual sweep.
+// bounds.PredictMode and confirmed by a virtual sweep.
 //
 // Determinism: a sweep's Result depends only on its Grid (and the options
 // that name a shard), never on scheduling: runs execute on a worker pool,

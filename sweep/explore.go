@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -504,9 +507,9 @@ type ExploreOptions struct {
 	Shard Shard
 	// Virtual configures the backend (OnCall is the explorer's own).
 	Virtual virtual.Options
-	// Predict, if set, replaces model.Predict for the bounds the runs are
+	// Predict, if set, replaces bounds.Predict for the bounds the runs are
 	// judged against (a test double of the bound calculator).
-	Predict func(model.Params, model.FaultSize) []model.Prediction
+	Predict func(model.Params, model.FaultSize) []bounds.Prediction
 	// Progress, if set, is called after runs with the runs done and the
 	// budget, one call at a time.
 	Progress func(done, total int)
@@ -1053,14 +1056,14 @@ func (l *lane) run(x Schedule, onCall func(virtual.CallEvent)) ([]Worst, error) 
 	if l.o.Predict != nil {
 		eff := r.Scenario.Scaled()
 		eff.Params = r.Params
-		r.Predictions = l.o.Predict(r.Params, model.AppliedFaultSize(eff, r.Analysis))
-		r.Evaluation = model.Evaluate(eff, r.Analysis, r.Predictions)
+		r.Predictions = l.o.Predict(r.Params, bounds.AppliedFaultSize(eff, r.Analysis))
+		r.Evaluation = verdict.Evaluate(eff, r.Analysis, r.Predictions)
 	}
 	return judge(l.s, x, r), nil
 }
 
 // judge reads each metric's check of a run.
-func judge(s Space, x Schedule, r *model.Result) []Worst {
+func judge(s Space, x Schedule, r *verdict.Result) []Worst {
 	out := make([]Worst, len(s.Metrics))
 	applied := map[string]bool{}
 	for _, f := range r.Analysis.Faults {
@@ -1103,7 +1106,7 @@ func judge(s Space, x Schedule, r *model.Result) []Worst {
 // formulaOf is the formula behind a metric's bound, as the check derived
 // it (model.Check.Formula), and the applied modes a prediction was taken
 // for.
-func formulaOf(c *model.Check, r *model.Result, applied map[string]bool) (string, []string) {
+func formulaOf(c *model.Check, r *verdict.Result, applied map[string]bool) (string, []string) {
 	var modes []string
 	for _, p := range r.Predictions {
 		if applied[p.Mode] {

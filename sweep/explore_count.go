@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"math"
 	"strconv"
@@ -12,15 +15,15 @@ import (
 // countExpectation is the check a search reads a count from: a maximum no
 // run reaches, so that the check measures and never fails (a count has
 // no "predicted" limit; its bound, where one exists, is
-// model.ChoreBound's).
+// bounds.ChoreBound's).
 func countExpectation(m string) model.Expectation {
 	return model.Expectation{Metric: m, Max: strconv.Itoa(math.MaxInt32)}
 }
 
 // judgeCount reads a count's check into w: the count, and its bound where
 // the model has one (duplicate chores against the overlap bound,
-// model.ChoreBound), else unbounded with why.
-func judgeCount(w *Worst, c *model.Check, r *model.Result) {
+// bounds.ChoreBound), else unbounded with why.
+func judgeCount(w *Worst, c *model.Check, r *verdict.Result) {
 	w.Count = true
 	if c.NotMeasured || (c.Verdict == model.Unknown && c.MeasuredCount == 0) {
 		w.Unknown, w.Why = 1, c.Detail
@@ -32,7 +35,7 @@ func judgeCount(w *Worst, c *model.Check, r *model.Result) {
 	if c.Metric == exDupChores {
 		eff := r.Scenario.Scaled()
 		eff.Params = r.Params
-		if n, formula, ok := model.ChoreBound(eff, r.Analysis, r.Predictions); ok {
+		if n, formula, ok := bounds.ChoreBound(eff, r.Analysis, r.Predictions); ok {
 			w.Predicted, w.Formula = time.Duration(n), formula
 		} else {
 			w.Formula = formula
@@ -71,7 +74,7 @@ func (w Worst) BoundValue() string {
 	if w.Count {
 		return "unknown"
 	}
-	return model.BoundText(w.Predicted)
+	return bounds.BoundText(w.Predicted)
 }
 
 // value prints a measurement of x's metric: a duration, or a count.

@@ -1,6 +1,8 @@
 package sweep_test
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"strings"
 	"testing"
@@ -26,7 +28,7 @@ func pauseRunner(t *testing.T) model.Scenario {
 }
 
 // TestExploreCounts: explore searches the worst schedule for the runner's
-// counts and judges duplicate chores against model.ChoreBound; the search
+// counts and judges duplicate chores against bounds.ChoreBound; the search
 // is the bound's adversarial test (it ranks runs by their share of the
 // bound), and the counts with no bound say so.
 func TestExploreCounts(t *testing.T) {
@@ -92,11 +94,11 @@ func TestChoreBoundFor(t *testing.T) {
 		resume bool
 		want   int
 	}{{0, false, 3}, {999 * time.Millisecond, false, 9}, {time.Second, false, 9}, {1001 * time.Millisecond, false, 15}, {5505 * time.Millisecond, true, 42}} {
-		if n, f, ok := model.ChoreBoundFor(c.o, time.Second, c.resume); !ok || n != c.want {
+		if n, f, ok := bounds.ChoreBoundFor(c.o, time.Second, c.resume); !ok || n != c.want {
 			t.Errorf("overlap %v resume %v: %d (%s), want %d", c.o, c.resume, n, f, c.want)
 		}
 	}
-	if _, f, ok := model.ChoreBoundFor(model.Unbounded, time.Second, false); ok || !strings.HasPrefix(f, "no bound known") {
+	if _, f, ok := bounds.ChoreBoundFor(model.Unbounded, time.Second, false); ok || !strings.HasPrefix(f, "no bound known") {
 		t.Errorf("unbounded overlap: ok %v, %q", ok, f)
 	}
 }

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"testing"
 	"time"
@@ -59,10 +61,10 @@ func oldSafeGap(p model.Params) time.Duration {
 	return max(oldBlackholeGap(p), margin+p.Wait)
 }
 
-// weakened returns model.Predict with one mode's bounds replaced.
-func weakened(mode string, set func(p model.Params, s model.FaultSize, pr *model.Prediction)) func(model.Params, model.FaultSize) []model.Prediction {
-	return func(p model.Params, s model.FaultSize) []model.Prediction {
-		preds := model.Predict(p, s)
+// weakened returns bounds.Predict with one mode's bounds replaced.
+func weakened(mode string, set func(p model.Params, s model.FaultSize, pr *bounds.Prediction)) func(model.Params, model.FaultSize) []bounds.Prediction {
+	return func(p model.Params, s model.FaultSize) []bounds.Prediction {
+		preds := bounds.Predict(p, s)
 		for i := range preds {
 			if preds[i].Mode == mode {
 				set(p, s, &preds[i])
@@ -77,11 +79,11 @@ func TestExploreFindsWeakenedBounds(t *testing.T) {
 		class, builtin, metric string
 		mutate                 func(*model.Scenario)
 		vary                   []Range
-		predict                func(model.Params, model.FaultSize) []model.Prediction
+		predict                func(model.Params, model.FaultSize) []bounds.Prediction
 	}{
 		{
 			class: "mid-call partition", builtin: "partition-blackhole-tuned", metric: exGap,
-			predict: weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *model.Prediction) {
+			predict: weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *bounds.Prediction) {
 				pr.MaxGap, pr.GapFormula = oldBlackholeGap(p), "pre-fix: max(0, TTL/2 + Wait - Cmin)"
 			}),
 		},
@@ -89,13 +91,13 @@ func TestExploreFindsWeakenedBounds(t *testing.T) {
 			class: "heal before timeout", builtin: "partition-blackhole", metric: exGap,
 			mutate: func(sc *model.Scenario) { sc.Params.Client.MaxRetries = -1 },
 			vary:   []Range{{Param: ParamFor, Lo: "500ms", Hi: "2s"}},
-			predict: weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *model.Prediction) {
+			predict: weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *bounds.Prediction) {
 				pr.MaxGap, pr.GapFormula = oldBlackholeGap(p), "pre-fix: max(0, TTL/2 + Wait - Cmin)"
 			}),
 		},
 		{
 			class: "cold script cache under latency", builtin: "latency", metric: exStale,
-			predict: weakened(model.ModeLatency, func(p model.Params, s model.FaultSize, pr *model.Prediction) {
+			predict: weakened(model.ModeLatency, func(p model.Params, s model.FaultSize, pr *bounds.Prediction) {
 				if g, o, ok := oldLatency(p, s.Latency); ok {
 					pr.MaxGap, pr.MaxOverlap, pr.GapFormula, pr.OverlapFormula = g, o, "pre-fix: 0", "pre-fix: 0"
 				}
@@ -103,7 +105,7 @@ func TestExploreFindsWeakenedBounds(t *testing.T) {
 		},
 		{
 			class: "safe mode, a renewal abandoned after it applied", builtin: "partition-blackhole-safe-elector", metric: exGap,
-			predict: weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *model.Prediction) {
+			predict: weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *bounds.Prediction) {
 				pr.MaxGap, pr.GapFormula = oldSafeGap(p), "pre-fix: max(spec gap, margin + Wait)"
 			}),
 		},

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bufio"
 	"fmt"
 	"html/template"
@@ -95,7 +97,7 @@ func (r *ExploreResult) WorstScenario(w Worst) (model.Scenario, error) {
 
 // WorstRun runs a worst schedule again on the virtual backend, for its
 // full report (timeline and all).
-func (r *ExploreResult) WorstRun(w Worst, o virtual.Options) (*model.Result, error) {
+func (r *ExploreResult) WorstRun(w Worst, o virtual.Options) (*verdict.Result, error) {
 	sc, err := r.WorstScenario(w)
 	if err != nil {
 		return nil, err

@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -260,9 +263,9 @@ type ProveOptions struct {
 	// checked against the segment's recorded path (a runtime check of the
 	// recorder). Default 1; negative: none.
 	Interior int
-	// Predict, if set, replaces model.Predict for the bounds (a test
+	// Predict, if set, replaces bounds.Predict for the bounds (a test
 	// double of the bound calculator).
-	Predict func(model.Params, model.FaultSize) []model.Prediction
+	Predict func(model.Params, model.FaultSize) []bounds.Prediction
 	// Progress, if set, is called now and then with how far the walk got,
 	// as a fraction of the range.
 	Progress func(frac float64)
@@ -717,12 +720,12 @@ func (p *prover) replay(x time.Duration, i int) (Worst, error) {
 
 // judge reads each metric's check of a run (against Options.Predict's
 // bounds when set).
-func (p *prover) judge(r *model.Result) []Worst {
+func (p *prover) judge(r *verdict.Result) []Worst {
 	if p.o.Predict != nil {
 		eff := r.Scenario.Scaled()
 		eff.Params = r.Params
-		r.Predictions = p.o.Predict(r.Params, model.AppliedFaultSize(eff, r.Analysis))
-		r.Evaluation = model.Evaluate(eff, r.Analysis, r.Predictions)
+		r.Predictions = p.o.Predict(r.Params, bounds.AppliedFaultSize(eff, r.Analysis))
+		r.Evaluation = verdict.Evaluate(eff, r.Analysis, r.Predictions)
 	}
 	return judge(Space{Metrics: p.s.Metrics, Tolerance: p.s.Tolerance}, Schedule{Seed: p.s.Seed}, r)
 }

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"errors"
 	"strings"
@@ -152,7 +154,7 @@ func TestProveSegmentLimit(t *testing.T) {
 // can show) get a counterexample, exceeding the old bound, whose witness
 // file replays it.
 func TestProveFindsWeakenedBounds(t *testing.T) {
-	old := weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *model.Prediction) {
+	old := weakened(model.ModePartitionBlackhole, func(p model.Params, _ model.FaultSize, pr *bounds.Prediction) {
 		pr.MaxGap, pr.GapFormula = oldBlackholeGap(p), "pre-fix: max(0, TTL/2 + Wait - Cmin)"
 	})
 	for _, c := range []struct {

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"fmt"
 	"io"
 	"time"
@@ -41,10 +43,10 @@ func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
 	case VerdictCounterexample:
 		sc.Expect[0].Slack = time.Nanosecond
 		sc.Description = fmt.Sprintf("chaos prove: a counterexample to the %s bound of %s over %s=%v..%v (seed %d): at %s=%v it exceeds %v (%s) by %v.",
-			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, r.Axis, x, model.BoundText(p.Bound), p.Formula, p.Excess)
+			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, r.Axis, x, bounds.BoundText(p.Bound), p.Formula, p.Excess)
 	default:
 		sc.Description = fmt.Sprintf("chaos prove: the exact worst %s of %s over %s=%v..%v (seed %d) on the virtual backend: %v at %s=%v, bound %v (%s): %s.",
-			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, p.Worst, r.Axis, x, model.BoundText(p.Bound), p.Formula, p.Verdict)
+			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, p.Worst, r.Axis, x, bounds.BoundText(p.Bound), p.Formula, p.Verdict)
 	}
 	return sc
 }
@@ -96,7 +98,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 			v = fmt.Sprintf("proven (%v below the bound)", -p.Excess)
 		}
 		fmt.Fprintf(w, "  %-17s worst %-14v at %s=%-14v bound %-10s %s\n      %s\n",
-			p.Metric, p.Worst, r.Axis, p.At, model.BoundText(p.Bound), v, p.Formula)
+			p.Metric, p.Worst, r.Axis, p.At, bounds.BoundText(p.Bound), v, p.Formula)
 	}
 	extra := ""
 	if r.BoundSplits > 0 {

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"io"
 
@@ -11,7 +13,7 @@ import (
 // RealCheckOf puts sc's run on the real backend (res, or, when it could
 // not run, err) beside the virtual backend's figures for the same scenario
 // and seed, which it computes.
-func RealCheckOf(sc model.Scenario, res *model.Result, err error) RealCheck {
+func RealCheckOf(sc model.Scenario, res *verdict.Result, err error) RealCheck {
 	rc := RealCheck{Scenario: sc.Name, Runner: sc.Mode == model.ModeRunner}
 	if v, verr := virtual.Run(sc, virtual.Options{}); verr == nil {
 		s := v.Analysis.Summary
@@ -50,7 +52,7 @@ func (r *ExploreResult) Confirmable() ([]model.Scenario, []Robust, error) {
 // backend) measured it, and how that compares with the scenario's
 // expectation of it: "not measured" and "" when res checked no such
 // metric.
-func (x Robust) Real(res *model.Result) (value, how string) {
+func (x Robust) Real(res *verdict.Result) (value, how string) {
 	value = "not measured"
 	for _, c := range res.Checks {
 		if c.Metric == x.Metric {
@@ -65,7 +67,7 @@ func (x Robust) Real(res *model.Result) (value, how string) {
 // (nil when it did not run, Err says why) and its report's directory.
 type RealRun struct {
 	// Result is the real run's result, nil when it did not run.
-	Result *model.Result
+	Result *verdict.Result
 	// Err is why the run did not run or did not finish.
 	Err error
 	// Dir is the run's report directory.

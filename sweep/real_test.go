@@ -1,6 +1,8 @@
 package sweep_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"strings"
@@ -22,7 +24,7 @@ func TestRealCheckOf(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := &model.Result{}
+	res := &verdict.Result{}
 	res.Verdict = model.Pass
 	res.Analysis.Summary.MaxGap, res.Analysis.Summary.MaxOverlap = 7*time.Second, time.Second
 	rc := sweep.RealCheckOf(sc, res, nil)
@@ -39,7 +41,7 @@ func TestRealCheckOf(t *testing.T) {
 // A robust schedule's real figure is the real run's check of its metric.
 func TestRobustReal(t *testing.T) {
 	x := sweep.Robust{Metric: "max_overlap"}
-	res := &model.Result{}
+	res := &verdict.Result{}
 	res.Checks = []model.Check{{Metric: "max_gap", Measured: time.Second}, {Metric: "max_overlap", HasMin: true, Min: 2 * time.Second, Measured: 3 * time.Second, Verdict: model.Pass}}
 	if v, how := x.Real(res); v != "3s" || how != " (pass against ≥ 2s)" {
 		t.Errorf("Real = %q, %q", v, how)
@@ -73,7 +75,7 @@ func TestConfirmable(t *testing.T) {
 // The confirmation: a heading, then per schedule its real figure beside
 // the virtual ones and its report, or why it did not run.
 func TestWriteConfirmation(t *testing.T) {
-	res := &model.Result{}
+	res := &verdict.Result{}
 	res.Checks = []model.Check{{Metric: "max_overlap", HasMin: true, Min: 2 * time.Second, Measured: 3 * time.Second, Verdict: model.Pass}}
 	robust := []sweep.Robust{{Metric: "max_overlap", Measured: 3100 * time.Millisecond, Floor: 2900 * time.Millisecond, Delta: time.Millisecond}, {Metric: "max_gap"}}
 	var b strings.Builder

@@ -1,6 +1,9 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"cmp"
 	"context"
@@ -98,7 +101,7 @@ type MetricCount struct {
 }
 
 // Work is the worst over a cell's runs of what the TaskRunner's chores and
-// tasks went through (model.Summary's counts), each with the lowest seed
+// tasks went through (analysis.Summary's counts), each with the lowest seed
 // that reached it.
 type Work struct {
 	DuplicateChores CountStat `json:"duplicate_chores"`
@@ -130,7 +133,7 @@ func (c *CountStat) add(n int, seed int64) {
 }
 
 // Prediction is the analytic worst case for a cell: the maximum of
-// model.PredictMode over the failure modes of the cell's faults.
+// bounds.PredictMode over the failure modes of the cell's faults.
 type Prediction struct {
 	MaxGap     time.Duration `json:"max_gap"`
 	MaxOverlap time.Duration `json:"max_overlap"`
@@ -300,17 +303,17 @@ func Run(ctx context.Context, g Grid, o Options) (*Result, error) {
 }
 
 // predict is the worst analytic bound over the modes of sc's faults
-// (model.PredictScheduled).
+// (bounds.PredictScheduled).
 func predict(sc model.Scenario) Prediction {
 	var p Prediction
-	for _, pr := range model.PredictScheduled(sc) {
+	for _, pr := range bounds.PredictScheduled(sc) {
 		p.MaxGap, p.MaxOverlap = max(p.MaxGap, pr.MaxGap), max(p.MaxOverlap, pr.MaxOverlap)
 	}
 	return p
 }
 
 // record keeps what the statistics need of one run.
-func record(r *model.Result) runRec {
+func record(r *verdict.Result) runRec {
 	s := r.Analysis.Summary
 	rec := runRec{done: true, verdict: r.Verdict, gap: s.MaxGap, overlap: s.MaxOverlap, stale: s.MaxStale,
 		runner: r.Scenario.Mode == model.ModeRunner, dupChores: s.DuplicateChores, staleChores: s.StaleChores, repTasks: s.TasksRepeated, lostTasks: s.TasksLost}

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"path/filepath"
@@ -48,7 +50,7 @@ func Seeds(ctx context.Context, sc model.Scenario, o SeedsOptions) (*reports.Dis
 	}
 	b := virtual.Backend{}
 	d := reports.NewDistribution(sc, b.Name(), o.Runs, o.Command)
-	runErr := sim.Seeds(ctx, sc, b, o.Runs, 0, func(res *model.Result) {
+	runErr := sim.Seeds(ctx, sc, b, o.Runs, 0, func(res *verdict.Result) {
 		d.Add(res)
 		if o.Done != nil {
 			o.Done()

@@ -1,6 +1,8 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -11,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
@@ -76,7 +77,7 @@ func (w Worst) BesideBound() string {
 	case w.Predicted > 0 && w.Predicted != NoLimit:
 		return fmt.Sprintf("%v of %v (ratio %.3f)", w.Measured.Round(time.Microsecond), w.Predicted, w.Ratio)
 	}
-	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), model.BoundText(w.Predicted))
+	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), bounds.BoundText(w.Predicted))
 }
 
 // WriteExploreRuns writes the search (WriteExplore) and, per metric it

@@ -316,7 +316,7 @@ var page = template.Must(template.New("sweep").Funcs(template.FuncMap{
 <td class="l">{{range .ExpectFailures}}{{.Metric}} {{.Runs}} {{end}}</td></tr>
 {{end}}</tbody>
 </table>
-<p>Durations in seconds. Predicted: the analytic worst case (model.PredictMode) over the failure modes of the cell's faults, an upper bound that assumes the worst phase of the fault against renewals and follower attempts.</p>
+<p>Durations in seconds. Predicted: the analytic worst case (bounds.PredictMode) over the failure modes of the cell's faults, an upper bound that assumes the worst phase of the fault against renewals and follower attempts.</p>
 </body>
 </html>
 `))

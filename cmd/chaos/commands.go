@@ -1,6 +1,9 @@
 package main
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"cmp"
 	"context"
 	"errors"
@@ -143,15 +146,15 @@ func cmdBounds(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	// them (a clock rate given wins).
 	eff := sc.WithDefaults()
 	eff.Params = p
-	size := model.ScheduledFaultSize(eff)
+	size := bounds.ScheduledFaultSize(eff)
 	size.Latency, size.Pause = max(size.Latency, latency), max(size.Pause, pause)
 	if rate > 0 {
 		size.ClockRate = rate
 	}
 	// A mode whose size nobody gave (no flag, no fault in the scenario) has
 	// no bound: the table says so, with the flag that gives it.
-	ex := model.ExampleFaultSize
-	out := reports.Bounds{Params: p, Predictions: model.PredictGiven(p, size), SizeHint: map[string]string{
+	ex := bounds.ExampleFaultSize
+	out := reports.Bounds{Params: p, Predictions: bounds.PredictGiven(p, size), SizeHint: map[string]string{
 		model.ModeLatency: fmt.Sprintf("--latency %v", ex.Latency), model.ModePause: fmt.Sprintf("--pause %v", ex.Pause),
 		model.ModeSuspend: fmt.Sprintf("--pause %v", ex.Pause), model.ModeClockDrift: fmt.Sprintf("--clock-rate %g", ex.ClockRate)}}
 	if err := out.WriteTable(stdout); err != nil {
@@ -324,16 +327,16 @@ func writeSearchFindings(res *sweep.ExploreResult, dir string, stdout, stderr io
 }
 
 // searchPredict is the predictions checkRunBounds's search judges by (nil:
-// model.Predict's); a test makes one too low to see a check distrusted.
-var searchPredict func(model.Params, model.FaultSize) []model.Prediction
+// bounds.Predict's); a test makes one too low to see a check distrusted.
+var searchPredict func(model.Params, model.FaultSize) []bounds.Prediction
 
 // checkRunBounds checks a run's predicted bounds with the tool's own
 // search (chaos run/suite --check-bounds): a short call-aligned explore of
 // its scenario on the virtual backend (BoundsSearchBudget runs). A check
 // of a predicted limit whose formula the search beat becomes unknown
-// (model.Result.Distrust), naming the explored worst and the schedule,
+// (verdict.Result.Distrust), naming the explored worst and the schedule,
 // written under the run's report directory (dir/search/).
-func checkRunBounds(ctx context.Context, sc model.Scenario, res *model.Result, dir string, stderr io.Writer) {
+func checkRunBounds(ctx context.Context, sc model.Scenario, res *verdict.Result, dir string, stderr io.Writer) {
 	predicted := slices.ContainsFunc(sc.Expect, func(e model.Expectation) bool {
 		return strings.TrimSpace(e.Max) == "predicted" && slices.Contains(sweep.ExploreMetrics, e.Metric)
 	})

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"io"
@@ -46,7 +48,7 @@ func TestMistakesAreOneLine(t *testing.T) {
 // the command (exit 1, as a lone refused one does), and a run of several
 // ends with a line counting them.
 func TestRunCountsRefusals(t *testing.T) {
-	passed := sim.SuiteRun{Scenario: model.Scenario{Name: "pause"}, Result: &model.Result{Evaluation: model.Evaluation{Verdict: model.Pass}}}
+	passed := sim.SuiteRun{Scenario: model.Scenario{Name: "pause"}, Result: &verdict.Result{Evaluation: verdict.Evaluation{Verdict: model.Pass}}}
 	refused := sim.SuiteRun{Scenario: model.Scenario{Name: "leader-crash"}, Refused: errors.New("process: the agent lacks runner")}
 	var out strings.Builder
 	err := runVerdict(context.Background(), []batch.Outcome{{SuiteRun: passed}, {SuiteRun: refused}}, &out)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"bytes"
 	"context"
 	"io"
@@ -241,8 +243,8 @@ func TestInitSelfCheck(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	low := func(p model.Params, s model.FaultSize) []model.Prediction {
-		preds := model.Predict(p, s)
+	low := func(p model.Params, s model.FaultSize) []bounds.Prediction {
+		preds := bounds.Predict(p, s)
 		for i := range preds {
 			if preds[i].Mode == model.ModePartitionBlackhole {
 				preds[i].MaxOverlap, preds[i].OverlapFormula = time.Second, "too low: 1s"

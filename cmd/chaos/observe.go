@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+
 	"context"
 	"errors"
 	"flag"
@@ -17,7 +19,6 @@ import (
 	"golang.org/x/term"
 
 	"github.com/leaselab/leaselab/internal/userfile"
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/observe"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/scenarios"
@@ -164,7 +165,7 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		if file, ok := stderr.(*os.File); ok {
 			show.Live = term.IsTerminal(int(file.Fd()))
 		}
-		if rec, err = observe.Record(ctx, o, filepath.Join(dir, model.ObservedRecording), *runFor, show); err != nil {
+		if rec, err = observe.Record(ctx, o, filepath.Join(dir, analysis.ObservedRecording), *runFor, show); err != nil {
 			return &exitError{exitEnv, err}
 		}
 	}
@@ -179,12 +180,12 @@ func cmdObserve(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res, err := observe.Build(bctx, rec, lim)
 	if err != nil && bctx.Err() != nil {
 		return &exitError{exitCanceled, fmt.Errorf("interrupted while building the report (chaos observe --from %s builds it)",
-			filepath.Join(dir, model.ObservedRecording))}
+			filepath.Join(dir, analysis.ObservedRecording))}
 	}
 	if err != nil {
 		return usageErr("observe: %v", err)
 	}
-	cmd := scenarios.Program() + " observe --from " + filepath.Join(dir, model.ObservedRecording)
+	cmd := scenarios.Program() + " observe --from " + filepath.Join(dir, analysis.ObservedRecording)
 	if *from != "" {
 		cmd = scenarios.Program() + " observe --from " + *from
 	}

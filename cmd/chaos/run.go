@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/reports"
 	"github.com/leaselab/leaselab/reports/live"
@@ -221,7 +223,7 @@ func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 // a whole suite on a backend) do not. With more than one scenario a last
 // line counts them.
 func runVerdict(ctx context.Context, runs []batch.Outcome, stdout io.Writer) error {
-	err := verdict(ctx, runs)
+	err := exitVerdict(ctx, runs)
 	var refused []string
 	for _, o := range runs {
 		if o.Refused != nil {
@@ -359,7 +361,7 @@ func runAll(ctx context.Context, scs []model.Scenario, f runFlags, stdout, stder
 	o := batch.Options{Out: f.out, MarkdownInline: f.mdInline, MarkdownImageBase: f.mdImageBase, Parallel: f.parallel,
 		View: live.Options{Out: stdout, Size: size, Verbose: f.verbose, Quiet: f.quiet, Unprinted: func(err error) bool { return errors.Is(err, env.ErrEnvironment) }}}
 	if f.checkBounds {
-		o.Amend = func(sc model.Scenario, res *model.Result, dir string) { checkRunBounds(ctx, sc, res, dir, stderr) }
+		o.Amend = func(sc model.Scenario, res *verdict.Result, dir string) { checkRunBounds(ctx, sc, res, dir, stderr) }
 	}
 	out := batch.Run(ctx, backend, scs, o)
 	// One precise message for a broken environment, however many runs
@@ -451,8 +453,8 @@ func (f *runFlags) agentCommand() ([]string, error) {
 	return []string{self, "agent"}, nil
 }
 
-// verdict turns the outcomes into the exit code.
-func verdict(ctx context.Context, runs []batch.Outcome) error {
+// exitVerdict turns the outcomes into the exit code.
+func exitVerdict(ctx context.Context, runs []batch.Outcome) error {
 	if ctx.Err() != nil {
 		return &exitError{exitCanceled, errors.New("interrupted: partial reports written, marked incomplete")}
 	}
@@ -515,5 +517,5 @@ func cmdSuite(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		}
 	}
 	batch.Summary(stdout, suite, backend, time.Since(start), filepath.Join(f.out, "index.html"))
-	return verdict(ctx, runs)
+	return exitVerdict(ctx, runs)
 }

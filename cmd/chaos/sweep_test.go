@@ -82,7 +82,7 @@ func TestAdviseCLI(t *testing.T) {
 
 // chaos bounds FILE and a sweep cell of the same file predict the same
 // bounds: both size the faults the file schedules one way
-// (model.ScheduledFaultSize). The file has what the two used to size apart:
+// (bounds.ScheduledFaultSize). The file has what the two used to size apart:
 // a second, slower clock rate, a pause that lasts to the end of the fault
 // phase (for: 0) and a replies-dropped partition.
 func TestBoundsFileAndSweepCellAgree(t *testing.T) {

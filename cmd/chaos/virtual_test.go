@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"bytes"
 	"context"
 	"encoding/json"
@@ -179,8 +181,8 @@ func BenchmarkRuns10k(b *testing.B) {
 // overlap at 1 s, which the run measures 5.5 s against the real 7.565 s):
 // the sound formulas have no schedule known to beat them.
 func TestCheckBoundsDistrustsABeatenBound(t *testing.T) {
-	searchPredict = func(p model.Params, s model.FaultSize) []model.Prediction {
-		preds := model.Predict(p, s)
+	searchPredict = func(p model.Params, s model.FaultSize) []bounds.Prediction {
+		preds := bounds.Predict(p, s)
 		for i := range preds {
 			if preds[i].Mode == model.ModePartitionBlackhole {
 				preds[i].MaxOverlap, preds[i].OverlapFormula = time.Second, "too low: 1s"

@@ -1,6 +1,8 @@
 package live
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"errors"
 	"regexp"
@@ -43,9 +45,9 @@ func TestViewPrintsNoRawControl(t *testing.T) {
 		v := NewView([]model.Scenario{sc, sc, sc, sc}, Options{Out: &buf, Size: size, Verbose: true})
 		tr := v.Start(sc)
 		tr.Observe(model.Event{At: time.Second, Kind: model.ElectorError, Instance: 1, Err: hostile})
-		tr.Done(&model.Result{Scenario: sc, Complete: true, Errors: []string{"agent: " + hostile}}, errors.New("run: "+hostile))
+		tr.Done(&verdict.Result{Scenario: sc, Complete: true, Errors: []string{"agent: " + hostile}}, errors.New("run: "+hostile))
 		v.Start(sc).Done(nil, errors.New("setup: "+hostile))
-		v.Start(sc).Done(&model.Result{Scenario: sc, Incomplete: "cut: " + hostile}, nil)
+		v.Start(sc).Done(&verdict.Result{Scenario: sc, Incomplete: "cut: " + hostile}, nil)
 		v.Start(sc).Refused(errors.New("refused: " + hostile))
 		v.Close()
 		noRawControl(t, "view", buf.String())

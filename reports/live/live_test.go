@@ -1,6 +1,9 @@
 package live
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"errors"
 	"strings"
@@ -56,12 +59,12 @@ func TestEventLine(t *testing.T) {
 	}
 }
 
-func withFinding(v model.Verdict) *model.Result {
-	res := &model.Result{Complete: true}
+func withFinding(v model.Verdict) *verdict.Result {
+	res := &verdict.Result{Complete: true}
 	res.Verdict = v
-	res.Analysis.Claims = []model.Claim{
-		{Name: model.ClaimGap, Verdict: model.Held},
-		{Name: model.ClaimSplitBrain, Verdict: model.NotHeld, Bound: 2 * time.Second, Measured: 3 * time.Second},
+	res.Analysis.Claims = []analysis.Claim{
+		{Name: analysis.ClaimGap, Verdict: analysis.Held},
+		{Name: analysis.ClaimSplitBrain, Verdict: analysis.NotHeld, Bound: 2 * time.Second, Measured: 3 * time.Second},
 	}
 	return res
 }
@@ -93,7 +96,7 @@ func TestVerdictLines(t *testing.T) {
 // (redsync's partition-blackhole with the library's own lease values, whose
 // fail was max_gap).
 func TestVerdictLinesLabelEachCheck(t *testing.T) {
-	res := &model.Result{Complete: true, VirtualTime: true}
+	res := &verdict.Result{Complete: true, VirtualTime: true}
 	res.Checks = []model.Check{
 		{Metric: "stale_leadership", Limit: "predicted", HasMin: true, Min: time.Second, Verdict: model.Unknown, Detail: "who held the key is unknown"},
 		{Metric: "max_gap", Limit: "predicted", HasMax: true, Max: time.Second, Measured: 2 * time.Second, Verdict: model.Fail},
@@ -116,7 +119,7 @@ func TestVerdictLinesLabelEachCheck(t *testing.T) {
 func TestVerdictLinesNameIdentity(t *testing.T) {
 	res := withFinding(model.Unknown)
 	res.VirtualTime = true
-	res.Analysis.Identity.Unannounced = []model.UnannouncedValue{{Value: "9Kwn6V", Held: time.Second}}
+	res.Analysis.Identity.Unannounced = []analysis.UnannouncedValue{{Value: "9Kwn6V", Held: time.Second}}
 	lines := VerdictLines("redislock", res, nil)
 	if len(lines) != 2 || !strings.HasPrefix(lines[1], `  identity: the key held values no agent announced ("9Kwn6V")`) {
 		t.Errorf("VerdictLines:\n%s", strings.Join(lines, "\n"))
@@ -125,9 +128,9 @@ func TestVerdictLinesNameIdentity(t *testing.T) {
 
 // The measurement note is for a run in wall-clock time: a run in virtual
 // time measures exactly and shows none, whatever its backend's name. The
-// fault lateness is the Result's (model.Result.FaultLateness).
+// fault lateness is the Result's (verdict.Result.FaultLateness).
 func TestMeasurementNote(t *testing.T) {
-	res := &model.Result{Backend: "any", Scenario: model.Scenario{Faults: []model.Fault{{At: time.Second}}},
+	res := &verdict.Result{Backend: "any", Scenario: model.Scenario{Faults: []model.Fault{{At: time.Second}}},
 		Timeline: model.Timeline{{At: 1012 * time.Millisecond, Kind: model.FaultApplied, FaultID: 0}}}
 	if got, want := MeasurementNote(res), "; measurement error: notifications none timed, faults ≤ 12ms late"; got != want {
 		t.Errorf("MeasurementNote = %q, want %q", got, want)
@@ -147,7 +150,7 @@ func TestTotals(t *testing.T) {
 		{Name: "steady-state", Refused: "runner mode is not modelled"},
 		{Name: "late", NotStarted: true},
 		{Name: "broken", Err: errors.New("no redis")},
-		{Name: "cut", Result: &model.Result{}},
+		{Name: "cut", Result: &verdict.Result{}},
 	})
 	want := "5 scenarios: 1 passed, 1 failed, 0 unknown, 1 incomplete, 1 not started, 1 refused; 1 with findings\n" +
 		"findings (1 spec claims not held):\n" +

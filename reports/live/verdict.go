@@ -1,6 +1,8 @@
 package live
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"strings"
 	"time"
@@ -11,7 +13,7 @@ import (
 // Verdict is the verdict as the terminal shows it: "PASS", or
 // "PASS · 1 finding" when a spec claim did not hold in a run that met its
 // expectations, so that neither hides the other.
-func Verdict(res *model.Result) string {
+func Verdict(res *verdict.Result) string {
 	v := strings.ToUpper(string(res.Verdict))
 	switch n := len(res.Findings()); n {
 	case 0:
@@ -26,9 +28,9 @@ func Verdict(res *model.Result) string {
 // VerdictLines are a complete run's lines as it ends: the verdict, the
 // findings' count, the key figures and the measurement error, then the
 // verdict's reasons (each check's under its own verdict), the lease values that leave the key's holder unknown
-// (model.Identity), the harness errors and err (what went wrong around
+// (analysis.Identity), the harness errors and err (what went wrong around
 // the run, a report not written).
-func VerdictLines(name string, res *model.Result, err error) []string {
+func VerdictLines(name string, res *verdict.Result, err error) []string {
 	s := res.Analysis.Summary
 	lines := []string{fmt.Sprintf("%s: %s  max gap %v, max overlap %v, failover max %v, stale max %v%s", name, Verdict(res),
 		ms(s.MaxGap), ms(s.MaxOverlap), ms(s.Failover.Max), ms(s.MaxStale), MeasurementNote(res))}
@@ -60,12 +62,12 @@ func VerdictLines(name string, res *model.Result, err error) []string {
 // MeasurementNote is the run's measurement error, as the verdict line
 // shows it: the keyspace-notification lateness (how late the Redis lane
 // saw the key change) and how late faults were injected against their
-// schedule, and, when the machine ran them late by model.MinStall or more,
+// schedule, and, when the machine ran them late by analysis.MinStall or more,
 // how late the instances' timers fired and the harness's goroutines woke
-// (model.Stall, which the verdicts count). Parallel runs that starve the
+// (analysis.Stall, which the verdicts count). Parallel runs that starve the
 // machine show here first. A run
 // in virtual time measures exactly: nothing is shown.
-func MeasurementNote(res *model.Result) string {
+func MeasurementNote(res *verdict.Result) string {
 	if res.VirtualTime {
 		return ""
 	}

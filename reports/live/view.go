@@ -1,6 +1,8 @@
 package live
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"fmt"
 	"io"
 	"sync"
@@ -310,7 +312,7 @@ func (t *Track) Refused(err error) {
 // Done prints the scenario's verdict line: the verdict, the findings (spec
 // claims not held), the key figures and the run's measurement error; with
 // res nil, the error the run ended with.
-func (t *Track) Done(res *model.Result, err error) {
+func (t *Track) Done(res *verdict.Result, err error) {
 	switch {
 	case res == nil:
 		t.finish(&t.v.failed, false)

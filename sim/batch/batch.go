@@ -7,6 +7,8 @@
 package batch
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -48,7 +50,7 @@ type Options struct {
 	// directory its reports go to, before they are written (chaos run
 	// --check-bounds: a search of the scenario that can make a check
 	// unknown).
-	Amend func(sc model.Scenario, res *model.Result, dir string)
+	Amend func(sc model.Scenario, res *verdict.Result, dir string)
 }
 
 // Outcome is one scenario's run, and where its reports are.

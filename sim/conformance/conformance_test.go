@@ -1,6 +1,8 @@
 package conformance_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"os/exec"
@@ -311,7 +313,7 @@ func TestConformance(t *testing.T) {
 					Duration: dur, Recovery: ms(1000), Faults: tc.faults, Starts: tc.starts}
 				// Validate refuses the faults on a down or restarting
 				// instance on fixed indexes; roles can make them at run time.
-				var res *model.Result
+				var res *verdict.Result
 				for attempt := 1; ; attempt++ {
 					var err error
 					res, err = sim.RunUnvalidated(context.Background(), sc, b, sim.Options{})

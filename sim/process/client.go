@@ -1,6 +1,8 @@
 package process
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -61,7 +63,7 @@ func clientText(c *agent.Client) string {
 
 // declared returns the run's declared client as the model takes it (nil:
 // none declared), and the errors of agents that declared another.
-func (b *clientBook) declared() (*model.DeclaredClient, []string) {
+func (b *clientBook) declared() (*bounds.DeclaredClient, []string) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.first == nil {
@@ -73,7 +75,7 @@ func (b *clientBook) declared() (*model.DeclaredClient, []string) {
 // declaredClient is a declaration as the model's client options: a read
 // timeout of 0 (none) is -1, as are 0 retries; another library's per-call
 // deadline is honoured (ContextTimeoutEnabled).
-func declaredClient(c agent.Client) *model.DeclaredClient {
+func declaredClient(c agent.Client) *bounds.DeclaredClient {
 	p := model.ClientParams{
 		Library:               c.Library,
 		ReadTimeout:           c.ReadTimeout(),
@@ -97,7 +99,7 @@ func declaredClient(c agent.Client) *model.DeclaredClient {
 		p.Queues = c.QueuesWhileDisconnected
 		p.ContextTimeoutEnabled = op > 0
 	}
-	return &model.DeclaredClient{Client: p, OpTimeout: op}
+	return &bounds.DeclaredClient{Client: p, OpTimeout: op}
 }
 
 // logBook keeps the paths of the run's agent logs (Backend.LogDir), for

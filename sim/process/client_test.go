@@ -1,6 +1,9 @@
 package process_test
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"slices"
 	"strings"
@@ -14,7 +17,7 @@ import (
 )
 
 // check returns the run's check of metric.
-func check(t *testing.T, res *model.Result, metric string) model.Check {
+func check(t *testing.T, res *verdict.Result, metric string) model.Check {
 	t.Helper()
 	c, ok := res.Evaluation.CheckOf(metric)
 	if !ok {
@@ -24,7 +27,7 @@ func check(t *testing.T, res *model.Result, metric string) model.Check {
 }
 
 // prediction returns the run's prediction of mode.
-func prediction(t *testing.T, res *model.Result, mode string) model.Prediction {
+func prediction(t *testing.T, res *verdict.Result, mode string) bounds.Prediction {
 	t.Helper()
 	p, ok := res.PredictionOf(mode)
 	if !ok {
@@ -50,9 +53,9 @@ func TestDeclaredClientPredicts(t *testing.T) {
 	for _, c := range []struct {
 		name, scenario string
 		env            map[string]string
-		run            func(t *testing.T, res *model.Result)
+		run            func(t *testing.T, res *verdict.Result)
 	}{
-		{"one attempt", "partition-one-way", map[string]string{"AGENT_PYTHON_RETRIES": "0"}, func(t *testing.T, res *model.Result) {
+		{"one attempt", "partition-one-way", map[string]string{"AGENT_PYTHON_RETRIES": "0"}, func(t *testing.T, res *verdict.Result) {
 			pr := prediction(t, res, model.ModePartitionReplies)
 			want := time.Duration(0.5 * float64(6*time.Second)) // TTL + Wait − read timeout, scaled
 			if pr.MaxGap != want || !strings.Contains(pr.CallFormula, "redis-py") {
@@ -67,7 +70,7 @@ func TestDeclaredClientPredicts(t *testing.T) {
 			// phase (their start-up under load) can make it shorter.
 			t.Logf("gap %v against redis-py's bound %v (go-redis's: 750ms)", gap.Measured, gap.Max)
 		}},
-		{"no read timeout", "partition-blackhole", map[string]string{"AGENT_PYTHON_READ_TIMEOUT_MS": "0"}, func(t *testing.T, res *model.Result) {
+		{"no read timeout", "partition-blackhole", map[string]string{"AGENT_PYTHON_READ_TIMEOUT_MS": "0"}, func(t *testing.T, res *verdict.Result) {
 			pr := prediction(t, res, model.ModePartitionBlackhole)
 			if pr.MaxOverlap != model.Unbounded || !strings.Contains(pr.CallFormula, "no read timeout") {
 				t.Errorf("overlap bound %v, call %q: want unbounded, said in redis-py's terms", pr.MaxOverlap, pr.CallFormula)
@@ -116,7 +119,7 @@ func TestOwnAgentDeclaresTheScenarioClient(t *testing.T) {
 		t.Fatalf("declared client %+v, want chaos agent's go-redis", res.Agent.Client)
 	}
 	eff := sc.WithDefaults().Scaled()
-	want := model.Predict(eff.Params, model.AppliedFaultSize(eff, res.Analysis))
+	want := bounds.Predict(eff.Params, bounds.AppliedFaultSize(eff, res.Analysis))
 	for i, got := range res.Predictions {
 		w := want[i]
 		if got.Call != w.Call || got.MaxGap != w.MaxGap || got.MaxOverlap != w.MaxOverlap || got.MaxStale != w.MaxStale {

@@ -1,6 +1,9 @@
 package process_test
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"encoding/json"
 	"fmt"
@@ -122,7 +125,7 @@ func idBackend(t *testing.T, style string) process.Backend {
 
 // runIDs runs sc with agents whose ids are of the given style; a harness
 // error fails the test.
-func runIDs(t *testing.T, sc model.Scenario, style string) *model.Result {
+func runIDs(t *testing.T, sc model.Scenario, style string) *verdict.Result {
 	t.Helper()
 	res, err := runWithin(t, 30*time.Second, sc, idBackend(t, style))
 	if err != nil {
@@ -173,7 +176,7 @@ func TestStableIDsAcrossRestarts(t *testing.T) {
 				}
 			}
 			for _, c := range res.Analysis.Claims {
-				if c.Name == model.ClaimGap && c.Verdict == model.NotHeld {
+				if c.Name == analysis.ClaimGap && c.Verdict == analysis.NotHeld {
 					t.Errorf("gap claim not held: %s", c.Detail)
 				}
 			}

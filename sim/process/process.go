@@ -25,6 +25,8 @@
 package process
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -168,7 +170,7 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 		}
 		client, errs := run.clients.declared()
 		rec.Errors = append(rec.Errors, errs...)
-		rec.Agent = &model.RunAgent{Command: slices.Clone(b.Agent), Override: b.AgentWins, Hello: helloName(rec.Timeline),
+		rec.Agent = &verdict.RunAgent{Command: slices.Clone(b.Agent), Override: b.AgentWins, Hello: helloName(rec.Timeline),
 			Client: client, Logs: run.logs.sorted()}
 	}
 	return rec, err

@@ -1,6 +1,8 @@
 package process_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"fmt"
@@ -482,16 +484,16 @@ func shAgent(script string) []string {
 
 // runWithin runs sc and fails the test if the run has not returned within
 // limit: a hang shows as that failure, not as the test binary's timeout.
-func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.Backend) (*model.Result, error) {
+func runWithin(t *testing.T, limit time.Duration, sc model.Scenario, b process.Backend) (*verdict.Result, error) {
 	t.Helper()
 	return runWithinCtx(context.Background(), t, limit, sc, b, sim.Options{})
 }
 
 // runWithinCtx is runWithin with a ctx and options.
-func runWithinCtx(ctx context.Context, t *testing.T, limit time.Duration, sc model.Scenario, b sim.Backend, o sim.Options) (*model.Result, error) {
+func runWithinCtx(ctx context.Context, t *testing.T, limit time.Duration, sc model.Scenario, b sim.Backend, o sim.Options) (*verdict.Result, error) {
 	t.Helper()
 	type ran struct {
-		res *model.Result
+		res *verdict.Result
 		err error
 	}
 	done := make(chan ran, 1)
@@ -597,7 +599,7 @@ func TestScheduleCountsFromTheFirstHello(t *testing.T) {
 // agent's t says when it was written) puts its event at most L after the
 // fact, never before: the event carries L as its Late, and the window it
 // opens may be that much longer, so a limit within it is neither held nor
-// broken (model.Evaluate).
+// broken (verdict.Evaluate).
 func TestStampLatenessIsUncertainty(t *testing.T) {
 	// Instance 0 stamps its promotion, then writes the line 300 ms later.
 	b := process.Backend{Agent: shAgent(`if [ "$LEASELAB_INSTANCE" = 0 ]; then t=$(date +%s%N); sleep 0.3; echo "{\"type\":\"promoted\",\"term\":1,\"t\":$t}"; fi; exec sleep 30`)}

@@ -64,7 +64,7 @@ func BenchmarkHundredAgents(b *testing.B) {
 // demotion from the crash on (the gap's end is the next leader's
 // promotion line; the crash is the harness's own, exact). Beside it, how
 // late the harness's own goroutines woke meanwhile (its wake-up probe,
-// model.Stall): a line read late while the harness itself stood still
+// analysis.Stall): a line read late while the harness itself stood still
 // was late in the harness, not in the pipe or the agent.
 //
 //	go test -run '^$' -bench HundredAgentsLeaderCrash -benchtime 1x ./sim/process/

@@ -627,7 +627,7 @@ func (s *shell) event(inc *incarnation, e agent.Event) {
 		// The agent acted by T, so the event came up to that much before
 		// At, never after: a window it opens may be longer, one it ends
 		// shorter, and a limit inside that is neither held nor broken
-		// (model.Evaluate; past model.MaxStampUncertainty a check that
+		// (verdict.Evaluate; past analysis.MaxStampUncertainty a check that
 		// does not fail for certain is unknown).
 		ev.Late = ev.Lateness
 	}

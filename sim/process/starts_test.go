@@ -1,6 +1,8 @@
 package process_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"os"
@@ -17,7 +19,7 @@ import (
 )
 
 // errorsNaming returns the run's errors that contain every one of subs.
-func errorsNaming(res *model.Result, subs ...string) []string {
+func errorsNaming(res *verdict.Result, subs ...string) []string {
 	var out []string
 next:
 	for _, e := range res.Errors {

@@ -1,6 +1,8 @@
 package real
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"time"
 
@@ -49,7 +51,7 @@ func (Backend) About() string { return "redis-server through Toxiproxy, wall-clo
 
 // Run runs the scenario on the real backend with o's provider: sim.Run with
 // a Backend. See Backend.Run for what it changes in the process.
-func Run(ctx context.Context, sc model.Scenario, o Options) (*model.Result, error) {
+func Run(ctx context.Context, sc model.Scenario, o Options) (*verdict.Result, error) {
 	return sim.Run(ctx, sc, Backend{Provider: o.Provider}, sim.Options{Observe: o.Observe})
 }
 

@@ -1,6 +1,9 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"path/filepath"
 	"strings"
@@ -87,10 +90,10 @@ func TestBoundReprosReal(t *testing.T) {
 	type repro struct {
 		name string
 		sc   model.Scenario
-		res  *model.Result
+		res  *verdict.Result
 		err  error
 		// missed are the earlier tries' summaries, which missed the case.
-		missed []model.Summary
+		missed []analysis.Summary
 	}
 	var repros []*repro
 	for _, f := range files {
@@ -162,7 +165,7 @@ const reproTries = 3
 // one only by what the machine's load explains (model.Check.Stalled: the
 // harness measured itself that late inside the window), which is no more
 // a break than a pass.
-func missedCase(res *model.Result) bool {
+func missedCase(res *verdict.Result) bool {
 	missed := false
 	for _, c := range res.Evaluation.Checks {
 		switch {

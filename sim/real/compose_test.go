@@ -1,6 +1,8 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"net"
@@ -34,7 +36,7 @@ func TestComposeSmoke(t *testing.T) {
 		ProxyUpstream: "redis:6379",
 		ProxyPorts:    st.proxyPorts,
 	}
-	results := map[string]*model.Result{}
+	results := map[string]*verdict.Result{}
 	var mu sync.Mutex
 	t.Run("runs", func(t *testing.T) {
 		for name, p := range map[string]env.Provider{"compose": ext, "embedded": env.Embedded{}} {
@@ -76,7 +78,7 @@ func TestComposeSmoke(t *testing.T) {
 	}
 }
 
-func failover(res *model.Result) string {
+func failover(res *verdict.Result) string {
 	for _, f := range res.Analysis.Faults {
 		if f.Failover != nil {
 			return f.Failover.String()

@@ -1,6 +1,8 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"errors"
 	"os/exec"
@@ -100,7 +102,7 @@ func TestContainersInterrupted(t *testing.T) {
 
 // requireTruth checks the ground-truth lane (keyspace notifications)
 // worked: Redis's holder was recorded.
-func requireTruth(t *testing.T, res *model.Result) {
+func requireTruth(t *testing.T, res *verdict.Result) {
 	t.Helper()
 	for _, e := range res.Timeline {
 		if e.Kind == model.RedisHolder && e.Holder != "" {

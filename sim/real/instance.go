@@ -1,6 +1,8 @@
 package real
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+
 	"context"
 	"crypto/tls"
 	"errors"
@@ -133,11 +135,11 @@ func (in *instance) Start() error {
 	p := in.slot.Scenario.Params
 	inc := &incarnation{gate: faulty.NewGate(), clock: faulty.NewClock(), done: make(chan struct{})}
 	// A timer of the instance's that fires late is the machine's load,
-	// which the verdicts count (model.Stall): the elector's renewal or
+	// which the verdicts count (analysis.Stall): the elector's renewal or
 	// next attempt then comes that much late, whatever the election does.
 	rec, index := in.slot.Recorder, in.slot.Index
 	inc.clock.Watch(func(late time.Duration) {
-		if late >= model.MinStall {
+		if late >= analysis.MinStall {
 			rec.Record(model.Event{Kind: model.StallKind, Instance: index, Lateness: late})
 		}
 	})

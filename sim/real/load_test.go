@@ -1,6 +1,10 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"slices"
 	"strings"
@@ -42,8 +46,8 @@ func TestLateTimerIsUnknownNotFail(t *testing.T) {
 	judge := func(tl model.Timeline, expect []model.Expectation) model.Check {
 		sc := eff
 		sc.Expect = expect
-		a := model.Analyze(tl, eff.Params)
-		ev := model.Evaluate(sc, a, model.Predict(eff.Params, model.AppliedFaultSize(sc, a)))
+		a := analysis.Analyze(tl, eff.Params)
+		ev := verdict.Evaluate(sc, a, bounds.Predict(eff.Params, bounds.AppliedFaultSize(sc, a)))
 		for _, c := range ev.Checks {
 			if c.Metric == "max_gap" {
 				return c

@@ -1,6 +1,10 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/bounds"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"os"
@@ -28,13 +32,13 @@ var fast = model.Params{TTL: 500 * time.Millisecond, Wait: 600 * time.Millisecon
 // notification lateness, scheduling on a loaded 2-core machine.
 const slack = 300 * time.Millisecond
 
-func runScenario(t *testing.T, sc model.Scenario) *model.Result {
+func runScenario(t *testing.T, sc model.Scenario) *verdict.Result {
 	t.Helper()
 	return runScenarioWith(t, sc, real.Options{})
 }
 
 // runScenarioWith is runScenario with o's options (an Observe callback).
-func runScenarioWith(t *testing.T, sc model.Scenario, o real.Options) *model.Result {
+func runScenarioWith(t *testing.T, sc model.Scenario, o real.Options) *verdict.Result {
 	t.Helper()
 	if sc.Name == "" {
 		sc.Name = strings.ReplaceAll(t.Name(), "/", "-")
@@ -62,7 +66,7 @@ func ptr(d *time.Duration) string {
 	return d.String()
 }
 
-func prediction(t *testing.T, res *model.Result, mode string) model.Prediction {
+func prediction(t *testing.T, res *verdict.Result, mode string) bounds.Prediction {
 	t.Helper()
 	for _, p := range res.Predictions {
 		if p.Mode == mode {
@@ -70,7 +74,7 @@ func prediction(t *testing.T, res *model.Result, mode string) model.Prediction {
 		}
 	}
 	t.Fatalf("no prediction for %s", mode)
-	return model.Prediction{}
+	return bounds.Prediction{}
 }
 
 func TestSteadyState(t *testing.T) {
@@ -115,7 +119,7 @@ func TestLeaderCrash(t *testing.T) {
 // whose renew fails within the dial retries.
 func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
 	t.Parallel()
-	results := map[string]*model.Result{}
+	results := map[string]*verdict.Result{}
 	var mu sync.Mutex
 	t.Run("modes", func(t *testing.T) {
 		for _, mode := range []string{model.PartitionBlackhole, model.PartitionRefuse} {
@@ -146,11 +150,11 @@ func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
 	if s.MaxOverlap > p.MaxOverlap+slack {
 		t.Errorf("overlap %v beyond the prediction %v + slack", s.MaxOverlap, p.MaxOverlap)
 	}
-	if claimHeld(bh, model.ClaimSplitBrain) {
+	if claimHeld(bh, analysis.ClaimSplitBrain) {
 		t.Errorf("the spec's split-brain claim is reported held although the overlap exceeded the TTL")
 	}
 
-	demotion := func(res *model.Result) time.Duration {
+	demotion := func(res *verdict.Result) time.Duration {
 		f := res.Analysis.Faults[0]
 		if f.Demotion == nil {
 			t.Fatalf("no demotion measured: %s", f.Note)
@@ -164,10 +168,10 @@ func TestPartitionWithDefaultClientTimeouts(t *testing.T) {
 	}
 }
 
-func claimHeld(res *model.Result, name string) bool {
+func claimHeld(res *verdict.Result, name string) bool {
 	for _, c := range res.Analysis.Claims {
 		if c.Name == name {
-			return c.Verdict == model.Held
+			return c.Verdict == analysis.Held
 		}
 	}
 	return false

@@ -1,6 +1,8 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"fmt"
 	"testing"
@@ -26,7 +28,7 @@ func BenchmarkScale(b *testing.B) {
 					b.Fatal(err)
 				}
 				s := res.Analysis.Summary
-				var crash model.Prediction
+				var crash bounds.Prediction
 				for _, p := range res.Predictions {
 					if p.Mode == model.ModeLeaderCrash {
 						crash = p

@@ -1,6 +1,8 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"testing"
 	"time"
 
@@ -42,7 +44,7 @@ func TestStartsDelayInstances(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := func(r *model.Result, kind model.Kind, instance int) time.Duration {
+	at := func(r *verdict.Result, kind model.Kind, instance int) time.Duration {
 		for _, e := range r.Timeline {
 			if e.Kind == kind && e.Instance == instance {
 				return e.At
@@ -53,7 +55,7 @@ func TestStartsDelayInstances(t *testing.T) {
 	}
 	// A start is never early; late by at most 150 ms (100 ms for the
 	// first) plus, on the real run, what the process had stalled by then.
-	for _, r := range []*model.Result{res, vres} {
+	for _, r := range []*verdict.Result{res, vres} {
 		late := func(i int) time.Duration {
 			if r == res {
 				return startStall[i]

@@ -1,6 +1,8 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"os"
 	"os/exec"
@@ -31,7 +33,7 @@ func needTopology(t *testing.T) {
 }
 
 // holderEvents are the truth lane's records after at.
-func holderEvents(res *model.Result, after time.Duration) []model.Event {
+func holderEvents(res *verdict.Result, after time.Duration) []model.Event {
 	var out []model.Event
 	for _, e := range res.Timeline {
 		if e.Kind == model.RedisHolder && e.At > after {
@@ -41,7 +43,7 @@ func holderEvents(res *model.Result, after time.Duration) []model.Event {
 	return out
 }
 
-func faultHeal(t *testing.T, res *model.Result, kind model.FaultKind) model.Event {
+func faultHeal(t *testing.T, res *verdict.Result, kind model.FaultKind) model.Event {
 	t.Helper()
 	for _, e := range res.Timeline {
 		if e.Kind == model.FaultHealed && e.Fault == string(kind) {

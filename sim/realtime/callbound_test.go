@@ -1,6 +1,8 @@
 package realtime
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"context"
 	"fmt"
 	"slices"
@@ -81,7 +83,7 @@ func TestCallBoundMeasured(t *testing.T) {
 					t.Parallel()
 					p := s.p.WithDefaults()
 					mode := model.ModeOf(model.FaultPartition, partition)
-					lo, hi, loF, hiF := model.CallRange(p, mode)
+					lo, hi, loF, hiF := bounds.CallRange(p, mode)
 					var got []time.Duration
 					var stalled time.Duration
 					for i := range callRuns {
@@ -92,7 +94,7 @@ func TestCallBoundMeasured(t *testing.T) {
 						if want := partition == model.PartitionBlackholeReplies; applied != want {
 							t.Errorf("run %d: renewal applied in Redis = %v, want %v", i, applied, want)
 						}
-						if d < lo || !model.Within(d, hi, callSlack+stall) {
+						if d < lo || !bounds.Within(d, hi, callSlack+stall) {
 							t.Errorf("run %d: %v outside [%v, %v + %v + stalled %v]\n  min: %s\n  max: %s",
 								i, d, lo, hi, callSlack, stall, loF, hiF)
 						}
@@ -237,14 +239,14 @@ func TestLeaseLossRenewMeasured(t *testing.T) {
 		retries := max(p.Client.MaxRetries, 0)
 		var lo, hi time.Duration // the slower case's backoff(1), or nothing
 		if retries > 0 {
-			lo, hi = model.RetryBackoff(1)
+			lo, hi = bounds.RetryBackoff(1)
 		}
 		t.Logf("MaxRetries %d: restart took %v; renewal after it: %v %v in %v, the bound's slower case [%v, %v] (stall %v)",
 			c.MaxRetries, downtime.Round(ms), ok, err, d.Round(100*time.Microsecond), lo, hi, stall.Round(ms))
 		if ok || err != nil {
 			t.Errorf("renewal after the restart: %v %v, want 0 and no error (the health check dialled anew)", ok, err)
 		}
-		if !model.Within(d, hi, callSlack+stall) {
+		if !bounds.Within(d, hi, callSlack+stall) {
 			t.Errorf("renewal after the restart took %v, over the bound's %v + %v + stalled %v", d, hi, callSlack, stall)
 		}
 		_ = rdb.Close()

@@ -1,6 +1,9 @@
 package realtime
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -188,7 +191,7 @@ func (b Engine) Run(ctx context.Context, eff model.Scenario, observe func(model.
 		provider = env.Embedded{}
 	}
 	res = &sim.Recording{RunID: newRunID(), Started: time.Now()}
-	res.Versions = model.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: version.Leaselab()}
+	res.Versions = verdict.Versions{Go: runtime.Version(), Toxiproxy: env.ToxiproxyVersion, Leaselab: version.Leaselab()}
 
 	setupStart := time.Now()
 	environ, err := env.For(ctx, provider, eff.Instances)
@@ -310,9 +313,9 @@ func (b Engine) Run(ctx context.Context, eff model.Scenario, observe func(model.
 	cpuStart = cpuTime()
 
 	// The harness's own goroutines woken late are the machine's load,
-	// which the verdicts count (model.Stall): the instances' goroutines
+	// which the verdicts count (analysis.Stall): the instances' goroutines
 	// (their calls' replies, their timeouts) were held up as much.
-	unprobe := stallmeter.Subscribe(model.MinStall, func(late time.Duration) {
+	unprobe := stallmeter.Subscribe(analysis.MinStall, func(late time.Duration) {
 		r.rec.Record(model.Event{Kind: model.StallKind, Instance: -1, Lateness: late})
 	})
 	runErr := r.execute(ctx)
@@ -326,7 +329,7 @@ func (b Engine) Run(ctx context.Context, eff model.Scenario, observe func(model.
 	r.rec.Record(model.Event{Kind: model.RunEnded, Instance: -1, Detail: ended})
 	res.Elapsed = end
 	cpu := cpuTime() - cpuStart
-	res.Cost = model.Cost{CPU: cpu, CPUPerInstancePercent: 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances)}
+	res.Cost = verdict.Cost{CPU: cpu, CPUPerInstancePercent: 100 * cpu.Seconds() / end.Seconds() / float64(eff.Instances)}
 	r.stopAll()
 	res.Timeline = r.rec.Timeline()
 	return res, runErr

@@ -1,6 +1,8 @@
 package virtual_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +17,7 @@ import (
 // exercised (a min on the metric it is about) and every predicted limit to
 // hold. sim/real's TestBoundReprosReal runs the ones that can be timed.
 func TestBoundReprosHold(t *testing.T) {
-	eachScenario(t, "../testdata/bound-repros/*.yaml", func(t *testing.T, res *model.Result) {
+	eachScenario(t, "../testdata/bound-repros/*.yaml", func(t *testing.T, res *verdict.Result) {
 		for _, c := range res.Evaluation.Checks {
 			t.Logf("%s", c)
 			if c.Verdict != model.Pass {
@@ -28,7 +30,7 @@ func TestBoundReprosHold(t *testing.T) {
 // eachScenario runs every scenario file matching pattern on the virtual
 // backend, each in its own subtest, and hands check its result; it fails t
 // when nothing matches.
-func eachScenario(t *testing.T, pattern string, check func(*testing.T, *model.Result)) {
+func eachScenario(t *testing.T, pattern string, check func(*testing.T, *verdict.Result)) {
 	t.Helper()
 	files, err := filepath.Glob(pattern)
 	if err != nil || len(files) == 0 {
@@ -50,7 +52,7 @@ func eachScenario(t *testing.T, pattern string, check func(*testing.T, *model.Re
 // judged unknown on every metric that depends on it, never failed: each has
 // a check made unknown, and none fails.
 func TestBrokenPreconditionsAreUnknown(t *testing.T) {
-	eachScenario(t, "../testdata/bound-unknown/*.yaml", func(t *testing.T, res *model.Result) {
+	eachScenario(t, "../testdata/bound-unknown/*.yaml", func(t *testing.T, res *verdict.Result) {
 		broken := false
 		for _, c := range res.Evaluation.Checks {
 			t.Logf("%s", c)

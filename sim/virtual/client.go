@@ -235,7 +235,7 @@ func (w *world) callStep(c *call, e event) {
 		if c.initing {
 			// HELLO timed out on the new connection: its own retry sleeps
 			// backoff(1) and gets the timeout back, and the command does
-			// not retry it (sim/bounds.go's callBound).
+			// not retry it (model/bounds/bounds.go's callBound).
 			c.initing = false
 			if w.retries > 0 {
 				c.failErr, c.failOK = errTimeout, false

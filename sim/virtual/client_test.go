@@ -1,6 +1,8 @@
 package virtual_test
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"testing"
 	"time"
 
@@ -11,7 +13,7 @@ import (
 // renewCall runs one leader whose second renewal (due at gain + 5 s, no
 // jitter) meets the fault at 3 s, and returns how long that renewal took:
 // from its send to the elector's error.
-func renewCall(t *testing.T, seed int64, c model.ClientParams, op time.Duration, f model.Fault) (time.Duration, *model.Result) {
+func renewCall(t *testing.T, seed int64, c model.ClientParams, op time.Duration, f model.Fault) (time.Duration, *verdict.Result) {
 	t.Helper()
 	f.At, f.Kind, f.Target = 3*time.Second, model.FaultPartition, model.Target{Role: model.RoleLeader}
 	if f.For == 0 {
@@ -38,7 +40,7 @@ func renewCall(t *testing.T, seed int64, c model.ClientParams, op time.Duration,
 	return lost - (gained + 5*time.Second + 100*time.Microsecond), res
 }
 
-// The measured figures are those of model/bounds.go, checked by
+// The measured figures are those of model/bounds/bounds.go, checked by
 // TestCallBoundMeasured in sim (go-redis v9.23.0 through Toxiproxy 2.12.0).
 func TestCallDurations(t *testing.T) {
 	rt300 := model.ClientParams{ReadTimeout: 300 * time.Millisecond}

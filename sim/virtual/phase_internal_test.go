@@ -1,6 +1,8 @@
 package virtual
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"flag"
 	"fmt"
 	"slices"
@@ -79,7 +81,7 @@ func phaseSearch(t *testing.T, sc model.Scenario, step, fine, near, tol time.Dur
 			if !strings.HasSuffix(ch.Limit, "predicted") || ch.Verdict == model.Unknown || ch.Max == model.Unbounded {
 				continue
 			}
-			bound := ch.Max - model.DefaultSlack
+			bound := ch.Max - bounds.DefaultSlack
 			w := out[ch.Metric]
 			if w == nil {
 				w = &phaseWorst{}

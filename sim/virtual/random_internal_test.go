@@ -1,6 +1,8 @@
 package virtual
 
 import (
+	"github.com/leaselab/leaselab/model/bounds"
+
 	"encoding/json"
 	"flag"
 	"math/rand/v2"
@@ -87,7 +89,7 @@ func TestRandomSchedulesKeepBounds(t *testing.T) {
 			if !strings.HasSuffix(ch.Limit, "predicted") || ch.Verdict == model.Unknown || ch.Max == model.Unbounded {
 				continue
 			}
-			if bound := ch.Max - model.DefaultSlack; ch.Measured > bound+2*time.Millisecond {
+			if bound := ch.Max - bounds.DefaultSlack; ch.Measured > bound+2*time.Millisecond {
 				violations++
 				if violations <= 12 {
 					b, _ := json.Marshal(sc)

@@ -24,7 +24,7 @@
 //     requests of a replies-dropped partition apply in Redis), refuse (proxy
 //     disabled: connections closed, dials refused) and reset (TCP reset on
 //     use);
-//   - the go-redis v9.23.0 client as measured (model/bounds.go's CallBound and
+//   - the go-redis v9.23.0 client as measured (model/bounds/bounds.go's CallBound and
 //     callMin, checked by sim's TestCallBoundMeasured): attempts, retries with go-redis's backoff (drawn
 //     from the seed), a pooled connection health-checked as it is taken (a closed one is dropped), a new
 //     connection's HELLO + CLIENT SETINFO handshake, the dialer's retries,
@@ -39,7 +39,7 @@
 //     production), restart with a new id.
 //
 // The output is the same model.Timeline the real backend records, so
-// model.Analyze, model.Predict and model.Evaluate apply unchanged. The Redis lane
+// analysis.Analyze, bounds.Predict and verdict.Evaluate apply unchanged. The Redis lane
 // (RedisHolder) is exact: it has no notification lateness, unlike the real
 // backend's keyspace notifications (≤ ~12 ms at hz 100).
 //
@@ -56,6 +56,8 @@
 package virtual
 
 import (
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"context"
 	"fmt"
 	"runtime"
@@ -232,7 +234,7 @@ func (b Backend) Run(_ context.Context, eff model.Scenario, _ func(model.Event))
 	}
 	return &sim.Recording{
 		RunID:    fmt.Sprintf("virtual-%s-%d", eff.Name, eff.Seed),
-		Versions: model.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: version.Leaselab()},
+		Versions: verdict.Versions{Go: runtime.Version(), Redis: "virtual (model of 7.0)", Toxiproxy: "virtual (model of 2.12.0)", Leaselab: version.Leaselab()},
 		Elapsed:  w.now,
 		Timeline: w.tl,
 		Errors:   w.errs,
@@ -244,13 +246,13 @@ func (b Backend) Run(_ context.Context, eff model.Scenario, _ func(model.Event))
 // Analysis, Predictions and Evaluation (sim.Run with a Backend). Same
 // scenario (seed included) and options ⇒ the same Result, byte for byte
 // once marshalled.
-func Run(sc model.Scenario, o Options) (*model.Result, error) {
+func Run(sc model.Scenario, o Options) (*verdict.Result, error) {
 	res, _, err := RunStats(sc, o)
 	return res, err
 }
 
 // RunStats is Run that also reports what the simulation did.
-func RunStats(sc model.Scenario, o Options) (*model.Result, Stats, error) {
+func RunStats(sc model.Scenario, o Options) (*verdict.Result, Stats, error) {
 	var st Stats
 	res, err := sim.Run(context.Background(), sc, Backend{Options: o, stats: &st}, sim.Options{SkipAnalysis: o.SkipAnalysis})
 	return res, st, err

@@ -1,6 +1,9 @@
 package virtual_test
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
+	"github.com/leaselab/leaselab/model/verdict"
+
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -23,7 +26,7 @@ func builtin(t testing.TB, name string) model.Scenario {
 	return e.Scenario.AsElector()
 }
 
-func run(t testing.TB, sc model.Scenario, o virtual.Options) *model.Result {
+func run(t testing.TB, sc model.Scenario, o virtual.Options) *verdict.Result {
 	t.Helper()
 	res, err := virtual.Run(sc, o)
 	if err != nil {
@@ -148,7 +151,7 @@ var calibration = []real{
 
 const ms = time.Millisecond
 
-func metric(a model.Analysis, m string) time.Duration {
+func metric(a analysis.Analysis, m string) time.Duration {
 	s := a.Summary
 	switch m {
 	case "gap":

@@ -1,0 +1,203 @@
+package analysis
+
+import (
+	"github.com/leaselab/leaselab/model"
+
+	"cmp"
+	"fmt"
+	"slices"
+	"time"
+)
+
+// Stall is a moment the harness measured itself late in real time: an
+// instance's timer that fired after its deadline (the elector's renewal
+// or next attempt, a runner's timer), or the harness's own wake-up probe
+// (Instance -1), which sleeps to a deadline all run long. On a loaded
+// machine the instances' goroutines run late, and a window that runs past
+// its bound by no more than the lateness measured inside it says nothing
+// about the election: its check is unknown, naming the stall, never a
+// fail (Evaluate).
+type Stall struct {
+	// Instance is the instance whose timer was late, -1 for the probe.
+	Instance int `json:"instance"`
+	// At is when the late timer fired (or the probe woke), on the run's
+	// clock; it was due Late earlier.
+	At   time.Duration `json:"at"`
+	Late time.Duration `json:"late"`
+	// Leader says the instance believed it led when its timer fired (its
+	// renewal was late), as the analysis read its beliefs; false: a
+	// follower's (its next attempt).
+	Leader bool `json:"leader,omitempty"`
+}
+
+// String names the stall for a verdict's detail: "i1's timer fired 454ms
+// late at 12.345s (a follower: its next attempt)".
+func (s Stall) String() string {
+	if s.Instance < 0 {
+		return fmt.Sprintf("the harness's wake-up probe woke %v late at %v (the process's goroutines were not run on time)",
+			model.DurationText(s.Late), model.DurationText(s.At))
+	}
+	role := "a follower: its next attempt"
+	if s.Leader {
+		role = "the leader: its renewal"
+	}
+	return fmt.Sprintf("i%d's timer fired %v late at %v (%s)", s.Instance, model.DurationText(s.Late), model.DurationText(s.At), role)
+}
+
+// MinStall is the least lateness the harness records as a Stall: below
+// it, a timer's or a goroutine's lateness is the scheduler's ordinary
+// noise, a hundredth of DefaultSlack.
+const MinStall = 2 * time.Millisecond
+
+// stallsOf collects the run's Stall events, each with the role its
+// instance had when it fired (from the beliefs).
+func stallsOf(ev []model.Event, beliefs []Belief) []Stall {
+	var out []Stall
+	for _, e := range ev {
+		if e.Kind != model.StallKind {
+			continue
+		}
+		s := Stall{Instance: e.Instance, At: e.At, Late: e.Lateness}
+		for _, b := range beliefs {
+			if b.Instance == e.Instance && b.Start <= e.At && (b.Open || e.At <= b.End) {
+				s.Leader = true
+			}
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// Stalled is how much of [from, to] lies within some stall's lateness
+// (the union of [At-Late, At] over stalls, clipped), how many stalls it
+// is made of, and the stall that covers most of it.
+func Stalled(stalls []Stall, from, to time.Duration) (time.Duration, int, *Stall) {
+	type span struct{ lo, hi time.Duration }
+	var spans []span
+	var worst *Stall
+	var most time.Duration
+	for i, s := range stalls {
+		lo, hi := max(s.At-s.Late, from), min(s.At, to)
+		if hi <= lo {
+			continue
+		}
+		spans = append(spans, span{lo, hi})
+		if hi-lo > most {
+			most, worst = hi-lo, &stalls[i]
+		}
+	}
+	slices.SortFunc(spans, func(a, b span) int { return cmp.Compare(a.lo, b.lo) })
+	var total, reach time.Duration
+	reach = from
+	for _, s := range spans {
+		lo := max(s.lo, reach)
+		if s.hi > lo {
+			total += s.hi - lo
+			reach = s.hi
+		}
+	}
+	return total, len(spans), worst
+}
+
+// StallText says how late the harness ran in a stretch: "i1's timer
+// fired 454ms late at 12.3s (…)", or, made of several stalls, "late
+// 912ms in all over 40 stalls, the longest: …".
+func StallText(late time.Duration, n int, worst *Stall) string {
+	if n == 1 {
+		return worst.String()
+	}
+	return fmt.Sprintf("%v late in all over %d stalls, the longest: %s", model.DurationText(late), n, worst)
+}
+
+// ExplainedByStalls makes unknown a check that fails on a max only
+// because the harness ran late: every window over the limit is over it by
+// no more than the lateness measured inside it (stalled), so that on time
+// it may have kept the limit. A window over it by more, an open one, a
+// missed min or a count keep their fail: load only delays, and a bound
+// broken past what the load explains is broken.
+func ExplainedByStalls(c *model.Check, a Analysis) {
+	if c.Verdict != model.Fail || !c.HasMax || c.Count || c.NotMeasured || c.Open || len(a.Stalls) == 0 ||
+		(c.HasMin && c.Measured < c.Min) {
+		return
+	}
+	ws, ok := metricWindows(c.Metric, a)
+	if !ok {
+		return
+	}
+	var why string
+	var over time.Duration
+	for _, w := range ws {
+		if w.Least() <= c.Max {
+			continue
+		}
+		if w.Open {
+			return
+		}
+		d, n, s := Stalled(a.Stalls, w.Start, w.End)
+		if s == nil || w.Least()-d > c.Max {
+			return
+		}
+		if w.Least()-c.Max >= over {
+			over = w.Least() - c.Max
+			why = fmt.Sprintf("the harness ran %v late inside the window, more than its %v over the limit: %s; the machine was too loaded to judge",
+				model.DurationText(d), model.DurationText(over), StallText(d, n, s))
+		}
+	}
+	if why == "" {
+		return
+	}
+	c.Verdict, c.Stalled = model.Unknown, true
+	c.Detail = JoinDetail(c.Detail, why)
+}
+
+// CountExplainedByStalls makes unknown a count check over its maximum
+// (leader changes, overlap windows, gaps) when a leader's timer fired so
+// late that its renewal may have come after its key expired: an extra
+// election, and with it an overlap or a gap, that the load, not the
+// election, made. "So late" is half the renewal's slack, (TTL/2 −
+// jitter)/2: a renewal due TTL/2 + jitter after the last has TTL/2 −
+// jitter before the key lapses, less its round trip (a latency built-in's
+// 1 s). Measured: .ci/load's third run at load 6 had latency's leader
+// timer fire 1.626 s late, leader_changes 2 and overlap_windows 1 against
+// 1 and 0, a FAIL the election did not earn. A count under its minimum,
+// and a count over it with no such stall, keep their fail.
+func CountExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
+	if c.Verdict != model.Fail || !c.Count || !c.HasMax || c.MeasuredCount <= c.MaxCount || (c.HasMin && c.MeasuredCount < c.MinCount) {
+		return
+	}
+	switch c.Metric {
+	case "leader_changes", "overlap_windows", "gaps":
+	default:
+		return
+	}
+	p = p.WithDefaults()
+	limit := (p.TTL/2 - p.Jitter()) / 2
+	var worst *Stall
+	for i, s := range a.Stalls {
+		if s.Instance >= 0 && s.Leader && s.Late >= limit && (worst == nil || s.Late > worst.Late) {
+			worst = &a.Stalls[i]
+		}
+	}
+	if worst == nil {
+		return
+	}
+	c.Verdict, c.Stalled = model.Unknown, true
+	c.Detail = JoinDetail(c.Detail, fmt.Sprintf("a leader's timer fired %v late (%s), past half its renewal's slack ((TTL/2 - jitter)/2 = %v): its key may have lapsed for the load, not the election; the machine was too loaded to judge",
+		model.DurationText(worst.Late), worst, model.DurationText(limit)))
+}
+
+// StallLateness is the worst lateness of the run's stalls: of an
+// instance's timers (instances true) or of the harness's wake-up probe.
+func (a Analysis) StallLateness(instances bool) time.Duration { return a.StallStats(instances).Max }
+
+// StallStats are the lateness figures of the run's stalls of instances'
+// timers (instances true) or of the harness's wake-up probe.
+func (a Analysis) StallStats(instances bool) DurationStats {
+	var late []time.Duration
+	for _, s := range a.Stalls {
+		if (s.Instance >= 0) == instances {
+			late = append(late, s.Late)
+		}
+	}
+	return durationStats(late)
+}

@@ -1,0 +1,61 @@
+package bounds
+
+import (
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/model/analysis"
+)
+
+// winnerStampSlack is how late after a heal (and its hop) slowWinner still
+// takes a belief for one the fault's held reply made: the stamping of a
+// belief seen as the reply lands. Counting a clean win that soon after only
+// loosens the bound.
+const winnerStampSlack = 10 * time.Millisecond
+
+// slowWinner reports whether fault f, on instances that were not leading
+// at its injection, slowed one that then won while it lasted, and when that
+// one first believed: from then on it is a leader's fault of f's mode. A
+// follower under latency wins with its belief a reply late and renews late;
+// one with a slow clock renews late (a fast one fires its safe-mode guard
+// early): as a leader hit at that moment. Without it a follower slowed by
+// 4.9 s replies that won after a leader's crash measured a gap of 12.9 s,
+// an overlap of 3.3 s and stale leadership of 7.3 s of the crash's 11 s, 0
+// and 0; one at 0.2× an overlap of 3.98 s. Pauses chain through
+// StoppedAcquire, and a crashed follower cannot win. A partitioned one can
+// win only with a reply already on its way when the cut came: its SET NX
+// landed, the reply left Redis, and the follower believes a hop later, a
+// leader under the cut from then (a replies-dropped partition 10 µs after
+// the landing: the winner believed 10 s, an overlap of 3.711 s and stale
+// leadership of 5.049 s against the crash's 0 and 0).
+func slowWinner(f model.FaultOutcome, a analysis.Analysis) (time.Duration, bool) {
+	spec := model.KindSpecOf(model.FaultKind(f.Kind))
+	if spec.Downs || f.Instant || f.LeaderHit {
+		return 0, false
+	}
+	// A reply on its way when the fault came, and the harness's stamping
+	// of the belief it makes.
+	until := f.Applied + hop + winnerStampSlack
+	if spec.SlowWinner {
+		// The heal releases a reply the latency held: a winner whose SET
+		// NX landed while the fault lasted believes a hop after the heal,
+		// and the harness may stamp that a little later still (a follower
+		// under 4.5 s replies healed 50 ms before its winning reply was
+		// due believed 50 µs after the heal: uncounted, it measured an
+		// overlap of 1.54 s and a failover of 12.15 s against 0.25 s and
+		// 11.26 s).
+		until = f.Healed + hop + winnerStampSlack
+		if f.Open {
+			until = a.End
+		}
+	}
+	for _, b := range a.Beliefs {
+		if b.Start > until {
+			break // beliefs are in order of start
+		}
+		if b.Start > f.Applied && f.Hits(b.Instance) {
+			return b.Start, true
+		}
+	}
+	return 0, false
+}
