@@ -9,13 +9,38 @@ import (
 	"unicode"
 )
 
+// Metric names one measured quantity of a run, as scenario files, flags
+// and result.json write it ("max_overlap"); Metrics lists them all.
+type Metric string
+
+// The metrics, one per thing a run measures (Metrics says what each is).
+const (
+	MetricMaxGap          Metric = "max_gap"
+	MetricMaxOverlap      Metric = "max_overlap"
+	MetricTotalOverlap    Metric = "total_overlap"
+	MetricFailover        Metric = "failover"
+	MetricHealToStable    Metric = "heal_to_stable"
+	MetricStaleLeadership Metric = "stale_leadership"
+	MetricOverlapWindows  Metric = "overlap_windows"
+	MetricGaps            Metric = "gaps"
+	MetricLeaderChanges   Metric = "leader_changes"
+	MetricElectorErrors   Metric = "elector_errors"
+	MetricLostTasks       Metric = "lost_tasks"
+	MetricUnfinishedTasks Metric = "unfinished_tasks"
+	MetricDeadTasks       Metric = "dead_tasks"
+	MetricDuplicateTasks  Metric = "duplicate_tasks"
+	MetricDuplicateChores Metric = "duplicate_chores"
+	MetricStaleChores     Metric = "stale_chores"
+	MetricFencedChores    Metric = "fenced_chores"
+)
+
 // Expectation is one limit a run must keep: Metric must not exceed Max
 // and must reach Min. At least one of them is given; Min == Max asks for
 // exactly that value (e.g. "exactly one overlap window": a finding that a
 // change hiding it would make fail).
 type Expectation struct {
 	// Metric is one of Metrics.
-	Metric string `json:"metric"`
+	Metric Metric `json:"metric"`
 	// Max is the upper limit: a count for count metrics; for durations a Go
 	// duration ("11s"), an expression over the run's parameters
 	// ("ttl + wait + 250ms", "2*ttl", "ttl/2 + read_timeout*2"), or
@@ -31,28 +56,28 @@ type Expectation struct {
 }
 
 // Metrics lists the metrics an expectation can limit, with what they measure.
-var Metrics = map[string]string{
-	"max_gap":          "the longest interval with no believed leader after the first election (duration)",
-	"max_overlap":      "the longest interval with two or more believed leaders (duration)",
-	"total_overlap":    "the summed length of all overlap windows (duration)",
-	"failover":         "the longest time from a fault's injection to the next stable leader (duration)",
-	"heal_to_stable":   "the longest time from a fault's heal to a stable leader (duration)",
-	"stale_leadership": "the longest interval an instance believed it led while Redis held another value (duration)",
-	"overlap_windows":  "how many overlap windows (count)",
-	"gaps":             "how many leadership gaps (count)",
-	"leader_changes":   "how many times leadership was gained (count)",
-	"elector_errors":   "how many elector errors (count)",
-	"lost_tasks":       "dispatched tasks never completed and no longer in Redis at the end (count)",
-	"unfinished_tasks": "dispatched tasks not completed but still in Redis at the end, to run: late, not lost (count)",
-	"dead_tasks":       "dispatched tasks not completed and dead-lettered (failed with no retries left): not lost (count)",
-	"duplicate_tasks":  "tasks reported completed more than once; a maximum only at-least-once redeliveries (an extra completion after a reclaim) exceed is unknown (count)",
-	"duplicate_chores": "the same chore run by two instances within one chore interval (count)",
-	"stale_chores":     "chore runs that landed while the lease key held another id: a stale leader's writes (count)",
-	"fenced_chores":    "chores whose writes the safe mode's fence refused (count)",
+var Metrics = map[Metric]string{
+	MetricMaxGap:          "the longest interval with no believed leader after the first election (duration)",
+	MetricMaxOverlap:      "the longest interval with two or more believed leaders (duration)",
+	MetricTotalOverlap:    "the summed length of all overlap windows (duration)",
+	MetricFailover:        "the longest time from a fault's injection to the next stable leader (duration)",
+	MetricHealToStable:    "the longest time from a fault's heal to a stable leader (duration)",
+	MetricStaleLeadership: "the longest interval an instance believed it led while Redis held another value (duration)",
+	MetricOverlapWindows:  "how many overlap windows (count)",
+	MetricGaps:            "how many leadership gaps (count)",
+	MetricLeaderChanges:   "how many times leadership was gained (count)",
+	MetricElectorErrors:   "how many elector errors (count)",
+	MetricLostTasks:       "dispatched tasks never completed and no longer in Redis at the end (count)",
+	MetricUnfinishedTasks: "dispatched tasks not completed but still in Redis at the end, to run: late, not lost (count)",
+	MetricDeadTasks:       "dispatched tasks not completed and dead-lettered (failed with no retries left): not lost (count)",
+	MetricDuplicateTasks:  "tasks reported completed more than once; a maximum only at-least-once redeliveries (an extra completion after a reclaim) exceed is unknown (count)",
+	MetricDuplicateChores: "the same chore run by two instances within one chore interval (count)",
+	MetricStaleChores:     "chore runs that landed while the lease key held another id: a stale leader's writes (count)",
+	MetricFencedChores:    "chores whose writes the safe mode's fence refused (count)",
 }
 
 // CountMetric reports whether the metric is a count rather than a duration.
-func CountMetric(m string) bool {
+func CountMetric(m Metric) bool {
 	return strings.Contains(Metrics[m], "(count)")
 }
 
@@ -187,4 +212,13 @@ func tokenize(s string) ([]string, error) {
 	}
 	flush()
 	return toks, nil
+}
+
+// JoinMetrics writes ms as strings.Join writes strings, sep between them.
+func JoinMetrics(ms []Metric, sep string) string {
+	s := make([]string, len(ms))
+	for i, m := range ms {
+		s[i] = string(m)
+	}
+	return strings.Join(s, sep)
 }

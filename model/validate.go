@@ -552,7 +552,7 @@ func (s Scenario) notStartedProblems(ok []bool, ps *problems) {
 
 // runnerMetrics are measured only when instances are task runners; in
 // elector mode they would be 0 and the expectation would pass vacuously.
-var runnerMetrics = []string{"lost_tasks", "duplicate_tasks", "duplicate_chores", "stale_chores", "fenced_chores"}
+var runnerMetrics = []Metric{MetricLostTasks, MetricDuplicateTasks, MetricDuplicateChores, MetricStaleChores, MetricFencedChores}
 
 // paramRefs are the fields a duration expression reads.
 var paramRefs = []string{"elector", "client", "chore_interval"}
@@ -564,14 +564,14 @@ var paramRefs = []string{"elector", "client", "chore_interval"}
 // min not above the max.
 func (x Expectation) Problems(mode Mode, p Params) []FieldError {
 	var out []FieldError
-	field := "expect." + x.Metric
+	field := "expect." + string(x.Metric)
 	bad := func(f string, refs []string, format string, a ...any) {
 		out = append(out, FieldError{Field: f, Refs: refs, Msg: fmt.Sprintf(format, a...)})
 	}
 	if _, ok := Metrics[x.Metric]; !ok {
 		names := make([]string, 0, len(Metrics))
 		for m := range Metrics {
-			names = append(names, m)
+			names = append(names, string(m))
 		}
 		slices.Sort(names)
 		bad("expect", nil, "unknown metric %q; want one of %s", x.Metric, strings.Join(names, ", "))
@@ -619,7 +619,7 @@ func (x Expectation) Problems(mode Mode, p Params) []FieldError {
 		hi, okMax = limit(maxS)
 	}
 	switch {
-	case minS == Predicted && x.Metric == "stale_leadership":
+	case minS == Predicted && x.Metric == MetricStaleLeadership:
 		okMin = false // the faults' own minimum (Prediction.MinStale), known once they ran
 	case minS == Predicted:
 		bad(field+".min", nil, "predicted is an upper bound; a minimum is a number or a duration")

@@ -213,9 +213,9 @@ func Build(ctx context.Context, rec *Recording, lim Limits) (*verdict.Result, er
 	sc := model.Scenario{Name: cmp.Or(h.Group, h.Key), Instances: len(index), Params: p,
 		Description: "observed from outside: " + h.Source}
 	for _, l := range []struct {
-		metric string
+		metric model.Metric
 		d      *time.Duration
-	}{{"max_overlap", lim.MaxOverlap}, {"max_gap", lim.MaxGap}, {"stale_leadership", lim.MaxStale}} {
+	}{{model.MetricMaxOverlap, lim.MaxOverlap}, {model.MetricMaxGap, lim.MaxGap}, {model.MetricStaleLeadership, lim.MaxStale}} {
 		if l.d != nil {
 			sc.Expect = append(sc.Expect, model.Expectation{Metric: l.metric, Max: l.d.String()})
 		}

@@ -218,7 +218,7 @@ func (d *Distribution) Add(res *verdict.Result) {
 		m.n++
 	}
 	for i, ch := range res.Checks {
-		key := ch.Metric + " " + ch.Limit
+		key := string(ch.Metric) + " " + ch.Limit
 		if _, ok := d.order[key]; !ok {
 			d.order[key] = i
 		}

@@ -430,7 +430,7 @@ func (x *ctx) expectationsSection() section {
 		if ch.Line > 0 {
 			detail = strings.TrimPrefix(detail+fmt.Sprintf("; scenario line %d", ch.Line), "; ")
 		}
-		t.Rows = append(t.Rows, row(plain(ch.Metric), plain(ch.Limit), plain(bound), styled(ch.Value(), checkClass(ch.Verdict)), checkCell(ch.Verdict), plain(detail)))
+		t.Rows = append(t.Rows, row(plain(string(ch.Metric)), plain(ch.Limit), plain(bound), styled(ch.Value(), checkClass(ch.Verdict)), checkCell(ch.Verdict), plain(detail)))
 	}
 	return section{ID: "expectations", Title: "Expectations", Tables: []table{t},
 		Intro: []string{"The limits the scenario sets. Any one that fails fails the run; one that is unknown " +

@@ -40,7 +40,7 @@ func WriteStarter(w io.Writer, dir string, suite []model.Scenario, p model.Param
 			if err != nil || !ok {
 				continue // predicted, or an expression of the run's timings
 			}
-			predicted := map[string]time.Duration{"max_gap": pr.MaxGap, "max_overlap": pr.MaxOverlap, "stale_leadership": max(pr.MaxOverlap, pr.MaxStale)}[e.Metric]
+			predicted := map[model.Metric]time.Duration{model.MetricMaxGap: pr.MaxGap, model.MetricMaxOverlap: pr.MaxOverlap, model.MetricStaleLeadership: max(pr.MaxOverlap, pr.MaxStale)}[e.Metric]
 			if predicted > limit {
 				warn = append(warn, fmt.Sprintf("  %s: predicted %s %v > your %v: it fails when the worst case happens", sc.Name, e.Metric, predicted, limit))
 			}

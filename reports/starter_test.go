@@ -13,7 +13,7 @@ import (
 // case beside what it expects, a warning for a limit below the prediction,
 // and what to run next.
 func TestWriteStarter(t *testing.T) {
-	o := scenarios.StarterOptions{Limits: map[string]string{"max_gap": "1ms"}}
+	o := scenarios.StarterOptions{Limits: map[model.Metric]string{"max_gap": "1ms"}}
 	suite, err := scenarios.Starter(o)
 	if err != nil {
 		t.Fatal(err)

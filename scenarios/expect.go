@@ -25,7 +25,7 @@ const claimsKey = "claims"
 func metricNames() []string {
 	names := make([]string, 0, len(model.Metrics)+1)
 	for m := range model.Metrics {
-		names = append(names, m)
+		names = append(names, string(m))
 	}
 	names = append(names, claimsKey)
 	slices.Sort(names)
@@ -64,13 +64,13 @@ func (d *decoder) expect(n *yaml.Node, sc *model.Scenario) {
 // model.Scenario.Validate's to say. An expectation the reading found a
 // problem in is left out, so that the model does not judge it again.
 func (d *decoder) expectation(e entry) (model.Expectation, bool) {
-	metric := e.key.Value
-	field := "expect." + metric
+	metric := model.Metric(e.key.Value)
+	field := "expect." + string(metric)
 	x := model.Expectation{Metric: metric, Line: e.key.Line}
 	if _, ok := model.Metrics[metric]; !ok {
 		// An unknown key of the expect mapping, with the file's own
 		// suggestions (claims among them).
-		d.badLine(e.key.Line, "expect", "%s", unknownWord("metric", metric, metricNames()))
+		d.badLine(e.key.Line, "expect", "%s", unknownWord("metric", string(metric), metricNames()))
 		return x, false
 	}
 	before := len(d.probs)
@@ -111,7 +111,7 @@ func (d *decoder) expectation(e entry) (model.Expectation, bool) {
 			return predicted
 		}
 		if model.CountMetric(metric) {
-			return d.countLimit(n, field, metric)
+			return d.countLimit(n, field, string(metric))
 		}
 		return d.durationLimit(n, field)
 	}

@@ -178,7 +178,7 @@ func Marshal(sc model.Scenario) ([]byte, error) {
 	if len(sc.Expect) > 0 || sc.StrictClaims {
 		ex := &yaml.Node{Kind: yaml.MappingNode}
 		for _, e := range sc.Expect {
-			add(ex, e.Metric, expectationNode(e, add))
+			add(ex, string(e.Metric), expectationNode(e, add))
 		}
 		if sc.StrictClaims {
 			add(ex, "claims", strNode("held"))

@@ -5,7 +5,6 @@ import (
 
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
@@ -27,7 +26,7 @@ type StarterOptions struct {
 	// max_gap every scenario has strict claims (a claim not held fails,
 	// named); with one of them, the other metric's limit is its claim
 	// ("ttl", "ttl + wait") where the prediction exceeds it.
-	Limits map[string]string
+	Limits map[model.Metric]string
 	// Within names the failure modes (model.ModeLeaderCrash, …) the limits
 	// are promised for, as chaos advise's envelope does; the scenarios of
 	// other modes expect "predicted" only and say so. Empty: every mode.
@@ -50,7 +49,7 @@ type StarterOptions struct {
 }
 
 // StarterMetrics are the metrics a starter suite limits, in file order.
-var StarterMetrics = []string{"max_gap", "max_overlap", "stale_leadership"}
+var StarterMetrics = []model.Metric{model.MetricMaxGap, model.MetricMaxOverlap, model.MetricStaleLeadership}
 
 // Starter is a suite to check the timings in CI from day one: one scenario
 // per failure mode an elector meets — a leader crash, a graceful stop, each
@@ -62,7 +61,7 @@ var StarterMetrics = []string{"max_gap", "max_overlap", "stale_leadership"}
 func Starter(o StarterOptions) ([]model.Scenario, error) {
 	for m := range o.Limits {
 		if !slices.Contains(StarterMetrics, m) {
-			return nil, fmt.Errorf("starter: limit on %q; want one of %s", m, strings.Join(StarterMetrics, ", "))
+			return nil, fmt.Errorf("starter: limit on %q; want one of %s", m, model.JoinMetrics(StarterMetrics, ", "))
 		}
 	}
 	p := o.Params.WithDefaults()
@@ -128,9 +127,9 @@ func Starter(o StarterOptions) ([]model.Scenario, error) {
 
 // Claims are the spec's timing claims a starter suite gates on, by the
 // metric a user's tolerance for it limits.
-var claimOf = map[string]struct{ name, limit string }{
-	"max_overlap": {"split brain ≤ TTL", "ttl"},
-	"max_gap":     {"gap ≤ TTL + Wait", "ttl + wait"},
+var claimOf = map[model.Metric]struct{ name, limit string }{
+	model.MetricMaxOverlap: {"split brain ≤ TTL", "ttl"},
+	model.MetricMaxGap:     {"gap ≤ TTL + Wait", "ttl + wait"},
 }
 
 // gateOnClaims makes sc fail when a spec claim the user stated no
@@ -139,9 +138,9 @@ var claimOf = map[string]struct{ name, limit string }{
 // claim where the prediction exceeds it (strict claims would fail the
 // claim the user tolerated). A failure mode outside the envelope limits
 // were chosen for expects the prediction only.
-func gateOnClaims(sc *model.Scenario, limits map[string]string, within bool) {
-	_, overlap := limits["max_overlap"]
-	_, gap := limits["max_gap"]
+func gateOnClaims(sc *model.Scenario, limits map[model.Metric]string, within bool) {
+	_, overlap := limits[model.MetricMaxOverlap]
+	_, gap := limits[model.MetricMaxGap]
 	switch {
 	case !within && len(limits) > 0:
 		return
@@ -160,7 +159,7 @@ func gateOnClaims(sc *model.Scenario, limits map[string]string, within bool) {
 		if !ok || e.Max != "predicted" {
 			continue
 		}
-		if (e.Metric == "max_overlap" && preds[0].MaxOverlap > o) || (e.Metric == "max_gap" && preds[0].MaxGap > g) {
+		if (e.Metric == model.MetricMaxOverlap && preds[0].MaxOverlap > o) || (e.Metric == model.MetricMaxGap && preds[0].MaxGap > g) {
 			sc.Expect[i].Max = c.limit
 			sc.Description += fmt.Sprintf(" Its %s is the spec's claim, %s, which the predicted worst case exceeds.", e.Metric, c.name)
 		}

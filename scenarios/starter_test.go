@@ -64,7 +64,7 @@ func TestStarterCoversEveryFailureMode(t *testing.T) {
 
 func TestStarterLimitsWithinTheEnvelope(t *testing.T) {
 	suite, err := Starter(StarterOptions{
-		Limits: map[string]string{"max_gap": "12s", "max_overlap": "0s"},
+		Limits: map[model.Metric]string{"max_gap": "12s", "max_overlap": "0s"},
 		Within: []string{model.ModeLeaderCrash, model.ModePartitionBlackhole},
 		Pause:  300 * time.Millisecond,
 	})
@@ -75,7 +75,7 @@ func TestStarterLimitsWithinTheEnvelope(t *testing.T) {
 		within := sc.Name == "leader-crash" || sc.Name == "partition-blackhole" || sc.Name == "partition-blackhole-requests"
 		got := map[string]string{}
 		for _, e := range sc.Expect {
-			got[e.Metric] = e.Max
+			got[string(e.Metric)] = e.Max
 		}
 		switch {
 		case within && (got["max_gap"] != "12s" || got["max_overlap"] != "0s" || got["stale_leadership"] != "predicted"):
@@ -89,7 +89,7 @@ func TestStarterLimitsWithinTheEnvelope(t *testing.T) {
 			t.Errorf("pause of %v, want 300ms", sc.Faults[0].For)
 		}
 	}
-	if _, err := Starter(StarterOptions{Limits: map[string]string{"max_gaps": "1s"}}); err == nil || !strings.Contains(err.Error(), "max_gaps") {
+	if _, err := Starter(StarterOptions{Limits: map[model.Metric]string{"max_gaps": "1s"}}); err == nil || !strings.Contains(err.Error(), "max_gaps") {
 		t.Errorf("a limit on an unknown metric: %v, want an error naming it", err)
 	}
 }

@@ -971,9 +971,9 @@ func ExploreModes(ctx context.Context, p model.Params, s model.FaultSize, budget
 
 // ConstraintExpect are the constraints as a scenario's expectations.
 func ConstraintExpect(c Constraints) []model.Expectation {
-	ex := []model.Expectation{{Metric: "max_gap", Max: c.MaxGap.String()}, {Metric: "max_overlap", Max: c.MaxOverlap.String()}}
+	ex := []model.Expectation{{Metric: model.MetricMaxGap, Max: c.MaxGap.String()}, {Metric: model.MetricMaxOverlap, Max: c.MaxOverlap.String()}}
 	if c.MaxStale != NoLimit {
-		ex = append(ex, model.Expectation{Metric: "stale_leadership", Max: c.MaxStale.String()})
+		ex = append(ex, model.Expectation{Metric: model.MetricStaleLeadership, Max: c.MaxStale.String()})
 	}
 	return ex
 }
@@ -1068,7 +1068,7 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 				}
 				ksc.Name = sc.Name + "-chores"
 				ksc.Description = fmt.Sprintf("%s In runner mode: the schedule with the most duplicate chores the search found (%d over %d runs), seed %d; the chores' constraint is the expectation.", sc.Description, m.DuplicateChores, rr.Runs, ksc.Seed)
-				ksc.Expect = []model.Expectation{{Metric: "duplicate_chores", Max: strconv.Itoa(*l)}}
+				ksc.Expect = []model.Expectation{{Metric: model.MetricDuplicateChores, Max: strconv.Itoa(*l)}}
 				a.Scenarios = append(a.Scenarios, ksc)
 			}
 		}

@@ -90,7 +90,7 @@ func comboScenario(a, b model.Fault, p int, cold bool, topo model.Topology) mode
 	name := fmt.Sprintf("combo-%s-%s-%s-%s-%s", kind(a), kind(b), pl.name, cache, topo)
 	exp := []model.Expectation{}
 	for _, m := range ExploreMetrics {
-		exp = append(exp, model.Expectation{Metric: m, Max: "predicted", Slack: time.Millisecond})
+		exp = append(exp, model.Expectation{Metric: model.Metric(m), Max: "predicted", Slack: time.Millisecond})
 	}
 	return model.Scenario{Name: name, Redis: topo, Instances: 3, Duration: 40 * time.Second, Recovery: 15 * time.Second,
 		Faults: []model.Fault{a, b}, Expect: exp}

@@ -24,10 +24,10 @@ import (
 // The metrics Explore searches the worst schedule of, as expectations name
 // them.
 const (
-	exOverlap  = "max_overlap"
-	exGap      = "max_gap"
-	exStale    = "stale_leadership"
-	exFailover = "failover"
+	exOverlap  = string(model.MetricMaxOverlap)
+	exGap      = string(model.MetricMaxGap)
+	exStale    = string(model.MetricStaleLeadership)
+	exFailover = string(model.MetricFailover)
 )
 
 // ExploreMetrics lists them, in the order reports show them.
@@ -39,9 +39,9 @@ var ExploreMetrics = []string{exOverlap, exGap, exStale, exFailover}
 // worst). A count's Worst holds it in Measured as a number of
 // nanoseconds, with Count set (Worst.Value prints it).
 const (
-	exDupChores   = "duplicate_chores"
-	exStaleChores = "stale_chores"
-	exDupTasks    = "duplicate_tasks"
+	exDupChores   = string(model.MetricDuplicateChores)
+	exStaleChores = string(model.MetricStaleChores)
+	exDupTasks    = string(model.MetricDuplicateTasks)
 )
 
 // ExploreCounts lists them, in the order reports show them.
@@ -1045,7 +1045,7 @@ func (l *lane) run(x Schedule, onCall func(virtual.CallEvent)) ([]Worst, error) 
 			continue
 		}
 		// A nanosecond of slack: the check's limit is then the bound itself.
-		sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "predicted", Slack: time.Nanosecond})
+		sc.Expect = append(sc.Expect, model.Expectation{Metric: model.Metric(m), Max: "predicted", Slack: time.Nanosecond})
 	}
 	vo := l.o.Virtual
 	vo.OnCall = onCall
@@ -1075,7 +1075,7 @@ func judge(s Space, x Schedule, r *verdict.Result) []Worst {
 		w := Worst{Metric: m, Schedule: x}
 		var c *model.Check
 		for k := range r.Checks {
-			if r.Checks[k].Metric == m {
+			if r.Checks[k].Metric == model.Metric(m) {
 				c = &r.Checks[k]
 				break
 			}

@@ -17,7 +17,7 @@ import (
 // no "predicted" limit; its bound, where one exists, is
 // bounds.ChoreBound's).
 func countExpectation(m string) model.Expectation {
-	return model.Expectation{Metric: m, Max: strconv.Itoa(math.MaxInt32)}
+	return model.Expectation{Metric: model.Metric(m), Max: strconv.Itoa(math.MaxInt32)}
 }
 
 // judgeCount reads a count's check into w: the count, and its bound where
@@ -31,8 +31,8 @@ func judgeCount(w *Worst, c *model.Check, r *verdict.Result) {
 	}
 	w.Found = true
 	w.Measured = time.Duration(c.MeasuredCount)
-	w.Predicted, w.Formula = model.Unbounded, countNoBound(c.Metric)
-	if c.Metric == exDupChores {
+	w.Predicted, w.Formula = model.Unbounded, countNoBound(string(c.Metric))
+	if c.Metric == model.MetricDuplicateChores {
 		eff := r.Scenario.Scaled()
 		eff.Params = r.Params
 		if n, formula, ok := bounds.ChoreBound(eff, r.Analysis, r.Predictions); ok {
@@ -87,7 +87,7 @@ func (x Robust) value(d time.Duration) string {
 // found (so that rerunning the file shows whether it comes back).
 func countScenarioExpect(metric string, predicted, measured time.Duration) model.Expectation {
 	if predicted != model.Unbounded {
-		return model.Expectation{Metric: metric, Max: fmt.Sprint(int64(predicted))}
+		return model.Expectation{Metric: model.Metric(metric), Max: fmt.Sprint(int64(predicted))}
 	}
-	return model.Expectation{Metric: metric, Max: fmt.Sprint(int64(measured))}
+	return model.Expectation{Metric: model.Metric(metric), Max: fmt.Sprint(int64(measured))}
 }

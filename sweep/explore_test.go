@@ -217,7 +217,7 @@ func TestExploreWritesReproducingFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sc.Expect) != 1 || sc.Expect[0].Metric != exOverlap || sc.Expect[0].Max != "predicted" {
+	if len(sc.Expect) != 1 || sc.Expect[0].Metric != model.MetricMaxOverlap || sc.Expect[0].Max != "predicted" {
 		t.Fatalf("the schedule file's expectations: %+v", sc.Expect)
 	}
 }

@@ -50,7 +50,7 @@ func (r *ExploreResult) RobustScenario(x Robust) (model.Scenario, error) {
 	}
 	sc.Description = fmt.Sprintf("chaos explore: near the worst %s found for %s, the schedule whose value holds when every start moves by ±%v: %v here, at least %v within ±%v (on the real backend, whose timing is not exact to the µs).",
 		x.Metric, r.Space.Base.Name, x.Delta, x.value(x.Measured), x.value(x.Floor), x.Delta)
-	sc.Expect = []model.Expectation{{Metric: x.Metric, Max: "predicted"}}
+	sc.Expect = []model.Expectation{{Metric: model.Metric(x.Metric), Max: "predicted"}}
 	if x.Count {
 		bound := model.Unbounded
 		if k := slices.IndexFunc(r.Worst, func(w Worst) bool { return w.Metric == x.Metric }); k >= 0 {
@@ -83,7 +83,7 @@ func (r *ExploreResult) WorstScenario(w Worst) (model.Scenario, error) {
 	}
 	sc.Description = fmt.Sprintf("chaos explore: the worst %s found for %s over %d runs: measured %v, predicted %v (%s), ratio %s: %s.",
 		w.Metric, r.Space.Base.Name, r.Runs, w.Value(w.Measured), w.BoundValue(), w.Formula, ratioText(w), verdict)
-	e := model.Expectation{Metric: w.Metric, Max: "predicted"}
+	e := model.Expectation{Metric: model.Metric(w.Metric), Max: "predicted"}
 	if w.Violated && !w.Count {
 		e.Slack = r.Space.withDefaults().Tolerance
 	}

@@ -420,7 +420,7 @@ func (p *prover) scenario(x time.Duration) model.Scenario {
 	sc.Expect = nil
 	for _, m := range p.s.Metrics {
 		// A nanosecond of slack: the check's limit is then the bound itself.
-		sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "predicted", Slack: time.Nanosecond})
+		sc.Expect = append(sc.Expect, model.Expectation{Metric: model.Metric(m), Max: "predicted", Slack: time.Nanosecond})
 	}
 	return sc
 }

@@ -19,7 +19,7 @@ func (r *ProveResult) JSON() ([]byte, error) { return indentJSON(r) }
 func (r *ProveResult) Scenario(x time.Duration, metric string) model.Scenario {
 	p := &prover{s: r.Space, axis: r.Axis}
 	sc := p.scenario(x)
-	sc.Expect = []model.Expectation{{Metric: metric, Max: "predicted"}}
+	sc.Expect = []model.Expectation{{Metric: model.Metric(metric), Max: "predicted"}}
 	sc.StrictClaims = false
 	return sc
 }

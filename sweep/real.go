@@ -55,7 +55,7 @@ func (r *ExploreResult) Confirmable() ([]model.Scenario, []Robust, error) {
 func (x Robust) Real(res *verdict.Result) (value, how string) {
 	value = "not measured"
 	for _, c := range res.Checks {
-		if c.Metric == x.Metric {
+		if c.Metric == model.Metric(x.Metric) {
 			value = c.Value()
 			how = fmt.Sprintf(" (%s against %s)", c.Verdict, c.Want())
 		}

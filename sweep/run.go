@@ -112,7 +112,7 @@ type Work struct {
 
 // workMetrics name Work's counts, in the order of Work.counts (the
 // expectation metrics of the same names).
-var workMetrics = []string{"duplicate_chores", "stale_chores", "duplicate_tasks", "lost_tasks"}
+var workMetrics = []string{exDupChores, exStaleChores, exDupTasks, string(model.MetricLostTasks)}
 
 // counts are w's counts in the order of workMetrics.
 func (w Work) counts() []CountStat {
@@ -321,8 +321,8 @@ func record(r *verdict.Result) runRec {
 		rec.fo, rec.hasFailover = s.Failover.Max, true
 	}
 	for _, c := range r.Checks {
-		if c.Verdict == model.Fail && !slices.Contains(rec.failed, c.Metric) {
-			rec.failed = append(rec.failed, c.Metric)
+		if c.Verdict == model.Fail && !slices.Contains(rec.failed, string(c.Metric)) {
+			rec.failed = append(rec.failed, string(c.Metric))
 		}
 		if c.Verdict == model.Fail && strings.HasSuffix(c.Limit, "predicted") {
 			rec.boundFailed = true

@@ -22,7 +22,7 @@ func (a Advice) Starter() scenarios.StarterOptions {
 	modes, size := envelopeModes(a.Envelope.withDefaults())
 	o := scenarios.StarterOptions{
 		Params:     a.Params,
-		Limits:     map[string]string{"max_gap": dur(a.Constraints.MaxGap)},
+		Limits:     map[model.Metric]string{model.MetricMaxGap: dur(a.Constraints.MaxGap)},
 		Within:     modes,
 		Latency:    size.Latency,
 		Pause:      size.Pause,
@@ -30,10 +30,10 @@ func (a Advice) Starter() scenarios.StarterOptions {
 		RedisPause: a.Envelope.MaxRedisPause,
 	}
 	if a.Constraints.MaxOverlap != NoLimit {
-		o.Limits["max_overlap"] = dur(a.Constraints.MaxOverlap)
+		o.Limits[model.MetricMaxOverlap] = dur(a.Constraints.MaxOverlap)
 	}
 	if a.Constraints.MaxStale != NoLimit {
-		o.Limits["stale_leadership"] = dur(a.Constraints.MaxStale)
+		o.Limits[model.MetricStaleLeadership] = dur(a.Constraints.MaxStale)
 	}
 	return o
 }

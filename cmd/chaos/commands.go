@@ -338,7 +338,7 @@ var searchPredict func(model.Params, model.FaultSize) []bounds.Prediction
 // written under the run's report directory (dir/search/).
 func checkRunBounds(ctx context.Context, sc model.Scenario, res *verdict.Result, dir string, stderr io.Writer) {
 	predicted := slices.ContainsFunc(sc.Expect, func(e model.Expectation) bool {
-		return strings.TrimSpace(e.Max) == "predicted" && slices.Contains(sweep.ExploreMetrics, e.Metric)
+		return strings.TrimSpace(e.Max) == "predicted" && slices.Contains(sweep.ExploreMetrics, string(e.Metric))
 	})
 	if !predicted || len(sc.Faults) == 0 || virtual.Refuses(sc) != nil {
 		return
@@ -358,9 +358,9 @@ func checkRunBounds(ctx context.Context, sc model.Scenario, res *verdict.Result,
 	if err := writeExplore(d, r, stderr); err != nil {
 		printErr(stderr, fmt.Errorf("checking the bounds of %s: %w", sc.Name, err))
 	}
-	beaten := map[string]string{}
+	beaten := map[model.Metric]string{}
 	for _, w := range v {
-		beaten[w.Metric] = fmt.Sprintf("a search of this scenario (chaos explore, %d runs on the virtual backend) measured %s against %s; chaos run %s reproduces it",
+		beaten[model.Metric(w.Metric)] = fmt.Sprintf("a search of this scenario (chaos explore, %d runs on the virtual backend) measured %s against %s; chaos run %s reproduces it",
 			r.Runs, w.BesideBound(), cmp.Or(w.Formula, "the formula"), filepath.Join(d, sweep.WorstFile(w.Metric)))
 	}
 	res.Distrust(beaten)

@@ -155,13 +155,13 @@ func cmdInit(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	} else {
 		o.Params = timing.apply(model.Params{})
 	}
-	limits := map[string]string{"max_gap": maxGap, "max_overlap": maxOverlap, "stale_leadership": maxStale}
+	limits := map[model.Metric]string{model.MetricMaxGap: maxGap, model.MetricMaxOverlap: maxOverlap, model.MetricStaleLeadership: maxStale}
 	for m, l := range limits {
 		if l == "" {
 			continue
 		}
 		if o.Limits == nil {
-			o.Limits = map[string]string{}
+			o.Limits = map[model.Metric]string{}
 		}
 		o.Limits[m] = l
 	}

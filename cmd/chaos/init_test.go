@@ -79,7 +79,7 @@ func TestInitFromAdvice(t *testing.T) {
 		}
 		m := map[string]string{}
 		for _, e := range sc.Expect {
-			m[e.Metric] = e.Max
+			m[string(e.Metric)] = e.Max
 		}
 		return m
 	}

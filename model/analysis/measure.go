@@ -60,27 +60,27 @@ func WithinUncertainty(c *model.Check, a Analysis) {
 	}
 }
 
-func Measure(metric string, a Analysis) model.Measurement {
+func Measure(metric model.Metric, a Analysis) model.Measurement {
 	var m model.Measurement
 	longest := func(w model.Window) {
 		m.Value = max(m.Value, w.Duration)
 		m.Open = m.Open || w.Open
 	}
 	switch metric {
-	case "max_gap":
+	case model.MetricMaxGap:
 		for _, g := range a.Gaps {
 			longest(g.Window)
 		}
-	case "max_overlap":
+	case model.MetricMaxOverlap:
 		for _, o := range a.Overlaps {
 			longest(o.Window)
 		}
-	case "total_overlap":
+	case model.MetricTotalOverlap:
 		for _, o := range a.Overlaps {
 			m.Value += o.Duration
 			m.Open = m.Open || o.Open
 		}
-	case "stale_leadership":
+	case model.MetricStaleLeadership:
 		if !a.Redis.Observed {
 			m.Missing = "the Redis lane observed nothing (no keyspace notification reached the harness)"
 			break
@@ -91,7 +91,7 @@ func Measure(metric string, a Analysis) model.Measurement {
 		if u := a.Redis.Unknown; len(u) > 0 {
 			m.Undecided = fmt.Sprintf("who held the key is unknown for %d stretches of leadership (%s): %s", len(u), sumWindows(u), a.Identity.Cause())
 		}
-	case "failover":
+	case model.MetricFailover:
 		// Over the faults that demoted a leader they hit.
 		hit := 0
 		for _, f := range a.Faults {
@@ -108,7 +108,7 @@ func Measure(metric string, a Analysis) model.Measurement {
 		if hit == 0 && m.Missing == "" {
 			m.Unknown = "no fault demoted a leader: there was no failover to time"
 		}
-	case "heal_to_stable":
+	case model.MetricHealToStable:
 		healed := 0
 		for _, f := range a.Faults {
 			if f.Open {

@@ -166,7 +166,7 @@ func CountExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
 		return
 	}
 	switch c.Metric {
-	case "leader_changes", "overlap_windows", "gaps":
+	case model.MetricLeaderChanges, model.MetricOverlapWindows, model.MetricGaps:
 	default:
 		return
 	}

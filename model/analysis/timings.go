@@ -586,16 +586,16 @@ func (x *timings) healRange(a Analysis) (least, most model.Measurement) {
 
 // measures is a duration metric at its least and most over every timing,
 // and whether the timing bears on it.
-func (x *timings) measures(metric string, a Analysis) (least, most model.Measurement, ok bool) {
+func (x *timings) measures(metric model.Metric, a Analysis) (least, most model.Measurement, ok bool) {
 	switch metric {
-	case "max_overlap", "total_overlap", "stale_leadership":
+	case model.MetricMaxOverlap, model.MetricTotalOverlap, model.MetricStaleLeadership:
 		return Measure(metric, x.least), Measure(metric, x.most), true
-	case "max_gap":
+	case model.MetricMaxGap:
 		return Measure(metric, x.most), Measure(metric, x.least), true
-	case "failover":
+	case model.MetricFailover:
 		least, most = x.failoverRange(a)
 		return least, most, true
-	case "heal_to_stable":
+	case model.MetricHealToStable:
 		least, most = x.healRange(a)
 		return least, most, true
 	}
@@ -604,15 +604,15 @@ func (x *timings) measures(metric string, a Analysis) (least, most model.Measure
 
 // counts is a count metric's range over every timing, and whether the
 // timing bears on it.
-func (x *timings) counts(metric string) (CountRange, bool) {
+func (x *timings) counts(metric model.Metric) (CountRange, bool) {
 	switch metric {
-	case "overlap_windows":
+	case model.MetricOverlapWindows:
 		return countRange(windowsOf(x.most.Overlaps), windowsOf(x.least.Overlaps), x.starts, x.ends, x.end), true
-	case "gaps":
+	case model.MetricGaps:
 		return countRange(windowsOf(x.least.Gaps), windowsOf(x.most.Gaps), x.ends, x.starts, x.end), true
-	case "duplicate_chores":
+	case model.MetricDuplicateChores:
 		return x.dupes, true
-	case "stale_chores":
+	case model.MetricStaleChores:
 		return x.staleChores, true
 	}
 	return CountRange{}, false
@@ -636,14 +636,14 @@ func windowsOf[T interface{ Overlap | Gap }](xs []T) []model.Window {
 // run can be measured with (MaxStampUncertainty): one of the metric's
 // windows, on the stamps or on either extreme timing, has an end read that
 // late (a chore's line, for the chore counts).
-func (x *timings) tooLate(metric string, a Analysis) bool {
+func (x *timings) tooLate(metric model.Metric, a Analysis) bool {
 	switch metric {
-	case "duplicate_chores", "stale_chores":
+	case model.MetricDuplicateChores, model.MetricStaleChores:
 		return x.chores > MaxStampUncertainty
-	case "overlap_windows":
-		metric = "max_overlap"
-	case "gaps":
-		metric = "max_gap"
+	case model.MetricOverlapWindows:
+		metric = model.MetricMaxOverlap
+	case model.MetricGaps:
+		metric = model.MetricMaxGap
 	}
 	for _, an := range []Analysis{a, x.most, x.least} {
 		if ws, ok := metricWindows(metric, an); ok && tooLate(ws) {
@@ -656,25 +656,25 @@ func (x *timings) tooLate(metric string, a Analysis) bool {
 // ranges is a's LateRange.
 func (x *timings) ranges(a *Analysis) *LateRange {
 	r := &LateRange{}
-	span := func(metric string) Span {
+	span := func(metric model.Metric) Span {
 		lo, hi, _ := x.measures(metric, *a)
 		return Span{lo.Value, hi.Value}
 	}
-	r.MaxOverlap, r.TotalOverlap, r.MaxGap = span("max_overlap"), span("total_overlap"), span("max_gap")
+	r.MaxOverlap, r.TotalOverlap, r.MaxGap = span(model.MetricMaxOverlap), span(model.MetricTotalOverlap), span(model.MetricMaxGap)
 	if a.Redis.Observed {
-		r.MaxStale = span("stale_leadership")
+		r.MaxStale = span(model.MetricStaleLeadership)
 	}
 	for _, m := range []struct {
-		metric string
+		metric model.Metric
 		to     **Span
-	}{{"failover", &r.Failover}, {"heal_to_stable", &r.HealToStable}} {
+	}{{model.MetricFailover, &r.Failover}, {model.MetricHealToStable, &r.HealToStable}} {
 		lo, hi, _ := x.measures(m.metric, *a)
 		if lo.Missing == "" && hi.Missing == "" && lo.Unknown == "" && hi.Unknown == "" {
 			*m.to = &Span{lo.Value, hi.Value}
 		}
 	}
-	r.Overlaps, _ = x.counts("overlap_windows")
-	r.Gaps, _ = x.counts("gaps")
+	r.Overlaps, _ = x.counts(model.MetricOverlapWindows)
+	r.Gaps, _ = x.counts(model.MetricGaps)
 	r.DuplicateChores, r.StaleChores = x.dupes, x.staleChores
 	return r
 }

@@ -98,28 +98,28 @@ func attachUncertainty(a *Analysis, ev []model.Event, lates []beliefLate) {
 
 // metricWindows returns the windows a check of metric measures the longest
 // of, and whether the metric is one.
-func metricWindows(metric string, a Analysis) ([]model.Window, bool) {
+func metricWindows(metric model.Metric, a Analysis) ([]model.Window, bool) {
 	var ws []model.Window
 	switch metric {
-	case "max_overlap":
+	case model.MetricMaxOverlap:
 		for _, o := range a.Overlaps {
 			ws = append(ws, o.Window)
 		}
-	case "max_gap":
+	case model.MetricMaxGap:
 		for _, g := range a.Gaps {
 			ws = append(ws, g.Window)
 		}
-	case "stale_leadership":
+	case model.MetricStaleLeadership:
 		for _, s := range a.Redis.Stale {
 			ws = append(ws, s.Window)
 		}
-	case "failover":
+	case model.MetricFailover:
 		for _, f := range a.Faults {
 			if f.Demotion != nil && f.Failover != nil {
 				ws = append(ws, faultWindow(f.Applied, *f.Failover, f.FailoverShorter, f.FailoverUncertainty))
 			}
 		}
-	case "heal_to_stable":
+	case model.MetricHealToStable:
 		for _, f := range a.Faults {
 			if !f.Open && f.Recovery != nil {
 				ws = append(ws, faultWindow(f.Healed, *f.Recovery, f.RecoveryShorter, f.RecoveryUncertainty))

@@ -51,7 +51,7 @@ func ChoreBound(sc model.Scenario, a analysis.Analysis, preds []Prediction) (n i
 			resumes++
 		}
 	}
-	o, _, of, broken := PredictedLimit("max_overlap", sc, a, preds)
+	o, _, of, broken := PredictedLimit(model.MetricMaxOverlap, sc, a, preds)
 	if broken != "" {
 		return 0, "no bound known: the overlap bound does not apply (" + broken + ")", false
 	}

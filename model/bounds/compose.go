@@ -25,12 +25,12 @@ const DefaultSlack = 250 * time.Millisecond
 // formula is the derivation of the term that gave the bound (Check.Formula).
 // broken, when not empty, names a precondition of the bounds that the run
 // broke (Preconditions): the check is then unknown, neither pass nor fail.
-func PredictedLimit(metric string, sc model.Scenario, a analysis.Analysis, preds []Prediction) (bound time.Duration, how, formula, broken string) {
+func PredictedLimit(metric model.Metric, sc model.Scenario, a analysis.Analysis, preds []Prediction) (bound time.Duration, how, formula, broken string) {
 	modes := map[string]bool{}
 	for _, f := range BoundFaults(a) {
 		modes[f.Mode] = true
 	}
-	overlap := metric == "max_overlap" || metric == "total_overlap" || metric == "stale_leadership"
+	overlap := metric == model.MetricMaxOverlap || metric == model.MetricTotalOverlap || metric == model.MetricStaleLeadership
 	var names []string
 	for _, p := range preds {
 		if !modes[p.Mode] {
@@ -41,7 +41,7 @@ func PredictedLimit(metric string, sc model.Scenario, a analysis.Analysis, preds
 		if overlap {
 			v, f = p.MaxOverlap, p.OverlapFormula
 		}
-		if metric == "stale_leadership" && p.MaxStale > v {
+		if metric == model.MetricStaleLeadership && p.MaxStale > v {
 			v, f = p.MaxStale, p.StaleFormula
 		}
 		if v > bound || formula == "" {
@@ -63,7 +63,7 @@ func PredictedLimit(metric string, sc model.Scenario, a analysis.Analysis, preds
 		}
 	}
 	stopped := stoppedFollowers(sc, a)
-	if !overlap && metric != "failover" && len(stopped) > 0 {
+	if !overlap && metric != model.MetricFailover && len(stopped) > 0 {
 		var extra, alone time.Duration
 		var fs []string
 		for _, st := range stopped {
@@ -77,18 +77,18 @@ func PredictedLimit(metric string, sc model.Scenario, a analysis.Analysis, preds
 		formula += "; chained: " + strings.Join(fs, "; ")
 	}
 	unseen := unseenFaults(sc, a)
-	if !overlap && metric != "failover" && len(unseen) > 0 {
+	if !overlap && metric != model.MetricFailover && len(unseen) > 0 {
 		e, f := unseenTerm(sc.Params, unseen)
 		bound = addBound(bound, e)
 		how += "; chained: " + f
 		formula += "; chained: " + f
 	}
-	if metric == "max_overlap" {
+	if metric == model.MetricMaxOverlap {
 		if d, f := chainedOverlap(sc, a, preds); d > bound {
 			bound, how, formula = d, f, f
 		}
 	}
-	if metric == "failover" {
+	if metric == model.MetricFailover {
 		// The failover also counts the old leader's demotion and how long
 		// the fault keeps the key out of reach (Prediction.MaxFailover),
 		// and a later fault that hits the new leader before it was stable
@@ -202,7 +202,7 @@ func PredictedLimit(metric string, sc model.Scenario, a analysis.Analysis, preds
 			}
 		}
 	}
-	if metric == "heal_to_stable" || (metric == "failover" && bound == 0) {
+	if metric == model.MetricHealToStable || (metric == model.MetricFailover && bound == 0) {
 		floor := sc.Params.TTL + sc.Params.Wait + sc.Params.Jitter()
 		if floor > bound {
 			bound = floor

@@ -85,7 +85,7 @@ func Evaluate(sc model.Scenario, a analysis.Analysis, preds []bounds.Prediction)
 			if cl.Verdict == analysis.NotExercised {
 				continue // says nothing either way; Claims shows it
 			}
-			c := model.Check{Metric: "claim " + cl.Name, Limit: "held", HasMax: true, Max: cl.Bound + cl.Slack,
+			c := model.Check{Metric: model.Metric("claim " + cl.Name), Limit: "held", HasMax: true, Max: cl.Bound + cl.Slack,
 				Measured: cl.Measured, Verdict: model.Pass, Detail: cl.Statement + ": " + cl.Detail}
 			switch cl.Verdict {
 			case analysis.NotHeld:
@@ -122,7 +122,7 @@ func evaluate(e model.Expectation, sc model.Scenario, a analysis.Analysis, preds
 		c.MinCount, _ = strconv.Atoi(minS)
 		c.MeasuredCount = measuredCount(e.Metric, a)
 		c.Verdict = model.Pass
-		if e.Metric == "stale_chores" && !a.Redis.Observed {
+		if e.Metric == model.MetricStaleChores && !a.Redis.Observed {
 			c.NotMeasured, c.Verdict = true, model.Fail
 			c.Detail = "not measured: the Redis lane observed nothing, so no chore can be judged against the key"
 			return c
@@ -130,11 +130,11 @@ func evaluate(e model.Expectation, sc model.Scenario, a analysis.Analysis, preds
 		if (c.HasMax && c.MeasuredCount > c.MaxCount) || (c.HasMin && c.MeasuredCount < c.MinCount) {
 			c.Verdict = model.Fail
 		}
-		if e.Metric == "stale_chores" && c.Verdict == model.Pass && len(a.Redis.Unknown) > 0 {
+		if e.Metric == model.MetricStaleChores && c.Verdict == model.Pass && len(a.Redis.Unknown) > 0 {
 			c.Verdict = model.Unknown
 			c.Detail = fmt.Sprintf("who held the key is unknown for %d stretches of leadership: %s", len(a.Redis.Unknown), a.Identity.Cause())
 		}
-		if e.Metric == "duplicate_tasks" {
+		if e.Metric == model.MetricDuplicateTasks {
 			judgeRepeats(&c, a)
 		}
 		return c
@@ -210,8 +210,8 @@ func evaluate(e model.Expectation, sc model.Scenario, a analysis.Analysis, preds
 // on overlap or stale leadership is never its doing: a guard only shortens
 // belief.
 var (
-	guardMaxes = map[string]bool{"max_gap": true, "gaps": true, "failover": true, "heal_to_stable": true, "leader_changes": true}
-	guardMins  = map[string]bool{"stale_leadership": true, "max_overlap": true, "total_overlap": true, "overlap_windows": true}
+	guardMaxes = map[model.Metric]bool{model.MetricMaxGap: true, model.MetricGaps: true, model.MetricFailover: true, model.MetricHealToStable: true, model.MetricLeaderChanges: true}
+	guardMins  = map[model.Metric]bool{model.MetricStaleLeadership: true, model.MetricMaxOverlap: true, model.MetricTotalOverlap: true, model.MetricOverlapWindows: true}
 )
 
 // writtenForSpecClient makes unknown a check that fails only on the side
@@ -237,7 +237,7 @@ func writtenForSpecClient(c *model.Check, e model.Expectation, p model.Params) {
 		minFails = c.HasMin && c.Measured < c.Min
 		maxFails = c.HasMax && c.Measured > c.Max
 	}
-	excused := func(fails bool, limit string, metrics map[string]bool) bool {
+	excused := func(fails bool, limit string, metrics map[model.Metric]bool) bool {
 		return !fails || (metrics[e.Metric] && strings.TrimSpace(limit) != model.Predicted)
 	}
 	if (!minFails && !maxFails) || !excused(minFails, e.Min, guardMins) || !excused(maxFails, e.Max, guardMaxes) {
@@ -261,30 +261,30 @@ func limitText(e model.Expectation) string {
 	return mx
 }
 
-func measuredCount(metric string, a analysis.Analysis) int {
+func measuredCount(metric model.Metric, a analysis.Analysis) int {
 	s := a.Summary
 	switch metric {
-	case "overlap_windows":
+	case model.MetricOverlapWindows:
 		return s.Overlaps
-	case "gaps":
+	case model.MetricGaps:
 		return s.Gaps
-	case "leader_changes":
+	case model.MetricLeaderChanges:
 		return s.LeaderGains
-	case "elector_errors":
+	case model.MetricElectorErrors:
 		return s.ElectorErrors
-	case "lost_tasks":
+	case model.MetricLostTasks:
 		return s.TasksLost
-	case "unfinished_tasks":
+	case model.MetricUnfinishedTasks:
 		return s.TasksUnfinished
-	case "dead_tasks":
+	case model.MetricDeadTasks:
 		return s.TasksDead
-	case "duplicate_tasks":
+	case model.MetricDuplicateTasks:
 		return s.TasksRepeated
-	case "duplicate_chores":
+	case model.MetricDuplicateChores:
 		return s.DuplicateChores
-	case "stale_chores":
+	case model.MetricStaleChores:
 		return s.StaleChores
-	case "fenced_chores":
+	case model.MetricFencedChores:
 		return s.FencedChores
 	}
 	return 0

@@ -18,7 +18,7 @@ func evaluateOn(sc model.Scenario, tl model.Timeline) (analysis.Analysis, Evalua
 	return a, Evaluate(sc, a, bounds.Predict(sc.Params, bounds.AppliedFaultSize(sc, a)))
 }
 
-func checkOf(t *testing.T, ev Evaluation, metric string) model.Check {
+func checkOf(t *testing.T, ev Evaluation, metric model.Metric) model.Check {
 	t.Helper()
 	for _, c := range ev.Checks {
 		if c.Metric == metric {
@@ -92,7 +92,7 @@ func TestEvaluateNotMeasuredFails(t *testing.T) {
 	sc.Expect = []model.Expectation{{Metric: "failover", Max: "predicted"}, {Metric: "heal_to_stable", Max: "20s"}, {Metric: "stale_leadership", Max: "1s"}}
 	_, ev := evaluateOn(sc, tl)
 	for _, m := range []string{"failover", "heal_to_stable", "stale_leadership"} {
-		c := checkOf(t, ev, m)
+		c := checkOf(t, ev, model.Metric(m))
 		if c.Verdict != model.Fail || !c.NotMeasured || !strings.Contains(c.Detail, "not measured") {
 			t.Errorf("%s: %s (not measured %v); want a failure saying it was not measured", m, c, c.NotMeasured)
 		}
@@ -407,7 +407,7 @@ func TestPredictedPreconditionsUnknown(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, ev := evaluateOn(tc.sc, tc.tl)
 			for metric, want := range tc.want {
-				c := checkOf(t, ev, metric)
+				c := checkOf(t, ev, model.Metric(metric))
 				if c.Verdict != want {
 					t.Errorf("%s: %s, want %s", metric, c, want)
 				}
@@ -438,7 +438,7 @@ func TestFollowerStoppedMidAcquireChainsTheGap(t *testing.T) {
 		t.Errorf("size %+v: the follower's pause is not the leader's", size)
 	}
 	for _, m := range []string{"max_gap", "failover"} {
-		c := checkOf(t, ev, m)
+		c := checkOf(t, ev, model.Metric(m))
 		if c.Verdict != model.Pass || !strings.Contains(c.Detail, "mid-acquire") {
 			t.Errorf("%s: %s (%s); want a pass chaining the stopped follower", m, c, c.Detail)
 		}
@@ -690,11 +690,11 @@ func TestEvaluateFailoverWithinUncertainty(t *testing.T) {
 		sc := crashScenario
 		sc.Expect = nil
 		for _, m := range []string{"max_gap", "failover", "heal_to_stable"} {
-			sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "11.3s"})
+			sc.Expect = append(sc.Expect, model.Expectation{Metric: model.Metric(m), Max: "11.3s"})
 		}
 		_, ev := evaluateOn(sc, tl)
 		for _, m := range []string{"max_gap", "failover", "heal_to_stable"} {
-			if g := checkOf(t, ev, m); g.Measured != atSec(c.gap) || g.Verdict != c.want {
+			if g := checkOf(t, ev, model.Metric(m)); g.Measured != atSec(c.gap) || g.Verdict != c.want {
 				t.Errorf("%s %v (promotion %vs late) against 11.3s: %s %v (%s); want %s", m, c.gap, c.late, g.Verdict, g.Measured, g.Detail, c.want)
 			}
 		}

@@ -182,14 +182,14 @@ func TestLateRangeHoldsEveryTiming(t *testing.T) {
 		sc := model.Scenario{Params: p}
 		for _, m := range []string{"max_overlap", "total_overlap", "max_gap", "stale_leadership", "failover", "heal_to_stable"} {
 			lim := time.Duration(rng.IntN(4000)) * time.Millisecond
-			e := model.Expectation{Metric: m, Max: lim.String()}
+			e := model.Expectation{Metric: model.Metric(m), Max: lim.String()}
 			if rng.IntN(2) == 0 {
-				e = model.Expectation{Metric: m, Min: lim.String()}
+				e = model.Expectation{Metric: model.Metric(m), Min: lim.String()}
 			}
 			sc.Expect = append(sc.Expect, e)
 		}
 		for _, m := range []string{"overlap_windows", "gaps", "duplicate_chores", "stale_chores"} {
-			sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: strconv.Itoa(rng.IntN(4)), Min: strconv.Itoa(rng.IntN(2))})
+			sc.Expect = append(sc.Expect, model.Expectation{Metric: model.Metric(m), Max: strconv.Itoa(rng.IntN(4)), Min: strconv.Itoa(rng.IntN(2))})
 		}
 		ev := Evaluate(sc, a, nil)
 		for range timings {
@@ -233,7 +233,7 @@ func TestLateRangeHoldsEveryTiming(t *testing.T) {
 				metric string
 				span   *analysis.Span
 			}{{"failover", r.Failover}, {"heal_to_stable", r.HealToStable}} {
-				got := analysis.Measure(m.metric, b)
+				got := analysis.Measure(model.Metric(m.metric), b)
 				if m.span == nil {
 					continue
 				}

@@ -18,7 +18,7 @@ func lateVerdicts(t *testing.T, tl model.Timeline, expect ...model.Expectation) 
 	a, ev := evaluateOn(sc, tl)
 	out := map[string]model.Check{}
 	for _, c := range ev.Checks {
-		out[c.Metric] = c
+		out[string(c.Metric)] = c
 	}
 	return a, out
 }
@@ -225,8 +225,8 @@ func TestNoLateUntouched(t *testing.T) {
 		t.Errorf("the analysis of a timeline without Late has lateness fields: %s", js)
 	}
 	for _, e := range expect {
-		if c[e.Metric].Verdict != model.Pass {
-			t.Errorf("no Late: %s %s (%s); want pass", e.Metric, c[e.Metric].Verdict, c[e.Metric].Detail)
+		if c[string(e.Metric)].Verdict != model.Pass {
+			t.Errorf("no Late: %s %s (%s); want pass", e.Metric, c[string(e.Metric)].Verdict, c[string(e.Metric)].Detail)
 		}
 	}
 	a, c = lateVerdicts(t, build(time.Millisecond), expect...)
@@ -234,8 +234,8 @@ func TestNoLateUntouched(t *testing.T) {
 		t.Fatal("no late range on a timeline with Late")
 	}
 	for _, e := range expect {
-		if c[e.Metric].Verdict != model.Pass {
-			t.Errorf("1 ms late: %s %s (%s); want pass", e.Metric, c[e.Metric].Verdict, c[e.Metric].Detail)
+		if c[string(e.Metric)].Verdict != model.Pass {
+			t.Errorf("1 ms late: %s %s (%s); want pass", e.Metric, c[string(e.Metric)].Verdict, c[string(e.Metric)].Detail)
 		}
 	}
 }

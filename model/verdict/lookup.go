@@ -16,7 +16,7 @@ func (res *Result) PredictionOf(mode string) (bounds.Prediction, bool) {
 }
 
 // CheckOf returns the evaluation's first check of metric.
-func (e Evaluation) CheckOf(metric string) (model.Check, bool) {
+func (e Evaluation) CheckOf(metric model.Metric) (model.Check, bool) {
 	for _, c := range e.Checks {
 		if c.Metric == metric {
 			return c, true

@@ -111,7 +111,7 @@ func (res *Result) Settle() {
 // scenario by the tool itself beat that bound, so neither a pass nor a
 // fail against it says anything. The verdict and reasons follow; the
 // run's own (not a check's) reasons stay.
-func (res *Result) Distrust(beaten map[string]string) {
+func (res *Result) Distrust(beaten map[model.Metric]string) {
 	was := map[string]bool{}
 	for _, c := range res.Checks {
 		if c.Verdict != model.Pass {

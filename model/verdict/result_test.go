@@ -48,7 +48,7 @@ func TestDistrustBeatenBounds(t *testing.T) {
 		{Metric: "stale_leadership", Limit: "1s", HasMax: true, Max: time.Second, Measured: time.Second / 2, Verdict: model.Pass},
 	}}}
 	res.Verdict, res.Reasons = model.Fail, []string{res.Checks[1].String()}
-	res.Distrust(map[string]string{"max_overlap": "the search measured 1.2s", "max_gap": "the search measured 3s", "stale_leadership": "the search measured 2s"})
+	res.Distrust(map[model.Metric]string{"max_overlap": "the search measured 1.2s", "max_gap": "the search measured 3s", "stale_leadership": "the search measured 2s"})
 	want := []model.Verdict{model.Unknown, model.Unknown, model.Pass}
 	for i, c := range res.Checks {
 		if c.Verdict != want[i] {

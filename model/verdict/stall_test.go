@@ -41,7 +41,7 @@ func TestEvaluateStallExplainsAMiss(t *testing.T) {
 			sc.Expect = []model.Expectation{{Metric: "max_gap", Max: "11.3s"}, {Metric: "failover", Max: "11.3s"}}
 			a, ev := evaluateOn(sc, tl)
 			for _, m := range []string{"max_gap", "failover"} {
-				g := checkOf(t, ev, m)
+				g := checkOf(t, ev, model.Metric(m))
 				if g.Verdict != c.want || !strings.Contains(g.Detail, c.wantDetail) || g.Stalled != (c.want == model.Unknown) {
 					t.Errorf("%s %vs against 11.3s, stall %vs at %vs: %s (%s); want %s naming %q", m, c.gap, c.late, c.stallAt, g.Verdict, g.Detail, c.want, c.wantDetail)
 				}

@@ -29,7 +29,7 @@ func TestSlowFollowerThatWinsIsALeadersFault(t *testing.T) {
 		t.Fatalf("bound faults %+v: want the crash and the latency from the slow follower's win at 17.9179s", fs)
 	}
 	for _, m := range []string{"max_overlap", "stale_leadership", "max_gap"} {
-		c := checkOf(t, ev, m)
+		c := checkOf(t, ev, model.Metric(m))
 		if c.Verdict != model.Pass || !strings.Contains(c.Detail, model.ModeLatency) {
 			t.Errorf("%s: %s (%s); want a pass with the latency mode's bound", m, c, c.Detail)
 		}

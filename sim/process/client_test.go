@@ -19,7 +19,7 @@ import (
 // check returns the run's check of metric.
 func check(t *testing.T, res *verdict.Result, metric string) model.Check {
 	t.Helper()
-	c, ok := res.Evaluation.CheckOf(metric)
+	c, ok := res.Evaluation.CheckOf(model.Metric(metric))
 	if !ok {
 		t.Fatalf("no %s check", metric)
 	}
@@ -172,7 +172,7 @@ func TestElectorPartOfARunnerBuiltin(t *testing.T) {
 	}
 	var metrics []string
 	for _, c := range res.Evaluation.Checks {
-		metrics = append(metrics, c.Metric)
+		metrics = append(metrics, string(c.Metric))
 		if c.Metric == "lost_tasks" || c.Metric == "duplicate_chores" {
 			t.Errorf("a runner's check %s on an elector", c.Metric)
 		}

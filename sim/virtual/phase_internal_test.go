@@ -82,10 +82,10 @@ func phaseSearch(t *testing.T, sc model.Scenario, step, fine, near, tol time.Dur
 				continue
 			}
 			bound := ch.Max - bounds.DefaultSlack
-			w := out[ch.Metric]
+			w := out[string(ch.Metric)]
 			if w == nil {
 				w = &phaseWorst{}
-				out[ch.Metric] = w
+				out[string(ch.Metric)] = w
 			}
 			if ch.Measured > w.measured || w.at == 0 {
 				w.measured, w.bound, w.at = max(ch.Measured, w.measured), bound, a

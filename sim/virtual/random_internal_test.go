@@ -64,7 +64,7 @@ func randomScenario(r *rand.Rand, seed int64) model.Scenario {
 		sc.Faults = append(sc.Faults, f)
 	}
 	for _, m := range []string{"max_gap", "max_overlap", "stale_leadership", "failover"} {
-		sc.Expect = append(sc.Expect, model.Expectation{Metric: m, Max: "predicted"})
+		sc.Expect = append(sc.Expect, model.Expectation{Metric: model.Metric(m), Max: "predicted"})
 	}
 	return sc
 }
