@@ -197,15 +197,19 @@ func (b *stampBackend) Run(context.Context, model.Scenario, func(model.Event)) (
 }
 
 // On a backend whose runs wait, the first wave starts DefaultStagger apart
-// unless Stagger says otherwise.
+// unless Stagger says otherwise. The suite waits DefaultStagger between
+// launching two runs, but each run's goroutine reaches the backend when
+// the scheduler lets it: a first run that got there later than the second
+// (CI at load: 148.86 ms apart) shortens the gap the backend sees, so the
+// check is that there is a gap of the stagger's order, not none (a few µs).
 func TestSuiteDefaultStagger(t *testing.T) {
 	b := &stampBackend{}
 	sim.Suite{Backend: b}.Run(context.Background(), named("a", "b"))
 	if len(b.starts) != 2 {
 		t.Fatalf("%d runs started, want 2", len(b.starts))
 	}
-	if d := b.starts[1].Sub(b.starts[0]); d < sim.DefaultStagger {
-		t.Errorf("second start %v after the first; want at least DefaultStagger (%v)", d, sim.DefaultStagger)
+	if d := b.starts[1].Sub(b.starts[0]); d < sim.DefaultStagger/2 {
+		t.Errorf("second start %v after the first; want DefaultStagger (%v) less the first run's scheduling delay", d, sim.DefaultStagger)
 	}
 }
 
