@@ -42,6 +42,10 @@ type Options struct {
 	// Safe declares CapSafe: the service runs the elector's safe mode when
 	// the harness asks for it (LEASELAB_SAFE=1; election.Opts.Safe).
 	Safe bool
+	// Cluster declares CapCluster: the service's client follows a Redis
+	// Cluster given as LEASELAB_REDIS_NODES (ClusterNodes,
+	// NewClusterClient).
+	Cluster bool
 	// Logger receives what the agent cannot tell the harness (a malformed
 	// command, a failed write). Default: none.
 	Logger *slog.Logger
@@ -101,6 +105,9 @@ func (a *Agent) Capabilities() []Capability {
 	}
 	if a.o.Safe {
 		caps = append(caps, CapSafe)
+	}
+	if a.o.Cluster {
+		caps = append(caps, CapCluster)
 	}
 	return caps
 }

@@ -37,10 +37,15 @@ const (
 	// fencing tokens) when LEASELAB_SAFE=1. A safe-mode scenario is refused
 	// for an agent that does not declare it.
 	CapSafe Capability = "safe"
+	// CapCluster: the agent reaches a Redis Cluster through the nodes and
+	// proxies of LEASELAB_REDIS_NODES (ClusterNodes, NewClusterClient). A
+	// redis: cluster scenario is refused for an agent that does not
+	// declare it.
+	CapCluster Capability = "cluster"
 )
 
 // Capabilities lists the capabilities of this protocol version.
-var Capabilities = []Capability{CapStop, CapClock, CapRunner, CapSafe}
+var Capabilities = []Capability{CapStop, CapClock, CapRunner, CapSafe, CapCluster}
 
 // Hello is the first line an agent writes. Every field but Agent and
 // Client is required.

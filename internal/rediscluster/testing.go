@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -59,4 +60,16 @@ func NewReplicated(t testing.TB, o ReplicatedOptions) *Replicated {
 	}
 	t.Cleanup(r.Stop)
 	return r
+}
+
+// NeedTools skips t where no replicated pair or cluster can be spawned
+// (no redis-cli), unless RequireEnv makes that a failure.
+func NeedTools(t testing.TB) {
+	t.Helper()
+	if _, err := exec.LookPath("redis-cli"); err != nil {
+		if os.Getenv(RequireEnv) == "1" {
+			t.Fatalf("redis-cli not found (%s=1: required)", RequireEnv)
+		}
+		t.Skipf("skipping: redis-cli not found (set %s=1 to fail instead)", RequireEnv)
+	}
 }

@@ -22,9 +22,13 @@ const probeGroup = "leaselab-probe"
 
 // needs lists the capabilities sc asks of every agent: runner for a
 // runner-mode scenario (task events, the dispatch command), safe for safe
-// mode, clock for a clock fault (the clock command).
+// mode, clock for a clock fault (the clock command), cluster for a Redis
+// Cluster (LEASELAB_REDIS_NODES).
 func needs(sc model.Scenario) []agent.Capability {
 	var caps []agent.Capability
+	if sc.Redis == model.RedisCluster {
+		caps = append(caps, agent.CapCluster)
+	}
 	if sc.Mode == model.ModeRunner {
 		caps = append(caps, agent.CapRunner)
 	}
@@ -43,9 +47,10 @@ func needs(sc model.Scenario) []agent.Capability {
 
 // why says what a capability is needed for, in refusals.
 var why = map[agent.Capability]string{
-	agent.CapRunner: "a runner-mode scenario needs task and chore events and the dispatch command",
-	agent.CapSafe:   "a safe-mode scenario needs the elector's lease guard and fencing tokens (LEASELAB_SAFE=1)",
-	agent.CapClock:  "a clock fault is the clock command, which only an agent that runs its timers on a clock the harness may bend obeys",
+	agent.CapRunner:  "a runner-mode scenario needs task and chore events and the dispatch command",
+	agent.CapSafe:    "a safe-mode scenario needs the elector's lease guard and fencing tokens (LEASELAB_SAFE=1)",
+	agent.CapClock:   "a clock fault is the clock command, which only an agent that runs its timers on a clock the harness may bend obeys",
+	agent.CapCluster: "redis: cluster gives the agent every node and its proxy to it (LEASELAB_REDIS_NODES), which only a client that follows the cluster's slot map through them can use",
 }
 
 // lacks returns why an agent whose hello is h cannot run sc, or nil. When

@@ -125,13 +125,10 @@ func (b Backend) Refuses(sc model.Scenario) error { return b.RefusesContext(cont
 
 // RefusesContext says what a process cannot do that the scenario asks for,
 // what the real-time engine refuses, or, for a scenario that needs a capability
-// (runner mode: runner; a clock fault: clock), that the agent's hello does
+// (runner mode: runner; a clock fault: clock; redis: cluster: cluster), that the agent's hello does
 // not declare it: the agent is started once to read its hello (probe),
 // until ctx is done at most (then ctx's error, not a refusal).
 func (b Backend) RefusesContext(ctx context.Context, sc model.Scenario) error {
-	if sc.Redis == model.RedisCluster {
-		return errors.New("process: redis: cluster needs a proxy per node for each instance, and an agent is given one address (LEASELAB_REDIS_ADDR)")
-	}
 	for i, f := range sc.Faults {
 		if k, _ := model.SpecOf(f.Kind); k.Needs.NotOnProcess != "" {
 			return fmt.Errorf("process: faults[%d]: %s", i, k.Needs.NotOnProcess)

@@ -150,7 +150,7 @@ func (s *shell) environ(life int) ([]string, error) {
 		"LEASELAB_PROTOCOL="+strconv.Itoa(agent.Version),
 		"LEASELAB_INSTANCE="+strconv.Itoa(s.slot.Index),
 		"LEASELAB_INCARNATION="+strconv.Itoa(life),
-		"LEASELAB_REDIS_ADDR="+s.slot.Dial,
+		"LEASELAB_REDIS_ADDR="+s.dial(),
 		"LEASELAB_REDIS_USERNAME="+s.slot.Env.Auth.Username,
 		"LEASELAB_REDIS_PASSWORD="+s.slot.Env.Auth.Password,
 		"LEASELAB_REDIS_DB="+strconv.Itoa(s.slot.Env.Auth.DB),
@@ -164,6 +164,11 @@ func (s *shell) environ(life int) ([]string, error) {
 		"LEASELAB_MODE="+string(sc.Mode),
 		"LEASELAB_SCENARIO="+string(raw),
 	)
+	if s.slot.Nodes != nil {
+		// A Redis Cluster: every node and this instance's proxy to it
+		// (LEASELAB_REDIS_ADDR is then the first node's proxy).
+		e = append(e, agent.ClusterNodesVar+"="+agent.FormatClusterNodes(s.slot.Nodes))
+	}
 	if s.b.Publish {
 		e = append(e, "LEASELAB_PUBLISH=1")
 	}
@@ -988,4 +993,20 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.TrimSpace(string(t.b))
+}
+
+// dial is the address LEASELAB_REDIS_ADDR gives: the instance's proxy to
+// Redis, or with a Redis Cluster the proxy to its first node (in the
+// order of LEASELAB_REDIS_NODES).
+func (s *shell) dial() string {
+	if s.slot.Nodes == nil {
+		return s.slot.Dial
+	}
+	first := ""
+	for node := range s.slot.Nodes {
+		if first == "" || node < first {
+			first = node
+		}
+	}
+	return s.slot.Nodes[first]
 }

@@ -1,6 +1,7 @@
 package real_test
 
 import (
+	"github.com/leaselab/leaselab/internal/rediscluster"
 	"github.com/leaselab/leaselab/model/analysis"
 	"github.com/leaselab/leaselab/model/verdict"
 
@@ -106,7 +107,7 @@ func TestBoundReprosReal(t *testing.T) {
 			t.Fatal(err)
 		}
 		if sc.Redis == model.RedisReplicated {
-			needTopology(t)
+			rediscluster.NeedTools(t)
 		}
 		sc.Name = "repro-" + strings.TrimSuffix(name, ".yaml")
 		repros = append(repros, &repro{name: name, sc: sc})

@@ -1,6 +1,7 @@
 package real
 
 import (
+	"github.com/leaselab/leaselab/agent"
 	"github.com/leaselab/leaselab/model/analysis"
 
 	"context"
@@ -9,7 +10,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net"
-	"sort"
 	"sync"
 	"time"
 
@@ -81,38 +81,6 @@ type incarnation struct {
 	done   chan struct{} // closed when the signal reader (elector mode) or the runner exited
 }
 
-// clusterClient is a ClusterClient with the instance's client options that
-// reaches every node through the instance's own proxy for it (nodes: node
-// address → proxy address) and its gate. It learns the slot map from the
-// nodes and follows MOVED and ASK, all through the proxies.
-func clusterClient(o *redis.Options, nodes map[string]string, g *faulty.Gate) *redis.ClusterClient {
-	addrs := make([]string, 0, len(nodes))
-	dial := make(map[string]func(ctx context.Context, network, addr string) (net.Conn, error), len(nodes))
-	for node, proxy := range nodes {
-		addrs = append(addrs, node)
-		dial[node] = g.Dialer(proxy)
-	}
-	sort.Strings(addrs)
-	return redis.NewClusterClient(&redis.ClusterOptions{
-		Addrs: addrs,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			d, ok := dial[addr]
-			if !ok {
-				return nil, fmt.Errorf("no proxy for cluster node %s", addr)
-			}
-			return d(ctx, network, addr)
-		},
-		Username:              o.Username,
-		Password:              o.Password,
-		ReadTimeout:           o.ReadTimeout,
-		WriteTimeout:          o.WriteTimeout,
-		DialTimeout:           o.DialTimeout,
-		MaxRetries:            o.MaxRetries,
-		ContextTimeoutEnabled: o.ContextTimeoutEnabled,
-		PoolSize:              o.PoolSize,
-	})
-}
-
 // tlsOver wraps dial's connections in TLS with cfg, as go-redis's own
 // dialer does when Options.TLSConfig is set.
 func tlsOver(dial func(ctx context.Context, network, addr string) (net.Conn, error), cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -158,7 +126,10 @@ func (in *instance) Start() error {
 		opts.Dialer = tlsOver(opts.Dialer, opts.TLSConfig)
 	}
 	if in.slot.Nodes != nil {
-		inc.rdb = clusterClient(opts, in.slot.Nodes, inc.gate)
+		// Every node through the instance's own proxy for it and its gate.
+		inc.rdb = agent.NewClusterClient(opts, in.slot.Nodes, func(ctx context.Context, network, proxy string) (net.Conn, error) {
+			return inc.gate.Dialer(proxy)(ctx, network, proxy)
+		})
 	} else {
 		inc.rdb = redis.NewClient(opts)
 	}

@@ -19,19 +19,6 @@ import (
 	"github.com/leaselab/leaselab/sim/real"
 )
 
-// needTopology skips t where no replicated pair or cluster can be spawned
-// (no redis-cli), unless LEASELAB_REQUIRE_CLUSTER=1 (CI) makes that a
-// failure.
-func needTopology(t *testing.T) {
-	t.Helper()
-	if _, err := exec.LookPath("redis-cli"); err != nil {
-		if os.Getenv(rediscluster.RequireEnv) == "1" {
-			t.Fatalf("redis-cli not found (%s=1: required)", rediscluster.RequireEnv)
-		}
-		t.Skipf("skipping: redis-cli not found (set %s=1 to fail instead)", rediscluster.RequireEnv)
-	}
-}
-
 // holderEvents are the truth lane's records after at.
 func holderEvents(res *verdict.Result, after time.Duration) []model.Event {
 	var out []model.Event
@@ -67,7 +54,7 @@ var cleanFailover = model.Params{TTL: 2 * time.Second, Wait: fast.Wait, JitterMS
 // on the promoted node, records at once; the old leader believes until its
 // next renewal, within the predicted bound.
 func TestFailover(t *testing.T) {
-	needTopology(t)
+	rediscluster.NeedTools(t)
 	for _, topo := range []model.Topology{model.RedisReplicated, model.RedisCluster} {
 		for _, lag := range []time.Duration{0, 600 * time.Millisecond} {
 			name := string(topo) + "-" + map[bool]string{true: "clean", false: "lossy"}[lag == 0]
@@ -143,7 +130,7 @@ func TestFailover(t *testing.T) {
 // The truth lane follows the lease's slot to its new primary: after the
 // migration, the leader's crash and the key's expiry there are recorded.
 func TestSlotMigrationFollowed(t *testing.T) {
-	needTopology(t)
+	rediscluster.NeedTools(t)
 	t.Parallel()
 	res := runScenario(t, model.Scenario{Redis: model.RedisCluster, Instances: 3, Params: fast, Duration: 3 * time.Second, Recovery: 2 * time.Second,
 		Faults: []model.Fault{
@@ -179,7 +166,7 @@ func TestSlotMigrationFollowed(t *testing.T) {
 // held back) releases the hold, stops every node it spawned and every
 // goroutine, and says the failover was cut short.
 func TestCancelledFailoverLeavesNothing(t *testing.T) {
-	needTopology(t)
+	rediscluster.NeedTools(t)
 	for _, topo := range []model.Topology{model.RedisReplicated, model.RedisCluster} {
 		t.Run(string(topo), func(t *testing.T) {
 			before := goleak.IgnoreCurrent()

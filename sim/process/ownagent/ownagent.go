@@ -71,7 +71,16 @@ func Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdou
 	ro := realtime.RedisOptions(p.Client, addr)
 	ro.Username, ro.Password = getenv("LEASELAB_REDIS_USERNAME"), getenv("LEASELAB_REDIS_PASSWORD")
 	ro.DB, _ = strconv.Atoi(getenv("LEASELAB_REDIS_DB"))
-	rdb := redis.NewClient(ro)
+	// A Redis Cluster (LEASELAB_REDIS_NODES): every node through this
+	// instance's proxy to it.
+	nodes, err := agent.ClusterNodes(getenv)
+	if err != nil {
+		return &SetupError{err}
+	}
+	var rdb redis.UniversalClient = redis.NewClient(ro)
+	if nodes != nil {
+		rdb = agent.NewClusterClient(ro, nodes, nil)
+	}
 	defer rdb.Close()
 	clk := faulty.NewClock()
 	eo := realtime.ElectionOpts(p, nil)
@@ -99,7 +108,7 @@ func Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdou
 	}
 	stopCtx, stop := context.WithCancel(ctx) // SIGTERM (through ctx) or the stop command
 	defer stop()
-	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop, Safe: true,
+	o := agent.Options{In: stdin, Out: stdout, Name: "chaos agent", Logger: log, OnStop: stop, Safe: true, Cluster: true,
 		Client: agent.GoRedisClient(ro, eo.OpTimeout),
 		OnClock: func(rate float64, jump time.Duration) error {
 			if jump != 0 {
@@ -141,7 +150,7 @@ func Run(ctx context.Context, getenv func(string) string, stdin io.Reader, stdou
 	if pub != nil {
 		eo.OnTransition = func(t election.Transition) { ag.Transition(t); pub.Observe(t) }
 	}
-	rn, err := runner.New(rdb, runner.Options{Group: group, Tasks: realtime.Tasks(sc), ChoreInterval: p.ChoreInterval,
+	rn, err = runner.New(rdb, runner.Options{Group: group, Tasks: realtime.Tasks(sc), ChoreInterval: p.ChoreInterval,
 		Election: eo, Clock: clk, OnEvent: ag.RunnerEvent, Logger: log})
 	if err != nil {
 		return fmt.Errorf("agent: %w", err)
