@@ -19,20 +19,19 @@ import (
 	"time"
 
 	"github.com/bsm/redislock"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/leaselab/leaselab/examples/scoreboard/internal/leader"
 )
 
 func main() {
 	cfg := leader.FromEnv()
-	rdb := redis.NewClient(cfg.Redis)
+	rdb := cfg.Client()
 	id := leader.NewID()
 	l := &lease{client: redislock.New(rdb), key: cfg.Key, ttl: cfg.TTL}
 	if !leader.LibraryValue() {
 		l.token = id
 	}
-	leader.Main("redislock", id, cfg, rdb, l)
+	leader.Main("redislock", id, cfg, l)
 }
 
 // lease is a redislock lock on one key.

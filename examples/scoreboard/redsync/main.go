@@ -23,21 +23,20 @@ import (
 
 	"github.com/go-redsync/redsync/v4"
 	"github.com/go-redsync/redsync/v4/redis/goredis/v9"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/leaselab/leaselab/examples/scoreboard/internal/leader"
 )
 
 func main() {
 	cfg := leader.FromEnv()
-	rdb := redis.NewClient(cfg.Redis)
+	rdb := cfg.Client()
 	id := leader.NewID()
 	opts := []redsync.Option{redsync.WithExpiry(cfg.TTL), redsync.WithTries(1)}
 	if !leader.LibraryValue() {
 		opts = append(opts, redsync.WithGenValueFunc(func() (string, error) { return id, nil }))
 	}
 	m := redsync.New(goredis.NewPool(rdb)).NewMutex(cfg.Key, opts...)
-	leader.Main("redsync", id, cfg, rdb, &lease{m: m, margin: time.Duration(float64(cfg.TTL) * driftFactor)})
+	leader.Main("redsync", id, cfg, &lease{m: m, margin: time.Duration(float64(cfg.TTL) * driftFactor)})
 }
 
 // driftFactor is redsync's default (WithDriftFactor): Until is a call's

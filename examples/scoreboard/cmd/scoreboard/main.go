@@ -387,8 +387,8 @@ func refusedWhy(note string) string {
 		return "no `safe`"
 	case strings.Contains(note, "\"clock\" capability"):
 		return "no `clock`"
-	case strings.Contains(note, "cluster"):
-		return "cluster"
+	case strings.Contains(note, "\"cluster\" capability"):
+		return "no `cluster`"
 	}
 	if len(note) > 60 {
 		note = note[:60] + "…"

@@ -53,6 +53,19 @@ type Config struct {
 	Key       string        // LEASELAB_KEY: the lock's Redis key
 	TTL, Wait time.Duration // LEASELAB_TTL_MS, LEASELAB_WAIT_MS
 	Redis     *redis.Options
+	// Nodes, with redis: cluster, are the cluster's nodes and this
+	// instance's proxy to each (LEASELAB_REDIS_NODES); nil otherwise.
+	Nodes map[string]string
+}
+
+// Client is the client the lease uses: a ClusterClient through the
+// instance's proxies with redis: cluster, else one on LEASELAB_REDIS_ADDR;
+// both with Redis's options.
+func (c Config) Client() redis.UniversalClient {
+	if c.Nodes != nil {
+		return agent.NewClusterClient(c.Redis, c.Nodes, nil)
+	}
+	return redis.NewClient(c.Redis)
 }
 
 // FromEnv reads the harness's variables (docs/agents.md). The client's read
@@ -60,6 +73,11 @@ type Config struct {
 // timeout, go-redis's -1); everything else is go-redis's default.
 func FromEnv() Config {
 	db, _ := strconv.Atoi(os.Getenv("LEASELAB_REDIS_DB"))
+	nodes, err := agent.ClusterNodes(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	rt := ms("LEASELAB_READ_TIMEOUT_MS", 0)
 	if os.Getenv("LEASELAB_READ_TIMEOUT_MS") == "0" {
 		rt = -1
@@ -75,6 +93,7 @@ func FromEnv() Config {
 			DB:          db,
 			ReadTimeout: rt,
 		},
+		Nodes: nodes,
 	}
 }
 
@@ -102,20 +121,21 @@ func LibraryValue() bool { return os.Getenv("SCOREBOARD_LIBRARY_VALUE") == "1" }
 // Main runs an agent named name: it says hello with id (the value the
 // lease writes), runs the loop until SIGTERM or the stop command (a
 // graceful stop) or until the harness is gone (stdin ended: at once), and
-// exits. rdb is the client the lease uses, declared in the hello.
-func Main(name, id string, cfg Config, rdb *redis.Client, l Lease) {
-	if err := run(name, id, cfg, rdb, l); err != nil {
+// exits. The hello declares cfg.Redis's client and that it follows a
+// Redis Cluster (cfg.Client).
+func Main(name, id string, cfg Config, l Lease) {
+	if err := run(name, id, cfg, l); err != nil {
 		fmt.Fprintln(os.Stderr, name+":", err)
 		os.Exit(1)
 	}
 }
 
-func run(name, id string, cfg Config, rdb *redis.Client, l Lease) error {
+func run(name, id string, cfg Config, l Lease) error {
 	ctx, cancel := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer cancel()
-	client := agent.GoRedisClient(rdb.Options(), 0)
+	client := agent.GoRedisClient(cfg.Redis, 0)
 	client.ValidityMarginMS = float64(l.ValidityMargin()) / float64(time.Millisecond)
-	ag := agent.New(agent.Options{Name: name, OnStop: cancel, Client: client})
+	ag := agent.New(agent.Options{Name: name, OnStop: cancel, Client: client, Cluster: true})
 	if err := ag.Hello(id, cfg.Key); err != nil {
 		return fmt.Errorf("saying hello: %w", err)
 	}
