@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -108,12 +109,28 @@ func (t *Truth) subscribe(ctx context.Context, addr string) (*redis.Client, *red
 	return rdb, ps, nil
 }
 
+// followTries bounds Follow's attempts at a node that does not answer
+// within the watcher's one-second timeout: on a loaded machine a node
+// just promoted answered its first command later than that (.ci/load at
+// load 9: the run ended on a harness error, its proxies never moved to the
+// new primary, and FAILed).
+const followTries = 5
+
 // Follow moves the watcher to the node at addr, which now serves the key
 // (after a failover or a slot migration), and reads the holder there at
 // once: a key the new node lacks is recorded as gone at this moment. why
 // ("failover", "migration") is the event's Detail.
 func (t *Truth) Follow(ctx context.Context, addr, why string) error {
-	rdb, ps, err := t.subscribe(ctx, addr)
+	var rdb *redis.Client
+	var ps *redis.PubSub
+	var err error
+	for try := 1; ; try++ {
+		rdb, ps, err = t.subscribe(ctx, addr)
+		var ne net.Error
+		if err == nil || try == followTries || ctx.Err() != nil || !errors.As(err, &ne) || !ne.Timeout() {
+			break
+		}
+	}
 	if err != nil {
 		return fmt.Errorf("following the lease to %s: %w", addr, err)
 	}
