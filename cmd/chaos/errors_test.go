@@ -66,4 +66,11 @@ func TestRunCountsRefusals(t *testing.T) {
 	if !errors.As(err, &ee) || ee.code != exitFailed {
 		t.Errorf("a lone refusal: %v", err)
 	}
+	// Beside a run that did not pass, the last line still names the
+	// refusal (it used to count only the unknown).
+	unknown := sim.SuiteRun{Scenario: model.Scenario{Name: "script-flush"}, Result: &verdict.Result{Evaluation: verdict.Evaluation{Verdict: model.Unknown}}}
+	err = runVerdict(context.Background(), []batch.Outcome{{SuiteRun: unknown}, {SuiteRun: refused}}, io.Discard)
+	if !errors.As(err, &ee) || ee.code != exitFailed || !strings.Contains(err.Error(), "1 unknown") || !strings.Contains(err.Error(), "1 of 2 scenarios refused by the backend, not run: leader-crash") {
+		t.Errorf("a refusal beside an unknown: %v", err)
+	}
 }

@@ -238,10 +238,19 @@ func runVerdict(ctx context.Context, runs []batch.Outcome, stdout io.Writer) err
 		}
 		fmt.Fprintln(stdout)
 	}
-	if err != nil || len(refused) == 0 {
+	if len(refused) == 0 {
 		return err
 	}
-	return &exitError{exitFailed, fmt.Errorf("%d of %d scenarios refused by the backend, not run: %s", len(refused), len(runs), strings.Join(refused, ", "))}
+	why := fmt.Sprintf("%d of %d scenarios refused by the backend, not run: %s", len(refused), len(runs), strings.Join(refused, ", "))
+	var ee *exitError
+	switch {
+	case err == nil:
+		return &exitError{exitFailed, errors.New(why)}
+	case errors.As(err, &ee) && ee.code == exitFailed:
+		// The last line names the refusals beside what did not pass.
+		return &exitError{exitFailed, fmt.Errorf("%w; %s", ee.err, why)}
+	}
+	return err
 }
 
 // parseInterleaved parses flags that may come after positional arguments
@@ -474,10 +483,11 @@ Writes each report and a suite summary: <out>/index.html, <out>/summary.md
 and <out>/junit.xml. The last lines give the counts and the findings: every
 spec claim a run measured not held, per scenario.
 
-Runner-mode scenarios are refused by --backend virtual, and redis:
-replicated | cluster scenarios when the run is given its own Redis
-(--redis-url, --redis-addr, --env container): listed as REFUSED with the
-reason (a skipped JUnit testcase), not run, neither pass nor fail.
+A scenario the backend cannot run is refused: redis: replicated |
+cluster when the run is given its own Redis (--redis-url, --redis-addr,
+--env container), and with --backend process what the agent does not
+declare (runner, safe, clock, cluster): listed as REFUSED with the reason
+(a skipped JUnit testcase), not run, neither pass nor fail.
 Interrupted (Ctrl-C), the scenarios not yet started are listed as NOT
 STARTED (a skipped JUnit testcase) and the exit code is 130.
 
