@@ -27,8 +27,8 @@ const (
 
 // Check is one expectation evaluated against a run.
 type Check struct {
-	// Metric is the expectation's metric, or "claim <name>" for a check of
-	// one of the spec's claims (ClaimGap, ClaimSplitBrain).
+	// Metric is the expectation's metric, or ClaimMetric(name) for a check
+	// of one of the spec's claims (analysis.ClaimGap, ClaimSplitBrain).
 	Metric Metric `json:"metric"`
 	// Limit is the expectation as written: "predicted", "ttl + wait",
 	// "min 1", "exactly 1".

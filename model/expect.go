@@ -10,8 +10,14 @@ import (
 )
 
 // Metric names one measured quantity of a run, as scenario files, flags
-// and result.json write it ("max_overlap"); Metrics lists them all.
+// and result.json write it ("max_overlap"); Metrics lists them all. A
+// Check's Metric may also be ClaimMetric(name), a check of a spec claim.
 type Metric string
+
+// ClaimMetric is the Metric of the check a run makes of the spec claim
+// name (ClaimGap, ClaimSplitBrain in model/analysis), "claim <name>": not
+// one of Metrics.
+func ClaimMetric(name string) Metric { return Metric("claim " + name) }
 
 // The metrics, one per thing a run measures (Metrics says what each is).
 const (

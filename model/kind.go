@@ -223,7 +223,9 @@ func SpecOf(k FaultKind) (KindSpec, bool) {
 	return *s, s != unknownKind
 }
 
-// specOf is the spec of k, or the empty one if k is not a kind.
+// KindSpecOf is the registered spec of k, or the empty one if k is not a
+// kind: the stages read its hooks through it (SpecOf is a copy, for
+// everyone else); nothing may change it.
 func KindSpecOf(k FaultKind) *KindSpec {
 	for _, s := range kinds {
 		if s.Kind == k {

@@ -30,10 +30,11 @@ const (
 	// ClaimUnknown: the bound lies within the measurement's uncertainty
 	// (an observed fleet's estimates, an agent's lines stamped late), so
 	// the claim is neither held nor not held, as a check of the same
-	// windows is unknown (see withinUncertainty).
+	// windows is unknown (see WithinUncertainty).
 	ClaimUnknown ClaimVerdict = "unknown"
 )
 
+// NewWindow is the window [start, end), open if it ran to the run's end.
 func NewWindow(start, end time.Duration, open bool) model.Window {
 	return model.Window{Start: start, End: end, Duration: end - start, Open: open}
 }
@@ -1605,7 +1606,7 @@ func unexplainedOverlaps(overlaps []Overlap, faults []model.FaultSpan) []Overlap
 }
 
 // claimVerdict judges a claim that the longest of ws is within bound +
-// slack by the checks' rule (longestWithin): not held only if some window
+// slack by the checks' rule (LongestWithin): not held only if some window
 // is over it however its ends really came, held only if every window is
 // within it however they came, unknown otherwise, so that one measurement
 // has one verdict; and, like a check, unknown rather than held when one of

@@ -14,7 +14,7 @@ import (
 // (timings.judge). Otherwise, for an observed fleet's estimates (± either
 // way) a max of a window's length fails only if some window is over it
 // however its ends really came, passes only if every window is within it
-// however they came (longestWithin); a min the other way round
+// however they came (LongestWithin); a min the other way round
 // (longestReaches). A check with both fails if either side fails for
 // certain and passes only if both pass for certain. A check that does not
 // fail for certain is unknown if one of its windows' ends was stamped more
@@ -60,6 +60,8 @@ func WithinUncertainty(c *model.Check, a Analysis) {
 	}
 }
 
+// Measure is metric's duration value in a, with why it may be missing,
+// unknown or undecided (model.Measurement).
 func Measure(metric model.Metric, a Analysis) model.Measurement {
 	var m model.Measurement
 	longest := func(w model.Window) {
@@ -128,6 +130,7 @@ func Measure(metric model.Metric, a Analysis) model.Measurement {
 	return m
 }
 
+// NonEmpty is s, or otherwise when s is empty.
 func NonEmpty(s, otherwise string) string {
 	if s == "" {
 		return otherwise

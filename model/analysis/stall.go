@@ -111,7 +111,7 @@ func StallText(late time.Duration, n int, worst *Stall) string {
 
 // ExplainedByStalls makes unknown a check that fails on a max only
 // because the harness ran late: every window over the limit is over it by
-// no more than the lateness measured inside it (stalled), so that on time
+// no more than the lateness measured inside it (Stalled), so that on time
 // it may have kept the limit. A window over it by more, an open one, a
 // missed min or a count keep their fail: load only delays, and a bound
 // broken past what the load explains is broken.

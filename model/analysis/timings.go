@@ -483,7 +483,7 @@ func staleChoreRange(ev []model.Event, lane RedisLane) CountRange {
 	return r
 }
 
-// failoverRange is the failover metric (measure) at its least and most:
+// failoverRange is the failover metric (Measure) at its least and most:
 // over the faults that demoted a leader they hit, injection to the first
 // stable leader after the last demotion. A fault whose hit leaders may or
 // may not have led at its injection, or kept believing through its reach,

@@ -34,7 +34,7 @@ type Evaluation struct {
 
 // Evaluate checks a run's expectations against its analysis. sc is the
 // effective (scaled) scenario; preds are the predictions for the faults the
-// run applied (PredictApplied).
+// run applied (bounds.Predict(p, bounds.AppliedFaultSize(sc, a))).
 //
 // The run's own preconditions come first: a run in which no instance ever
 // led measured nothing about leadership, so every check is unknown; a fault
@@ -85,7 +85,7 @@ func Evaluate(sc model.Scenario, a analysis.Analysis, preds []bounds.Prediction)
 			if cl.Verdict == analysis.NotExercised {
 				continue // says nothing either way; Claims shows it
 			}
-			c := model.Check{Metric: model.Metric("claim " + cl.Name), Limit: "held", HasMax: true, Max: cl.Bound + cl.Slack,
+			c := model.Check{Metric: model.ClaimMetric(cl.Name), Limit: "held", HasMax: true, Max: cl.Bound + cl.Slack,
 				Measured: cl.Measured, Verdict: model.Pass, Detail: cl.Statement + ": " + cl.Detail}
 			switch cl.Verdict {
 			case analysis.NotHeld:

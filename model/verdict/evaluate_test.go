@@ -204,7 +204,7 @@ func TestEvaluateStrictClaims(t *testing.T) {
 	}
 	sc.StrictClaims = true
 	_, ev := evaluateOn(sc, tl)
-	c := checkOf(t, ev, "claim "+analysis.ClaimSplitBrain)
+	c := checkOf(t, ev, model.ClaimMetric(analysis.ClaimSplitBrain))
 	if ev.Verdict != model.Fail || c.Verdict != model.Fail {
 		t.Errorf("strict claims: run %s, %s; want both to fail", ev.Verdict, c)
 	}
@@ -621,7 +621,7 @@ func TestClaimWithinUncertainty(t *testing.T) {
 		if o := checkOf(t, ev, "max_overlap"); o.Verdict != c.check {
 			t.Errorf("late %v: max_overlap %s, want %s", c.late, o.Verdict, c.check)
 		}
-		if cl := checkOf(t, ev, "claim "+analysis.ClaimSplitBrain); cl.Verdict != c.check {
+		if cl := checkOf(t, ev, model.ClaimMetric(analysis.ClaimSplitBrain)); cl.Verdict != c.check {
 			t.Errorf("late %v: the split-brain claim's check %s, want %s", c.late, cl.Verdict, c.check)
 		}
 		var got analysis.ClaimVerdict
