@@ -112,9 +112,9 @@ func StallText(late time.Duration, n int, worst *Stall) string {
 // ExplainedByStalls makes unknown a check that fails on a max only
 // because the harness ran late: every window over the limit is over it by
 // no more than the lateness measured inside it (Stalled), so that on time
-// it may have kept the limit. A window over it by more, an open one, a
-// missed min or a count keep their fail: load only delays, and a bound
-// broken past what the load explains is broken.
+// it may have kept the limit. A window over it by more, an open one or a
+// count keep their fail: load only delays, and a bound broken past what the
+// load explains is broken. (A missed min is MinExplainedByStalls's.)
 func ExplainedByStalls(c *model.Check, a Analysis) {
 	if c.Verdict != model.Fail || !c.HasMax || c.Count || c.NotMeasured || c.Open || len(a.Stalls) == 0 ||
 		(c.HasMin && c.Measured < c.Min) {
@@ -133,7 +133,7 @@ func ExplainedByStalls(c *model.Check, a Analysis) {
 		if w.Open {
 			return
 		}
-		d, n, s := Stalled(a.Stalls, w.Start, w.End)
+		d, n, s := Stalled(a.Stalls, stallFrom(w, a), w.End)
 		if s == nil || w.Least()-d > c.Max {
 			return
 		}
@@ -174,7 +174,11 @@ func CountExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
 	limit := (p.TTL/2 - p.Jitter()) / 2
 	var worst *Stall
 	for i, s := range a.Stalls {
-		if s.Instance >= 0 && s.Leader && s.Late >= limit && (worst == nil || s.Late > worst.Late) {
+		// The probe's stall is every in-process goroutine's, the leader's
+		// renewal (or its call's reply) among them: latency's leader, its
+		// renewal in flight, lost its key to a 4.1 s stop of the process
+		// tree with no timer of its own late.
+		if (s.Instance < 0 || s.Leader) && s.Late >= limit && (worst == nil || s.Late > worst.Late) {
 			worst = &a.Stalls[i]
 		}
 	}
@@ -184,6 +188,72 @@ func CountExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
 	c.Verdict, c.Stalled = model.Unknown, true
 	c.Detail = JoinDetail(c.Detail, fmt.Sprintf("a leader's timer fired %v late (%s), past half its renewal's slack ((TTL/2 - jitter)/2 = %v): its key may have lapsed for the load, not the election; the machine was too loaded to judge",
 		model.DurationText(worst.Late), worst, model.DurationText(limit)))
+}
+
+// stallFrom is where the stalls that may have lengthened w start: at its
+// start, or, for a window inside a fault's stretch, half a TTL before the
+// fault was applied (the leader's last renewal interval before it, whose
+// cadence the bounds assume). A stall before the window moves its end
+// too: a partitioned leader whose renewal timer fired 3.555 s late sends
+// the call that ends its belief 3.555 s late (partition-one-way with the
+// process tree stopped for 3.7 s: an overlap of 9.279 s against 7.815 s,
+// every second of the stall before the overlap began). Earlier stalls
+// only move phases, and the bounds hold at every phase.
+func stallFrom(w model.Window, a Analysis) time.Duration {
+	from := w.Start
+	for _, f := range a.Faults {
+		if f.Applied <= w.End && w.Start <= max(f.Reach, f.Healed) {
+			from = min(from, f.Applied-a.Params.TTL/2)
+		}
+	}
+	return from
+}
+
+// MinExplainedByStalls makes unknown a check that fails only on its
+// minimum (a built-in's demonstration that its fault causes at least so
+// much: stale leadership, lost tasks, a second leader) when the harness
+// stalled inside a fault's stretch, from a TTL before it was applied to
+// its reach. Load cannot make a window shorter the way it makes one
+// longer, but it moves the fault against the election: a partition
+// applied after the renewal it was meant to catch, a lossy failover's lag
+// whose writes never ran because the instances and Redis stood still in
+// it. Measured: redis-failover-lossy with its process tree stopped for
+// 5 s inside the 5 s lag lost no task (lost_tasks ≥ 1, measured 0), a
+// FAIL the election did not earn. The stall must be at least the
+// shortfall (a duration) or half the renewal's slack, (TTL/2 − jitter)/2
+// (a count: as CountExplainedByStalls); a miss with no such stall keeps
+// its fail.
+func MinExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
+	if c.Verdict != model.Fail || !c.HasMin || c.NotMeasured || len(a.Stalls) == 0 || len(a.Faults) == 0 {
+		return
+	}
+	if c.HasMax && ((c.Count && c.MeasuredCount > c.MaxCount) || (!c.Count && c.Measured > c.Max)) {
+		return // it fails on its maximum too
+	}
+	p = p.WithDefaults()
+	need := (p.TTL/2 - p.Jitter()) / 2
+	switch {
+	case c.Count && c.MeasuredCount < c.MinCount:
+	case !c.Count && c.Measured < c.Min:
+		need = c.Min - c.Measured
+	default:
+		return
+	}
+	var late time.Duration
+	var n int
+	var worst *Stall
+	for _, f := range a.Faults {
+		d, k, s := Stalled(a.Stalls, f.Applied-p.TTL, max(f.Reach, f.Healed))
+		if s != nil && d > late {
+			late, n, worst = d, k, s
+		}
+	}
+	if worst == nil || late < need {
+		return
+	}
+	c.Verdict, c.Stalled = model.Unknown, true
+	c.Detail = JoinDetail(c.Detail, fmt.Sprintf("the harness ran %v late around a fault (from a TTL before it to its reach), at least the %v the minimum needed: %s; the fault did not meet the election as scheduled, and the machine was too loaded to judge",
+		model.DurationText(late), model.DurationText(need), StallText(late, n, worst)))
 }
 
 // StallLateness is the worst lateness of the run's stalls: of an

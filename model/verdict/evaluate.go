@@ -74,6 +74,7 @@ func Evaluate(sc model.Scenario, a analysis.Analysis, preds []bounds.Prediction)
 		analysis.WithinUncertainty(&c, a)
 		analysis.ExplainedByStalls(&c, a)
 		analysis.CountExplainedByStalls(&c, a, sc.Params)
+		analysis.MinExplainedByStalls(&c, a, sc.Params)
 		writtenForSpecClient(&c, e, sc.Params)
 		if len(missed) > 0 && c.Verdict == model.Pass {
 			c.Verdict, c.Detail = model.Unknown, analysis.JoinDetail(c.Detail, "a fault caused nothing it is about, so passing tells nothing")
