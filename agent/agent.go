@@ -14,8 +14,14 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/election"
+	"github.com/leaselab/leaselab/internal/stallmeter"
 	"github.com/leaselab/leaselab/runner"
 )
+
+// StallMin is the least lateness the agent's probe reports as a Stall:
+// below it, a wake-up's lateness is the scheduler's ordinary noise (the
+// harness's own probe uses the same).
+const StallMin = 2 * time.Millisecond
 
 // Options configure an Agent. Zero values mean the defaults named on each
 // field. The handlers given decide the capabilities the hello declares.
@@ -49,6 +55,13 @@ type Options struct {
 	// Logger receives what the agent cannot tell the harness (a malformed
 	// command, a failed write). Default: none.
 	Logger *slog.Logger
+	// NoStallProbe turns off the agent's wake-up probe. By default, from
+	// Hello until the harness is gone, a goroutine sleeps to a deadline
+	// every 10 ms and reports each wake-up at least 2 ms late as a Stall
+	// event: how long the process was kept from running (a loaded
+	// machine, GC), which the harness counts so that load makes a verdict
+	// unknown rather than a false fail.
+	NoStallProbe bool
 	// Client declares the service's Redis client in the hello, which the
 	// harness's predictions follow (GoRedisClient makes one for a go-redis
 	// client). Default: RunElector declares the elector's go-redis client
@@ -130,6 +143,14 @@ func (a *Agent) Hello(id, key string) error {
 		a.mu.Unlock()
 		return errors.New("agent: Hello called twice")
 	}
+	// The probe runs before the hello leaves, so that the harness may
+	// count on it from the hello on (its first reports wait in pending).
+	var unprobe func()
+	if !a.o.NoStallProbe {
+		unprobe = stallmeter.Subscribe(StallMin, func(late time.Duration) {
+			a.Emit(Event{Type: Stall, LatenessNS: int64(late)})
+		})
+	}
 	a.started = true
 	a.writeLocked(line)
 	for _, p := range a.pending {
@@ -138,7 +159,7 @@ func (a *Agent) Hello(id, key string) error {
 	a.pending = nil
 	err = a.werr
 	a.mu.Unlock()
-	go a.serve()
+	go a.serve(unprobe)
 	return err
 }
 
@@ -310,9 +331,13 @@ func (a *Agent) Elector(e *election.Elector, promote, demote <-chan time.Time, e
 	return p, d, x
 }
 
-// serve reads commands until In ends.
-func (a *Agent) serve() {
+// serve reads commands until In ends, then ends the probe (unprobe, nil
+// without one).
+func (a *Agent) serve(unprobe func()) {
 	defer a.gone()
+	if unprobe != nil {
+		defer unprobe()
+	}
 	sc := bufio.NewScanner(a.o.In)
 	sc.Buffer(make([]byte, 4096), MaxLine)
 	for line := 1; sc.Scan(); line++ {

@@ -114,10 +114,19 @@ const (
 	// Reply: the answer to a command. Seq (the command's), Err (refused or
 	// failed; empty: done), Task (dispatch: the new task's id).
 	Reply EventType = "reply"
+	// Stall (optional): the agent's process was kept from running: a
+	// timer, or a wake-up probe sleeping to a deadline, came LatenessNS
+	// late (at least 2 ms) at T. On a loaded machine that lateness, not
+	// the election, can lengthen a window; the harness counts it as its
+	// own (a check over its limit by no more than the stalls inside is
+	// unknown, not a fail). A stall inside a pause the harness caused
+	// (SIGSTOP) is the fault's, and not counted. Agent reports them from
+	// a probe of its own.
+	Stall EventType = "stall"
 )
 
 // EventTypes lists the event types of this protocol version.
-var EventTypes = []EventType{Promoted, Demoted, Error, RunnerError, Chore, ChoreFenced, TaskDispatched, TaskStarted, TaskAcknowledging, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue, Stopped, Reply}
+var EventTypes = []EventType{Promoted, Demoted, Error, RunnerError, Chore, ChoreFenced, TaskDispatched, TaskStarted, TaskAcknowledging, TaskCompleted, TaskFailed, TaskReclaimed, DelayedDue, Stopped, Reply, Stall}
 
 // Demotion reasons an agent may give. Reason is free text; these are the
 // elector's own (election.DemoteReason), which this package and the
@@ -277,6 +286,12 @@ func ParseEvent(line []byte) (Event, error) {
 		return e, need("task", e.Task != "")
 	case Reply:
 		return e, need("seq", e.Seq != 0)
+	case Stall:
+		// A stall of an hour says the agent's clock is broken, not the
+		// machine: refused, as observe clamps impossible values.
+		if e.LatenessNS <= 0 || e.LatenessNS > int64(time.Hour) {
+			return e, fmt.Errorf("stall event needs lateness_ns between 1 and %d (an hour), got %d", int64(time.Hour), e.LatenessNS)
+		}
 	}
 	return e, nil
 }

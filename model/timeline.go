@@ -61,6 +61,10 @@ const (
 	StallKind Kind = "stall"
 )
 
+// AgentStall is a StallKind event's Detail when an agent reported it
+// (its own process woke late), not the harness's clock or probe.
+const AgentStall = "agent"
+
 // Event is one entry of the timeline. At is the offset from the start of the
 // run on the harness's single monotonic clock, never an instance's clock
 // (a fault may bend an instance's clock). Fields that do not apply to a Kind are left zero.

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -28,6 +29,9 @@ type Stall struct {
 	// renewal was late), as the analysis read its beliefs; false: a
 	// follower's (its next attempt).
 	Leader bool `json:"leader,omitempty"`
+	// Agent marks an agent's own report (the process backend's stall
+	// event): its process woke late, a timer or its probe.
+	Agent bool `json:"agent,omitempty"`
 }
 
 // String names the stall for a verdict's detail: "i1's timer fired 454ms
@@ -41,6 +45,10 @@ func (s Stall) String() string {
 	if s.Leader {
 		role = "the leader: its renewal"
 	}
+	if s.Agent {
+		role = strings.TrimSuffix(strings.TrimSuffix(role, ": its next attempt"), ": its renewal")
+		return fmt.Sprintf("i%d's agent process woke %v late at %v (%s)", s.Instance, model.DurationText(s.Late), model.DurationText(s.At), role)
+	}
 	return fmt.Sprintf("i%d's timer fired %v late at %v (%s)", s.Instance, model.DurationText(s.Late), model.DurationText(s.At), role)
 }
 
@@ -50,14 +58,37 @@ func (s Stall) String() string {
 const MinStall = 2 * time.Millisecond
 
 // stallsOf collects the run's Stall events, each with the role its
-// instance had when it fired (from the beliefs).
+// instance had when it fired (from the beliefs). An instance's stall that
+// reaches into a pause of that instance is the fault's, not the
+// machine's, and left out: an agent stopped by SIGSTOP finds its probe
+// late by the pause when it resumes (in-process clocks do not report
+// what a Stall held).
 func stallsOf(ev []model.Event, beliefs []Belief) []Stall {
 	var out []Stall
+	paused := map[int]time.Duration{}  // an instance's last pause, while it lasts
+	resumed := map[int]time.Duration{} // its last resume
 	for _, e := range ev {
-		if e.Kind != model.StallKind {
+		switch e.Kind {
+		case model.InstancePaused:
+			paused[e.Instance] = e.At
+			continue
+		case model.InstanceResumed:
+			delete(paused, e.Instance)
+			resumed[e.Instance] = e.At
+			continue
+		case model.StallKind:
+		default:
 			continue
 		}
-		s := Stall{Instance: e.Instance, At: e.At, Late: e.Lateness}
+		if e.Instance >= 0 {
+			if _, ok := paused[e.Instance]; ok {
+				continue
+			}
+			if r, ok := resumed[e.Instance]; ok && r >= e.At-e.Lateness {
+				continue
+			}
+		}
+		s := Stall{Instance: e.Instance, At: e.At, Late: e.Lateness, Agent: e.Detail == model.AgentStall}
 		for _, b := range beliefs {
 			if b.Instance == e.Instance && b.Start <= e.At && (b.Open || e.At <= b.End) {
 				s.Leader = true

@@ -664,6 +664,10 @@ func (s *shell) event(inc *incarnation, e agent.Event) {
 	case agent.DelayedDue:
 		// Lateness here is the task's, by the Redis clock, as in-process.
 		ev.Kind, ev.Lateness = model.DelayedDue, time.Duration(e.LatenessNS)
+	case agent.Stall:
+		// Lateness here is how late the agent's process woke; its stamp
+		// is not a transition's, so not the stamping's uncertainty.
+		ev.Kind, ev.Lateness, ev.Late, ev.Detail = model.StallKind, time.Duration(e.LatenessNS), 0, model.AgentStall
 	case agent.Reply:
 		inc.rmu.Lock()
 		ch := inc.replies[e.Seq]
