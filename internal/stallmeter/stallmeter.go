@@ -95,7 +95,7 @@ func Subscribe(min time.Duration, f func(late time.Duration)) (cancel func()) {
 	probe.subs[s] = struct{}{}
 	if probe.stop == nil {
 		probe.stop, probe.done = make(chan struct{}), make(chan struct{})
-		go runProbe(probe.stop, probe.done)
+		go runProbe(probe.stop, probe.done, time.Now())
 	}
 	probe.mu.Unlock()
 	return sync.OnceFunc(func() {
@@ -115,12 +115,14 @@ func Subscribe(min time.Duration, f func(late time.Duration)) (cancel func()) {
 }
 
 // runProbe sleeps to a deadline every probeTick and reports each wake-up's
-// lateness to the subscribers of the moment.
-func runProbe(stop, done chan struct{}) {
+// lateness to the subscribers of the moment. The first deadline counts from
+// started, the subscription: a process stopped before the probe's goroutine
+// first ran (a SIGSTOP right after an agent's hello) is measured too.
+func runProbe(stop, done chan struct{}, started time.Time) {
 	defer close(done)
-	t := time.NewTimer(probeTick)
+	due := started.Add(probeTick)
+	t := time.NewTimer(time.Until(due))
 	defer t.Stop()
-	due := time.Now().Add(probeTick)
 	var subs []*subscriber
 	for {
 		select {
