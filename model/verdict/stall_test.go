@@ -166,3 +166,28 @@ func TestStallBeforeTheWindowAndTheProbeExplain(t *testing.T) {
 		}
 	}
 }
+
+// A duplicate chore that a leader's stall explains is unknown: on the
+// process backend, every process stopped 4.8 s, leader-crash's leader
+// lost its key in the stop and ran its in-flight scheduler tick 12 ms
+// after the next leader's first. Without the stall it fails.
+func TestStallExplainsADuplicateChore(t *testing.T) {
+	sc := model.Scenario{Params: specTimings, Mode: model.ModeRunner,
+		Faults: []model.Fault{{At: 6 * time.Second, For: 12 * time.Second, Kind: model.FaultCrash, Restart: true, Target: model.Target{Role: model.RoleLeader}}},
+		Expect: []model.Expectation{{Metric: "duplicate_chores", Max: "0"}}}
+	for _, stall := range []bool{false, true} {
+		s := new(analysisScript).gain(0, 2, "c").fault(6, 0, "crash", "", 2).crash(6, 2, "c").gain(12, 0, "a").heal(18, 0)
+		if stall {
+			s.add(model.Event{At: atSec(23.17), Kind: model.StallKind, Instance: 0, Lateness: atSec(4.816), Detail: model.AgentStall})
+		}
+		s.lose(23.175, 0, "a").chore(23.178, 0, "a", "scheduler").gain(23.182, 2, "c2").chore(23.19, 2, "c2", "scheduler")
+		_, ev := evaluateOn(sc, s.end(30))
+		want := model.Fail
+		if stall {
+			want = model.Unknown
+		}
+		if c := checkOf(t, ev, model.MetricDuplicateChores); c.Verdict != want || c.MeasuredCount != 1 || (stall && !strings.Contains(c.Detail, "i0's agent process woke 4.816s late")) {
+			t.Errorf("stall %v: %s, %d duplicate (%s); want %s, 1", stall, c.Verdict, c.MeasuredCount, c.Detail, want)
+		}
+	}
+}
