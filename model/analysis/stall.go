@@ -261,7 +261,7 @@ func stallFrom(w model.Window, a Analysis) time.Duration {
 // (a count: as CountExplainedByStalls); a miss with no such stall keeps
 // its fail.
 func MinExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
-	if c.Verdict != model.Fail || !c.HasMin || c.NotMeasured || len(a.Stalls) == 0 || len(a.Faults) == 0 {
+	if c.Verdict != model.Fail || !c.HasMin || c.NotMeasured || len(a.Stalls) == 0 || len(a.Faults)+len(a.Skipped) == 0 {
 		return
 	}
 	if c.HasMax && ((c.Count && c.MeasuredCount > c.MaxCount) || (!c.Count && c.Measured > c.Max)) {
@@ -281,6 +281,17 @@ func MinExplainedByStalls(c *model.Check, a Analysis, p model.Params) {
 	var worst *Stall
 	for _, f := range a.Faults {
 		d, k, s := Stalled(a.Stalls, f.Applied-p.TTL, max(f.Reach, f.Healed))
+		if s != nil && d > late {
+			late, n, worst = d, k, s
+		}
+	}
+	// A fault skipped for want of a leader never met the election at all:
+	// pause-safe with every process stopped 5.3 s just before it had no
+	// leader to pause (its key lapsed in the stop), and its stale
+	// leadership ≥ TTL/2 measured 0. The stretch is the one Evaluate names
+	// beside the skip.
+	for _, f := range a.Skipped {
+		d, k, s := Stalled(a.Stalls, f.At-p.TTL-p.Wait, f.At)
 		if s != nil && d > late {
 			late, n, worst = d, k, s
 		}

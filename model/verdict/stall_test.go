@@ -191,3 +191,29 @@ func TestStallExplainsADuplicateChore(t *testing.T) {
 		}
 	}
 }
+
+// A minimum missed because its fault was skipped (no leader to hit) after
+// the machine stood still is unknown: pause-safe with every process
+// stopped 5.3 s just before its pause had no leader left to pause, and
+// its stale leadership ≥ TTL/2 measured 0 (here its overlap, which needs
+// no Redis lane).
+func TestStallBeforeASkippedFaultExplainsAMissedMinimum(t *testing.T) {
+	sc := model.Scenario{Params: specTimings,
+		Faults: []model.Fault{{At: 9 * time.Second, For: 5 * time.Second, Kind: model.FaultPause, Target: model.Target{Role: model.RoleLeader}}},
+		Expect: []model.Expectation{{Metric: "max_overlap", Min: "2.5s"}}}
+	for _, stall := range []bool{false, true} {
+		s := new(analysisScript).gain(0, 0, "a")
+		if stall {
+			s.add(model.Event{At: atSec(9.8), Kind: model.StallKind, Instance: -1, Lateness: atSec(5.3)})
+		}
+		s.lose(9.81, 0, "a").add(model.Event{At: atSec(9.852), Kind: model.FaultSkipped, Instance: -1, FaultID: 0, Fault: "pause", Detail: "target leader matched no live instance"})
+		_, ev := evaluateOn(sc, s.gain(10.2, 1, "b").end(25))
+		want := model.Fail
+		if stall {
+			want = model.Unknown
+		}
+		if c := checkOf(t, ev, model.MetricMaxOverlap); c.Verdict != want {
+			t.Errorf("stall %v: %s (%s), want %s", stall, c.Verdict, c.Detail, want)
+		}
+	}
+}
