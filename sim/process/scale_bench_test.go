@@ -65,7 +65,8 @@ func BenchmarkHundredAgents(b *testing.B) {
 // promotion line; the crash is the harness's own, exact). Beside it, how
 // late the harness's own goroutines woke meanwhile (its wake-up probe,
 // analysis.Stall): a line read late while the harness itself stood still
-// was late in the harness, not in the pipe or the agent.
+// was late in the harness, not in the pipe or the agent; and how late the
+// writing agent's own process woke (its probe's stall lines).
 //
 //	go test -run '^$' -bench HundredAgentsLeaderCrash -benchtime 1x ./sim/process/
 func BenchmarkHundredAgentsLeaderCrash(b *testing.B) {
@@ -94,14 +95,19 @@ func BenchmarkHundredAgentsLeaderCrash(b *testing.B) {
 		for _, e := range res.Timeline {
 			if (e.Kind == model.LeaderGained || e.Kind == model.LeaderLost) && e.At >= crash {
 				deciding = append(deciding, e.Late)
-				// The harness's own stall while the line waited to be read.
-				var stall time.Duration
+				// The harness's own stall while the line waited to be read,
+				// and the writing agent's (its probe's stall lines).
+				var stall, own time.Duration
 				for _, s := range res.Analysis.Stalls {
-					if s.Instance < 0 && s.At >= e.At-e.Late && s.At-s.Late <= e.At {
-						stall = max(stall, s.Late)
+					if s.At >= e.At-e.Late && s.At-s.Late <= e.At {
+						if s.Instance < 0 {
+							stall = max(stall, s.Late)
+						} else if s.Instance == e.Instance {
+							own = max(own, s.Late)
+						}
 					}
 				}
-				b.Logf("%v %s i%d stamped %v late; harness wake-ups meanwhile ≤ %v late", e.At, e.Kind, e.Instance, e.Late, stall)
+				b.Logf("%v %s i%d stamped %v late; harness wake-ups meanwhile ≤ %v late, the agent's own ≤ %v", e.At, e.Kind, e.Instance, e.Late, stall, own)
 			}
 		}
 		if len(deciding) == 0 {
@@ -111,6 +117,15 @@ func BenchmarkHundredAgentsLeaderCrash(b *testing.B) {
 		b.ReportMetric(float64(len(deciding)), "deciding-lines")
 		b.ReportMetric(float64(slices.Max(deciding).Microseconds())/1000, "deciding-max-ms")
 		b.ReportMetric(float64(res.Analysis.StallLateness(false).Microseconds())/1000, "harness-wakeup-max-ms")
+		// The agents' probes: how many stall lines, and the worst.
+		var agentStalls int
+		for _, s := range res.Analysis.Stalls {
+			if s.Agent {
+				agentStalls++
+			}
+		}
+		b.ReportMetric(float64(agentStalls), "agent-stalls")
+		b.ReportMetric(float64(res.Analysis.StallLateness(true).Microseconds())/1000, "agent-stall-max-ms")
 		b.ReportMetric(float64(res.Analysis.Summary.MaxGap.Microseconds())/1000, "gap-ms")
 	}
 }
