@@ -162,7 +162,9 @@ func (b Backend) Run(ctx context.Context, eff model.Scenario, observe func(model
 	run := &runBooks{}
 	rec, err := b.engine(run).Run(ctx, eff, observe)
 	if rec != nil {
-		for _, e := range run.tasks.errors() {
+		var unknown []error
+		rec.Timeline, unknown = run.tasks.settle(rec.Timeline)
+		for _, e := range unknown {
 			rec.Errors = append(rec.Errors, e.Error())
 		}
 		client, errs := run.clients.declared()

@@ -730,7 +730,7 @@ func (inc *incarnation) send(c agent.Command) (answer func(context.Context) erro
 			}
 			return nil
 		case <-inc.exited:
-			return fmt.Errorf("%s: exited before answering %s", inc.name, c.Cmd)
+			return fmt.Errorf("%s: %w %s", inc.name, errExitedUnanswered, c.Cmd)
 		case <-ctx.Done():
 			return fmt.Errorf("%s: no answer to %s: %w", inc.name, c.Cmd, ctx.Err())
 		}
@@ -923,8 +923,18 @@ func (s *shell) Dispatch(ctx context.Context, delay time.Duration) error {
 	if inc == nil {
 		return errors.New("not running")
 	}
-	return inc.command(ctx, agent.Command{Cmd: agent.CmdDispatch, Task: "work", DelayNS: int64(delay)})
+	at := s.rec.Since()
+	err := inc.command(ctx, agent.Command{Cmd: agent.CmdDispatch, Task: "work", DelayNS: int64(delay)})
+	if errors.Is(err, errExitedUnanswered) {
+		s.tasks.unansweredDispatch(model.Event{At: at, Kind: model.TaskDispatched, Instance: s.slot.Index, ID: inc.hello.ID,
+			Detail: "inferred: its agent ended before it answered the dispatch, and another agent worked on a task no line named"})
+	}
+	return err
 }
+
+// errExitedUnanswered: the agent ended before it answered a command, which
+// it may have carried out.
+var errExitedUnanswered = errors.New("exited before answering")
 
 // Kill ends the live agent at the end of the run, recording nothing; a
 // prestarted one too (Prestart made it current and reads it: its reader

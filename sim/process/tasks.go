@@ -1,10 +1,14 @@
 package process
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sync"
+	"time"
 
 	"github.com/leaselab/leaselab/agent"
+	"github.com/leaselab/leaselab/model"
 )
 
 // taskBook checks, across one run's agents, that every task an agent works
@@ -18,6 +22,25 @@ type taskBook struct {
 	dispatched map[string]bool
 	unknown    map[string]error // task → the first line about it before its dispatch
 	order      []string         // unknown's tasks, first seen first
+	// unanswered are dispatch commands whose agent was killed (a crash)
+	// or exited before it answered, as TaskDispatched events with no task
+	// yet: such an agent may have added the task to the stream and died
+	// before its task-dispatched line, and another agent then reclaims a
+	// task no line named (leader-crash on the process backend, the leader
+	// killed mid-dispatch). Each explains one unknown task, first come
+	// first served.
+	unanswered []model.Event
+}
+
+// unansweredDispatch notes a dispatch command the agent e names was killed
+// before answering, sent at e.At.
+func (t *taskBook) unansweredDispatch(e model.Event) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.unanswered = append(t.unanswered, e)
 }
 
 // note notes e, read by dec.
@@ -43,16 +66,28 @@ func (t *taskBook) note(dec *agent.Decoder, e agent.Event) {
 	}
 }
 
-// errors returns a protocol error for each task worked on and never
-// dispatched, naming the agent and the line that first named it.
-func (t *taskBook) errors() []error {
+// settle returns tl with a TaskDispatched for each task worked on and
+// never dispatched that an unanswered dispatch explains (at the command's
+// time, by its agent), and a protocol error for each of the rest, naming
+// the agent and the line that first named it.
+func (t *taskBook) settle(tl model.Timeline) (model.Timeline, []error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	var errs []error
 	for _, id := range t.order {
-		if err := t.unknown[id]; err != nil {
-			errs = append(errs, err)
+		err := t.unknown[id]
+		if err == nil {
+			continue
 		}
+		if len(t.unanswered) == 0 {
+			errs = append(errs, err)
+			continue
+		}
+		e := t.unanswered[0]
+		t.unanswered = t.unanswered[1:]
+		e.Task = id
+		i, _ := slices.BinarySearchFunc(tl, e.At, func(x model.Event, at time.Duration) int { return cmp.Compare(x.At, at+1) })
+		tl = slices.Insert(tl, i, e)
 	}
-	return errs
+	return tl, errs
 }
