@@ -27,3 +27,24 @@ func TestFailReadsAsFail(t *testing.T) {
 		}
 	}
 }
+
+// TestDurationsApart: a measurement beside its bound reads differently
+// from it exactly when it differs, with no more digits than that takes.
+func TestDurationsApart(t *testing.T) {
+	ms := time.Millisecond
+	for _, c := range []struct {
+		a, b time.Duration
+		x, y string
+	}{
+		{7554978502, 7565 * ms, "7.555s", "7.565s"},
+		{7564900000, 7565 * ms, "7.5649s", "7.565s"},
+		{7565 * ms, 7565 * ms, "7.565s", "7.565s"},
+		{7565*ms + 1, 7565 * ms, "7.565000001s", "7.565s"},
+		{448038404, time.Second, "448.04ms", "1s"},
+		{0, Unbounded, "0s", "unbounded"},
+	} {
+		if x, y := DurationsApart(c.a, c.b); x != c.x || y != c.y {
+			t.Errorf("DurationsApart(%v, %v) = %s, %s; want %s, %s", c.a, c.b, x, y, c.x, c.y)
+		}
+	}
+}

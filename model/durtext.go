@@ -61,3 +61,17 @@ func TrimFloat(f float64, prec int) string {
 	}
 	return s
 }
+
+// DurationsApart prints a and b by DurationText's rule, each with as many
+// more decimals as it takes for the two to read differently when they
+// differ: a measurement beside its bound ("7.5649s" beside "7.565s", not
+// "7.565s" beside "7.565s").
+func DurationsApart(a, b time.Duration) (string, string) {
+	for k := range maxExtraDigits {
+		x, y := durationText(a, k), durationText(b, k)
+		if a == b || x != y {
+			return x, y
+		}
+	}
+	return durationText(a, maxExtraDigits), durationText(b, maxExtraDigits)
+}

@@ -262,7 +262,7 @@ func writeSuiteMarkdown(b *bytes.Buffer, s *suite) {
 		}
 		fmt.Fprintln(w)
 	}
-	fmt.Fprintln(w, "| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Lateness | Note |")
+	fmt.Fprintln(w, "| Scenario | Verdict | Note | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Lateness |")
 	fmt.Fprintln(w, "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
 	for _, r := range s.Rows {
 		name := mdCell(r.Name)
@@ -271,7 +271,7 @@ func writeSuiteMarkdown(b *bytes.Buffer, s *suite) {
 		}
 		verdict := "**" + r.Verdict + "**"
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			name, verdict, r.Seed, r.MaxGap, r.MaxOverlap, r.Failover, mdCell(r.Stale), r.Lost, r.Findings, r.Elapsed, r.Lateness, mdCell(r.Note))
+			name, verdict, mdCell(r.Note), r.Seed, r.MaxGap, r.MaxOverlap, r.Failover, mdCell(r.Stale), r.Lost, r.Findings, r.Elapsed, r.Lateness)
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Max gap and max overlap are flagged in the HTML index when they exceed the spec's bounds (TTL + Wait, TTL). "+
@@ -294,7 +294,7 @@ td a { color: #0969da; text-decoration: none; }
 main { max-width: none; }
 th { white-space: normal; }
 td { white-space: nowrap; }
-td.why { white-space: normal; overflow-wrap: anywhere; min-width: 14em; }
+td.why { white-space: normal; overflow-wrap: anywhere; min-width: 14em; max-width: 32em; }
 </style>
 </head>
 <body>
@@ -312,10 +312,10 @@ td.why { white-space: normal; overflow-wrap: anywhere; min-width: 14em; }
 </ul></section>{{else}}<section class="alert notes"><h2>Findings: none</h2><p>Every spec claim a run exercised held.</p></section>{{end}}
 <h2>Scenarios</h2>
 <div class="scroll"><table>
-<thead><tr><th>Scenario</th><th>Verdict</th><th>Seed</th><th>Max gap</th><th>Max overlap</th><th>Failover max</th><th>Stale</th><th>Lost tasks</th><th>Claims not held</th><th>Elapsed</th><th>Lateness</th><th>Note</th></tr></thead>
+<thead><tr><th>Scenario</th><th>Verdict</th><th>Note</th><th>Seed</th><th>Max gap</th><th>Max overlap</th><th>Failover max</th><th>Stale</th><th>Lost tasks</th><th>Claims not held</th><th>Elapsed</th><th>Lateness</th></tr></thead>
 <tbody>
 {{- range .Rows}}
-<tr><td>{{if .Link}}<a href="{{.Link}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td class="verdict {{.Class}}">{{.Verdict}}</td><td>{{.Seed}}</td><td{{if .BadGap}} class="bad"{{end}}>{{.MaxGap}}</td><td{{if .BadOverlap}} class="bad"{{end}}>{{.MaxOverlap}}</td><td>{{.Failover}}</td><td>{{.Stale}}</td><td{{if .BadLost}} class="bad"{{end}}>{{.Lost}}</td><td{{if .HasFindingsFlag}} class="bad"{{end}}>{{.Findings}}</td><td>{{.Elapsed}}</td><td>{{.Lateness}}</td><td class="why">{{.Note}}</td></tr>
+<tr><td>{{if .Link}}<a href="{{.Link}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</td><td class="verdict {{.Class}}">{{.Verdict}}</td><td class="why">{{.Note}}</td><td>{{.Seed}}</td><td{{if .BadGap}} class="bad"{{end}}>{{.MaxGap}}</td><td{{if .BadOverlap}} class="bad"{{end}}>{{.MaxOverlap}}</td><td>{{.Failover}}</td><td>{{.Stale}}</td><td{{if .BadLost}} class="bad"{{end}}>{{.Lost}}</td><td{{if .HasFindingsFlag}} class="bad"{{end}}>{{.Findings}}</td><td>{{.Elapsed}}</td><td>{{.Lateness}}</td></tr>
 {{- end}}
 </tbody>
 </table></div>

@@ -51,6 +51,14 @@ func TestSuiteFindingsFirst(t *testing.T) {
 	if got := rows[2].all("td")[1].text.String(); got != "NOT STARTED" {
 		t.Errorf("a scenario never started shows %q; want NOT STARTED", got)
 	}
+	// The reason sits beside the verdict, where a page narrower than the
+	// table (below ~1200 px) still shows it without scrolling.
+	if got := rows[2].all("td")[2].text.String(); !strings.Contains(got, "interrupted") {
+		t.Errorf("the column beside the verdict shows %q; want the note saying why", got)
+	}
+	if th := doc.all("thead")[0].all("th"); len(th) < 3 || th[2].text.String() != "Note" {
+		t.Errorf("the table's third column is not the Note")
+	}
 	if !strings.Contains(text, "1 not started (interrupted)") || !strings.Contains(text, "1 run broke a spec claim") {
 		t.Errorf("the headline does not count the not-started scenario and the finding:\n%s", text)
 	}

@@ -549,12 +549,7 @@ func Advise(ctx context.Context, c Constraints, e Envelope, o AdviseOptions) (Ad
 		a.Feasible = true
 	}
 	a.Params = best.p
-	a.Settings = settings(*best, c, e)
-	if !a.Feasible {
-		for k := range a.Settings {
-			a.Settings[k].Why = "closest miss: " + a.Settings[k].Why
-		}
-	}
+	a.Settings = settings(*best, e, o.TargetMargin)
 	a.Margins = margins(*best, c)
 	if l := c.MaxDuplicateChores; l != nil {
 		a.Chores = &ChoreMargin{Limit: *l, Predicted: best.dup, Mode: best.dupMode, Measured: -1}
@@ -587,7 +582,11 @@ func dur(d time.Duration) string {
 	return d.String()
 }
 
-func settings(cd candidate, c Constraints, e Envelope) []Setting {
+// settings are the recommendation's values, each with why it is what it
+// is, in words that hold by the candidate's own numbers (a test checks
+// each against the model): the TTL's says which ranking chose it and what
+// it predicts, and a closest miss says it misses.
+func settings(cd candidate, e Envelope, target float64) []Setting {
 	p := cd.p
 	retries := "none (max_retries: 0 in a scenario file, -1 in go-redis)"
 	if p.Client.MaxRetries > 0 {
@@ -597,17 +596,34 @@ func settings(cd candidate, c Constraints, e Envelope) []Setting {
 	if p.OpTimeout > 0 {
 		op = p.OpTimeout.String()
 	}
-	mode := "spec"
-	modeWhy := "spec mode meets the constraints; it is the elector's default"
+	predicted := fmt.Sprintf("its worst gap %s (%s), overlap %s and stale leadership %s (%s)",
+		model.DurationText(cd.gap), cd.gapMode, model.DurationText(cd.overlap), model.DurationText(cd.stale), cd.overMode)
+	var ttlWhy string
+	switch {
+	case cd.robust:
+		ttlWhy = fmt.Sprintf("the longest TTL that keeps %.0f%% headroom on every limit: %s; a longer TTL means fewer renewals and more tolerance of pauses and latency", target*100, predicted)
+	case cd.feasible:
+		ttlWhy = fmt.Sprintf("no setting keeps %.0f%% headroom on every limit; the longest TTL that meets them all: %s", target*100, predicted)
+	default:
+		ttlWhy = "closest miss (no setting meets every limit; the least total excess over them): " + predicted
+	}
+	mode, modeWhy := "spec", "spec mode meets the constraints; it is the elector's default"
+	if !cd.feasible {
+		modeWhy = "spec mode in the closest miss; it is the elector's default"
+	}
 	if p.Safe {
 		mode = "safe"
 		modeWhy = "the lease guard demotes a leader whose calls hang before its key can expire, and the fence refuses a stale leader's writes"
 	}
+	readWhy := fmt.Sprintf("at least %v (3 × the p99 round trip of %v, and never below 100ms) so healthy calls do not time out", minReadTimeout(e), 2*e.LatencyP99)
+	if e.LatencyP99 == 0 {
+		readWhy = "at least 100ms (no p99 latency given: --latency-p99) so healthy calls do not time out"
+	}
 	return []Setting{
-		{"ttl", p.TTL.String(), "the longest lease whose worst gap (" + cd.gapMode + ") keeps the target margin: a longer TTL means fewer renewals and more tolerance of pauses and latency"},
+		{"ttl", p.TTL.String(), ttlWhy},
 		{"wait", p.Wait.String(), fmt.Sprintf("%.2g × TTL: followers retry within Wait of expiry, so it adds directly to every gap", float64(p.Wait)/float64(p.TTL))},
 		{"jitter", fmt.Sprintf("%dms", p.JitterMS), "the spec's; it only delays renewals (it enters the overlap bounds)"},
-		{"read_timeout", p.Client.ReadTimeout.String(), fmt.Sprintf("at least 3 × the p99 round trip (%v) so healthy calls do not time out; %s", 2*e.LatencyP99, hungRenewal(p))},
+		{"read_timeout", p.Client.ReadTimeout.String(), readWhy + "; " + hungRenewal(p)},
 		{"write_timeout, dial_timeout", p.Client.ReadTimeout.String(), "the same as the read timeout"},
 		{"max_retries", retries, "the go-redis retries a failing call makes: each can cost another timeout"},
 		{"op_timeout", op, "the elector's per-call deadline"},
@@ -1029,7 +1045,8 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 		for _, w := range r.Worst {
 			ws[w.Metric] = w
 			if w.Violated {
-				m.Exceeds = append(m.Exceeds, fmt.Sprintf("%s %v > predicted %v (%s; seed %d)", w.Metric, w.Measured, w.Predicted, w.Formula, w.Schedule.Seed))
+				measured, bound := w.Texts()
+				m.Exceeds = append(m.Exceeds, fmt.Sprintf("%s %s > predicted %s (%s; seed %d)", w.Metric, measured, bound, w.Formula, w.Schedule.Seed))
 			}
 		}
 		m.MaxGap, m.GapSeed = ws[exGap].Measured, ws[exGap].Schedule.Seed
@@ -1124,9 +1141,9 @@ func confirm(ctx context.Context, a *Advice, best candidate, e Envelope, o Advis
 		}
 		// The robust schedule near it when there is one: the real
 		// backend's timing is not exact to the µs an edge case needs.
-		sched, what := ws[metrics[pick]].Schedule, fmt.Sprintf("the worst %s the search found (%v over %d runs)", metrics[pick], ws[metrics[pick]].Measured, r.Runs)
+		sched, what := ws[metrics[pick]].Schedule, fmt.Sprintf("the worst %s the search found (%s over %d runs)", metrics[pick], model.DurationText(ws[metrics[pick]].Measured), r.Runs)
 		if x := r.Robust[pick]; x.Found {
-			sched, what = x.Schedule, fmt.Sprintf("near the worst %s the search found (%v over %d runs), the schedule that keeps %v when every start moves by ±%v", metrics[pick], ws[metrics[pick]].Measured, r.Runs, x.Floor, x.Delta)
+			sched, what = x.Schedule, fmt.Sprintf("near the worst %s the search found (%s over %d runs), the schedule that keeps %s when every start moves by ±%v", metrics[pick], model.DurationText(ws[metrics[pick]].Measured), r.Runs, x.value(x.Floor), x.Delta)
 		}
 		keep, err := r.Space.Scenario(sched)
 		if err != nil {
@@ -1187,11 +1204,11 @@ func (a Advice) Markdown() string {
 	for _, m := range a.Margins {
 		meas := "not confirmed"
 		if m.Measured >= 0 {
-			meas = fmt.Sprintf("%v (%s, seed %d)", m.Measured.Round(time.Millisecond), m.MeasuredMode, m.Seed)
+			meas = fmt.Sprintf("%s (%s, seed %d)", model.DurationText(m.Measured), m.MeasuredMode, m.Seed)
 		}
 		head := dur(m.Headroom)
 		if m.Headroom < 0 {
-			head = fmt.Sprintf("**%v over**", -m.Headroom)
+			head = fmt.Sprintf("**%s over**", model.DurationText(-m.Headroom))
 		}
 		w("| %s | %s | %v | %s | %s | %s |\n", m.Constraint, dur(m.Limit), m.Predicted, m.Mode, meas, head)
 	}
@@ -1214,7 +1231,7 @@ func (a Advice) Markdown() string {
 			continue
 		}
 		x := m.Measured
-		w("| %s | %v | %v | %v | %v | %v | %d |\n", m.Mode, m.Prediction.MaxGap, x.MaxGap.Round(time.Millisecond), m.Prediction.MaxOverlap, x.MaxOverlap.Round(time.Millisecond), x.MaxStale.Round(time.Millisecond), x.Runs)
+		w("| %s | %v | %s | %v | %s | %s | %d |\n", m.Mode, m.Prediction.MaxGap, model.DurationText(x.MaxGap), m.Prediction.MaxOverlap, model.DurationText(x.MaxOverlap), model.DurationText(x.MaxStale), x.Runs)
 	}
 	modelError := false
 	for _, m := range a.Modes {
@@ -1239,7 +1256,7 @@ func (a Advice) Markdown() string {
 				if !n.Meets {
 					mark = "breaks"
 				}
-				nb = append(nb, fmt.Sprintf("%s at TTL %v: gap %v, overlap %v (%s)", m.Mode, n.TTL, n.MaxGap.Round(time.Millisecond), n.MaxOverlap.Round(time.Millisecond), mark))
+				nb = append(nb, fmt.Sprintf("%s at TTL %v: gap %s, overlap %s (%s)", m.Mode, n.TTL, model.DurationText(n.MaxGap), model.DurationText(n.MaxOverlap), mark))
 			}
 		}
 		if len(nb) > 0 {

@@ -63,7 +63,17 @@ func (w Worst) Value(d time.Duration) string {
 	if w.Count {
 		return strconv.FormatInt(int64(d), 10)
 	}
-	return d.String()
+	return model.DurationText(d)
+}
+
+// Texts prints w's worst measured value and its bound as a report shows
+// them side by side: by the one rounding rule, with the digits that tell
+// the two apart when they differ.
+func (w Worst) Texts() (measured, bound string) {
+	if w.Count || w.Predicted == NoLimit {
+		return w.Value(w.Measured), w.BoundValue()
+	}
+	return model.DurationsApart(w.Measured, w.Predicted)
 }
 
 // BoundValue prints w's bound: a duration, a count, or unbounded.

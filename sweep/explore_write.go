@@ -48,7 +48,7 @@ func (r *ExploreResult) RobustScenario(x Robust) (model.Scenario, error) {
 	if len(sc.Name) > 60 {
 		sc.Name = "explore-robust-" + shortMetric(x.Metric)
 	}
-	sc.Description = fmt.Sprintf("chaos explore: near the worst %s found for %s, the schedule whose value holds when every start moves by ±%v: %v here, at least %v within ±%v (on the real backend, whose timing is not exact to the µs).",
+	sc.Description = fmt.Sprintf("chaos explore: near the worst %s found for %s, the schedule whose value holds when every start moves by ±%v: %s here, at least %s within ±%v (on the real backend, whose timing is not exact to the µs).",
 		x.Metric, r.Space.Base.Name, x.Delta, x.value(x.Measured), x.value(x.Floor), x.Delta)
 	sc.Expect = []model.Expectation{{Metric: model.Metric(x.Metric), Max: "predicted"}}
 	if x.Count {
@@ -81,8 +81,9 @@ func (r *ExploreResult) WorstScenario(w Worst) (model.Scenario, error) {
 	if w.Violated {
 		verdict = "BOUND VIOLATED"
 	}
-	sc.Description = fmt.Sprintf("chaos explore: the worst %s found for %s over %d runs: measured %v, predicted %v (%s), ratio %s: %s.",
-		w.Metric, r.Space.Base.Name, r.Runs, w.Value(w.Measured), w.BoundValue(), w.Formula, ratioText(w), verdict)
+	measured, bound := w.Texts()
+	sc.Description = fmt.Sprintf("chaos explore: the worst %s found for %s over %d runs: measured %s, predicted %s (%s), ratio %s: %s.",
+		w.Metric, r.Space.Base.Name, r.Runs, measured, bound, w.Formula, ratioText(w), verdict)
 	e := model.Expectation{Metric: model.Metric(w.Metric), Max: "predicted"}
 	if w.Violated && !w.Count {
 		e.Slack = r.Space.withDefaults().Tolerance
@@ -183,7 +184,7 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 			p("| %s | — | — | — | not measured (%d runs unknown: %s) | | | | |\n", x.Metric, x.Unknown, nonEmptyText(x.Why, "no run measured it"))
 			continue
 		}
-		meas := x.Value(x.Measured)
+		meas, bound := x.Texts()
 		if x.Open {
 			meas = "≥ " + meas + " (open)"
 		}
@@ -191,7 +192,7 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 		if k := slices.IndexFunc(r.Robust, func(y Robust) bool { return y.Metric == x.Metric && y.Found }); k >= 0 {
 			rob = fmt.Sprintf("≥ %s: %s", x.Value(r.Robust[k].Floor), RobustFile(x.Metric))
 		}
-		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, x.BoundValue(), ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
+		p("| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", x.Metric, meas, bound, ratioText(x), verdictText(x), x.Phase, r.scheduleText(x.Schedule), WorstFile(x.Metric), rob)
 	}
 	p("\n## Formulas\n\n")
 	for _, x := range r.Worst {
@@ -202,8 +203,9 @@ func ExploreMarkdown(w io.Writer, r *ExploreResult) error {
 	if v := r.Violations(); len(v) > 0 {
 		p("\n## Findings\n\n")
 		for _, x := range v {
-			p("- **bound violated: %s** measured %v above its bound %v (%s); reproduce with `chaos run --backend virtual %s` (and on the real backend without --backend).\n",
-				x.Metric, x.Value(x.Measured), x.BoundValue(), x.Formula, WorstFile(x.Metric))
+			measured, bound := x.Texts()
+			p("- **bound violated: %s** measured %s above its bound %s (%s); reproduce with `chaos run --backend virtual %s` (and on the real backend without --backend).\n",
+				x.Metric, measured, bound, x.Formula, WorstFile(x.Metric))
 		}
 	}
 	p("\nEach worst-*.yaml runs the worst schedule with its seed; its expectation is the metric's bound. A worst case often sits on an edge a few µs wide (a partition within one hop of a renewal's send, a follower's attempt just before the key expires), which the real backend's timing, exact only to a millisecond or two, lands on either side of: each robust-*.yaml is the schedule nearby whose value holds when every start moves by ±%v, the one to run there (`--confirm-real` does).\n", RobustDelta)

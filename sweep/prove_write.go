@@ -42,11 +42,12 @@ func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
 	switch p.Verdict {
 	case VerdictCounterexample:
 		sc.Expect[0].Slack = time.Nanosecond
-		sc.Description = fmt.Sprintf("chaos prove: a counterexample to the %s bound of %s over %s=%v..%v (seed %d): at %s=%v it exceeds %v (%s) by %v.",
-			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, r.Axis, x, bounds.BoundText(p.Bound), p.Formula, p.Excess)
+		sc.Description = fmt.Sprintf("chaos prove: a counterexample to the %s bound of %s over %s=%v..%v (seed %d): at %s=%v it exceeds %s (%s) by %s.",
+			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, r.Axis, x, bounds.BoundText(p.Bound), p.Formula, model.DurationText(p.Excess))
 	default:
-		sc.Description = fmt.Sprintf("chaos prove: the exact worst %s of %s over %s=%v..%v (seed %d) on the virtual backend: %v at %s=%v, bound %v (%s): %s.",
-			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, p.Worst, r.Axis, x, bounds.BoundText(p.Bound), p.Formula, p.Verdict)
+		worst, bound := model.DurationsApart(p.Worst, p.Bound)
+		sc.Description = fmt.Sprintf("chaos prove: the exact worst %s of %s over %s=%v..%v (seed %d) on the virtual backend: %s at %s=%v, bound %s (%s): %s.",
+			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, worst, r.Axis, x, bound, p.Formula, p.Verdict)
 	}
 	return sc
 }
@@ -93,12 +94,14 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		v := p.Verdict
 		switch {
 		case p.Verdict == VerdictCounterexample:
-			v = fmt.Sprintf("COUNTEREXAMPLE: %v over the bound at %s=%v", p.Excess, r.Axis, p.ExcessAt)
+			v = fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s=%v", model.DurationText(p.Excess), r.Axis, p.ExcessAt)
 		case p.Verdict == VerdictProven:
-			v = fmt.Sprintf("proven (%v below the bound)", -p.Excess)
+			v = fmt.Sprintf("proven (%s below the bound)", model.DurationText(-p.Excess))
 		}
-		fmt.Fprintf(w, "  %-17s worst %-14v at %s=%-14v bound %-10s %s\n      %s\n",
-			p.Metric, p.Worst, r.Axis, p.At, bounds.BoundText(p.Bound), v, p.Formula)
+		worst, bound := model.DurationsApart(p.Worst, p.Bound)
+		// The schedule's coordinate stays exact: it is what reproduces.
+		fmt.Fprintf(w, "  %-17s worst %-14s at %s=%-14v bound %-10s %s\n      %s\n",
+			p.Metric, worst, r.Axis, p.At, bound, v, p.Formula)
 	}
 	extra := ""
 	if r.BoundSplits > 0 {

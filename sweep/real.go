@@ -86,6 +86,6 @@ func WriteConfirmation(w io.Writer, robust []Robust, runs []RealRun) {
 			continue
 		}
 		real, how := x.Real(o.Result)
-		fmt.Fprintf(w, "  %-17s real %s%s; virtual %v (≥ %v within ±%v); report %s\n", x.Metric, real, how, x.Measured, x.Floor, x.Delta, o.Dir)
+		fmt.Fprintf(w, "  %-17s real %s%s; virtual %s (≥ %s within ±%v); report %s\n", x.Metric, real, how, x.value(x.Measured), x.value(x.Floor), x.Delta, o.Dir)
 	}
 }

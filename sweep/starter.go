@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/leaselab/leaselab/internal/userfile"
 	"github.com/leaselab/leaselab/model"
@@ -104,15 +103,15 @@ func WorstPhase(ctx context.Context, sc model.Scenario, budget int) (model.Scena
 	if k := slices.IndexFunc(res.Robust, func(r Robust) bool { return r.Metric == w.Metric && r.Found && r.Floor > 0 }); k >= 0 {
 		r := res.Robust[k]
 		x, value = r.Schedule, r.Measured
-		robust = fmt.Sprintf(" (at least %v when any start moves by ±%v, as on the real backend)", r.Floor.Round(time.Microsecond), r.Delta)
+		robust = fmt.Sprintf(" (at least %s when any start moves by ±%v, as on the real backend)", r.value(r.Floor), r.Delta)
 	}
 	out, err := res.Space.Scenario(x)
 	if err != nil {
 		return sc, "", nil, fmt.Errorf("the worst phase of %s: %w", sc.Name, err)
 	}
 	out.Expect, out.Description, out.StrictClaims = sc.Expect, sc.Description, sc.StrictClaims
-	note := fmt.Sprintf("Fault placed by chaos explore (%d runs on the virtual backend, seeds %d-%d) where it finds the worst %s for these timings: at %s with seed %d and these starts, %v%s.",
-		res.Runs, res.Space.FirstSeed, res.Space.FirstSeed+int64(res.Space.Seeds)-1, shortMetric(w.Metric), atText(out.Faults), out.Seed, value.Round(time.Microsecond), robust)
+	note := fmt.Sprintf("Fault placed by chaos explore (%d runs on the virtual backend, seeds %d-%d) where it finds the worst %s for these timings: at %s with seed %d and these starts, %s%s.",
+		res.Runs, res.Space.FirstSeed, res.Space.FirstSeed+int64(res.Space.Seeds)-1, shortMetric(w.Metric), atText(out.Faults), out.Seed, w.Value(value), robust)
 	return out, note, res, nil
 }
 

@@ -1,8 +1,6 @@
 package sweep
 
 import (
-	"github.com/leaselab/leaselab/model/bounds"
-
 	"context"
 	"encoding/json"
 	"fmt"
@@ -33,8 +31,9 @@ func (r *ExploreResult) WriteTable(w io.Writer) {
 		if x.Ratio > 0 {
 			ratio = fmt.Sprintf("%.3f", x.Ratio)
 		}
+		measured, bound := x.Texts()
 		fmt.Fprintf(w, "  %-17s worst %-14s predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
-			x.Metric, x.Value(x.Measured), x.BoundValue(), ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+			x.Metric, measured, bound, ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
 	}
 	if r.Skipped > 0 {
 		fmt.Fprintf(w, "%s\n", r.SkippedText())
@@ -65,19 +64,16 @@ func (r *ExploreResult) SkippedText() string {
 // BesideBound is the searched worst case beside its bound, in a few words
 // ("1.2s of 5s (ratio 0.240)"; the seed when it broke the bound).
 func (w Worst) BesideBound() string {
+	measured, bound := w.Texts()
 	switch {
 	case !w.Found:
 		return "not measured"
-	case w.Count && w.Violated:
-		return fmt.Sprintf("%s, BOUND VIOLATED (bound %s; seed %d)", w.Value(w.Measured), w.BoundValue(), w.Schedule.Seed)
-	case w.Count:
-		return fmt.Sprintf("%s of %s", w.Value(w.Measured), w.BoundValue())
 	case w.Violated:
-		return fmt.Sprintf("%v, BOUND VIOLATED (bound %v; seed %d)", w.Measured.Round(time.Microsecond), w.Predicted, w.Schedule.Seed)
-	case w.Predicted > 0 && w.Predicted != NoLimit:
-		return fmt.Sprintf("%v of %v (ratio %.3f)", w.Measured.Round(time.Microsecond), w.Predicted, w.Ratio)
+		return fmt.Sprintf("%s, BOUND VIOLATED (bound %s; seed %d)", measured, bound, w.Schedule.Seed)
+	case !w.Count && w.Predicted > 0 && w.Predicted != NoLimit:
+		return fmt.Sprintf("%s of %s (ratio %.3f)", measured, bound, w.Ratio)
 	}
-	return fmt.Sprintf("%v of %s", w.Measured.Round(time.Microsecond), bounds.BoundText(w.Predicted))
+	return fmt.Sprintf("%s of %s", measured, bound)
 }
 
 // WriteExploreRuns writes the search (WriteExplore) and, per metric it

@@ -241,7 +241,7 @@ func writeHTML(w io.Writer, r *Result, maps []heatmapFile) error {
 			for k, a := range r.Grid.Axes {
 				set = append(set, a.Param+"="+c.Values[k])
 			}
-			pg.Repro = append(pg.Repro, fmt.Sprintf("worst %s %v: cell %d (%s), seed %d", m.name, m.pick(c).Max, c.Index, strings.Join(set, ", "), m.pick(c).WorstSeed))
+			pg.Repro = append(pg.Repro, fmt.Sprintf("worst %s %s: cell %d (%s), seed %d", m.name, model.DurationText(m.pick(c).Max), c.Index, strings.Join(set, ", "), m.pick(c).WorstSeed))
 		}
 	}
 	bw := bufio.NewWriter(w)

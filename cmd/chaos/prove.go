@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -153,7 +154,11 @@ func writeSeedsSummary(w io.Writer, results []*sweep.ProveResult) {
 			fmt.Fprintf(w, "  %-17s not measured under any seed\n", p.Metric)
 			continue
 		}
-		fmt.Fprintf(w, "  %-17s worst %v (seed %d, %s=%v); closest to its bound: %v below it (seed %d); proven under %d of %d seeds\n",
-			p.Metric, worst.Worst, worstSeed, results[0].Axis, worst.At, -closest.Excess, closestSeed, proven, measured)
+		margin := model.DurationText(-closest.Excess) + " below it"
+		if closest.Excess > 0 {
+			margin = model.DurationText(closest.Excess) + " above it"
+		}
+		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s=%v); closest to its bound: %s (seed %d); proven under %d of %d seeds\n",
+			p.Metric, model.DurationText(worst.Worst), worstSeed, results[0].Axis, worst.At, margin, closestSeed, proven, measured)
 	}
 }

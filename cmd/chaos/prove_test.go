@@ -61,9 +61,9 @@ func TestProveSeeds(t *testing.T) {
 			t.Errorf("seed %s's proof not written: %v", seed, err)
 		}
 	}
-	// The worst over the seeds is seed 1's 6.547961596 s (TestProveCLI's
+	// The worst over the seeds is seed 1's 6.548 s (TestProveCLI's
 	// witness), proven under all three.
-	if !strings.Contains(stdout, "over 3 seeds (1..3)") || !strings.Contains(stdout, "worst 6.547961596s (seed 1") || !strings.Contains(stdout, "proven under 3 of 3 seeds") {
+	if !strings.Contains(stdout, "over 3 seeds (1..3)") || !strings.Contains(stdout, "worst 6.548s (seed 1") || !strings.Contains(stdout, "proven under 3 of 3 seeds") {
 		t.Errorf("the summary over the seeds is missing or wrong:\n%s", stdout)
 	}
 	if c, _, se := chaos(t, "prove", "partition-blackhole", "--seeds", "0", "--out", dir); c != exitUsage || !strings.Contains(se, "--seeds 0") {

@@ -259,9 +259,9 @@ type row struct {
 	Cell
 }
 
-// readSummary reads the scenario table of a suite's summary.md: | Scenario
-// | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost
-// tasks | Claims not held | Elapsed | Lateness | Note |.
+// readSummary reads the scenario table of a suite's summary.md by its
+// header's names (| Scenario | Verdict | Note | Seed | Max gap | Max
+// overlap | … | Stale | …), so that a column moved does not shift them.
 func readSummary(path string) ([]row, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -269,27 +269,36 @@ func readSummary(path string) ([]row, error) {
 	}
 	defer f.Close()
 	var rows []row
-	in := false
+	var col map[string]int
 	sc := bufio.NewScanner(f)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		line := sc.Text()
 		if strings.HasPrefix(line, "| Scenario |") {
-			in = true
+			col = map[string]int{}
+			for i, name := range cellsOf(line) {
+				col[name] = i
+			}
+			for _, name := range []string{"Verdict", "Max gap", "Max overlap", "Stale", "Note"} {
+				if _, ok := col[name]; !ok {
+					return nil, fmt.Errorf("%s: the scenario table has no %q column: %q", path, name, line)
+				}
+			}
 			continue
 		}
-		if !in || strings.HasPrefix(line, "| ---") {
+		if col == nil || strings.HasPrefix(line, "| ---") {
 			continue
 		}
 		if !strings.HasPrefix(line, "|") {
 			break
 		}
 		cells := cellsOf(line)
-		if len(cells) < 12 {
-			return nil, fmt.Errorf("%s: a row of %d cells, want 12: %q", path, len(cells), line)
+		if len(cells) != len(col) {
+			return nil, fmt.Errorf("%s: a row of %d cells, want %d: %q", path, len(cells), len(col), line)
 		}
 		rows = append(rows, row{name: linkText(cells[0]), Cell: Cell{
-			Verdict: strings.Trim(cells[1], "*"), Gap: cells[3], Overlap: cells[4], Stale: cells[6], Note: cells[11]}})
+			Verdict: strings.Trim(cells[col["Verdict"]], "*"), Gap: cells[col["Max gap"]], Overlap: cells[col["Max overlap"]],
+			Stale: cells[col["Stale"]], Note: cells[col["Note"]]}})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err

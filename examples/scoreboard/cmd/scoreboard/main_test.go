@@ -93,10 +93,10 @@ func TestRedsyncJudgedByItsGuard(t *testing.T) {
 func TestReadSummary(t *testing.T) {
 	md := `# leaselab chaos suite
 
-| Scenario | Verdict | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Lateness | Note |
+| Scenario | Verdict | Note | Seed | Max gap | Max overlap | Failover max | Stale | Lost tasks | Claims not held | Elapsed | Lateness |
 | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |
-| [pause](pause/x/report.html) | **PASS · 1 finding** | 1 | 0s | 1.2s | — | 1 (max 3s) \| x | 0 | 1 | 14s | 3ms | a \| b |
-| cluster-thing | **REFUSED** | — | — | — | — | — | — | — | — | — | not run: process: agent "x" does not declare the "runner" capability |
+| [pause](pause/x/report.html) | **PASS · 1 finding** | a \| b | 1 | 0s | 1.2s | — | 1 (max 3s) \| x | 0 | 1 | 14s | 3ms |
+| cluster-thing | **REFUSED** | not run: process: agent "x" does not declare the "runner" capability | — | — | — | — | — | — | — | — | — |
 
 Max gap ...
 `
