@@ -601,9 +601,9 @@ func settings(cd candidate, e Envelope, target float64) []Setting {
 	var ttlWhy string
 	switch {
 	case cd.robust:
-		ttlWhy = fmt.Sprintf("the longest TTL that keeps %.0f%% headroom on every limit: %s; a longer TTL means fewer renewals and more tolerance of pauses and latency", target*100, predicted)
+		ttlWhy = fmt.Sprintf("the longest TTL that keeps %.0f%% headroom on every limit set above 0: %s; a longer TTL means fewer renewals and more tolerance of pauses and latency", target*100, predicted)
 	case cd.feasible:
-		ttlWhy = fmt.Sprintf("no setting keeps %.0f%% headroom on every limit; the longest TTL that meets them all: %s", target*100, predicted)
+		ttlWhy = fmt.Sprintf("no setting keeps %.0f%% headroom on every limit set above 0; the longest TTL that meets them all: %s", target*100, predicted)
 	default:
 		ttlWhy = "closest miss (no setting meets every limit; the least total excess over them): " + predicted
 	}

@@ -60,11 +60,11 @@ func TestAdviseRankingRationales(t *testing.T) {
 		ttl := why["ttl"]
 		switch kind {
 		case "robust":
-			if !strings.HasPrefix(ttl, "the longest TTL that keeps 20% headroom on every limit") || a.Params.TTL != longest["robust"] {
+			if !strings.HasPrefix(ttl, "the longest TTL that keeps 20% headroom on every limit set above 0") || a.Params.TTL != longest["robust"] {
 				t.Errorf("%s: TTL %v, the longest keeping the headroom %v, yet: %s", name, a.Params.TTL, longest["robust"], ttl)
 			}
 		case "feasible":
-			if !strings.HasPrefix(ttl, "no setting keeps 20% headroom on every limit; the longest TTL that meets them all") || a.Params.TTL != longest["feasible"] {
+			if !strings.HasPrefix(ttl, "no setting keeps 20% headroom on every limit set above 0; the longest TTL that meets them all") || a.Params.TTL != longest["feasible"] {
 				t.Errorf("%s: TTL %v, the longest meeting the limits %v, yet: %s", name, a.Params.TTL, longest["feasible"], ttl)
 			}
 		case "miss":
