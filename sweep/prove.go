@@ -1,9 +1,11 @@
 package sweep
 
 import (
+	"github.com/leaselab/leaselab/model/analysis"
 	"github.com/leaselab/leaselab/model/bounds"
 	"github.com/leaselab/leaselab/model/verdict"
 
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -164,10 +166,13 @@ func (s ProveSpace) Check() error {
 			bad("metric %q: want one of %s", m, strings.Join(ProveMetrics, ", "))
 		}
 	}
-	switch len(s.Vary) {
-	case 0:
-	case 1:
-		r := s.Vary[0]
+	if len(s.Vary) > 2 {
+		bad("%d axes: prove walks one axis or a box of two", len(s.Vary))
+	}
+	if len(s.Vary) == 2 && s.Vary[0].Param == s.Vary[1].Param {
+		bad("vary %s twice: a box needs two different axes", s.Vary[0].Param)
+	}
+	for _, r := range s.Vary {
 		if n := startAxis(r.Param); n >= sc.Instances {
 			bad("vary %s: the scenario has %d instances (start0 to start%d)", r.Param, sc.Instances, sc.Instances-1)
 		} else if !slices.Contains(ProveParams, r.Param) && n < 0 {
@@ -175,8 +180,6 @@ func (s ProveSpace) Check() error {
 		} else if r.Param == ParamFor && len(sc.Faults) == 1 && sc.Faults[0].Instant() {
 			bad("vary for: the fault is instant, it has no length to walk")
 		}
-	default:
-		bad("%d axes: prove walks one axis (the fault's start or its length)", len(s.Vary))
 	}
 	if s.MaxSegments < 0 || s.Tolerance < 0 {
 		bad("max segments and tolerance must not be negative")
@@ -197,6 +200,13 @@ type Proof struct {
 	Worst time.Duration `json:"worst"`
 	At    time.Duration `json:"at"`
 	Open  bool          `json:"open,omitempty"`
+	// At2 is the second axis's value of a box proof's worst schedule.
+	At2 time.Duration `json:"at2,omitempty"`
+	// Sup is a box proof's supremum of the metric over its cells' real
+	// polygons: it bounds every schedule of the box, and a proof compares
+	// it with the bound (Worst, the largest schedule found, is at most a
+	// few nanoseconds below it).
+	Sup time.Duration `json:"sup,omitempty"`
 	// Bound is the predicted bound there (the same prediction chaos bounds
 	// and explore use), Formula how it is derived; Unbounded when none
 	// applies.
@@ -211,6 +221,7 @@ type Proof struct {
 	// changes within a segment (found by bisection: see Prove).
 	Excess      time.Duration `json:"excess"`
 	ExcessAt    time.Duration `json:"excess_at"`
+	ExcessAt2   time.Duration `json:"excess_at2,omitempty"`
 	BoundVaries bool          `json:"bound_varies,omitempty"`
 	// Replayed is the metric measured by the ordinary virtual run of the
 	// witness schedule (equal to Worst, or Prove fails).
@@ -236,6 +247,11 @@ type ProveResult struct {
 	Axis string        `json:"axis"`
 	Lo   time.Duration `json:"lo"`
 	Hi   time.Duration `json:"hi"`
+	// Axis2, Lo2 and Hi2 are a box proof's second axis; Segments then
+	// counts its cells.
+	Axis2 string        `json:"axis2,omitempty"`
+	Lo2   time.Duration `json:"lo2,omitempty"`
+	Hi2   time.Duration `json:"hi2,omitempty"`
 	// Segments is how many segments the walk cut the range into (on each
 	// every recorded comparison keeps its outcome), Runs how many virtual
 	// runs it took, Reached how far it got (Hi when complete).
@@ -300,6 +316,9 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	s = s.withDefaults()
 	if err := s.Check(); err != nil {
 		return nil, err
+	}
+	if len(s.Vary) == 2 {
+		return proveBoxResult(ctx, s, o)
 	}
 	r := s.Vary[0]
 	lo, _ := time.ParseDuration(r.Lo)
@@ -375,6 +394,7 @@ type prover struct {
 	s      ProveSpace
 	o      ProveOptions
 	axis   string
+	axes   []string // a box's axes (axis is then the first)
 	lo, hi time.Duration
 	rng    *rand.Rand
 
@@ -395,25 +415,68 @@ type path struct {
 	pops []virtual.Pop // At zeroed: identity only
 	a, b []int64
 	ws   []Worst
+	// wins are, per metric, the lengths of the windows it is the maximum
+	// of (the box prover's metric is affine per window in a cell).
+	wins [][]int64
+	// least are each window's least length to count (windows).
+	least [][]int64
+}
+
+// windows are, per metric, the lengths of the timeline's windows whose
+// maximum it is (analysis.Measure: overlaps, gaps, stale leaderships), and
+// the least length at which each counts: the analysis drops a closed stale
+// window shorter than TruthResolution, which the prover keeps, in time
+// order, so that a cell's windows are the same at every point of it.
+func windows(metrics []string, r *verdict.Result) (wins, least [][]int64) {
+	wins, least = make([][]int64, len(metrics)), make([][]int64, len(metrics))
+	a := r.Analysis
+	for i, m := range metrics {
+		var ws, ls []int64
+		switch m {
+		case exOverlap:
+			for _, o := range a.Overlaps {
+				ws, ls = append(ws, int64(o.Duration)), append(ls, 0)
+			}
+		case exGap:
+			for _, g := range a.Gaps {
+				ws, ls = append(ws, int64(g.Duration)), append(ls, 0)
+			}
+		case exStale:
+			all := append(slices.Clone(a.Redis.Stale), a.Redis.ShortStale...)
+			slices.SortStableFunc(all, func(x, y analysis.Stale) int { return cmp.Compare(x.Start, y.Start) })
+			for _, s := range all {
+				l := int64(analysis.TruthResolution)
+				if s.Open {
+					l = 0
+				}
+				ws, ls = append(ws, int64(s.Duration)), append(ls, l)
+			}
+		}
+		wins[i], least[i] = ws, ls
+	}
+	return wins, least
 }
 
 // scenario is the base at axis value x, as explore builds it: the fault
 // phase stretched to hold the fault (durationCmp is that comparison).
-func (p *prover) scenario(x time.Duration) model.Scenario {
+func (p *prover) scenario(x time.Duration) model.Scenario { return p.scenarioAt(x) }
+
+// axisNames are the axes the prover walks: its one axis, or a box's.
+func (p *prover) axisNames() []string {
+	if len(p.axes) > 0 {
+		return p.axes
+	}
+	return []string{p.axis}
+}
+
+// scenarioAt is the base with each axis at its value in xs.
+func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario {
 	sc := p.s.Base
 	sc.Faults = slices.Clone(sc.Faults)
+	sc.Starts = slices.Clone(sc.Starts)
 	sc.Seed = p.s.Seed
-	switch p.axis {
-	case ParamAt:
-		sc.Faults[0].At = x
-	case ParamFor:
-		sc.Faults[0].For = x
-	default:
-		n := startAxis(p.axis)
-		starts := make([]time.Duration, max(len(sc.Starts), n+1))
-		copy(starts, sc.Starts)
-		starts[n] = x
-		sc.Starts = starts
+	for i, axis := range p.axisNames() {
+		setAxis(&sc, axis, xs[i])
 	}
 	a, b := durationCmp(sc)
 	sc.Duration = max(a, b)
@@ -423,6 +486,32 @@ func (p *prover) scenario(x time.Duration) model.Scenario {
 		sc.Expect = append(sc.Expect, model.Expectation{Metric: model.Metric(m), Max: "predicted", Slack: time.Nanosecond})
 	}
 	return sc
+}
+
+// setAxis sets one axis of the scenario: the fault's start or length, or an
+// instance's start.
+func setAxis(sc *model.Scenario, axis string, x time.Duration) {
+	switch axis {
+	case ParamAt:
+		sc.Faults[0].At = x
+	case ParamFor:
+		sc.Faults[0].For = x
+	default:
+		n := startAxis(axis)
+		starts := make([]time.Duration, max(len(sc.Starts), n+1))
+		copy(starts, sc.Starts)
+		starts[n] = x
+		sc.Starts = starts
+	}
+}
+
+// pointText is a schedule's coordinates, "at=2s" or "at=2s for=3s".
+func (p *prover) pointText(xs ...time.Duration) string {
+	var parts []string
+	for i, a := range p.axisNames() {
+		parts = append(parts, fmt.Sprintf("%s=%v", a, xs[i]))
+	}
+	return strings.Join(parts, " ")
 }
 
 // durationCmp is the comparison that sets a schedule's fault phase (as
@@ -438,8 +527,11 @@ func durationCmp(sc model.Scenario) (time.Duration, time.Duration) {
 }
 
 // record runs the schedule at x with the path hooks.
-func (p *prover) record(x time.Duration) (*path, error) {
-	sc := p.scenario(x)
+func (p *prover) record(x time.Duration) (*path, error) { return p.recordAt(x) }
+
+// recordAt runs the schedule at the point xs with the path hooks.
+func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
+	sc := p.scenarioAt(xs...)
 	f := sc.Faults[0]
 	pa := &path{a: []int64{int64(p.s.Base.Duration)}, b: []int64{int64(f.At + f.For + f.Lag)}}
 	if p.s.Base.Duration == 0 {
@@ -457,10 +549,11 @@ func (p *prover) record(x time.Duration) (*path, error) {
 	}
 	res, err := virtual.Run(sc, vo)
 	if err != nil {
-		return nil, fmt.Errorf("running %s=%v: %w", p.axis, x, err)
+		return nil, fmt.Errorf("running %s: %w", p.pointText(xs...), err)
 	}
 	p.runs++
 	pa.ws = p.judge(res)
+	pa.wins, pa.least = windows(p.s.Metrics, res)
 	return pa, nil
 }
 
@@ -708,12 +801,15 @@ func (p *prover) boundSplits(x, e time.Duration, a, b *path) error {
 
 // replay runs the schedule at x with the ordinary virtual run (no hooks)
 // and returns metric i's measurement.
-func (p *prover) replay(x time.Duration, i int) (Worst, error) {
+func (p *prover) replay(x time.Duration, i int) (Worst, error) { return p.replayAt(i, x) }
+
+// replayAt is replay at the point xs.
+func (p *prover) replayAt(i int, xs ...time.Duration) (Worst, error) {
 	vo := p.o.Virtual
 	vo.OnCall, vo.OnPop, vo.OnCompare = nil, nil, nil
-	res, err := virtual.Run(p.scenario(x), vo)
+	res, err := virtual.Run(p.scenarioAt(xs...), vo)
 	if err != nil {
-		return Worst{}, fmt.Errorf("replaying %s=%v: %w", p.axis, x, err)
+		return Worst{}, fmt.Errorf("replaying %s: %w", p.pointText(xs...), err)
 	}
 	return p.judge(res)[i], nil
 }

@@ -5,6 +5,7 @@ import (
 
 	"fmt"
 	"io"
+	"math/big"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
@@ -14,11 +15,12 @@ import (
 // JSON is the result as result.json holds it.
 func (r *ProveResult) JSON() ([]byte, error) { return indentJSON(r) }
 
-// Scenario is the schedule at axis value x as a scenario (the one Prove
-// ran there), with metric's bound as its one expectation.
-func (r *ProveResult) Scenario(x time.Duration, metric string) model.Scenario {
-	p := &prover{s: r.Space, axis: r.Axis}
-	sc := p.scenario(x)
+// Scenario is the schedule at axis value x (a box's: x and x2) as a
+// scenario (the one Prove ran there), with metric's bound as its one
+// expectation.
+func (r *ProveResult) Scenario(metric string, x time.Duration, x2 ...time.Duration) model.Scenario {
+	p := r.prover()
+	sc := p.scenarioAt(append([]time.Duration{x}, x2...)...)
 	sc.Expect = []model.Expectation{{Metric: model.Metric(metric), Max: "predicted"}}
 	sc.StrictClaims = false
 	return sc
@@ -30,11 +32,12 @@ func (r *ProveResult) Scenario(x time.Duration, metric string) model.Scenario {
 // proof did on the virtual backend; else its worst schedule, with the
 // bound's default slack.
 func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
-	x := p.At
+	x, x2 := p.At, p.At2
 	if p.Verdict == VerdictCounterexample {
-		x = p.ExcessAt
+		x, x2 = p.ExcessAt, p.ExcessAt2
 	}
-	sc := r.Scenario(x, p.Metric)
+	pt := r.point(x, x2)
+	sc := r.Scenario(p.Metric, pt[0], pt[1:]...)
 	sc.Name = r.Space.Base.Name + "-proven-" + shortMetric(p.Metric)
 	if len(sc.Name) > 60 {
 		sc.Name = "prove-" + shortMetric(p.Metric)
@@ -42,14 +45,48 @@ func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
 	switch p.Verdict {
 	case VerdictCounterexample:
 		sc.Expect[0].Slack = time.Nanosecond
-		sc.Description = fmt.Sprintf("chaos prove: a counterexample to the %s bound of %s over %s=%v..%v (seed %d): at %s=%v it exceeds %s (%s) by %s.",
-			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, r.Axis, x, bounds.BoundText(p.Bound), p.Formula, model.DurationText(p.Excess))
+		sc.Description = fmt.Sprintf("chaos prove: a counterexample to the %s bound of %s over %s (seed %d): at %s it exceeds %s (%s) by %s.",
+			p.Metric, r.Space.Base.Name, r.RangeText(), r.Space.Seed, r.PointText(x, x2), bounds.BoundText(p.Bound), p.Formula, model.DurationText(p.Excess))
 	default:
 		worst, bound := model.DurationsApart(p.Worst, p.Bound)
-		sc.Description = fmt.Sprintf("chaos prove: the exact worst %s of %s over %s=%v..%v (seed %d) on the virtual backend: %s at %s=%v, bound %s (%s): %s.",
-			p.Metric, r.Space.Base.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, worst, r.Axis, x, bound, p.Formula, p.Verdict)
+		sc.Description = fmt.Sprintf("chaos prove: the exact worst %s of %s over %s (seed %d) on the virtual backend: %s at %s, bound %s (%s): %s.",
+			p.Metric, r.Space.Base.Name, r.RangeText(), r.Space.Seed, worst, r.PointText(x, x2), bound, p.Formula, p.Verdict)
 	}
 	return sc
+}
+
+// prover is a prover of the result's space and axes (to build its
+// schedules).
+func (r *ProveResult) prover() *prover {
+	p := &prover{s: r.Space, axis: r.Axis}
+	if r.Axis2 != "" {
+		p.axes = []string{r.Axis, r.Axis2}
+	}
+	return p
+}
+
+// point is the schedule's coordinates on the result's axes.
+func (r *ProveResult) point(x, x2 time.Duration) []time.Duration {
+	if r.Axis2 != "" {
+		return []time.Duration{x, x2}
+	}
+	return []time.Duration{x}
+}
+
+// PointText is a schedule of the proof by its coordinates: "at=2s", or a
+// box's "at=2s for=3s".
+func (r *ProveResult) PointText(x, x2 time.Duration) string {
+	return r.prover().pointText(r.point(x, x2)...)
+}
+
+// RangeText is the range proven: "at=2s..9s", or a box's "at=2s..9s ×
+// for=1s..14s".
+func (r *ProveResult) RangeText() string {
+	t := fmt.Sprintf("%s=%v..%v", r.Axis, r.Lo, r.Hi)
+	if r.Axis2 != "" {
+		t += fmt.Sprintf(" × %s=%v..%v", r.Axis2, r.Lo2, r.Hi2)
+	}
+	return t
 }
 
 // WitnessFile names a metric's witness scenario file.
@@ -81,11 +118,11 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 // bound, the verdict; then the walk's size and time.
 func (r *ProveResult) WriteTable(w io.Writer) {
 	fixed := "the followers' starts"
-	if startAxis(r.Axis) >= 0 {
-		fixed = "the fault and the other instances' starts"
+	if startAxis(r.Axis) >= 0 || startAxis(r.Axis2) >= 0 {
+		fixed = "the rest"
 	}
-	fmt.Fprintf(w, "%s: %s=%v..%v, seed %d, %s as the file has them; virtual model, fixed clock rate, spec mode\n",
-		r.Space.Name, r.Axis, r.Lo, r.Hi, r.Space.Seed, fixed)
+	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, fixed clock rate, spec mode\n",
+		r.Space.Name, r.RangeText(), r.Space.Seed, fixed)
 	for _, p := range r.Proofs {
 		if p.Verdict == VerdictNone {
 			fmt.Fprintf(w, "  %-17s not measured (%d schedules unknown: %s)\n", p.Metric, p.Unknown, p.Why)
@@ -94,21 +131,37 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		v := p.Verdict
 		switch {
 		case p.Verdict == VerdictCounterexample:
-			v = fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s=%v", model.DurationText(p.Excess), r.Axis, p.ExcessAt)
+			v = fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s", model.DurationText(p.Excess), r.PointText(p.ExcessAt, p.ExcessAt2))
 		case p.Verdict == VerdictProven:
 			v = fmt.Sprintf("proven (%s below the bound)", model.DurationText(-p.Excess))
 		}
 		worst, bound := model.DurationsApart(p.Worst, p.Bound)
 		// The schedule's coordinate stays exact: it is what reproduces.
-		fmt.Fprintf(w, "  %-17s worst %-14s at %s=%-14v bound %-10s %s\n      %s\n",
-			p.Metric, worst, r.Axis, p.At, bound, v, p.Formula)
+		fmt.Fprintf(w, "  %-17s worst %-14s at %-16s bound %-10s %s\n      %s\n",
+			p.Metric, worst, r.PointText(p.At, p.At2), bound, v, p.Formula)
+		if r.Axis2 != "" && p.Sup != p.Worst {
+			fmt.Fprintf(w, "      the supremum over the cells' real polygons: %s\n", model.DurationText(p.Sup))
+		}
+		if p.Verdict == VerdictIncomplete && p.Why != "" {
+			fmt.Fprintf(w, "      incomplete: %s\n", p.Why)
+		}
 	}
 	extra := ""
 	if r.BoundSplits > 0 {
 		extra = fmt.Sprintf(", %d bound changes inside segments (bisected)", r.BoundSplits)
 	}
-	fmt.Fprintf(w, "%d segments, %d runs%s, in %v\n", r.Segments, r.Runs, extra, r.Elapsed.Round(time.Millisecond))
+	if r.Axis2 != "" {
+		fmt.Fprintf(w, "%d cells (their integer points add up to the box's %v schedules), %d runs, in %v\n", r.Segments, r.boxSize(), r.Runs, r.Elapsed.Round(time.Millisecond))
+	} else {
+		fmt.Fprintf(w, "%d segments, %d runs%s, in %v\n", r.Segments, r.Runs, extra, r.Elapsed.Round(time.Millisecond))
+	}
 	if !r.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", r.Incomplete)
 	}
+}
+
+// boxSize is how many schedules (integer points) a box proof covers.
+func (r *ProveResult) boxSize() *big.Int {
+	n := big.NewInt(int64(r.Hi-r.Lo) + 1)
+	return n.Mul(n, big.NewInt(int64(r.Hi2-r.Lo2)+1))
 }

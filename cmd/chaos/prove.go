@@ -21,7 +21,10 @@ overlap, max gap, stale leadership) over a range of one fault's start
 its length (--vary for=LO..HI) or an instance's start (--vary
 start1=0s..6s: the first follower's phase), the rest and the seed fixed:
 every schedule of the range on the model's nanosecond grid, not a
-sample. It walks the range from breakpoint to breakpoint (where two of the
+sample. Two --vary flags prove a box of two axes (the fault's start × its
+length, two followers' phases): cut into cells where every run takes the
+same path, their schedules counted exactly to certify that the cells cover
+the box. It walks the range from breakpoint to breakpoint (where two of the
 run's event times cross, so that a comparison could turn), checks each
 segment's path at its end and at random points inside it, and takes each
 metric's supremum at the segments' ends. Per metric: the worst value, where,
@@ -39,6 +42,7 @@ Examples:
   chaos prove partition-blackhole
   chaos prove partition-blackhole --vary for=1s..14s --metric overlap
   chaos prove partition-blackhole --vary start1=0s..6s
+  chaos prove partition-blackhole --vary at=2s..10.5s --vary for=1s..14s --metric overlap
   chaos prove my-scenario.yaml --vary at=5s..9s --seed 3
   chaos prove partition-blackhole --seeds 5      # seeds 1..5, each proven
 
@@ -56,7 +60,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	)
 	fs.StringVar(&out, "out", "./chaos-prove", "write the proof to `DIR`/<name>/")
 	fs.StringVar(&metrics, "metric", "", "the metrics to prove, comma-separated: overlap, gap, stale (default all three)")
-	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length) or startN (instance N's start)")
+	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length) or startN (instance N's start); twice for a box of two axes")
 	fs.Int64Var(&s.Seed, "seed", 0, "the seed (jitter and backoff draws; default the file's, or 1)")
 	var seeds int
 	fs.IntVar(&seeds, "seeds", 1, "prove for `N` seeds in turn, from --seed on: each seed's own proof under DIR/<name>/seed-K/, and the worst over them")
@@ -158,7 +162,7 @@ func writeSeedsSummary(w io.Writer, results []*sweep.ProveResult) {
 		if closest.Excess > 0 {
 			margin = model.DurationText(closest.Excess) + " above it"
 		}
-		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s=%v); closest to its bound: %s (seed %d); proven under %d of %d seeds\n",
-			p.Metric, model.DurationText(worst.Worst), worstSeed, results[0].Axis, worst.At, margin, closestSeed, proven, measured)
+		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s); closest to its bound: %s (seed %d); proven under %d of %d seeds\n",
+			p.Metric, model.DurationText(worst.Worst), worstSeed, results[0].PointText(worst.At, worst.At2), margin, closestSeed, proven, measured)
 	}
 }

@@ -109,6 +109,11 @@ type RedisLane struct {
 	// BelowResolution counts the stale and phantom windows dropped as
 	// shorter than TruthResolution.
 	BelowResolution int `json:"below_resolution,omitempty"`
+	// ShortStale are the stale windows dropped as shorter than
+	// TruthResolution, kept for whoever derives stale leadership from the
+	// windows' lengths (chaos prove: the drop is a comparison of a length
+	// with TruthResolution, which decides the metric like any other).
+	ShortStale []Stale `json:"-"`
 	// Holders is what the key held, from the first observation to the end
 	// of the run: one entry per stretch with the same holder (cut where
 	// the holder's value becomes or stops being shared: Holding.Shared).
@@ -1155,7 +1160,13 @@ func redisLane(ev []model.Event, beliefs []Belief, shared []SharedID, end time.D
 		}
 		piece(cursor, s.End)
 	}
-	lane.Stale = slices.DeleteFunc(lane.Stale, func(w Stale) bool { return lane.belowResolution(w.Window) })
+	lane.Stale = slices.DeleteFunc(lane.Stale, func(w Stale) bool {
+		if lane.belowResolution(w.Window) {
+			lane.ShortStale = append(lane.ShortStale, w)
+			return true
+		}
+		return false
+	})
 	lane.Phantom = slices.DeleteFunc(lane.Phantom, func(w Phantom) bool { return lane.belowResolution(w.Window) })
 	lane.Unknown = slices.DeleteFunc(lane.Unknown, func(w Stale) bool { return !w.Open && w.Duration < TruthResolution })
 	return lane
