@@ -835,7 +835,8 @@ func (b *boxProver) finish() error {
 			}
 			for _, x := range c.candidates(i) {
 				v := time.Duration(c.metricAt(i, x))
-				if !found || v > pr.Worst {
+				// Of equal values, the smallest point, as the walk's.
+				if !found || v > pr.Worst || v == pr.Worst && (x[0] < worstAt[0] || x[0] == worstAt[0] && x[1] < worstAt[1]) {
 					pr.Worst, worstAt = v, x
 					pr.Bound, pr.Formula = bound, w.Formula
 				}

@@ -2,24 +2,165 @@ package sweep
 
 import (
 	"context"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/leaselab/leaselab/sim/virtual"
 )
 
-func TestProveBoxSmoke(t *testing.T) {
+// boxOf proves partition-blackhole over a small box of the fault's start
+// × its length and returns the prover, its cells found.
+func boxOf(t *testing.T, lo, hi [2]time.Duration) (*boxProver, *ProveResult) {
+	t.Helper()
 	sc := builtinScenario(t, "partition-blackhole")
-	at, err := ParseProveRange("at=2.4s..2.7s")
+	s := ProveSpace{Base: sc, Vary: []Range{
+		{Param: ParamAt, Lo: lo[0].String(), Hi: hi[0].String()},
+		{Param: ParamFor, Lo: lo[1].String(), Hi: hi[1].String()},
+	}}.withDefaults()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p := &prover{s: s, axis: ParamAt, axes: []string{ParamAt, ParamFor}, rng: rand.New(rand.NewPCG(1, 2))}
+	b := &boxProver{prover: p, lo: [2]int64{int64(lo[0]), int64(lo[1])}, hi: [2]int64{int64(hi[0]), int64(hi[1])},
+		byKey: map[string]*boxCell{}, ran: map[[2]int64]bool{}, pending: map[[2]int64]*path{}}
+	if err := b.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.finish(); err != nil {
+		t.Fatal(err)
+	}
+	return b, &ProveResult{Space: s, Axis: ParamAt, Axis2: ParamFor, Proofs: b.proofs}
+}
+
+// TestProveBoxCells: the cells a box proof finds partition the box. Random
+// schedules of the box (and a grid) each lie in exactly one cell, run the
+// path that cell recorded, and measure no metric above the proof's worst;
+// the cells' counts add up to the box's.
+func TestProveBoxCells(t *testing.T) {
+	lo, hi := [2]time.Duration{2400 * time.Millisecond, 9 * time.Second}, [2]time.Duration{2700 * time.Millisecond, 11 * time.Second}
+	b, res := boxOf(t, lo, hi)
+	if len(b.cells) < 100 {
+		t.Fatalf("%d cells: want the box cut finely (the 1D walk alone cuts its start into ~30 segments)", len(b.cells))
+	}
+	total := new(big.Int)
+	kinds := map[int]int{}
+	for _, c := range b.cells {
+		total.Add(total, c.count)
+		kinds[c.kind]++
+	}
+	if total.Cmp(b.boxCount()) != 0 {
+		t.Fatalf("the cells hold %v points, the box %v", total, b.boxCount())
+	}
+	t.Logf("%d cells (%d polygons, %d lines, %d points), %d runs", len(b.cells), kinds[2], kinds[1], kinds[0], b.runs)
+	rng := rand.New(rand.NewPCG(7, 8))
+	var pts [][2]int64
+	for range 300 {
+		pts = append(pts, [2]int64{b.lo[0] + rng.Int64N(b.hi[0]-b.lo[0]+1), b.lo[1] + rng.Int64N(b.hi[1]-b.lo[1]+1)})
+	}
+	// Where the worst schedules sit: a few nanoseconds around them.
+	for _, pr := range res.Proofs {
+		for dx := int64(-2); dx <= 2; dx++ {
+			for dy := int64(-2); dy <= 2; dy++ {
+				pts = append(pts, [2]int64{int64(pr.At) + dx, int64(pr.At2) + dy})
+			}
+		}
+	}
+	for _, x := range pts {
+		if !b.inBox(x) {
+			continue
+		}
+		var in []*boxCell
+		for _, c := range b.cells {
+			if c.contains(x) {
+				in = append(in, c)
+			}
+		}
+		if len(in) != 1 {
+			t.Fatalf("%v lies in %d cells, want 1", x, len(in))
+		}
+		pa, err := b.recordAt(pointDur(x)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cellKey(pa) != in[0].key {
+			t.Fatalf("%v runs another path than its cell's (of %v)", x, in[0].o())
+		}
+		for i, w := range pa.ws {
+			if w.Found && w.Measured > res.Proofs[i].Worst {
+				t.Errorf("%s at %v is %v, above the proof's worst %v", w.Metric, x, w.Measured, res.Proofs[i].Worst)
+			}
+			if w.Found && int64(w.Measured) != in[0].metricAt(i, x) {
+				t.Errorf("%s at %v is %v, its cell's gradients put %v", w.Metric, x, w.Measured, time.Duration(in[0].metricAt(i, x)))
+			}
+		}
+	}
+	// A cell taken away leaves points the coverage scan finds.
+	c := b.cells[len(b.cells)/2]
+	b.cells = append(b.cells[:len(b.cells)/2:len(b.cells)/2], b.cells[len(b.cells)/2+1:]...)
+	b.buckets, b.recent = nil, nil
+	for _, d := range b.cells {
+		d.indexed = false
+		b.index(d)
+	}
+	x, ok := b.uncovered()
+	if !ok {
+		t.Fatalf("a cell of %v points removed, the scan finds none uncovered", c.count)
+	}
+	if !c.contains(x) {
+		t.Errorf("the scan finds %v uncovered, outside the removed cell", x)
+	}
+}
+
+// TestProveBoxAgreesWithTheWalk: a box whose second axis is one value is
+// the one-axis walk: its cells the walk's segments, the same worst values
+// at the same schedules.
+func TestProveBoxAgreesWithTheWalk(t *testing.T) {
+	sc := builtinScenario(t, "partition-blackhole")
+	length := sc.Faults[0].For
+	lo, hi := 2*time.Second, 3500*time.Millisecond
+	walk, err := Prove(context.Background(), ProveSpace{Base: sc, Vary: []Range{{Param: ParamAt, Lo: lo.String(), Hi: hi.String()}}}, ProveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	fr, _ := ParseProveRange("for=9s..11s")
-	start := time.Now()
-	res, err := Prove(context.Background(), ProveSpace{Base: sc, Vary: []Range{at, fr}}, ProveOptions{})
+	box, err := Prove(context.Background(), ProveSpace{Base: sc, Vary: []Range{
+		{Param: ParamAt, Lo: lo.String(), Hi: hi.String()}, {Param: ParamFor, Lo: length.String(), Hi: length.String()},
+	}}, ProveOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("%d cells, %d runs, %v, complete %v %s", res.Segments, res.Runs, time.Since(start), res.Complete, res.Incomplete)
-	for _, p := range res.Proofs {
-		t.Logf("%+v", p)
+	if !box.Complete {
+		t.Fatalf("box incomplete: %s", box.Incomplete)
+	}
+	if walk.Segments != box.Segments {
+		t.Errorf("walk: %d segments, box: %d cells", walk.Segments, box.Segments)
+	}
+	for i, w := range walk.Proofs {
+		b := box.Proofs[i]
+		t.Logf("%s: walk %v at %v, box %v at %v", w.Metric, w.Worst, w.At, b.Worst, b.At)
+		if b.Worst != w.Worst || b.At != w.At || b.Verdict != w.Verdict || b.Sup != b.Worst {
+			t.Errorf("%s: box worst %v (sup %v, %s) at %v, walk %v (%s) at %v", w.Metric, b.Worst, b.Sup, b.Verdict, b.At, w.Worst, w.Verdict, w.At)
+		}
+	}
+}
+
+// TestProveBoxWitness: the witness scenario of a box proof replays its
+// worst on the ordinary virtual run.
+func TestProveBoxWitness(t *testing.T) {
+	_, res := boxOf(t, [2]time.Duration{2500 * time.Millisecond, 10 * time.Second}, [2]time.Duration{2550 * time.Millisecond, 10100 * time.Millisecond})
+	for _, pr := range res.Proofs {
+		if pr.Verdict == VerdictNone {
+			continue
+		}
+		sc := res.WitnessScenario(pr)
+		r, err := virtual.Run(sc, virtual.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws := judge(Space{Metrics: []string{pr.Metric}}, Schedule{}, r)
+		if ws[0].Measured != pr.Worst {
+			t.Errorf("%s: the witness (%s) measures %v, the proof %v", pr.Metric, res.PointText(pr.At, pr.At2), ws[0].Measured, pr.Worst)
+		}
 	}
 }

@@ -111,6 +111,15 @@ func TestProveRefuses(t *testing.T) {
 		{"partition-blackhole", func(s *ProveSpace) { s.Metrics = []string{"failover"} }, "failover"},
 		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "latency", Lo: "1s", Hi: "2s"}} }, "vary latency"},
 		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "start3", Lo: "0s", Hi: "2s"}} }, "3 instances"},
+		{"partition-blackhole", func(s *ProveSpace) {
+			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "at", Lo: "3s", Hi: "4s"}}
+		}, "twice"},
+		{"partition-blackhole", func(s *ProveSpace) {
+			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "for", Lo: "3s", Hi: "4s"}, {Param: "start1", Lo: "0s", Hi: "1s"}}
+		}, "3 axes"},
+		{"redis-restart", func(s *ProveSpace) {
+			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "for", Lo: "3s", Hi: "4s"}}
+		}, "instant"},
 	} {
 		s := ProveSpace{Base: builtinScenario(t, c.name)}
 		if c.edit != nil {

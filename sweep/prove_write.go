@@ -150,9 +150,12 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	if r.BoundSplits > 0 {
 		extra = fmt.Sprintf(", %d bound changes inside segments (bisected)", r.BoundSplits)
 	}
-	if r.Axis2 != "" {
-		fmt.Fprintf(w, "%d cells (their integer points add up to the box's %v schedules), %d runs, in %v\n", r.Segments, r.boxSize(), r.Runs, r.Elapsed.Round(time.Millisecond))
-	} else {
+	switch {
+	case r.Axis2 != "" && r.Complete:
+		fmt.Fprintf(w, "%d cells (their schedules add up to the box's %.4g), %d runs, in %v\n", r.Segments, r.boxSize(), r.Runs, r.Elapsed.Round(time.Millisecond))
+	case r.Axis2 != "":
+		fmt.Fprintf(w, "%d cells of the box's %.4g schedules, %d runs, in %v\n", r.Segments, r.boxSize(), r.Runs, r.Elapsed.Round(time.Millisecond))
+	default:
 		fmt.Fprintf(w, "%d segments, %d runs%s, in %v\n", r.Segments, r.Runs, extra, r.Elapsed.Round(time.Millisecond))
 	}
 	if !r.Complete {
@@ -161,7 +164,8 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 }
 
 // boxSize is how many schedules (integer points) a box proof covers.
-func (r *ProveResult) boxSize() *big.Int {
+func (r *ProveResult) boxSize() float64 {
 	n := big.NewInt(int64(r.Hi-r.Lo) + 1)
-	return n.Mul(n, big.NewInt(int64(r.Hi2-r.Lo2)+1))
+	f, _ := new(big.Float).SetInt(n.Mul(n, big.NewInt(int64(r.Hi2-r.Lo2)+1))).Float64()
+	return f
 }
