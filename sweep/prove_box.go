@@ -580,7 +580,9 @@ func (b *boxProver) sameWindows(c *boxCell) error {
 	return nil
 }
 
-func pointDur(x [2]int64) []time.Duration { return []time.Duration{time.Duration(x[0]), time.Duration(x[1])} }
+func pointDur(x [2]int64) []time.Duration {
+	return []time.Duration{time.Duration(x[0]), time.Duration(x[1])}
+}
 
 // predictD is comparison k's difference at x by the cell's gradients.
 func (c *boxCell) predict(v0 int64, g [2]int64, x [2]int64) int64 {
