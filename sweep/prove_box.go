@@ -67,6 +67,8 @@ type boxCell struct {
 	xlo, xhi int64
 	blo, bhi int
 	indexed  bool
+	// cornersRun: the schedules at its corners were run (cellBound).
+	cornersRun bool
 }
 
 // boxProver is one box proof.
@@ -174,14 +176,14 @@ func (b *boxProver) inBox(x [2]int64) bool {
 // covered reports whether a cell found holds x: the cells that held the
 // last points asked about first (a probe lands beside the cell that sent
 // it), then all.
-func (b *boxProver) covered(x [2]int64) bool {
+func (b *boxProver) covered(x [2]int64) *boxCell {
 	for _, c := range b.recent {
 		if c.contains(x) {
-			return true
+			return c
 		}
 	}
 	if b.buckets == nil {
-		return false
+		return nil
 	}
 	for _, c := range b.buckets[b.bucket(x[0])] {
 		if c.contains(x) {
@@ -190,10 +192,10 @@ func (b *boxProver) covered(x [2]int64) bool {
 			} else {
 				b.recent[b.rng.IntN(len(b.recent))] = c
 			}
-			return true
+			return c
 		}
 	}
-	return false
+	return nil
 }
 
 func (b *boxProver) push(x [2]int64) {
@@ -229,7 +231,12 @@ func (b *boxProver) run(ctx context.Context) error {
 			}
 			x := b.queue[0]
 			b.queue = b.queue[1:]
-			if b.covered(x) {
+			if c := b.covered(x); c != nil {
+				// A run of another path inside a cell found: the cells
+				// would overlap, and their count prove nothing.
+				if pa := b.pending[x]; pa != nil && cellKey(pa) != c.key {
+					return fmt.Errorf("%w: %s runs another path than the cell of %s that holds it", ErrPathMismatch, b.pointText(pointDur(x)...), b.pointText(pointDur(c.o())...))
+				}
 				delete(b.pending, x)
 				continue
 			}
@@ -263,7 +270,13 @@ func (b *boxProver) run(ctx context.Context) error {
 		case 1:
 			return fmt.Errorf("%w: the cells hold %v points, the box %v: two cells overlap", ErrPathMismatch, total, want)
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		x, ok := b.uncovered()
+		if ok && b.ran[x] {
+			return fmt.Errorf("%w: %s was run and lies in no cell found", ErrPathMismatch, b.pointText(pointDur(x)...))
+		}
 		if !ok {
 			return fmt.Errorf("%w: the cells hold %v of the box's %v points and no scan finds one outside them", errCoverage, total, want)
 		}
@@ -311,6 +324,11 @@ func (b *boxProver) add(x [2]int64, pa *path) error {
 	}
 	if err := b.build(c); err != nil {
 		return err
+	}
+	for _, p := range c.pts {
+		if !c.contains(p) {
+			return fmt.Errorf("%w: %s ran the path of the cell of %s but lies outside the cell its comparisons make", ErrPathMismatch, b.pointText(pointDur(p)...), b.pointText(pointDur(c.o())...))
+		}
 	}
 	b.index(c)
 	if err := b.check(c); err != nil {
@@ -457,13 +475,19 @@ func (b *boxProver) build(c *boxCell) error {
 			break
 		}
 	}
-	det := u[0]*w[1] - u[1]*w[0]
 	solve := func(du, dw int64) ([2]int64, bool) {
-		g1, g2 := du*w[1]-dw*u[1], u[0]*dw-w[0]*du
-		if g1%det != 0 || g2%det != 0 {
+		// In big integers: a cell grown from distant points has far
+		// neighbours, whose products overflow int64.
+		bi := big.NewInt
+		g1 := new(big.Int).Sub(new(big.Int).Mul(bi(du), bi(w[1])), new(big.Int).Mul(bi(dw), bi(u[1])))
+		g2 := new(big.Int).Sub(new(big.Int).Mul(bi(u[0]), bi(dw)), new(big.Int).Mul(bi(w[0]), bi(du)))
+		d := bi(0).Sub(new(big.Int).Mul(bi(u[0]), bi(w[1])), new(big.Int).Mul(bi(u[1]), bi(w[0])))
+		q1, r1 := new(big.Int).QuoRem(g1, d, new(big.Int))
+		q2, r2 := new(big.Int).QuoRem(g2, d, new(big.Int))
+		if r1.Sign() != 0 || r2.Sign() != 0 || !q1.IsInt64() || !q2.IsInt64() {
 			return [2]int64{}, false
 		}
-		return [2]int64{g1 / det, g2 / det}, true
+		return [2]int64{q1.Int64(), q2.Int64()}, true
 	}
 	c.kind = 2
 	c.grad = make([][2]int64, n)
@@ -620,12 +644,18 @@ func (b *boxProver) check(c *boxCell) error {
 			t := c.tlo + b.rng.Int64N(c.thi-c.tlo+1)
 			x = [2]int64{c.o()[0] + t*c.dir[0], c.o()[1] + t*c.dir[1]}
 		} else {
-			col := c.xlo + b.rng.Int64N(c.xhi-c.xlo+1)
-			lo, hi, ok := c.column(col, box)
-			if !ok {
-				continue
+			// A thin slanted cell has points in few columns: try several.
+			var ok bool
+			for try := 0; try < 64 && !ok; try++ {
+				col := c.xlo + b.rng.Int64N(c.xhi-c.xlo+1)
+				var lo, hi int64
+				if lo, hi, ok = c.column(col, box); ok {
+					x = [2]int64{col, lo + b.rng.Int64N(hi-lo+1)}
+				}
 			}
-			x = [2]int64{col, lo + b.rng.Int64N(hi-lo+1)}
+			if !ok {
+				x = c.pts[b.rng.IntN(len(c.pts))]
+			}
 		}
 		pa, err := b.recordAt(pointDur(x)...)
 		if err != nil {
@@ -828,13 +858,11 @@ func (b *boxProver) finish() error {
 			if !w.Found {
 				continue
 			}
-			bound := w.Predicted
-			for _, pa := range c.paths[1:] {
-				if pa.ws[i].Predicted != bound {
-					pr.BoundVaries = true
-					bound = min(bound, pa.ws[i].Predicted)
-				}
+			bound, varies, err := b.cellBound(c, i)
+			if err != nil {
+				return err
 			}
+			pr.BoundVaries = pr.BoundVaries || varies
 			for _, x := range c.candidates(i) {
 				v := time.Duration(c.metricAt(i, x))
 				// Of equal values, the smallest point, as the walk's.
@@ -911,6 +939,49 @@ func (b *boxProver) finish() error {
 		b.proofs = append(b.proofs, pr)
 	}
 	return nil
+}
+
+// cellBound is the least bound of metric i over the cell: over its runs,
+// and, where those differ (the bound reads the run's analysis, not its
+// path: a partition's length moves it), over runs at the schedules
+// nearest its polygon's corners too, where a bound monotone in the axes
+// is least.
+func (b *boxProver) cellBound(c *boxCell, i int) (time.Duration, bool, error) {
+	bound, varies := c.paths[0].ws[i].Predicted, false
+	for _, pa := range c.paths[1:] {
+		if pa.ws[i].Predicted != bound {
+			varies = true
+			bound = min(bound, pa.ws[i].Predicted)
+		}
+	}
+	if !varies || c.kind != 2 || c.cornersRun {
+		return bound, varies, nil
+	}
+	c.cornersRun = true
+	for _, v := range c.poly {
+		fx, fy := floorRat(v.x), floorRat(v.y)
+	near:
+		for _, d := range [][2]int64{{0, 0}, {1, 0}, {0, 1}, {1, 1}, {-1, 0}, {0, -1}, {2, 0}, {0, 2}, {-1, -1}, {2, 2}} {
+			p := [2]int64{fx + d[0], fy + d[1]}
+			if !c.contains(p) || slices.Contains(c.pts, p) {
+				continue
+			}
+			pa, err := b.recordAt(pointDur(p)...)
+			if err != nil {
+				return 0, false, err
+			}
+			if cellKey(pa) != c.key {
+				return 0, false, fmt.Errorf("%w: %s, a corner of the cell of %s, took another path", ErrPathMismatch, b.pointText(pointDur(p)...), b.pointText(pointDur(c.o())...))
+			}
+			c.pts, c.paths = append(c.pts, p), append(c.paths, pa)
+			break near
+		}
+	}
+	bound = c.paths[0].ws[i].Predicted
+	for _, pa := range c.paths[1:] {
+		bound = min(bound, pa.ws[i].Predicted)
+	}
+	return bound, true, nil
 }
 
 func maxRat(a, b *big.Rat) *big.Rat {

@@ -137,7 +137,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		}
 		worst, bound := model.DurationsApart(p.Worst, p.Bound)
 		// The schedule's coordinate stays exact: it is what reproduces.
-		fmt.Fprintf(w, "  %-17s worst %-14s at %-16s bound %-10s %s\n      %s\n",
+		fmt.Fprintf(w, "  %-17s worst %-14s at %-17s bound %-10s %s\n      %s\n",
 			p.Metric, worst, r.PointText(p.At, p.At2), bound, v, p.Formula)
 		if r.Axis2 != "" && p.Sup != p.Worst {
 			fmt.Fprintf(w, "      the supremum over the cells' real polygons: %s\n", model.DurationText(p.Sup))
