@@ -391,12 +391,14 @@ var errSegmentLimit = errors.New("segment limit reached")
 
 // prover is one walk.
 type prover struct {
-	s      ProveSpace
-	o      ProveOptions
-	axis   string
-	axes   []string // a box's axes (axis is then the first)
-	lo, hi time.Duration
-	rng    *rand.Rand
+	s    ProveSpace
+	o    ProveOptions
+	axis string
+	axes []string // a box's axes (axis is then the first)
+	// capComps and capPops are the longest path recorded so far.
+	capComps, capPops int
+	lo, hi            time.Duration
+	rng               *rand.Rand
 
 	runs, segments int
 	splits         int // bound changes found inside segments
@@ -533,7 +535,10 @@ func (p *prover) record(x time.Duration) (*path, error) { return p.recordAt(x) }
 func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
 	sc := p.scenarioAt(xs...)
 	f := sc.Faults[0]
-	pa := &path{a: []int64{int64(p.s.Base.Duration)}, b: []int64{int64(f.At + f.For + f.Lag)}}
+	// Sized as the longest path so far: appending to a path grown from
+	// nothing was a fifth of a box proof's time.
+	pa := &path{a: make([]int64, 1, max(1, p.capComps)), b: make([]int64, 1, max(1, p.capComps)), pops: make([]virtual.Pop, 0, p.capPops)}
+	pa.a[0], pa.b[0] = int64(p.s.Base.Duration), int64(f.At+f.For+f.Lag)
 	if p.s.Base.Duration == 0 {
 		pa.a[0] = int64(30 * time.Second)
 	}
@@ -552,6 +557,7 @@ func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
 		return nil, fmt.Errorf("running %s: %w", p.pointText(xs...), err)
 	}
 	p.runs++
+	p.capComps, p.capPops = max(p.capComps, len(pa.a)), max(p.capPops, len(pa.pops))
 	pa.ws = p.judge(res)
 	pa.wins, pa.least = windows(p.s.Metrics, res)
 	return pa, nil

@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -90,8 +91,8 @@ type boxProver struct {
 	proofs []Proof
 }
 
-// cellKey is the identity of a path: its events and the sign of each
-// comparison.
+// cellKey is the identity of a path: a digest of its events and the sign
+// of each comparison (kept per cell, so short).
 func cellKey(pa *path) string {
 	b := make([]byte, 0, 13*len(pa.pops)+len(pa.a)+8)
 	for _, e := range pa.pops {
@@ -104,7 +105,8 @@ func cellKey(pa *path) string {
 	for k := range pa.a {
 		b = append(b, byte('1'+sign(pa.a[k]-pa.b[k])))
 	}
-	return string(b)
+	sum := sha256.Sum256(b)
+	return string(sum[:])
 }
 
 func (c *boxCell) o() [2]int64 { return c.pts[0] }
@@ -322,8 +324,16 @@ func (b *boxProver) add(x [2]int64, pa *path) error {
 			b.queue = append(b.queue, y)
 		}
 	}
-	if err := b.build(c); err != nil {
-		return err
+	rebuilt := false
+	if c.kind != 2 || c.count == nil {
+		// A polygon's gradients are final: a later point changes nothing.
+		if err := b.restore(c); err != nil {
+			return err
+		}
+		if err := b.build(c); err != nil {
+			return err
+		}
+		rebuilt = true
 	}
 	for _, p := range c.pts {
 		if !c.contains(p) {
@@ -331,9 +341,12 @@ func (b *boxProver) add(x [2]int64, pa *path) error {
 		}
 	}
 	b.index(c)
-	if err := b.check(c); err != nil {
-		return err
+	if rebuilt {
+		if err := b.check(c); err != nil {
+			return err
+		}
 	}
+	c.trim()
 	b.probe(c)
 	return nil
 }
@@ -362,6 +375,37 @@ func (b *boxProver) index(c *boxCell) {
 		c.blo, c.bhi, c.indexed = lo, hi, true
 	}
 	c.blo, c.bhi = min(c.blo, lo), max(c.bhi, hi)
+}
+
+// trim keeps of the cell's runs only what is read once it is built and
+// checked: their windows and checks. A box holds tens of thousands of
+// cells, and a run's comparisons are thousands.
+func (c *boxCell) trim() {
+	for k, pa := range c.paths {
+		c.paths[k] = pa.trimmed()
+	}
+	c.grad = nil
+}
+
+func (pa *path) trimmed() *path { return &path{ws: pa.ws, wins: pa.wins, least: pa.least} }
+
+// restore runs again the cell's points whose comparisons were trimmed, to
+// build it anew (a point or line cell that found a new direction).
+func (b *boxProver) restore(c *boxCell) error {
+	for k, pa := range c.paths {
+		if len(pa.a) > 0 {
+			continue
+		}
+		q, err := b.recordAt(pointDur(c.pts[k])...)
+		if err != nil {
+			return err
+		}
+		if cellKey(q) != c.key {
+			return fmt.Errorf("%w: %s ran another path the second time", ErrPathMismatch, b.pointText(pointDur(c.pts[k])...))
+		}
+		c.paths[k] = q
+	}
+	return nil
 }
 
 // rank is the dimension the cell's points span so far.
@@ -422,7 +466,7 @@ func (b *boxProver) build(c *boxCell) error {
 		var e [2]int64
 		var q *path
 		for i, p := range c.pts[1:] {
-			if p != o {
+			if p != o && len(c.paths[i+1].a) > 0 { // a trimmed run has no comparisons left
 				e, q = [2]int64{p[0] - o[0], p[1] - o[1]}, c.paths[i+1]
 				break
 			}
@@ -467,6 +511,9 @@ func (b *boxProver) build(c *boxCell) error {
 	var u, w [2]int64
 	var pu, pw *path
 	for i, p := range c.pts[1:] {
+		if len(c.paths[i+1].a) == 0 {
+			continue // trimmed: its comparisons were not kept
+		}
 		e := [2]int64{p[0] - o[0], p[1] - o[1]}
 		if pu == nil && e != ([2]int64{}) {
 			u, pu = e, c.paths[i+1]
@@ -686,7 +733,7 @@ func (b *boxProver) check(c *boxCell) error {
 				}
 			}
 		}
-		c.pts, c.paths = append(c.pts, x), append(c.paths, pa)
+		c.pts, c.paths = append(c.pts, x), append(c.paths, pa.trimmed())
 	}
 	return nil
 }
@@ -973,7 +1020,7 @@ func (b *boxProver) cellBound(c *boxCell, i int) (time.Duration, bool, error) {
 			if cellKey(pa) != c.key {
 				return 0, false, fmt.Errorf("%w: %s, a corner of the cell of %s, took another path", ErrPathMismatch, b.pointText(pointDur(p)...), b.pointText(pointDur(c.o())...))
 			}
-			c.pts, c.paths = append(c.pts, p), append(c.paths, pa)
+			c.pts, c.paths = append(c.pts, p), append(c.paths, pa.trimmed())
 			break near
 		}
 	}
