@@ -68,7 +68,8 @@ func ParseProveRange(s string) (Range, error) {
 }
 
 // ProveSpace is what Prove walks: a single-fault elector scenario, one
-// axis (the fault's start or its length) over a range, one seed.
+// axis (the fault's start, its length, an instance's start) over a range,
+// or a box of two, one seed.
 type ProveSpace struct {
 	// Name names the proof in reports; default the base scenario's name.
 	Name string `json:"name"`
@@ -78,8 +79,9 @@ type ProveSpace struct {
 	// Metrics are the metrics proven: max_overlap, max_gap,
 	// stale_leadership. Default all three.
 	Metrics []string `json:"metrics"`
-	// Vary is the axis walked (ParseProveRange); default the fault's start
-	// over explore's window (TTL/2 + jitter + Wait) centred on the base's.
+	// Vary is the axis walked (ParseProveRange), or the two axes of a box;
+	// default the fault's start over explore's window (TTL/2 + jitter +
+	// Wait) centred on the base's.
 	Vary []Range `json:"vary,omitempty"`
 	// Seed fixes the jitter and backoff draws; default the base's seed, or
 	// 1.
@@ -293,7 +295,10 @@ var ErrPathMismatch = errors.New("a run left its segment's predicted path")
 
 // Prove walks the space's axis from breakpoint to breakpoint and returns,
 // per metric, the exact worst value over the range within the virtual
-// model (fixed clock rate, spec mode), with its bound and a verdict.
+// model (fixed clock rate, spec mode), with its bound and a verdict. Over
+// a box of two axes it cuts the box into cells instead (see the box
+// prover's model in prove_box.go), and certifies their coverage by
+// counting their schedules.
 //
 // A run records its path: the events the queue pops and every comparison
 // of two times that decides what it does (virtual.Options.OnPop,
