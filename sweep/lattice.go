@@ -154,7 +154,7 @@ func columnRange(hs []halfPlane, x1 int64) (lo, hi int64, ok bool) {
 		case h.g2 > 0:
 			hi = min(hi, floorDiv(rest, h.g2))
 		default:
-			lo = max(lo, ceilDivSigned(rest, h.g2))
+			lo = max(lo, ceilDiv(rest, h.g2))
 		}
 	}
 	return lo, hi, lo <= hi
@@ -282,16 +282,12 @@ func floorSum(n, m, a, b int64) *big.Int {
 	return ans
 }
 
-func floorRat(r *big.Rat) int64 {
-	q, m := new(big.Int).DivMod(r.Num(), r.Denom(), new(big.Int))
-	_ = m
-	return q.Int64()
-}
+// floorRat and ceilRat round a rational down and up (big.Int's Div is
+// Euclidean: a floor, the denominator being positive).
+func floorRat(r *big.Rat) int64 { return new(big.Int).Div(r.Num(), r.Denom()).Int64() }
 
 func ceilRat(r *big.Rat) int64 {
-	n := new(big.Int).Neg(r.Num())
-	q := new(big.Int).Div(n, r.Denom()) // Euclidean with positive denominator: floor
-	return -q.Int64()
+	return -new(big.Int).Div(new(big.Int).Neg(r.Num()), r.Denom()).Int64()
 }
 
 func floorDiv(a, b int64) int64 {
@@ -301,9 +297,6 @@ func floorDiv(a, b int64) int64 {
 	}
 	return q
 }
-
-// ceilDivSigned is ⌈a/b⌉ for any nonzero b.
-func ceilDivSigned(a, b int64) int64 { return -floorDiv(-a, b) }
 
 func abs64(v int64) int64 {
 	if v < 0 {

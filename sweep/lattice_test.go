@@ -22,11 +22,7 @@ func TestLatticeCount(t *testing.T) {
 		want := int64(0)
 		for x := lo[0]; x <= hi[0]; x++ {
 			for y := lo[1]; y <= hi[1]; y++ {
-				in := true
-				for _, h := range hs {
-					in = in && h.holds([2]int64{x, y})
-				}
-				if in {
+				if holdsAll(hs, [2]int64{x, y}) {
 					want++
 				}
 			}
@@ -42,11 +38,7 @@ func TestLatticeCount(t *testing.T) {
 			a, b, ok := columnRange(append(boxPlanes(lo, hi), hs...), x)
 			n := int64(0)
 			for y := lo[1]; y <= hi[1]; y++ {
-				in := true
-				for _, h := range hs {
-					in = in && h.holds([2]int64{x, y})
-				}
-				if in {
+				if holdsAll(hs, [2]int64{x, y}) {
 					n++
 				}
 			}
@@ -55,6 +47,15 @@ func TestLatticeCount(t *testing.T) {
 			}
 		}
 	}
+}
+
+func holdsAll(hs []halfPlane, x [2]int64) bool {
+	for _, h := range hs {
+		if !h.holds(x) {
+			return false
+		}
+	}
+	return true
 }
 
 // TestFloorSum against the sum itself, negatives included.

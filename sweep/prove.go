@@ -691,7 +691,19 @@ func (p *prover) segmentEnd(x time.Duration, cur, nx *path) time.Duration {
 	return x + time.Duration(first-1)
 }
 
-func ceilDiv(a, b int64) int64 { return (a + b - 1) / b }
+// ceilDiv is ⌈a/b⌉ for any nonzero b.
+func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
+
+// countUnknown counts a run whose check of the metric was unknown, and
+// keeps the first reason.
+func (pr *Proof) countUnknown(w Worst) {
+	if w.Unknown > 0 {
+		pr.Unknown++
+		if pr.Why == "" {
+			pr.Why = w.Why
+		}
+	}
+}
 
 // check verifies that the run at y, inside the segment starting at x,
 // took the segment's path with every operand where its coefficients put
@@ -734,12 +746,7 @@ func (p *prover) convex(x, e, y time.Duration, a, b, mid *path) error {
 func (p *prover) take(x, seg time.Duration, pa *path) {
 	for i, w := range pa.ws {
 		b := &p.best[i]
-		if w.Unknown > 0 {
-			b.Unknown++
-			if b.Why == "" {
-				b.Why = w.Why
-			}
-		}
+		b.countUnknown(w)
 		if !w.Found {
 			continue
 		}

@@ -142,7 +142,7 @@ func (c *boxCell) contains(x [2]int64) bool {
 }
 
 // column is the cell's range of x2 at column x1.
-func (c *boxCell) column(x1 int64, box []halfPlane) (lo, hi int64, ok bool) {
+func (c *boxCell) column(x1 int64) (lo, hi int64, ok bool) {
 	o := c.o()
 	switch c.kind {
 	case 0:
@@ -490,9 +490,9 @@ func (b *boxProver) build(c *boxCell) error {
 		}
 		for i := range 2 {
 			if c.dir[i] > 0 {
-				clampT(ceilDivSigned(b.lo[i]-o[i], c.dir[i]), floorDiv(b.hi[i]-o[i], c.dir[i]))
+				clampT(ceilDiv(b.lo[i]-o[i], c.dir[i]), floorDiv(b.hi[i]-o[i], c.dir[i]))
 			} else if c.dir[i] < 0 {
-				clampT(ceilDivSigned(o[i]-b.hi[i], -c.dir[i]), floorDiv(o[i]-b.lo[i], -c.dir[i]))
+				clampT(ceilDiv(o[i]-b.hi[i], -c.dir[i]), floorDiv(o[i]-b.lo[i], -c.dir[i]))
 			}
 		}
 		if c.tlo > 0 || c.thi < 0 {
@@ -596,11 +596,11 @@ func tRange(d0, s int64, clamp func(lo, hi int64)) {
 	case d0 < 0 && s > 0: // d0 + s·t ≤ −1
 		clamp(minInt64/4, floorDiv(-1-d0, s))
 	case d0 < 0 && s < 0:
-		clamp(ceilDivSigned(-1-d0, s), maxInt64/4)
+		clamp(ceilDiv(-1-d0, s), maxInt64/4)
 	case d0 > 0 && s < 0: // d0 + s·t ≥ 1
 		clamp(minInt64/4, floorDiv(1-d0, s))
 	case d0 > 0 && s > 0:
-		clamp(ceilDivSigned(1-d0, s), maxInt64/4)
+		clamp(ceilDiv(1-d0, s), maxInt64/4)
 	}
 }
 
@@ -655,7 +655,8 @@ func pointDur(x [2]int64) []time.Duration {
 	return []time.Duration{time.Duration(x[0]), time.Duration(x[1])}
 }
 
-// predictD is comparison k's difference at x by the cell's gradients.
+// predict is a value at x by its value v0 at the origin and its gradient
+// g (along dir for a line cell).
 func (c *boxCell) predict(v0 int64, g [2]int64, x [2]int64) int64 {
 	o := c.o()
 	if c.kind == 1 {
@@ -684,7 +685,6 @@ func (b *boxProver) check(c *boxCell) error {
 	if c.kind == 0 {
 		return nil
 	}
-	box := boxPlanes(b.lo, b.hi)
 	for range n {
 		var x [2]int64
 		if c.kind == 1 {
@@ -696,7 +696,7 @@ func (b *boxProver) check(c *boxCell) error {
 			for try := 0; try < 64 && !ok; try++ {
 				col := c.xlo + b.rng.Int64N(c.xhi-c.xlo+1)
 				var lo, hi int64
-				if lo, hi, ok = c.column(col, box); ok {
+				if lo, hi, ok = c.column(col); ok {
 					x = [2]int64{col, lo + b.rng.Int64N(hi-lo+1)}
 				}
 			}
@@ -789,7 +789,6 @@ func (b *boxProver) uncovered() ([2]int64, bool) {
 	}
 	slices.Sort(cols)
 	cols = slices.Compact(cols)
-	box := boxPlanes(b.lo, b.hi)
 	for _, col := range cols {
 		type iv struct{ lo, hi int64 }
 		var ivs []iv
@@ -797,7 +796,7 @@ func (b *boxProver) uncovered() ([2]int64, bool) {
 			if col < c.xlo || col > c.xhi {
 				continue
 			}
-			if lo, hi, ok := c.column(col, box); ok {
+			if lo, hi, ok := c.column(col); ok {
 				ivs = append(ivs, iv{lo, hi})
 			}
 		}
@@ -856,10 +855,10 @@ func (c *boxCell) supremum(i int) (*big.Rat, ratPoint) {
 	return best, at
 }
 
-// candidates are the cell's integer points where metric i may be largest:
-// those run, a line's two ends, and the points of the cell around its
-// polygon's best vertex.
-func (c *boxCell) candidates(i int) [][2]int64 {
+// candidates are the cell's integer points where a metric may be largest:
+// those run, a line's two ends, and the points of the cell around v, its
+// polygon's best vertex for the metric.
+func (c *boxCell) candidates(v ratPoint) [][2]int64 {
 	out := slices.Clone(c.pts)
 	o := c.o()
 	switch c.kind {
@@ -868,7 +867,6 @@ func (c *boxCell) candidates(i int) [][2]int64 {
 			out = append(out, [2]int64{o[0] + t*c.dir[0], o[1] + t*c.dir[1]})
 		}
 	case 2:
-		_, v := c.supremum(i)
 		fx, fy := floorRat(v.x), floorRat(v.y)
 		for dx := int64(-2); dx <= 3; dx++ {
 			for dy := int64(-2); dy <= 3; dy++ {
@@ -894,14 +892,8 @@ func (b *boxProver) finish() error {
 			supExcess   *big.Rat
 		)
 		for _, c := range b.cells {
-			po := c.paths[0]
-			w := po.ws[i]
-			if w.Unknown > 0 {
-				pr.Unknown++
-				if pr.Why == "" {
-					pr.Why = w.Why
-				}
-			}
+			w := c.paths[0].ws[i]
+			pr.countUnknown(w)
 			if !w.Found {
 				continue
 			}
@@ -910,8 +902,17 @@ func (b *boxProver) finish() error {
 				return err
 			}
 			pr.BoundVaries = pr.BoundVaries || varies
-			for _, x := range c.candidates(i) {
+			// A polygon's supremum is at a vertex; a line's or a point's is
+			// at a schedule among the candidates (its ends).
+			var sup *big.Rat
+			var vertex ratPoint
+			if c.kind == 2 {
+				sup, vertex = c.supremum(i)
+			}
+			var most int64
+			for _, x := range c.candidates(vertex) {
 				v := time.Duration(c.metricAt(i, x))
+				most = max(most, int64(v))
 				// Of equal values, the smallest point, as the walk's.
 				if !found || v > pr.Worst || v == pr.Worst && (x[0] < worstAt[0] || x[0] == worstAt[0] && x[1] < worstAt[1]) {
 					pr.Worst, worstAt = v, x
@@ -923,14 +924,8 @@ func (b *boxProver) finish() error {
 					pr.Excess, excessAt = v-bound, x
 				}
 			}
-			sup := new(big.Rat).SetInt64(int64(pr.Worst))
-			if c.kind == 2 {
-				sup, _ = c.supremum(i)
-			} else {
-				sup.SetInt64(0)
-				for _, x := range c.candidates(i) {
-					sup = maxRat(sup, new(big.Rat).SetInt64(c.metricAt(i, x)))
-				}
+			if sup == nil {
+				sup = new(big.Rat).SetInt64(most)
 			}
 			if s := ceilRat(sup); time.Duration(s) > pr.Sup {
 				pr.Sup = time.Duration(s)
@@ -1029,13 +1024,6 @@ func (b *boxProver) cellBound(c *boxCell, i int) (time.Duration, bool, error) {
 		bound = min(bound, pa.ws[i].Predicted)
 	}
 	return bound, true, nil
-}
-
-func maxRat(a, b *big.Rat) *big.Rat {
-	if a.Cmp(b) >= 0 {
-		return a
-	}
-	return b
 }
 
 // proveBoxResult is Prove over a box of two axes.
