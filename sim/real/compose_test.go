@@ -57,14 +57,22 @@ func TestComposeSmoke(t *testing.T) {
 	}
 	requireTruth(t, compose)
 	c, e := compose.Analysis.Summary, embedded.Analysis.Summary
-	t.Logf("same scenario, seed 7: compose gap %v (%d windows), embedded gap %v (%d windows), difference %v; overlaps %d/%d, stale %d/%d; failover %v/%v",
+	t.Logf("same scenario, seed 7: compose gap %v (%d windows), embedded gap %v (%d windows), difference %v; overlaps %d/%d, stale %d/%d (%s; %s); failover %v/%v",
 		c.MaxGap, c.Gaps, e.MaxGap, e.Gaps, (c.MaxGap - e.MaxGap).Abs(), c.Overlaps, e.Overlaps, c.StaleWindows, e.StaleWindows,
-		failover(compose), failover(embedded))
+		staleText(compose), staleText(embedded), failover(compose), failover(embedded))
 	if c.Gaps != 1 || e.Gaps != 1 {
 		t.Errorf("gap windows: compose %d, embedded %d; want one each", c.Gaps, e.Gaps)
 	}
-	if c.Overlaps != e.Overlaps || c.StaleWindows != e.StaleWindows {
-		t.Errorf("window kinds differ: overlaps %d vs %d, stale %d vs %d", c.Overlaps, e.Overlaps, c.StaleWindows, e.StaleWindows)
+	// Stale leadership is judged against the truth watcher, which learns of
+	// a change by a keyspace notification and a GET: one that learns of the
+	// new leader's SET late (a loaded machine; CI runs this beside cmd/chaos
+	// under -race and once saw stale 1 vs 0 in this crash) makes the new
+	// leader's first moments read stale. Windows within the slack are that
+	// measurement error; the log lists every window.
+	cs, es := staleBeyond(compose, slack), staleBeyond(embedded, slack)
+	if c.Overlaps != e.Overlaps || cs != es {
+		t.Errorf("window kinds differ: overlaps %d vs %d, stale beyond the %v slack %d vs %d (compose %s; embedded %s)",
+			c.Overlaps, e.Overlaps, slack, cs, es, staleText(compose), staleText(embedded))
 	}
 	if d := (c.MaxGap - e.MaxGap).Abs(); d > slack {
 		t.Errorf("gaps differ by %v (compose %v, embedded %v): more than the slack %v", d, c.MaxGap, e.MaxGap, slack)
@@ -76,6 +84,32 @@ func TestComposeSmoke(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "redis-restart") {
 		t.Errorf("redis-restart against the compose stack: %v; want it refused", err)
 	}
+}
+
+// staleBeyond counts res's stale windows longer than d.
+func staleBeyond(res *verdict.Result, d time.Duration) int {
+	n := 0
+	for _, w := range res.Analysis.Redis.Stale {
+		if w.Open || w.Duration > d {
+			n++
+		}
+	}
+	return n
+}
+
+// staleText lists res's stale windows: who, when, how long, what the key held.
+func staleText(res *verdict.Result) string {
+	if len(res.Analysis.Redis.Stale) == 0 {
+		return "no stale windows"
+	}
+	var b strings.Builder
+	for i, w := range res.Analysis.Redis.Stale {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "i%d stale %v from %v (key held %q)", w.Instance, w.Duration, w.Start, w.Holder)
+	}
+	return b.String()
 }
 
 func failover(res *verdict.Result) string {
