@@ -287,6 +287,13 @@ type ProveOptions struct {
 	// Progress, if set, is called now and then with how far the walk got,
 	// as a fraction of the range.
 	Progress func(frac float64)
+	// FullOrder records every run's full order (every comparison the
+	// virtual queue makes) rather than its partial order (only the events
+	// that depend on each other: virtual.Options.PartialOrder). The two
+	// give the same worst values; the full order cuts the range far finer
+	// (two followers' attempts crossing is a breakpoint of its own) and is
+	// there to check the partial order against.
+	FullOrder bool
 }
 
 // ErrPathMismatch is wrapped by Prove's error when a run leaves the path
@@ -549,6 +556,7 @@ func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
 	}
 	vo := p.o.Virtual
 	vo.OnCall = nil
+	vo.PartialOrder = !p.o.FullOrder
 	vo.OnPop = func(e virtual.Pop) {
 		e.At = 0
 		pa.pops = append(pa.pops, e)

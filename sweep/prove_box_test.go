@@ -14,15 +14,21 @@ import (
 // × its length and returns the prover, its cells found.
 func boxOf(t *testing.T, lo, hi [2]time.Duration) (*boxProver, *ProveResult) {
 	t.Helper()
+	return boxOver(t, [2]string{ParamAt, ParamFor}, lo, hi, ProveOptions{})
+}
+
+// boxOver proves partition-blackhole over the box of two axes.
+func boxOver(t *testing.T, axes [2]string, lo, hi [2]time.Duration, o ProveOptions) (*boxProver, *ProveResult) {
+	t.Helper()
 	sc := builtinScenario(t, "partition-blackhole")
 	s := ProveSpace{Base: sc, Vary: []Range{
-		{Param: ParamAt, Lo: lo[0].String(), Hi: hi[0].String()},
-		{Param: ParamFor, Lo: lo[1].String(), Hi: hi[1].String()},
+		{Param: axes[0], Lo: lo[0].String(), Hi: hi[0].String()},
+		{Param: axes[1], Lo: lo[1].String(), Hi: hi[1].String()},
 	}}.withDefaults()
 	if err := s.Check(); err != nil {
 		t.Fatal(err)
 	}
-	p := &prover{s: s, axis: ParamAt, axes: []string{ParamAt, ParamFor}, rng: rand.New(rand.NewPCG(1, 2))}
+	p := &prover{s: s, o: o, axis: axes[0], axes: axes[:], rng: rand.New(rand.NewPCG(1, 2))}
 	b := &boxProver{prover: p, lo: [2]int64{int64(lo[0]), int64(lo[1])}, hi: [2]int64{int64(hi[0]), int64(hi[1])},
 		byKey: map[string]*boxCell{}, ran: map[[2]int64]bool{}, pending: map[[2]int64]*path{}}
 	if err := b.run(context.Background()); err != nil {
@@ -31,18 +37,28 @@ func boxOf(t *testing.T, lo, hi [2]time.Duration) (*boxProver, *ProveResult) {
 	if err := b.finish(); err != nil {
 		t.Fatal(err)
 	}
-	return b, &ProveResult{Space: s, Axis: ParamAt, Axis2: ParamFor, Proofs: b.proofs}
+	return b, &ProveResult{Space: s, Axis: axes[0], Axis2: axes[1], Proofs: b.proofs}
 }
 
 // TestProveBoxCells: the cells a box proof finds partition the box. Random
 // schedules of the box (and a grid) each lie in exactly one cell, run the
 // path that cell recorded, and measure no metric above the proof's worst;
-// the cells' counts add up to the box's.
+// the cells' counts add up to the box's. Over the fault's start × length,
+// and over both followers' phases, where the partial order leaves their
+// attempts unordered.
 func TestProveBoxCells(t *testing.T) {
-	lo, hi := [2]time.Duration{2400 * time.Millisecond, 9 * time.Second}, [2]time.Duration{2700 * time.Millisecond, 11 * time.Second}
-	b, res := boxOf(t, lo, hi)
-	if len(b.cells) < 100 {
-		t.Fatalf("%d cells: want the box cut finely (the 1D walk alone cuts its start into ~30 segments)", len(b.cells))
+	t.Run("at×for", func(t *testing.T) {
+		testBoxCells(t, [2]string{ParamAt, ParamFor}, [2]time.Duration{2400 * time.Millisecond, 9 * time.Second}, [2]time.Duration{2700 * time.Millisecond, 11 * time.Second}, 100)
+	})
+	t.Run("start1×start2", func(t *testing.T) {
+		testBoxCells(t, [2]string{"start1", "start2"}, [2]time.Duration{3950 * time.Millisecond, 3950 * time.Millisecond}, [2]time.Duration{4050 * time.Millisecond, 4050 * time.Millisecond}, 20)
+	})
+}
+
+func testBoxCells(t *testing.T, axes [2]string, lo, hi [2]time.Duration, least int) {
+	b, res := boxOver(t, axes, lo, hi, ProveOptions{})
+	if len(b.cells) < least {
+		t.Fatalf("%d cells: want the box cut finely (at least %d)", len(b.cells), least)
 	}
 	total := new(big.Int)
 	kinds := map[int]int{}
@@ -161,6 +177,52 @@ func TestProveBoxWitness(t *testing.T) {
 		ws := judge(Space{Metrics: []string{pr.Metric}}, Schedule{}, r)
 		if ws[0].Measured != pr.Worst {
 			t.Errorf("%s: the witness (%s) measures %v, the proof %v", pr.Metric, res.PointText(pr.At, pr.At2), ws[0].Measured, pr.Worst)
+		}
+	}
+}
+
+// TestProvePartialOrderAgrees: the partial order (the default) and the
+// full order prove the same worst values at the same schedules, the
+// partial order in no more segments or cells: along each trust built-in's
+// fault start, partition-blackhole's length and first follower's phase,
+// and over a box of both followers' phases.
+func TestProvePartialOrderAgrees(t *testing.T) {
+	type space struct {
+		name string
+		vary []Range
+	}
+	var spaces []space
+	for _, name := range proveBuiltins {
+		spaces = append(spaces, space{name, nil})
+	}
+	spaces = append(spaces,
+		space{"partition-blackhole", []Range{{Param: ParamFor, Lo: "1s", Hi: "14s"}}},
+		space{"partition-blackhole", []Range{{Param: "start1", Lo: "0s", Hi: "6s"}}},
+		space{"partition-blackhole", []Range{{Param: "start1", Lo: "3.995s", Hi: "4.01s"}, {Param: "start2", Lo: "3.995s", Hi: "4.01s"}}},
+	)
+	for _, sp := range spaces {
+		s := ProveSpace{Base: builtinScenario(t, sp.name), Vary: sp.vary}
+		partial, err := Prove(context.Background(), s, ProveOptions{})
+		if err != nil {
+			t.Fatalf("%s %v: %v", sp.name, sp.vary, err)
+		}
+		full, err := Prove(context.Background(), s, ProveOptions{FullOrder: true})
+		if err != nil {
+			t.Fatalf("%s %v, the full order: %v", sp.name, sp.vary, err)
+		}
+		t.Logf("%s %v: %d segments or cells (%d runs) in the partial order, %d (%d runs) in the full order", sp.name, sp.vary, partial.Segments, partial.Runs, full.Segments, full.Runs)
+		if !partial.Complete || !full.Complete {
+			t.Fatalf("%s %v: incomplete (%s; %s)", sp.name, sp.vary, partial.Incomplete, full.Incomplete)
+		}
+		if partial.Segments > full.Segments {
+			t.Errorf("%s %v: %d segments in the partial order, more than the full order's %d", sp.name, sp.vary, partial.Segments, full.Segments)
+		}
+		for i, f := range full.Proofs {
+			p := partial.Proofs[i]
+			if p.Worst != f.Worst || p.At != f.At || p.At2 != f.At2 || p.Verdict != f.Verdict || p.Bound != f.Bound {
+				t.Errorf("%s %v %s: partial order %v at %s (%s, bound %v), full order %v at %s (%s, bound %v)", sp.name, sp.vary, f.Metric,
+					p.Worst, partial.PointText(p.At, p.At2), p.Verdict, p.Bound, f.Worst, full.PointText(f.At, f.At2), f.Verdict, f.Bound)
+			}
 		}
 	}
 }

@@ -65,6 +65,8 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	var seeds int
 	fs.IntVar(&seeds, "seeds", 1, "prove for `N` seeds in turn, from --seed on: each seed's own proof under DIR/<name>/seed-K/, and the worst over them")
 	fs.IntVar(&s.MaxSegments, "max-segments", 0, fmt.Sprintf("stop after this many segments, incomplete (default %d)", sweep.DefaultMaxSegments))
+	var o sweep.ProveOptions
+	fs.BoolVar(&o.FullOrder, "full-order", false, "record every run's full order, every pair of events (finer cuts, the same worst values; to check the partial order against)")
 	fs.Usage = func() { fmt.Fprint(stderr, proveUsage); fs.PrintDefaults() }
 	var err error
 	if s.Base, s.Metrics, err = scenarioAndMetrics(fs, args, "prove", &metrics); err != nil {
@@ -88,7 +90,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	)
 	for k := range int64(seeds) {
 		s.Seed = first + k
-		res, err := sweep.Prove(ctx, s, sweep.ProveOptions{})
+		res, err := sweep.Prove(ctx, s, o)
 		if err != nil {
 			if ctx.Err() != nil {
 				return &exitError{exitCanceled, errors.New("interrupted")}

@@ -28,6 +28,7 @@ const (
 // command with processWithRetry's attempts.
 type call struct {
 	id       int32
+	ord      int32 // its number among its instance's calls (Options.PartialOrder)
 	in       *inc
 	op       election.Op
 	sent     time.Duration // when the elector started it (a schedule search aligns faults to it)
@@ -125,6 +126,9 @@ func (w *world) releaseHeld(in *inc) {
 func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 	c := w.newCall()
 	c.in, c.op, c.ctxAt, c.sent = in, op, never, w.now
+	if w.po != nil {
+		w.po.numberCall(c)
+	}
 	w.stats.Calls++
 	timeout := w.p.OpTimeout
 	if w.p.Safe && op != election.OpRelease {
@@ -397,6 +401,9 @@ func (w *world) initExec(c *call, gen uint32) {
 	if c.gen != gen || !c.reading || n.bhDown > 0 {
 		return
 	}
+	if w.po != nil {
+		w.po.touchRedis()
+	}
 	if w.redis.holds(c, gen, true) {
 		return
 	}
@@ -453,6 +460,9 @@ func (w *world) send(c *call) {
 func (w *world) exec(c *call, gen uint32) {
 	if c.killed {
 		return
+	}
+	if w.po != nil {
+		w.po.touchRedis()
 	}
 	for i, h := range c.dropped {
 		if h.gen == gen {

@@ -279,6 +279,9 @@ func (w *world) rsend(in *inc, rc *rcmd, ctxTimeout time.Duration) *call {
 	rc.in = in
 	c := w.newCall()
 	c.in, c.rc, c.ctxAt, c.sent = in, rc, never, w.now
+	if w.po != nil {
+		w.po.numberCall(c)
+	}
 	if ctxTimeout > 0 {
 		c.ctxAt = w.now + ctxTimeout
 	}

@@ -119,6 +119,18 @@ type Options struct {
 	// is recorded and nothing measurable is spent (BenchmarkHooksUnset).
 	OnPop     func(Pop)
 	OnCompare func(a, b time.Duration)
+	// PartialOrder, with OnPop and OnCompare set, records the run's
+	// partial order rather than its full order: only the order of events
+	// that depend on each other (one instance's; Redis's writes against
+	// its other commands; the timeline's; a fault's, a start's and the
+	// end's against everything), told once the run is over, in an order
+	// that does not depend on how independent events interleaved (see
+	// PopOwner). Two runs with the same pops and the same outcome of every
+	// comparison do the same thing, each instance, Redis and the timeline
+	// alike, while schedules that only swap two followers' attempts share
+	// a path. Default false: the full order, every comparison the queue
+	// makes.
+	PartialOrder bool
 }
 
 // Pop is an event the virtual world's queue popped: when, and what it is

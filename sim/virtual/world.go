@@ -43,6 +43,7 @@ type world struct {
 	p     model.Params
 	o     Options
 	q     queue
+	po    *partialOrder // Options.PartialOrder's recorder, nil unless asked
 	now   time.Duration
 	tl    model.Timeline
 	stats Stats
@@ -156,7 +157,13 @@ func newWorld(sc model.Scenario, o Options) *world {
 		w.pool = defaultPoolSize
 	}
 	w.q.items = make([]event, 0, 64)
-	w.q.onLess = o.OnCompare
+	if o.PartialOrder && o.OnCompare != nil && o.OnPop != nil {
+		// The queue's own comparisons order every pair of events; the
+		// partial order keeps only the pairs that depend on each other.
+		w.po = newPartialOrder(sc.Instances)
+	} else {
+		w.q.onLess = o.OnCompare
+	}
 	n := 32 + 4*len(sc.Faults)
 	if wl := sc.Workload; sc.Mode == model.ModeRunner {
 		// About three events per task (dispatched, acknowledging,
@@ -223,6 +230,9 @@ func (w *world) record(e model.Event) {
 	}
 	e.At = w.now
 	w.tl = append(w.tl, e)
+	if w.po != nil {
+		w.po.touchTimeline()
+	}
 }
 
 // free returns the run's calls and commands to be reused: nothing of the
@@ -234,20 +244,33 @@ func (w *world) free() {
 
 // simulate runs the queue to the end of the run.
 func (w *world) simulate() {
+	if w.po != nil {
+		setup := len(w.po.a)
+		defer w.po.flush(w, setup)
+	}
 	for !w.ended && w.q.Len() > 0 {
 		e := w.q.next()
-		if w.o.OnPop != nil {
+		if w.po != nil {
+			w.po.begin(w, e)
+		} else if w.o.OnPop != nil {
 			w.o.OnPop(Pop{At: e.at, Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen})
 		}
 		w.now = e.at
 		w.stats.Events++
 		w.dispatch(e)
+		if w.po != nil {
+			w.po.end(w)
+		}
 	}
 }
 
 // cmp tells Options.OnCompare about a comparison of a and b the run's path
 // depends on, if anyone asked. Call it just before comparing them.
 func (w *world) cmp(a, b time.Duration) {
+	if w.po != nil {
+		w.po.compare(a, b)
+		return
+	}
 	if w.o.OnCompare != nil {
 		w.o.OnCompare(a, b)
 	}
@@ -372,6 +395,9 @@ func (w *world) newID() string {
 }
 
 func (w *world) start(s *slot) {
+	if w.po != nil {
+		w.po.touchAll()
+	}
 	w.jitterN++
 	jr := rand.New(rand.NewPCG(uint64(w.sc.Seed), w.jitterN)) // sim's jitterSource
 	in := &inc{
