@@ -4,6 +4,7 @@ import (
 	"github.com/leaselab/leaselab/model/analysis"
 	"github.com/leaselab/leaselab/model/bounds"
 	"github.com/leaselab/leaselab/model/verdict"
+	"math/big"
 
 	"cmp"
 	"context"
@@ -73,8 +74,8 @@ func ParseProveRange(s string) (Range, error) {
 type ProveSpace struct {
 	// Name names the proof in reports; default the base scenario's name.
 	Name string `json:"name"`
-	// Base is the scenario: elector mode, spec mode, exactly one fault, no
-	// clock fault.
+	// Base is the scenario: elector mode (spec or safe), exactly one fault,
+	// no clock fault.
 	Base model.Scenario `json:"base"`
 	// Metrics are the metrics proven: max_overlap, max_gap,
 	// stale_leadership. Default all three.
@@ -144,9 +145,6 @@ func (s ProveSpace) Check() error {
 	sc := s.Base
 	if sc.Mode == model.ModeRunner {
 		bad("runner mode: prove walks an elector scenario (the runner's chores and tasks are not recorded as a path)")
-	}
-	if sc.Params.Safe {
-		bad("safe mode: the guard's deadlines are compared inside the elector's machine, which the path recorder does not see (spec mode only)")
 	}
 	switch len(sc.Faults) {
 	case 0:
@@ -260,7 +258,10 @@ type ProveResult struct {
 	Segments int `json:"segments"`
 	// BoundSplits is how many times the bound changed inside a segment
 	// (each found by bisection).
-	BoundSplits int           `json:"bound_splits,omitempty"`
+	BoundSplits int `json:"bound_splits,omitempty"`
+	// BoundAffine is how many segments have a bound that moves along them
+	// affinely (a term of it is the axis), kept whole.
+	BoundAffine int           `json:"bound_affine,omitempty"`
 	Runs        int           `json:"runs"`
 	Reached     time.Duration `json:"reached"`
 	// Complete is false when the walk stopped early; Incomplete says why.
@@ -302,7 +303,7 @@ var ErrPathMismatch = errors.New("a run left its segment's predicted path")
 
 // Prove walks the space's axis from breakpoint to breakpoint and returns,
 // per metric, the exact worst value over the range within the virtual
-// model (fixed clock rate, spec mode), with its bound and a verdict. Over
+// model (fixed clock rate, spec or safe mode), with its bound and a verdict. Over
 // a box of two axes it cuts the box into cells instead (see the box
 // prover's model in prove_box.go), and certifies their coverage by
 // counting their schedules.
@@ -320,8 +321,9 @@ var ErrPathMismatch = errors.New("a run left its segment's predicted path")
 // affine functions of x: its supremum is at one of the segment's two ends.
 // The bound is compared piece by piece: where the prediction changes inside
 // a segment (it reads the run's analysis, whose comparisons the path does
-// not record), the change is found by bisection, assuming one change
-// between two points whose bounds differ. Each metric's worst schedule is
+// not record), it is kept whole if the bound moves affinely along it, else
+// the change is found by bisection, assuming one change between two points
+// whose bounds differ (boundSplits). Each metric's worst schedule is
 // replayed with the ordinary virtual run, which must measure the same
 // value.
 func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, error) {
@@ -346,7 +348,7 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 		p.best[i] = Proof{Metric: m, Verdict: VerdictNone}
 	}
 	err := p.walk(ctx)
-	res.Segments, res.Runs, res.Reached, res.BoundSplits = p.segments, p.runs, p.reached, p.splits
+	res.Segments, res.Runs, res.Reached, res.BoundSplits, res.BoundAffine = p.segments, p.runs, p.reached, p.splits, p.affine
 	if err != nil {
 		if errors.Is(err, errSegmentLimit) || ctx.Err() != nil {
 			res.Complete = false
@@ -414,6 +416,7 @@ type prover struct {
 
 	runs, segments int
 	splits         int // bound changes found inside segments
+	affine         int // segments whose bound moves along them, affinely
 	reached        time.Duration
 	best           []Proof
 	// Per metric: whether a run measured it against a bound, whether its
@@ -654,7 +657,7 @@ func (p *prover) walk(ctx context.Context) error {
 				}
 			}
 		}
-		if err := p.boundSplits(x, e, cur, end); err != nil {
+		if err := p.boundSplits(ctx, x, e, cur, end); err != nil {
 			return err
 		}
 		p.take(e, x, end)
@@ -784,12 +787,27 @@ func sameBound(a, b *path) bool {
 // boundSplits finds where the bound changes inside the segment [x, e]: the
 // prediction reads the run's analysis (whether the fault caught a call,
 // how long a pause held the leader), whose own comparisons the path does
-// not record. Between two points whose bounds differ it bisects to the
-// nanosecond where they change, and takes both sides, so that each piece
-// has one bound and its excess is at its ends. It assumes one change
-// between two points found to differ, and none between two found equal.
-func (p *prover) boundSplits(x, e time.Duration, a, b *path) error {
+// not record. A bound that moves with the axis (a pause's length is a term
+// of it) is affine along the segment when the runs at a third and two
+// thirds of the way lie on the line through its ends: the excess, a convex
+// metric less an affine bound, is then largest at an end, and the segment
+// stays whole. Otherwise, between two points whose bounds differ it
+// bisects to the nanosecond where they change, and takes both sides, so
+// that each piece has one bound and its excess is at its ends. It assumes
+// one change between two points found to differ (or a line through four
+// points found on it), and none between two found equal. Splits count
+// toward the segment limit.
+func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path) error {
 	for !sameBound(a, b) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if p.segments+p.splits >= p.s.MaxSegments {
+			return errSegmentLimit
+		}
+		if affine, err := p.affineBound(x, e, a, b); err != nil || affine {
+			return err
+		}
 		lo, hi := x, e // bound(lo) is a's, bound(hi) is not
 		for hi-lo > 1 {
 			m := lo + (hi-lo)/2
@@ -823,6 +841,44 @@ func (p *prover) boundSplits(x, e time.Duration, a, b *path) error {
 		x, a = hi, ph
 	}
 	return nil
+}
+
+// affineBound reports whether every metric's bound is affine along [x, e]
+// (a at x, b at e): measured on the same metrics at both ends, and the runs
+// at a third and two thirds of the way having the bound the line through
+// the ends puts there, to the nanosecond.
+func (p *prover) affineBound(x, e time.Duration, a, b *path) (bool, error) {
+	if e-x < 3 {
+		return false, nil
+	}
+	for i := range a.ws {
+		if a.ws[i].Found != b.ws[i].Found {
+			return false, nil
+		}
+	}
+	for _, k := range []int64{1, 2} {
+		m := x + time.Duration(int64(e-x)*k/3)
+		pm, err := p.record(m)
+		if err != nil {
+			return false, err
+		}
+		for i := range a.ws {
+			if pm.ws[i].Found != a.ws[i].Found {
+				return false, nil
+			}
+			// (bound(m) - bound(x)) · (e - x) = (bound(e) - bound(x)) · (m - x)
+			l := new(big.Int).Mul(big.NewInt(int64(pm.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(e-x)))
+			r := new(big.Int).Mul(big.NewInt(int64(b.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(m-x)))
+			if l.Cmp(r) != 0 {
+				return false, nil
+			}
+		}
+	}
+	for i := range a.ws {
+		p.boundVaries[i] = p.boundVaries[i] || a.ws[i].Predicted != b.ws[i].Predicted
+	}
+	p.affine++
+	return true, nil
 }
 
 // replay runs the schedule at x with the ordinary virtual run (no hooks)

@@ -104,7 +104,6 @@ func TestProveRefuses(t *testing.T) {
 		edit func(*ProveSpace)
 		want string
 	}{
-		{"partition-blackhole-safe-elector", nil, "safe mode"},
 		{"clock-drift", nil, "clock fault"},
 		{"flapping-network", nil, "5 faults"},
 		{"leader-crash", nil, "runner mode"},
@@ -227,4 +226,106 @@ func TestProveFollowerPhase(t *testing.T) {
 		}
 	}
 	t.Logf("overlap %v at start1=%v of %v, %d segments", pr.Worst, pr.At, pr.Bound, res.Segments)
+}
+
+// TestProveSafeMode: the safe-mode built-ins, whose guard's comparisons
+// the shell records (the validity left at a reply, renewIn's max, the
+// call's deadline against the op timeout), are proven: no overlap, no
+// stale leadership, the gap within its bound; interior points take their
+// segment's path; the full order proves the same worst values; and a
+// scan of the range never beats them.
+func TestProveSafeMode(t *testing.T) {
+	for _, name := range []string{"partition-blackhole-safe-elector", "slow-redis-safe-elector"} {
+		s := ProveSpace{Base: builtinScenario(t, name)}
+		res, err := Prove(context.Background(), s, ProveOptions{Interior: 3})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		full, err := Prove(context.Background(), s, ProveOptions{FullOrder: true, Interior: -1})
+		if err != nil {
+			t.Fatalf("%s, the full order: %v", name, err)
+		}
+		t.Logf("%s: %d segments (full order %d)", name, res.Segments, full.Segments)
+		for i, pr := range res.Proofs {
+			t.Logf("%s %s: %v at %v, bound %v, %s", name, pr.Metric, pr.Worst, pr.At, pr.Bound, pr.Verdict)
+			if pr.Verdict != VerdictProven {
+				t.Errorf("%s %s: %s, want proven", name, pr.Metric, pr.Verdict)
+			}
+			if pr.Metric != exGap && pr.Worst != 0 {
+				t.Errorf("%s %s: worst %v, want 0 in safe mode", name, pr.Metric, pr.Worst)
+			}
+			if f := full.Proofs[i]; f.Worst != pr.Worst || f.At != pr.At {
+				t.Errorf("%s %s: full order %v at %v, partial %v at %v", name, pr.Metric, f.Worst, f.At, pr.Worst, pr.At)
+			}
+		}
+		p := &prover{s: res.Space, axis: res.Axis}
+		const n = 40
+		for k := 0; k <= n; k++ {
+			x := res.Lo + time.Duration(int64(res.Hi-res.Lo)*int64(k)/n)
+			r, err := virtual.Run(p.scenario(x), virtual.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r) {
+				if w.Found && w.Measured > res.Proofs[i].Worst {
+					t.Errorf("%s: the scan measures %s %v at at=%v, above the proven worst %v", name, w.Metric, w.Measured, x, res.Proofs[i].Worst)
+				}
+			}
+		}
+	}
+}
+
+// TestProveBoundAlongTheAxis: a bound with the axis as a term (a pause's
+// length) is affine along a segment, which stays whole, and its verdict is
+// the excess at the segment's ends; a bound that steps every millisecond
+// of the axis is bisected step by step, each split counting toward the
+// segment limit, so the walk stops incomplete instead of running on.
+func TestProveBoundAlongTheAxis(t *testing.T) {
+	base := builtinScenario(t, "pause")
+	vary := []Range{{Param: ParamFor, Lo: "6s", Hi: "7s"}}
+	affine := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
+		pr.MaxOverlap = fs.Pause + 100*time.Millisecond
+	})
+	res, err := Prove(context.Background(), ProveSpace{Base: base, Metrics: []string{exOverlap}, Vary: vary}, ProveOptions{Predict: affine})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr := res.Proofs[0]
+	t.Logf("affine bound: %d segments, %d kept whole with the bound moving, %d splits; worst %v at %v, bound %v, %s", res.Segments, res.BoundAffine, res.BoundSplits, pr.Worst, pr.At, pr.Bound, pr.Verdict)
+	if !res.Complete || res.BoundAffine == 0 || res.BoundSplits != 0 {
+		t.Errorf("complete %v, %d affine segments, %d splits: want a complete walk with the bound kept affine, no bisection", res.Complete, res.BoundAffine, res.BoundSplits)
+	}
+	if pr.Verdict != VerdictProven || pr.Worst <= 0 {
+		t.Errorf("overlap %v against pause + 100ms: %s, want an overlap, proven", pr.Worst, pr.Verdict)
+	}
+	tight := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
+		pr.MaxOverlap = fs.Pause - 5800*time.Millisecond
+	})
+	res, err = Prove(context.Background(), ProveSpace{Base: base, Metrics: []string{exOverlap}, Vary: vary}, ProveOptions{Predict: tight})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr = res.Proofs[0]
+	t.Logf("pause - 5.8s: worst %v at %v, %s, %v over the bound at %v", pr.Worst, pr.At, pr.Verdict, pr.Excess, pr.ExcessAt)
+	if pr.Verdict != VerdictCounterexample || pr.Excess <= 0 {
+		t.Fatalf("overlap %v against pause - 5.8s: %s (excess %v at %v), want a counterexample", pr.Worst, pr.Verdict, pr.Excess, pr.ExcessAt)
+	}
+	r, err := virtual.Run((&prover{s: res.Space, axis: res.Axis}).scenario(pr.ExcessAt), virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := judge(Space{Metrics: []string{exOverlap}}, Schedule{}, r)[0].Measured; got-(pr.ExcessAt-5800*time.Millisecond) != pr.Excess {
+		t.Errorf("at for=%v the overlap is %v: %v over pause - 5.8s, the proof says %v", pr.ExcessAt, got, got-(pr.ExcessAt-5800*time.Millisecond), pr.Excess)
+	}
+	steps := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
+		pr.MaxOverlap = fs.Pause.Truncate(time.Millisecond) + 100*time.Millisecond
+	})
+	res, err = Prove(context.Background(), ProveSpace{Base: base, Metrics: []string{exOverlap}, Vary: vary, MaxSegments: 40}, ProveOptions{Predict: steps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("stepped bound: %d segments, %d splits, complete %v (%s)", res.Segments, res.BoundSplits, res.Complete, res.Incomplete)
+	if res.Complete || res.Segments+res.BoundSplits > 40 || res.Proofs[0].Verdict == VerdictProven {
+		t.Errorf("a bound stepping every millisecond: complete %v after %d segments and %d splits (limit 40), %s; want incomplete at the limit", res.Complete, res.Segments, res.BoundSplits, res.Proofs[0].Verdict)
+	}
 }

@@ -121,8 +121,12 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	if startAxis(r.Axis) >= 0 || startAxis(r.Axis2) >= 0 {
 		fixed = "the rest"
 	}
-	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, fixed clock rate, spec mode\n",
-		r.Space.Name, r.RangeText(), r.Space.Seed, fixed)
+	mode := "spec mode"
+	if r.Space.Base.Params.Safe {
+		mode = "safe mode"
+	}
+	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, fixed clock rate, %s\n",
+		r.Space.Name, r.RangeText(), r.Space.Seed, fixed, mode)
 	for _, p := range r.Proofs {
 		if p.Verdict == VerdictNone {
 			fmt.Fprintf(w, "  %-17s not measured (%d schedules unknown: %s)\n", p.Metric, p.Unknown, p.Why)
@@ -149,6 +153,9 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	extra := ""
 	if r.BoundSplits > 0 {
 		extra = fmt.Sprintf(", %d bound changes inside segments (bisected)", r.BoundSplits)
+	}
+	if r.BoundAffine > 0 {
+		extra += fmt.Sprintf(", %d segments whose bound moves with the axis", r.BoundAffine)
 	}
 	switch {
 	case r.Axis2 != "" && r.Complete:

@@ -35,7 +35,7 @@ far it got). Writes result.json and per metric witness-METRIC.yaml. The seed fix
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model with a fixed clock rate, spec
-mode, one fault: it refuses safe mode, clock faults, several faults, runner
+or safe mode, one fault: it refuses clock faults, several faults, runner
 mode and failover rather than answer them wrongly (docs/prove.md).
 
 Examples:

@@ -34,9 +34,13 @@ func TestProveCLI(t *testing.T) {
 	if c != exitOK || !strings.Contains(so, "max overlap 6.548s") {
 		t.Errorf("chaos run witness-overlap.yaml: exit %d, want the proven 6.548s of overlap\n%s\n%s", c, so, se)
 	}
-	c, _, se = chaos(t, "prove", "partition-blackhole-safe-elector", "--out", dir)
-	if c != exitUsage || !strings.Contains(se, "safe mode") {
-		t.Errorf("prove of a safe-mode scenario: exit %d, %s: want 2, naming safe mode", c, se)
+	c, so, se = chaos(t, "prove", "partition-blackhole-safe-elector", "--out", dir, "--metric", "overlap")
+	if c != exitOK || !strings.Contains(so, "safe mode") || !strings.Contains(so, "proven") {
+		t.Errorf("prove of a safe-mode scenario: exit %d, want 0, its overlap proven in safe mode\n%s\n%s", c, so, se)
+	}
+	c, _, se = chaos(t, "prove", "clock-drift", "--out", dir)
+	if c != exitUsage || !strings.Contains(se, "clock") {
+		t.Errorf("prove of a clock fault: exit %d, %s: want 2, naming the clock", c, se)
 	}
 	c, _, se = chaos(t, "prove", "partition-blackhole", "--vary", "latency=1s..2s", "--out", dir)
 	if c != exitUsage || !strings.Contains(se, "at, for or startN") {

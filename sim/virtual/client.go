@@ -136,6 +136,10 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 		if op == election.OpRenew && in.guardTT != 0 {
 			d = in.guardTT - in.tt(w.now)
 		}
+		w.cmp(d, 0)
+		if d > 0 && timeout != 0 {
+			w.cmp(d, timeout)
+		}
 		if d > 0 && (timeout == 0 || d < timeout) {
 			timeout = d
 		}
@@ -551,7 +555,24 @@ func (w *world) finish(c *call, ok bool, token int64, err error) {
 		return
 	}
 	in.call = nil
-	w.feed(in, in.m.Finish(election.Outcome{Op: c.op, OK: ok, Err: err, Token: token, Elapsed: in.tt(w.now) - in.sentTT}))
+	elapsed := in.tt(w.now) - in.sentTT
+	if w.p.Safe && (c.op == election.OpAcquire || c.op == election.OpRenew) {
+		// The machine's guard: a lease whose validity (TTL - margin) had
+		// run out by the reply is too late.
+		margin := w.p.SafeMargin
+		if margin == 0 {
+			margin = election.DefaultMargin(w.p.TTL)
+		}
+		w.cmp(elapsed, w.p.TTL-margin)
+	}
+	in.drawn = false
+	s := in.m.Finish(election.Outcome{Op: c.op, OK: ok, Err: err, Token: token, Elapsed: elapsed})
+	if w.p.Safe && in.drawn {
+		// renewIn: TTL/2 + jitter after the send, or at once (1ns) if
+		// that has passed.
+		w.cmp(w.p.TTL/2+time.Duration(in.jitter)*time.Millisecond, elapsed+time.Nanosecond)
+	}
+	w.feed(in, s)
 }
 
 // ---- Redis ----

@@ -123,12 +123,16 @@ type inc struct {
 	wakeArmed, dlArmed bool
 	wakeGen, dlGen     uint32
 
-	call     *call // the call the shell waits for
-	sentTT   time.Duration
-	guardTT  time.Duration // safe mode: the leader's guard deadline (timer time); 0 none
-	idle     []uint32      // epochs of idle pooled connections
-	warm     bool          // first dial done
-	dialErrs int           // failed dial rounds (the pool's dial breaker)
+	call    *call // the call the shell waits for
+	sentTT  time.Duration
+	guardTT time.Duration // safe mode: the leader's guard deadline (timer time); 0 none
+	// drawn and jitter: whether the machine drew a renewal jitter in the
+	// input being fed, and the draw (safe mode, with the path recorded).
+	drawn    bool
+	jitter   int
+	idle     []uint32 // epochs of idle pooled connections
+	warm     bool     // first dial done
+	dialErrs int      // failed dial rounds (the pool's dial breaker)
 	paused   bool
 	parked   []event
 	calls    []*call // every call of this incarnation still running
@@ -405,8 +409,16 @@ func (w *world) start(s *slot) {
 		baseReal: w.now,
 		backoff:  rand.New(rand.NewPCG(uint64(w.sc.Seed), 1<<40|w.jitterN)),
 	}
+	jitter := jr.IntN
+	if w.p.Safe && w.o.OnCompare != nil {
+		// The path records safe mode's renewIn, whose max takes the draw.
+		jitter = func(n int) int {
+			in.drawn, in.jitter = true, jr.IntN(n)
+			return in.jitter
+		}
+	}
 	in.m = election.NewMachine(election.MachineOptions{
-		TTL: w.p.TTL, Wait: w.p.Wait, JitterMS: max(w.p.JitterMS, 0), Jitter: jr.IntN,
+		TTL: w.p.TTL, Wait: w.p.Wait, JitterMS: max(w.p.JitterMS, 0), Jitter: jitter,
 		Safe: w.p.Safe, Margin: w.p.SafeMargin,
 	})
 	w.incs = append(w.incs, in)
