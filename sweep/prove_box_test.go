@@ -226,3 +226,37 @@ func TestProvePartialOrderAgrees(t *testing.T) {
 		}
 	}
 }
+
+// TestProveBoxNeverBelowSearch: chaos explore over the same box (the
+// fault's start over its window × the partition's length, the followers'
+// starts fixed, one seed) never finds a worse schedule than the box's
+// proven worst, for any metric.
+func TestProveBoxNeverBelowSearch(t *testing.T) {
+	sc := builtinScenario(t, "partition-blackhole")
+	sc.Faults[0].At = 2550 * time.Millisecond
+	const window = 300 * time.Millisecond
+	lo, hi := sc.Faults[0].At-window/2, sc.Faults[0].At+window/2
+	lengths := Range{Param: ParamFor, Lo: "9.5s", Hi: "10.5s"}
+	res, err := Prove(context.Background(), ProveSpace{Base: sc, Vary: []Range{{Param: ParamAt, Lo: lo.String(), Hi: hi.String()}, lengths}}, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete {
+		t.Fatalf("the box is incomplete: %s", res.Incomplete)
+	}
+	ex, err := Explore(context.Background(), Space{Base: sc, Metrics: res.Space.Metrics, Vary: []Range{lengths}, Window: window,
+		Seeds: 1, FirstSeed: res.Space.Seed, Budget: 400, FixedStarts: true}, ExploreOptions{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range ex.Worst {
+		pr := res.Proofs[i]
+		t.Logf("%s: proven %v at %s (%s, %d cells), explore %v", w.Metric, pr.Worst, res.PointText(pr.At, pr.At2), pr.Verdict, res.Segments, w.Measured)
+		if w.Found && (len(w.Schedule.At) != 1 || w.Schedule.At[0] < lo || w.Schedule.At[0] > hi) {
+			t.Errorf("%s: explore's worst starts at %v, outside the box's %v..%v", w.Metric, w.Schedule.At, lo, hi)
+		}
+		if w.Found && w.Measured > pr.Worst {
+			t.Errorf("%s: explore finds %v, above the proven worst %v", w.Metric, w.Measured, pr.Worst)
+		}
+	}
+}
