@@ -55,6 +55,7 @@ type poEvent struct {
 	write       bool // changed Redis's state
 	timeline    bool // recorded a timeline event
 	comps, ncmp int  // its comparisons: comps[comps : comps+ncmp] of the order
+	creator     int  // the event whose handling queued it, -1 the run's setup
 }
 
 // partialOrder records a run's partial order as it runs.
@@ -63,6 +64,10 @@ type partialOrder struct {
 	a, b   []time.Duration // comparisons, in the order made
 	cur    int             // the event being handled, -1 before the first
 	snap   redisSnap
+	// creators maps a queued event (by its seq) to the event whose
+	// handling queued it: two events due at the same moment come in the
+	// order they were queued, which their creators' order decides.
+	creators map[uint64]int
 	// ords counts each instance's calls: the queue names a call by its
 	// number in the run, which depends on how the instances' calls
 	// interleave, the partial order by its number among its instance's
@@ -87,8 +92,12 @@ func snapRedis(r *redisModel) redisSnap {
 }
 
 func newPartialOrder(instances int) *partialOrder {
-	return &partialOrder{cur: -1, ords: make([]int32, instances)}
+	return &partialOrder{cur: -1, ords: make([]int32, instances), creators: map[uint64]int{}}
 }
+
+// queued notes that the event numbered seq was queued by the current
+// event.
+func (po *partialOrder) queued(seq uint64) { po.creators[seq] = po.cur }
 
 // numberCall gives a new call its number among its instance's calls.
 func (po *partialOrder) numberCall(c *call) {
@@ -109,6 +118,8 @@ func (po *partialOrder) compare(a, b time.Duration) {
 // begin opens event e, before it is handled.
 func (po *partialOrder) begin(w *world, e event) {
 	ev := poEvent{at: e.at, pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, owner: ownerGlobal, global: true, comps: len(po.a)}
+	ev.creator = po.creators[e.seq]
+	delete(po.creators, e.seq)
 	switch e.kind {
 	case evWake, evDeadline, evStopTimeout, evProbe:
 		ev.owner, ev.global = int32(w.incs[e.a].slot.idx), false
@@ -271,6 +282,20 @@ func (po *partialOrder) flush(w *world, setup int) {
 		}
 		lastW = i
 	}
+	// Two events due at the same moment come in the order they were
+	// queued: their creators' order, which is recorded too (and theirs,
+	// while they tie as well). The pairs are in the order the events ran.
+	ties := func(ci, cj int, at, bt time.Duration) {
+		for at == bt && ci != cj && ci >= 0 && cj >= 0 {
+			order(min(ci, cj), max(ci, cj))
+			at, bt = po.events[ci].at, po.events[cj].at
+			ci, cj = po.events[ci].creator, po.events[cj].creator
+		}
+	}
+	for _, p := range pairs[:len(pairs):len(pairs)] {
+		a, b := &po.events[p.i], &po.events[p.j]
+		ties(a.creator, b.creator, a.at, b.at)
+	}
 	slices.SortFunc(pairs, func(x, y pair) int {
 		return cmp.Or(cmp.Compare(pos[x.i], pos[y.i]), cmp.Compare(pos[x.j], pos[y.j]))
 	})
@@ -290,10 +315,11 @@ func (po *partialOrder) flush(w *world, setup int) {
 		owner int32
 		pop   Pop
 		at    time.Duration
+		seq   uint64
 	}
 	var left []queued
 	add := func(e event) {
-		q := queued{owner: ownerGlobal, pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, at: e.at}
+		q := queued{owner: ownerGlobal, pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, at: e.at, seq: e.seq}
 		switch e.kind {
 		case evWake, evDeadline, evStopTimeout, evProbe:
 			q.owner = int32(w.incs[e.a].slot.idx)
@@ -315,9 +341,18 @@ func (po *partialOrder) flush(w *world, setup int) {
 		return cmp.Or(cmp.Compare(x.owner, y.owner), cmp.Compare(x.pop.Kind, y.pop.Kind), cmp.Compare(x.pop.A, y.pop.A),
 			cmp.Compare(x.pop.B, y.pop.B), cmp.Compare(x.pop.Gen, y.pop.Gen))
 	})
+	end := &po.events[len(po.events)-1]
+	pairs = pairs[:0]
 	for _, q := range left {
 		o.OnPop(Pop{Kind: PopPending, A: q.owner, B: int32(q.pop.Kind)})
 		o.OnPop(q.pop)
 		o.OnCompare(endAt, q.at)
+		// Due at the end's moment, it came after the end for being queued
+		// after it.
+		ties(end.creator, po.creators[q.seq], endAt, q.at)
+	}
+	for _, p := range pairs {
+		o.OnPop(Pop{Kind: PopOrder, A: pos[p.i], B: pos[p.j]})
+		o.OnCompare(po.events[p.i].at, po.events[p.j].at)
 	}
 }

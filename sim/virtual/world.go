@@ -226,6 +226,9 @@ func (w *world) at(t time.Duration, e event) {
 	w.cmp(t, w.now)
 	e.at = max(t, w.now)
 	w.q.add(e)
+	if w.po != nil {
+		w.po.queued(w.q.seq)
+	}
 }
 
 func (w *world) record(e model.Event) {
