@@ -30,8 +30,10 @@ import (
 // path with every operand, and every window, where the gradients put them.
 //
 // Coverage is certified, not assumed: two cells with different paths are
-// disjoint (the paths part at a comparison both make with the same
-// operands, and it comes out differently), so when the cells' integer
+// disjoint, because a schedule runs one path and every schedule of a
+// cell's polygon runs the cell's path (what the recorder guarantees: the
+// recorded comparisons decide the run, in the partial order as in the full
+// one, and what the interior checks test), so when the cells' integer
 // points, counted exactly, add up to the box's, every schedule of the box is
 // in a cell found. Until they do, the prover runs the schedules just
 // outside each cell's edges and corners, then scans columns for a point no

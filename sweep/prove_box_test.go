@@ -260,3 +260,47 @@ func TestProveBoxNeverBelowSearch(t *testing.T) {
 		}
 	}
 }
+
+// TestProvePartialOrderTies: a leader whose renewal retries against a
+// refused connection sleeps to its context's deadline, due at the very
+// instant the follower's winning reply arrives: whether the leader's loss
+// or the follower's gain comes first is decided by which was queued
+// first, that is by their creators' order (the review's counterexample,
+// which made the partial order's walk fail with ErrPathMismatch before
+// the creators' order was recorded). The partial and the full order
+// prove the range, with the same worst values.
+func TestProvePartialOrderTies(t *testing.T) {
+	sc := builtinScenario(t, "partition-refuse")
+	sc.Instances = 2
+	sc.Params.Client.MaxRetries = 40
+	sc.Params.OpTimeout = 5728008893 * time.Nanosecond
+	sc.Starts = []time.Duration{0, 4732008893 * time.Nanosecond}
+	sc.Faults[0].For = 14 * time.Second
+	sc.Duration = 24 * time.Second
+	spaces := [][]Range{
+		{{Param: ParamAt, Lo: "5.021955s", Hi: "5.021995s"}},
+		{{Param: ParamAt, Lo: "5.021955s", Hi: "5.021995s"}, {Param: "start1", Lo: "4.732008883s", Hi: "4.732008903s"}},
+	}
+	for _, vary := range spaces {
+		s := ProveSpace{Base: sc, Seed: 1, Vary: vary}
+		partial, err := Prove(context.Background(), s, ProveOptions{Interior: 5})
+		if err != nil {
+			t.Fatalf("%v: %v", vary, err)
+		}
+		full, err := Prove(context.Background(), s, ProveOptions{FullOrder: true, Interior: 5})
+		if err != nil {
+			t.Fatalf("%v, the full order: %v", vary, err)
+		}
+		t.Logf("%v: %d segments or cells (full order %d)", vary, partial.Segments, full.Segments)
+		if !partial.Complete || !full.Complete {
+			t.Fatalf("%v: incomplete (%s; %s)", vary, partial.Incomplete, full.Incomplete)
+		}
+		for i, f := range full.Proofs {
+			// The same value may be the worst at several schedules (the
+			// gap's 10 ns here): the worst must agree, not where.
+			if p := partial.Proofs[i]; p.Worst != f.Worst || p.Verdict != f.Verdict {
+				t.Errorf("%v %s: partial order %v at %v/%v, full order %v at %v/%v", vary, f.Metric, p.Worst, p.At, p.At2, f.Worst, f.At, f.At2)
+			}
+		}
+	}
+}

@@ -35,7 +35,7 @@ import (
 
 // The pseudo-pops of a partial order (Pop.Kind), beside the queue's kinds.
 const (
-	PopOwner   uint8 = 250 // A: the owner of the pops that follow (-1 global, -2 Redis, else an instance)
+	PopOwner   uint8 = 250 // A: the owner of the pops that follow (-2 global, -1 Redis, else an instance)
 	PopOrder   uint8 = 251 // A before B, positions among the pops; the next comparison is their times
 	PopPending uint8 = 252 // an event still queued at the run's end (its owner in A), told by the pop after it; the next comparison is the end against it
 )
@@ -337,9 +337,18 @@ func (po *partialOrder) flush(w *world, setup int) {
 	for _, e := range w.q.fifo[w.q.head:] {
 		add(e)
 	}
+	// Two queued events of one identity (a held arrival queued again
+	// beside the first) are told in the order of their creators'
+	// positions, which is the partial order's, not the heap's.
+	created := func(q queued) int32 {
+		if c := po.creators[q.seq]; c >= 0 {
+			return pos[c]
+		}
+		return -1
+	}
 	slices.SortFunc(left, func(x, y queued) int {
 		return cmp.Or(cmp.Compare(x.owner, y.owner), cmp.Compare(x.pop.Kind, y.pop.Kind), cmp.Compare(x.pop.A, y.pop.A),
-			cmp.Compare(x.pop.B, y.pop.B), cmp.Compare(x.pop.Gen, y.pop.Gen))
+			cmp.Compare(x.pop.B, y.pop.B), cmp.Compare(x.pop.Gen, y.pop.Gen), cmp.Compare(created(x), created(y)))
 	})
 	end := &po.events[len(po.events)-1]
 	pairs = pairs[:0]

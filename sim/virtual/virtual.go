@@ -129,7 +129,9 @@ type Options struct {
 	// comparison do the same thing, each instance, Redis and the timeline
 	// alike, while schedules that only swap two followers' attempts share
 	// a path. Default false: the full order, every comparison the queue
-	// makes.
+	// makes. A runner-mode run records its full order either way: its
+	// streams' commands and task bookkeeping are not in the partial order's
+	// account of what depends on what.
 	PartialOrder bool
 }
 

@@ -161,7 +161,7 @@ func newWorld(sc model.Scenario, o Options) *world {
 		w.pool = defaultPoolSize
 	}
 	w.q.items = make([]event, 0, 64)
-	if o.PartialOrder && o.OnCompare != nil && o.OnPop != nil {
+	if o.PartialOrder && o.OnCompare != nil && o.OnPop != nil && sc.Mode != model.ModeRunner {
 		// The queue's own comparisons order every pair of events; the
 		// partial order keeps only the pairs that depend on each other.
 		w.po = newPartialOrder(sc.Instances)
