@@ -821,9 +821,7 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path
 				hi = m
 			}
 		}
-		for i := range a.ws {
-			p.boundVaries[i] = p.boundVaries[i] || a.ws[i].Predicted != b.ws[i].Predicted
-		}
+		p.noteBoundVaries(a, b)
 		p.splits++
 		pl, err := p.record(lo)
 		if err != nil {
@@ -874,11 +872,16 @@ func (p *prover) affineBound(x, e time.Duration, a, b *path) (bool, error) {
 			}
 		}
 	}
+	p.noteBoundVaries(a, b)
+	p.affine++
+	return true, nil
+}
+
+// noteBoundVaries notes the metrics whose bound differs between a and b.
+func (p *prover) noteBoundVaries(a, b *path) {
 	for i := range a.ws {
 		p.boundVaries[i] = p.boundVaries[i] || a.ws[i].Predicted != b.ws[i].Predicted
 	}
-	p.affine++
-	return true, nil
 }
 
 // replay runs the schedule at x with the ordinary virtual run (no hooks)

@@ -44,21 +44,7 @@ func TestProveNeverBelowSearch(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		p := &prover{s: res.Space, axis: res.Axis}
-		const n = 150
-		for k := 0; k <= n; k++ {
-			x := res.Lo + time.Duration(int64(res.Hi-res.Lo)*int64(k)/n)
-			r, err := virtual.Run(p.scenario(x), virtual.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			ws := judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r)
-			for i, w := range ws {
-				if w.Found && w.Measured > res.Proofs[i].Worst {
-					t.Errorf("%s: the scan measures %s %v at at=%v, above the proven worst %v", name, w.Metric, w.Measured, x, res.Proofs[i].Worst)
-				}
-			}
-		}
+		scanNeverAbove(t, name, res, 150)
 		ex, err := Explore(context.Background(), Space{Base: sc, Metrics: res.Space.Metrics, Seeds: 1, FirstSeed: res.Space.Seed, Budget: 300, FixedStarts: true}, ExploreOptions{Workers: 1})
 		if err != nil {
 			t.Fatalf("%s: explore: %v", name, err)
@@ -258,20 +244,7 @@ func TestProveSafeMode(t *testing.T) {
 				t.Errorf("%s %s: full order %v at %v, partial %v at %v", name, pr.Metric, f.Worst, f.At, pr.Worst, pr.At)
 			}
 		}
-		p := &prover{s: res.Space, axis: res.Axis}
-		const n = 40
-		for k := 0; k <= n; k++ {
-			x := res.Lo + time.Duration(int64(res.Hi-res.Lo)*int64(k)/n)
-			r, err := virtual.Run(p.scenario(x), virtual.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for i, w := range judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r) {
-				if w.Found && w.Measured > res.Proofs[i].Worst {
-					t.Errorf("%s: the scan measures %s %v at at=%v, above the proven worst %v", name, w.Metric, w.Measured, x, res.Proofs[i].Worst)
-				}
-			}
-		}
+		scanNeverAbove(t, name, res, 40)
 	}
 }
 
@@ -327,5 +300,24 @@ func TestProveBoundAlongTheAxis(t *testing.T) {
 	t.Logf("stepped bound: %d segments, %d splits, complete %v (%s)", res.Segments, res.BoundSplits, res.Complete, res.Incomplete)
 	if res.Complete || res.Segments+res.BoundSplits > 40 || res.Proofs[0].Verdict == VerdictProven {
 		t.Errorf("a bound stepping every millisecond: complete %v after %d segments and %d splits (limit 40), %s; want incomplete at the limit", res.Complete, res.Segments, res.BoundSplits, res.Proofs[0].Verdict)
+	}
+}
+
+// scanNeverAbove runs n+1 evenly spaced schedules of a walk's range and
+// fails where a metric measures above the proven worst.
+func scanNeverAbove(t *testing.T, name string, res *ProveResult, n int64) {
+	t.Helper()
+	p := &prover{s: res.Space, axis: res.Axis}
+	for k := int64(0); k <= n; k++ {
+		x := res.Lo + time.Duration(int64(res.Hi-res.Lo)*k/n)
+		r, err := virtual.Run(p.scenario(x), virtual.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r) {
+			if w.Found && w.Measured > res.Proofs[i].Worst {
+				t.Errorf("%s: the scan measures %s %v at %s=%v, above the proven worst %v", name, w.Metric, w.Measured, res.Axis, x, res.Proofs[i].Worst)
+			}
+		}
 	}
 }

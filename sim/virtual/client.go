@@ -559,11 +559,7 @@ func (w *world) finish(c *call, ok bool, token int64, err error) {
 	if w.p.Safe && (c.op == election.OpAcquire || c.op == election.OpRenew) {
 		// The machine's guard: a lease whose validity (TTL - margin) had
 		// run out by the reply is too late.
-		margin := w.p.SafeMargin
-		if margin == 0 {
-			margin = election.DefaultMargin(w.p.TTL)
-		}
-		w.cmp(elapsed, w.p.TTL-margin)
+		w.cmp(elapsed, w.p.TTL-w.p.GuardMargin())
 	}
 	in.drawn = false
 	s := in.m.Finish(election.Outcome{Op: c.op, OK: ok, Err: err, Token: token, Elapsed: elapsed})

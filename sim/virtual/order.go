@@ -40,10 +40,25 @@ const (
 	PopPending uint8 = 252 // an event still queued at the run's end (its owner in A), told by the pop after it; the next comparison is the end against it
 )
 
+// The owners that are no instance (PopOwner's A, PopPending's A).
 const (
-	ownerGlobal = -1
-	ownerRedis  = -2
+	ownerGlobal = -2
+	ownerRedis  = -1
 )
+
+// ownerOf is who queued event e belongs to: its instance, Redis for an
+// expiry, else everyone (a start, a fault, a heal, the run's end).
+func ownerOf(w *world, e event) int32 {
+	switch e.kind {
+	case evWake, evDeadline, evStopTimeout, evProbe:
+		return int32(w.incs[e.a].slot.idx)
+	case evCall:
+		return int32(w.calls[e.a].in.slot.idx)
+	case evExpire:
+		return ownerRedis
+	}
+	return ownerGlobal
+}
 
 // poEvent is one popped event as the partial order knows it.
 type poEvent struct {
@@ -117,18 +132,12 @@ func (po *partialOrder) compare(a, b time.Duration) {
 
 // begin opens event e, before it is handled.
 func (po *partialOrder) begin(w *world, e event) {
-	ev := poEvent{at: e.at, pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, owner: ownerGlobal, global: true, comps: len(po.a)}
+	ev := poEvent{at: e.at, pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, owner: ownerOf(w, e), comps: len(po.a)}
+	ev.global = ev.owner == ownerGlobal
 	ev.creator = po.creators[e.seq]
 	delete(po.creators, e.seq)
-	switch e.kind {
-	case evWake, evDeadline, evStopTimeout, evProbe:
-		ev.owner, ev.global = int32(w.incs[e.a].slot.idx), false
-	case evCall:
-		c := w.calls[e.a]
-		ev.owner, ev.global = int32(c.in.slot.idx), false
-		ev.pop.A = c.ord
-	case evExpire:
-		ev.owner, ev.global = ownerRedis, false
+	if e.kind == evCall {
+		ev.pop.A = w.calls[e.a].ord
 	}
 	po.snap = snapRedis(&w.redis)
 	po.events = append(po.events, ev)
@@ -181,11 +190,8 @@ func (po *partialOrder) flush(w *world, setup int) {
 		idx[i] = i
 	}
 	rank := func(ev *poEvent) int32 {
-		if ev.global {
-			return -2
-		}
-		if ev.owner == ownerRedis {
-			return -1
+		if ev.global { // an instance's event that started an incarnation too
+			return ownerGlobal
 		}
 		return ev.owner
 	}
@@ -195,13 +201,13 @@ func (po *partialOrder) flush(w *world, setup int) {
 	// since two that found nothing to do are not.
 	slices.SortStableFunc(idx, func(i, j int) int {
 		a, b := &po.events[i], &po.events[j]
-		if c := cmp.Compare(rank(a), rank(b)); c != 0 || rank(a) != -1 {
+		if c := cmp.Compare(rank(a), rank(b)); c != 0 || rank(a) != ownerRedis {
 			return c
 		}
 		return cmp.Compare(a.pop.Gen, b.pop.Gen)
 	})
 	pos := make([]int32, len(po.events))
-	var last int32 = -3
+	var last int32 = ownerGlobal - 1
 	n := int32(0)
 	for _, i := range idx {
 		ev := &po.events[i]
@@ -319,15 +325,9 @@ func (po *partialOrder) flush(w *world, setup int) {
 	}
 	var left []queued
 	add := func(e event) {
-		q := queued{owner: ownerGlobal, pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, at: e.at, seq: e.seq}
-		switch e.kind {
-		case evWake, evDeadline, evStopTimeout, evProbe:
-			q.owner = int32(w.incs[e.a].slot.idx)
-		case evCall:
-			q.owner = int32(w.calls[e.a].in.slot.idx)
+		q := queued{owner: ownerOf(w, e), pop: Pop{Kind: uint8(e.kind), A: e.a, B: e.b, Gen: e.gen}, at: e.at, seq: e.seq}
+		if e.kind == evCall {
 			q.pop.A = w.calls[e.a].ord
-		case evExpire:
-			q.owner = ownerRedis
 		}
 		left = append(left, q)
 	}
