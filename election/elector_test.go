@@ -31,6 +31,11 @@ const (
 	wait = 400 * time.Millisecond
 	// slack absorbs scheduling and loopback round trips on a loaded 2-core CI machine.
 	slack = 250 * time.Millisecond
+	// eventWait is how long a test waits for an event that has no bound to
+	// meet (a first promotion, the demote signal after Stop): a guard
+	// against a hang, not a measurement. One second was too short for the
+	// demote signal under -race with cmd/chaos and sim/real beside (CI).
+	eventWait = 10 * time.Second
 )
 
 // waitFor polls cond every 5ms until it holds or d passes.
@@ -195,7 +200,7 @@ func TestGracefulStopReleasesAtOnce(t *testing.T) {
 	a := newCandidate(t, addr, key, election.Opts{})
 	b := newCandidate(t, addr, key, election.Opts{})
 	a.e.Start()
-	waitFor(t, time.Second, "a leads", a.e.IsLeader)
+	waitFor(t, eventWait, "a leads", a.e.IsLeader)
 	b.e.Start()
 	if err := a.e.Stop(); err != nil {
 		t.Fatalf("Stop: %v", err)
@@ -206,7 +211,7 @@ func TestGracefulStopReleasesAtOnce(t *testing.T) {
 	if h := holder(t, admin, election.LeaderKey(key)); h == a.e.ID() {
 		t.Fatal("the lease still holds the stopped elector's ID after Stop returned")
 	}
-	waitFor(t, time.Second, "the demote signal", func() bool { return a.demotes.Load() == 1 })
+	waitFor(t, eventWait, "the demote signal", func() bool { return a.demotes.Load() == 1 })
 	took := waitFor(t, wait+slack, "b takes over on its next tick", b.e.IsLeader)
 	t.Logf("takeover after graceful stop: %v (bound Wait+slack = %v)", took, wait+slack)
 	if err := a.e.Stop(); err != nil {
@@ -229,7 +234,7 @@ func TestRenewZeroDemotes(t *testing.T) {
 			key := t.Name()
 			c := newCandidate(t, addr, key, election.Opts{Wait: 10 * time.Second, TTL: ttl})
 			c.e.Start()
-			waitFor(t, time.Second, "leads", c.e.IsLeader)
+			waitFor(t, eventWait, "leads", c.e.IsLeader)
 			lk := election.LeaderKey(key)
 			if tamper == "deleted" {
 				admin.Del(context.Background(), lk)
@@ -237,7 +242,7 @@ func TestRenewZeroDemotes(t *testing.T) {
 				admin.Set(context.Background(), lk, "someone-else", time.Minute)
 			}
 			took := waitFor(t, ttl/2+slack, "demotion", func() bool { return !c.e.IsLeader() })
-			waitFor(t, time.Second, "demote signal", func() bool { return c.demotes.Load() == 1 })
+			waitFor(t, eventWait, "demote signal", func() bool { return c.demotes.Load() == 1 })
 			t.Logf("demoted %v after the key was %s", took, tamper)
 			select {
 			case err := <-c.errs:
@@ -256,7 +261,7 @@ func TestSurvivesScriptFlush(t *testing.T) {
 	admin := redistest.ClientAt(t, addr)
 	c := newCandidate(t, addr, t.Name(), election.Opts{})
 	c.e.Start()
-	waitFor(t, time.Second, "leads", c.e.IsLeader)
+	waitFor(t, eventWait, "leads", c.e.IsLeader)
 	ctx := context.Background()
 	if err := admin.ScriptFlush(ctx).Err(); err != nil {
 		t.Fatal(err)
@@ -400,7 +405,7 @@ func TestStopBoundedWhenRedisHangs(t *testing.T) {
 			defer rdb.Close()
 			e, _, _, _ := election.NewElector(election.Opts{Redis: rdb, Key: t.Name(), TTL: ttl, Wait: wait})
 			e.Start()
-			waitFor(t, time.Second, "leads", e.IsLeader)
+			waitFor(t, eventWait, "leads", e.IsLeader)
 			if err := srv.Pause(); err != nil {
 				t.Fatal(err)
 			}
@@ -450,7 +455,7 @@ func TestStopBeforeStartAndConcurrentStops(t *testing.T) {
 	if err := e2.Start(); !errors.Is(err, election.ErrStarted) {
 		t.Fatalf("second Start = %v; want ErrStarted", err)
 	}
-	waitFor(t, time.Second, "leads", e2.IsLeader)
+	waitFor(t, eventWait, "leads", e2.IsLeader)
 	var wg sync.WaitGroup
 	errs := make([]error, 8)
 	for i := range errs {

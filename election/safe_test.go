@@ -73,7 +73,7 @@ func TestSafeGuardDemotesBeforeTheLeaseExpires(t *testing.T) {
 			c := newCandidate(t, addr, key, election.Opts{Redis: bh, TTL: ttl, Wait: time.Hour, JitterMS: 5, Safe: safe})
 			t.Cleanup(bh.release) // runs before the candidate's Stop
 			c.e.Start()
-			waitFor(t, time.Second, "leads", c.e.IsLeader)
+			waitFor(t, eventWait, "leads", c.e.IsLeader)
 			// After one renewal, blackhole the next.
 			l0 := c.e.Leadership()
 			if safe && (l0.Token <= 0 || !l0.Safe || l0.GuardDeadline.IsZero()) {
@@ -82,7 +82,7 @@ func TestSafeGuardDemotesBeforeTheLeaseExpires(t *testing.T) {
 			if !safe && (l0.Token != 0 || l0.Safe || !l0.GuardDeadline.IsZero()) {
 				t.Fatalf("spec leader's Leadership %+v: want no token, no guard", l0)
 			}
-			waitFor(t, time.Second, "one renewal", func() bool {
+			waitFor(t, eventWait, "one renewal", func() bool {
 				pttl := admin.PTTL(context.Background(), c.e.Key()).Val()
 				return pttl > ttl-20*time.Millisecond // just renewed
 			})
@@ -147,7 +147,7 @@ func TestSafeAcquireTakesItsOwnKey(t *testing.T) {
 	}
 	c := newCandidate(t, addr, key, election.Opts{ID: id, TTL: ttl, Wait: time.Hour, Safe: true})
 	c.e.Start()
-	waitFor(t, time.Second, "promotion on its own phantom lease", c.e.IsLeader)
+	waitFor(t, eventWait, "promotion on its own phantom lease", c.e.IsLeader)
 	if pttl := admin.PTTL(context.Background(), election.LeaderKey(key)).Val(); pttl > ttl {
 		t.Fatalf("the lease's TTL is %v; want it reset to %v", pttl, ttl)
 	}
@@ -226,7 +226,7 @@ func TestSafeTokensMonotonicAfterCounterLoss(t *testing.T) {
 	o.Redis = calls
 	b := newCandidate(t, addr, key, o)
 	b.e.Start()
-	waitFor(t, time.Second, "b tries and fails", func() bool { return calls.n.Load() >= 2 })
+	waitFor(t, eventWait, "b tries and fails", func() bool { return calls.n.Load() >= 2 })
 	// The counter is lost while nobody leads; b, which read it, wins next.
 	if err := a.e.Stop(); err != nil {
 		t.Fatal(err)
