@@ -25,13 +25,30 @@ const ParamAt = "at"
 
 // ProveParams are the axes Prove walks: the fault's start (at) or its
 // length (for); besides, startN is instance N's start (Scenario.Starts[N]:
-// a follower's phase).
+// a follower's phase), and atK and forK are faults[K]'s start and length in
+// a scenario of several faults (at and for are faults[0]'s).
 var ProveParams = []string{ParamAt, ParamFor}
 
 // startAxis returns N for the axis "startN", or -1.
-func startAxis(param string) int {
-	rest, ok := strings.CutPrefix(param, "start")
-	if !ok || rest == "" || len(rest) > 3 {
+func startAxis(param string) int { return indexAfter(param, "start", false) }
+
+// faultAxis returns, for the axes at, for, atK and forK, which field of
+// which fault they move (ParamAt or ParamFor, and K: 0 for at and for);
+// ok false for any other axis.
+func faultAxis(param string) (field string, k int, ok bool) {
+	for _, f := range ProveParams {
+		if k := indexAfter(param, f, true); k >= 0 {
+			return f, k, true
+		}
+	}
+	return "", 0, false
+}
+
+// indexAfter returns N for the axis prefix+N (N decimal, at most three
+// digits), 0 for the bare prefix when bare is allowed, else -1.
+func indexAfter(param, prefix string, bare bool) int {
+	rest, ok := strings.CutPrefix(param, prefix)
+	if !ok || len(rest) > 3 || (rest == "" && !bare) {
 		return -1
 	}
 	n := 0
@@ -45,17 +62,18 @@ func startAxis(param string) int {
 }
 
 // ParseProveRange reads an axis as `chaos prove --vary` takes it:
-// at=LO..HI (the fault's start), for=LO..HI (its length) or
+// at=LO..HI (the fault's start), for=LO..HI (its length),
 // startN=LO..HI (instance N's start: start1=0s..6s moves the first
-// follower's attempts over a Wait).
+// follower's attempts over a Wait), or atK=LO..HI and forK=LO..HI
+// (faults[K]'s start and length, in a scenario of several faults).
 func ParseProveRange(s string) (Range, error) {
 	param, rest, ok := strings.Cut(s, "=")
 	lo, hi, ok2 := strings.Cut(rest, "..")
 	if !ok || !ok2 {
 		return Range{}, fmt.Errorf("vary %q: want PARAM=LO..HI, e.g. at=4s..12s", s)
 	}
-	if !slices.Contains(ProveParams, param) && startAxis(param) < 0 {
-		return Range{}, fmt.Errorf("vary %s: prove walks one of %s or startN (the fault's start, its length, or instance N's start)", param, strings.Join(ProveParams, ", "))
+	if _, _, ok := faultAxis(param); !ok && startAxis(param) < 0 {
+		return Range{}, fmt.Errorf("vary %s: prove walks at, for, startN, atK or forK (the fault's start, its length, instance N's start, faults[K]'s start or length)", param)
 	}
 	a, err1 := time.ParseDuration(lo)
 	b, err2 := time.ParseDuration(hi)
@@ -68,21 +86,21 @@ func ParseProveRange(s string) (Range, error) {
 	return Range{Param: param, Lo: a.String(), Hi: b.String()}, nil
 }
 
-// ProveSpace is what Prove walks: a single-fault elector scenario, one
-// axis (the fault's start, its length, an instance's start) over a range,
-// or a box of two, one seed.
+// ProveSpace is what Prove walks: an elector scenario, one axis (a fault's
+// start, its length, an instance's start) over a range, or a box of two,
+// one seed; every other fault stays where the scenario has it.
 type ProveSpace struct {
 	// Name names the proof in reports; default the base scenario's name.
 	Name string `json:"name"`
-	// Base is the scenario: elector mode (spec or safe), exactly one fault,
-	// no clock fault.
+	// Base is the scenario: elector mode (spec or safe), one fault or
+	// more, no clock fault.
 	Base model.Scenario `json:"base"`
 	// Metrics are the metrics proven: max_overlap, max_gap,
 	// stale_leadership. Default all three.
 	Metrics []string `json:"metrics"`
 	// Vary is the axis walked (ParseProveRange), or the two axes of a box;
-	// default the fault's start over explore's window (TTL/2 + jitter +
-	// Wait) centred on the base's.
+	// default the (first) fault's start over explore's window (TTL/2 +
+	// jitter + Wait) centred on the base's.
 	Vary []Range `json:"vary,omitempty"`
 	// Seed fixes the jitter and backoff draws; default the base's seed, or
 	// 1.
@@ -128,7 +146,7 @@ func (s ProveSpace) withDefaults() ProveSpace {
 	if s.Tolerance == 0 {
 		s.Tolerance = DefaultTolerance
 	}
-	if len(s.Vary) == 0 && len(s.Base.Faults) == 1 {
+	if len(s.Vary) == 0 && len(s.Base.Faults) > 0 {
 		p := s.Base.Params.WithDefaults()
 		w := p.TTL/2 + p.Jitter() + p.Wait
 		at := s.Base.Faults[0].At
@@ -146,16 +164,14 @@ func (s ProveSpace) Check() error {
 	if sc.Mode == model.ModeRunner {
 		bad("runner mode: prove walks an elector scenario (the runner's chores and tasks are not recorded as a path)")
 	}
-	switch len(sc.Faults) {
-	case 0:
+	if len(sc.Faults) == 0 {
 		bad("the scenario has no fault to walk")
-	case 1:
-		f := sc.Faults[0]
+	}
+	for _, f := range sc.Faults {
 		if f.Kind == model.FaultClock {
 			bad("a clock fault: a drifting clock scales times by its rate, which is not affine in the schedule (a fixed clock rate only)")
+			break
 		}
-	default:
-		bad("%d faults: prove walks a single fault (several faults' starts are a box of axes, not built yet)", len(sc.Faults))
 	}
 	for _, m := range s.Metrics {
 		if !slices.Contains(ProveMetrics, m) {
@@ -172,13 +188,23 @@ func (s ProveSpace) Check() error {
 	if len(s.Vary) == 2 && s.Vary[0].Param == s.Vary[1].Param {
 		bad("vary %s twice: a box needs two different axes", s.Vary[0].Param)
 	}
-	for _, r := range s.Vary {
-		if n := startAxis(r.Param); n >= sc.Instances {
+	for j, r := range s.Vary {
+		field, k, isFault := faultAxis(r.Param)
+		switch n := startAxis(r.Param); {
+		case n >= sc.Instances:
 			bad("vary %s: the scenario has %d instances (start0 to start%d)", r.Param, sc.Instances, sc.Instances-1)
-		} else if !slices.Contains(ProveParams, r.Param) && n < 0 {
-			bad("vary %s: prove walks one of %s or startN", r.Param, strings.Join(ProveParams, ", "))
-		} else if r.Param == ParamFor && len(sc.Faults) == 1 && sc.Faults[0].Instant() {
-			bad("vary for: the fault is instant, it has no length to walk")
+		case n >= 0:
+		case !isFault:
+			bad("vary %s: prove walks at, for, startN, atK or forK", r.Param)
+		case k >= len(sc.Faults):
+			bad("vary %s: the scenario has %d faults (faults[0] to faults[%d])", r.Param, len(sc.Faults), len(sc.Faults)-1)
+		case field == ParamFor && sc.Faults[k].Instant():
+			bad("vary %s: faults[%d] (%s) is instant, it has no length to walk", r.Param, k, sc.Faults[k].Kind)
+		}
+		for _, q := range s.Vary[:j] {
+			if f2, k2, ok := faultAxis(q.Param); isFault && ok && f2 == field && k2 == k && q.Param != r.Param {
+				bad("vary %s and %s: both move faults[%d]'s %s", q.Param, r.Param, k, field)
+			}
 		}
 	}
 	if s.MaxSegments < 0 || s.Tolerance < 0 {
@@ -495,8 +521,9 @@ func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario {
 	for i, axis := range p.axisNames() {
 		setAxis(&sc, axis, xs[i])
 	}
-	a, b := durationCmp(sc)
-	sc.Duration = max(a, b)
+	cmps := durationCmps(sc)
+	last := cmps[len(cmps)-1]
+	sc.Duration = max(last[0], last[1])
 	sc.Expect = nil
 	for _, m := range p.s.Metrics {
 		// A nanosecond of slack: the check's limit is then the bound itself.
@@ -505,14 +532,14 @@ func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario {
 	return sc
 }
 
-// setAxis sets one axis of the scenario: the fault's start or length, or an
+// setAxis sets one axis of the scenario: a fault's start or length, or an
 // instance's start.
 func setAxis(sc *model.Scenario, axis string, x time.Duration) {
-	switch axis {
-	case ParamAt:
-		sc.Faults[0].At = x
-	case ParamFor:
-		sc.Faults[0].For = x
+	switch field, k, ok := faultAxis(axis); {
+	case ok && field == ParamAt:
+		sc.Faults[k].At = x
+	case ok:
+		sc.Faults[k].For = x
 	default:
 		n := startAxis(axis)
 		starts := make([]time.Duration, max(len(sc.Starts), n+1))
@@ -531,16 +558,21 @@ func (p *prover) pointText(xs ...time.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// durationCmp is the comparison that sets a schedule's fault phase (as
-// Space.Scenario does): the base's length (30s if none) against the
-// fault's end. It depends on the axis, so the path records it first.
-func durationCmp(sc model.Scenario) (time.Duration, time.Duration) {
+// durationCmps are the comparisons that set a schedule's fault phase (as
+// Space.Scenario does, the longest of the base's length, 30s if none, and
+// every fault's end): the longest so far against each fault's end in turn.
+// They depend on the axes, so the path records them first.
+func durationCmps(sc model.Scenario) [][2]time.Duration {
 	d := sc.Duration
 	if d == 0 {
 		d = 30 * time.Second
 	}
-	f := sc.Faults[0]
-	return d, f.At + f.For + f.Lag
+	cmps := make([][2]time.Duration, len(sc.Faults))
+	for i, f := range sc.Faults {
+		cmps[i] = [2]time.Duration{d, f.At + f.For + f.Lag}
+		d = max(d, cmps[i][1])
+	}
+	return cmps
 }
 
 // record runs the schedule at x with the path hooks.
@@ -549,13 +581,13 @@ func (p *prover) record(x time.Duration) (*path, error) { return p.recordAt(x) }
 // recordAt runs the schedule at the point xs with the path hooks.
 func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
 	sc := p.scenarioAt(xs...)
-	f := sc.Faults[0]
 	// Sized as the longest path so far: appending to a path grown from
 	// nothing was a fifth of a box proof's time.
-	pa := &path{a: make([]int64, 1, max(1, p.capComps)), b: make([]int64, 1, max(1, p.capComps)), pops: make([]virtual.Pop, 0, p.capPops)}
-	pa.a[0], pa.b[0] = int64(p.s.Base.Duration), int64(f.At+f.For+f.Lag)
-	if p.s.Base.Duration == 0 {
-		pa.a[0] = int64(30 * time.Second)
+	pa := &path{a: make([]int64, 0, p.capComps), b: make([]int64, 0, p.capComps), pops: make([]virtual.Pop, 0, p.capPops)}
+	base := sc
+	base.Duration = p.s.Base.Duration
+	for _, c := range durationCmps(base) {
+		pa.a, pa.b = append(pa.a, int64(c[0])), append(pa.b, int64(c[1]))
 	}
 	vo := p.o.Virtual
 	vo.OnCall = nil

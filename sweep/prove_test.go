@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
 
@@ -91,7 +92,11 @@ func TestProveRefuses(t *testing.T) {
 		want string
 	}{
 		{"clock-drift", nil, "clock fault"},
-		{"flapping-network", nil, "5 faults"},
+		{"flapping-network", func(s *ProveSpace) { s.Vary = []Range{{Param: "at5", Lo: "1s", Hi: "2s"}} }, "5 faults (faults[0] to faults[4])"},
+		{"script-flush", func(s *ProveSpace) { s.Vary = []Range{{Param: "for1", Lo: "1s", Hi: "2s"}} }, "faults[1] (script-flush) is instant"},
+		{"flapping-network", func(s *ProveSpace) {
+			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "at0", Lo: "3s", Hi: "4s"}}
+		}, "both move faults[0]'s at"},
 		{"leader-crash", nil, "runner mode"},
 		{"partition-blackhole", func(s *ProveSpace) { s.Metrics = []string{"failover"} }, "failover"},
 		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "latency", Lo: "1s", Hi: "2s"}} }, "vary latency"},
@@ -115,8 +120,15 @@ func TestProveRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
 		}
 	}
-	if _, err := ParseProveRange("pause=1s..2s"); err == nil {
-		t.Error("ParseProveRange accepts pause")
+	for _, bad := range []string{"pause=1s..2s", "atx=1s..2s", "at1234=1s..2s", "start=1s..2s"} {
+		if _, err := ParseProveRange(bad); err == nil {
+			t.Errorf("ParseProveRange accepts %s", bad)
+		}
+	}
+	for _, good := range []string{"at=1s..2s", "at3=1s..2s", "for12=1s..2s", "start2=1s..2s"} {
+		if _, err := ParseProveRange(good); err != nil {
+			t.Errorf("ParseProveRange(%s): %v", good, err)
+		}
 	}
 	if r, err := ParseProveRange("for=1s..14s"); err != nil || r.Lo != "1s" || r.Hi != "14s" {
 		t.Errorf("ParseProveRange(for=1s..14s) = %+v, %v", r, err)
@@ -319,5 +331,60 @@ func scanNeverAbove(t *testing.T, name string, res *ProveResult, n int64) {
 				t.Errorf("%s: the scan measures %s %v at %s=%v, above the proven worst %v", name, w.Metric, w.Measured, res.Axis, x, res.Proofs[i].Worst)
 			}
 		}
+	}
+}
+
+// TestProveSeveralFaults: in a scenario of several faults one fault's start
+// is walked (or two faults' starts make a box) while the others stay where
+// the file has them. The second of two partitions of the leader crosses the
+// first (overlapping it, then following it): random interior points keep
+// their segments' paths, a dense scan never finds worse, the witness keeps
+// the other fault, and the partial order agrees with the full one.
+func TestProveSeveralFaults(t *testing.T) {
+	sc, err := scenarios.Open("testdata/two-partitions.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ProveSpace{Base: sc, Vary: []Range{{Param: "at1", Lo: "3s", Hi: "12s"}}}
+	res, err := Prove(context.Background(), s, ProveOptions{Interior: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Complete || res.Segments < 20 {
+		t.Fatalf("%d segments, complete %v (%s): want a complete walk of many", res.Segments, res.Complete, res.Incomplete)
+	}
+	scanNeverAbove(t, "two-partitions at1", res, 300)
+	for _, pr := range res.Proofs {
+		if pr.Verdict != VerdictProven || pr.Replayed != pr.Worst {
+			t.Errorf("%s: %s, worst %v replayed %v: want proven and replayed", pr.Metric, pr.Verdict, pr.Worst, pr.Replayed)
+		}
+		w := res.WitnessScenario(pr)
+		if w.Faults[0].At != sc.Faults[0].At || w.Faults[1].At != pr.At {
+			t.Errorf("%s: the witness's faults start at %v and %v, want the file's %v and the worst's %v", pr.Metric, w.Faults[0].At, w.Faults[1].At, sc.Faults[0].At, pr.At)
+		}
+	}
+	full, err := Prove(context.Background(), s, ProveOptions{FullOrder: true, Interior: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, f := range full.Proofs {
+		if p := res.Proofs[i]; p.Worst != f.Worst || p.At != f.At {
+			t.Errorf("%s: partial order %v at %v, full order %v at %v", f.Metric, p.Worst, p.At, f.Worst, f.At)
+		}
+	}
+	// A box of both faults' starts holds the walk's worst on its line.
+	box := ProveSpace{Base: sc, Vary: []Range{{Param: "at0", Lo: "3.9s", Hi: "4.1s"}, {Param: "at1", Lo: "6.9s", Hi: "7.1s"}}}
+	bres, err := Prove(context.Background(), box, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bres.Complete {
+		t.Fatalf("the box: incomplete (%s)", bres.Incomplete)
+	}
+	for i, pr := range bres.Proofs {
+		if pr.Worst < res.Proofs[i].Worst && res.Proofs[i].At >= 6900*time.Millisecond && res.Proofs[i].At <= 7100*time.Millisecond {
+			t.Errorf("%s: the box's worst %v is below the walk's %v at at1=%v, inside the box", pr.Metric, pr.Worst, res.Proofs[i].Worst, res.Proofs[i].At)
+		}
+		t.Logf("%s: walk %v at at1=%v; box %v at %s (%d cells)", pr.Metric, res.Proofs[i].Worst, res.Proofs[i].At, pr.Worst, bres.PointText(pr.At, pr.At2), bres.Segments)
 	}
 }

@@ -118,8 +118,11 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 // bound, the verdict; then the walk's size and time.
 func (r *ProveResult) WriteTable(w io.Writer) {
 	fixed := "the followers' starts"
-	if startAxis(r.Axis) >= 0 || startAxis(r.Axis2) >= 0 {
+	switch {
+	case startAxis(r.Axis) >= 0 || startAxis(r.Axis2) >= 0:
 		fixed = "the rest"
+	case len(r.Space.Base.Faults) > 1:
+		fixed = "the other faults and the followers' starts"
 	}
 	mode := "spec mode"
 	if r.Space.Base.Params.Safe {

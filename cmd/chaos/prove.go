@@ -19,7 +19,9 @@ Proves, on the virtual backend, the exact worst case of each metric (max
 overlap, max gap, stale leadership) over a range of one fault's start
 (--vary at=LO..HI, default a renewal interval and a Wait around the file's),
 its length (--vary for=LO..HI) or an instance's start (--vary
-start1=0s..6s: the first follower's phase), the rest and the seed fixed:
+start1=0s..6s: the first follower's phase), the rest and the seed fixed;
+in a scenario of several faults atK and forK move faults[K] (at and for
+are faults[0]'s), the others staying where the file has them:
 every schedule of the range on the model's nanosecond grid, not a
 sample. Two --vary flags prove a box of two axes (the fault's start × its
 length, two followers' phases): cut into cells where every run takes the
@@ -35,14 +37,15 @@ far it got). Writes result.json and per metric witness-METRIC.yaml. The seed fix
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model with a fixed clock rate, spec
-or safe mode, one fault: it refuses clock faults, several faults, runner
-mode and failover rather than answer them wrongly (docs/prove.md).
+or safe mode: it refuses clock faults, runner mode and failover rather than
+answer them wrongly (docs/prove.md).
 
 Examples:
   chaos prove partition-blackhole
   chaos prove partition-blackhole --vary for=1s..14s --metric overlap
   chaos prove partition-blackhole --vary start1=0s..6s
   chaos prove partition-blackhole --vary at=2s..10.5s --vary for=1s..14s --metric overlap
+  chaos prove flapping-network --vary at2=11s..15s   # the third flap's start
   chaos prove my-scenario.yaml --vary at=5s..9s --seed 3
   chaos prove partition-blackhole --seeds 5      # seeds 1..5, each proven
 
@@ -60,7 +63,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	)
 	fs.StringVar(&out, "out", "./chaos-prove", "write the proof to `DIR`/<name>/")
 	fs.StringVar(&metrics, "metric", "", "the metrics to prove, comma-separated: overlap, gap, stale (default all three)")
-	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length) or startN (instance N's start); twice for a box of two axes")
+	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length), startN (instance N's start), atK or forK (faults[K]'s start or length); twice for a box of two axes")
 	fs.Int64Var(&s.Seed, "seed", 0, "the seed (jitter and backoff draws; default the file's, or 1)")
 	var seeds int
 	fs.IntVar(&seeds, "seeds", 1, "prove for `N` seeds in turn, from --seed on: each seed's own proof under DIR/<name>/seed-K/, and the worst over them")

@@ -43,8 +43,12 @@ func TestProveCLI(t *testing.T) {
 		t.Errorf("prove of a clock fault: exit %d, %s: want 2, naming the clock", c, se)
 	}
 	c, _, se = chaos(t, "prove", "partition-blackhole", "--vary", "latency=1s..2s", "--out", dir)
-	if c != exitUsage || !strings.Contains(se, "at, for or startN") {
+	if c != exitUsage || !strings.Contains(se, "at, for, startN, atK or forK") {
 		t.Errorf("prove --vary latency: exit %d, %s: want 2, naming the axes", c, se)
+	}
+	c, so, se = chaos(t, "prove", "flapping-network", "--vary", "at2=11s..15s", "--metric", "gap", "--out", dir)
+	if c != exitOK || !strings.Contains(so, "at2=11s..15s") || !strings.Contains(so, "the other faults") || !strings.Contains(so, "proven") {
+		t.Errorf("prove of one fault of several: exit %d, want 0, the third flap's start walked, the other faults as the file has them\n%s\n%s", c, so, se)
 	}
 }
 
