@@ -816,21 +816,22 @@ func sameBound(a, b *path) bool {
 	return true
 }
 
-// boundSplits finds where the bound changes inside the segment [x, e]: the
-// prediction reads the run's analysis (whether the fault caught a call,
-// how long a pause held the leader), whose own comparisons the path does
-// not record. A bound that moves with the axis (a pause's length is a term
-// of it) is affine along the segment when the runs at a third and two
-// thirds of the way lie on the line through its ends: the excess, a convex
-// metric less an affine bound, is then largest at an end, and the segment
-// stays whole. Otherwise, between two points whose bounds differ it
-// bisects to the nanosecond where they change, and takes both sides, so
-// that each piece has one bound and its excess is at its ends. It assumes
-// one change between two points found to differ (or a line through four
-// points found on it), and none between two found equal. Splits count
-// toward the segment limit.
+// boundSplits cuts the segment [x, e] (a at x, b at e) into pieces on which
+// every metric's bound is affine: the prediction reads the run's analysis
+// (whether the fault caught a call, how long a pause held the leader),
+// whose own comparisons the path does not record, so it can change inside
+// a segment, and a bound can move with the axis (a pause's length is a
+// term of pause's bound) or be a constant. On such a piece the excess, a
+// convex metric less an affine bound, is largest at an end, and both ends
+// of every piece are taken. A segment whose runs at a third and two thirds
+// of the way lie on the line through its ends' bounds stays whole
+// (affineBound). Otherwise, from x, the line through the bounds at x and
+// x+1 is followed: a bisection finds the last point on it, which ends a
+// piece, and the next piece starts 1 ns later. It assumes a bound on the
+// line at two points is on it between them, and that a bound off it at a
+// point stays off it beyond. Pieces count toward the segment limit.
 func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path) error {
-	for !sameBound(a, b) {
+	for e-x > 1 && !sameBound(a, b) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -840,14 +841,37 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path
 		if affine, err := p.affineBound(x, e, a, b); err != nil || affine {
 			return err
 		}
-		lo, hi := x, e // bound(lo) is a's, bound(hi) is not
+		a1, err := p.record(x + 1)
+		if err != nil {
+			return err
+		}
+		// lo is on the line through x and x+1; hi is off it.
+		lo, hi := x+1, e
+		if onLine(x, a, a1, e, b) {
+			// The ends are on the line, a third or two thirds of the way
+			// is not (affineBound): that is the first point off it.
+			for _, k := range []int64{1, 2} {
+				m := x + time.Duration(int64(e-x)*k/3)
+				pm, err := p.record(m)
+				if err != nil {
+					return err
+				}
+				if !onLine(x, a, a1, m, pm) {
+					hi = m
+					break
+				}
+			}
+			if hi == e {
+				return fmt.Errorf("%w: the bound along %v..%v is on its line at the ends and off it between, yet on it a third and two thirds of the way", ErrPathMismatch, x, e)
+			}
+		}
 		for hi-lo > 1 {
 			m := lo + (hi-lo)/2
 			pm, err := p.record(m)
 			if err != nil {
 				return err
 			}
-			if sameBound(a, pm) {
+			if onLine(x, a, a1, m, pm) {
 				lo = m
 			} else {
 				hi = m
@@ -865,12 +889,27 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path
 		}
 		p.take(lo, x, pl)
 		p.take(hi, x, ph)
-		if hi == e {
-			return nil
-		}
 		x, a = hi, ph
 	}
 	return nil
+}
+
+// onLine reports whether the run c at m has every metric's bound on the
+// line through the bounds of a at x and a1 at x+1 (and measures the same
+// metrics).
+func onLine(x time.Duration, a, a1 *path, m time.Duration, c *path) bool {
+	for i := range a.ws {
+		if c.ws[i].Found != a.ws[i].Found || a1.ws[i].Found != a.ws[i].Found {
+			return false
+		}
+		slope := new(big.Int).SetInt64(int64(a1.ws[i].Predicted - a.ws[i].Predicted))
+		want := slope.Mul(slope, big.NewInt(int64(m-x)))
+		want.Add(want, big.NewInt(int64(a.ws[i].Predicted)))
+		if want.Cmp(big.NewInt(int64(c.ws[i].Predicted))) != 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // affineBound reports whether every metric's bound is affine along [x, e]

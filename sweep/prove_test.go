@@ -302,6 +302,32 @@ func TestProveBoundAlongTheAxis(t *testing.T) {
 	if got := judge(Space{Metrics: []string{exOverlap}}, Schedule{}, r)[0].Measured; got-(pr.ExcessAt-5800*time.Millisecond) != pr.Excess {
 		t.Errorf("at for=%v the overlap is %v: %v over pause - 5.8s, the proof says %v", pr.ExcessAt, got, got-(pr.ExcessAt-5800*time.Millisecond), pr.Excess)
 	}
+	// A bound with a kink inside a segment: a valley at K, 2 ns a ns either
+	// side, 1 ms below the overlap at K. Followed piece by piece (the line
+	// through a piece's first two points, bisected to its last point on it),
+	// the pieces meet at K, where the excess is largest: a counterexample
+	// there, in a few pieces (stepping through the slope a nanosecond at a
+	// time, the walk before this never finished).
+	const K = 6500 * time.Millisecond
+	r, err = virtual.Run((&prover{s: res.Space, axis: res.Axis}).scenario(K), virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	atK := judge(Space{Metrics: []string{exOverlap}}, Schedule{}, r)[0].Measured
+	valley := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
+		d := fs.Pause - K
+		pr.MaxOverlap = atK - time.Millisecond + 2*max(d, -d)
+	})
+	res, err = Prove(context.Background(), ProveSpace{Base: base, Metrics: []string{exOverlap}, Vary: vary, MaxSegments: 200}, ProveOptions{Predict: valley})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pr = res.Proofs[0]
+	t.Logf("valley at %v: %d segments, %d splits, %d affine; %s, %v over at %v", K, res.Segments, res.BoundSplits, res.BoundAffine, pr.Verdict, pr.Excess, pr.ExcessAt)
+	if !res.Complete || res.BoundSplits > 4 || pr.Verdict != VerdictCounterexample || pr.ExcessAt != K || pr.Excess != time.Millisecond {
+		t.Errorf("valley at %v: complete %v (%s), %d splits, %s %v over at %v; want complete in at most 4 splits, a counterexample 1ms over at %v",
+			K, res.Complete, res.Incomplete, res.BoundSplits, pr.Verdict, pr.Excess, pr.ExcessAt, K)
+	}
 	steps := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
 		pr.MaxOverlap = fs.Pause.Truncate(time.Millisecond) + 100*time.Millisecond
 	})
