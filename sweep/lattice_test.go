@@ -76,3 +76,76 @@ func TestFloorSum(t *testing.T) {
 		}
 	}
 }
+
+// TestCommonPoints: whether two cells (polygons, lines, points) share an
+// integer point, against brute force over 4,000 random pairs in a small
+// box; with a polygon, the exact count of points they share.
+func TestCommonPoints(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	lo, hi := [2]int64{-12, -12}, [2]int64{12, 12}
+	b := &boxProver{lo: lo, hi: hi}
+	coef := []int64{-3, -2, -1, 0, 1, 2, 3}
+	randCell := func() *boxCell {
+		o := [2]int64{lo[0] + rng.Int64N(25), lo[1] + rng.Int64N(25)}
+		switch rng.IntN(3) {
+		case 0:
+			return &boxCell{kind: 0, pts: [][2]int64{o}}
+		case 1:
+			var d [2]int64
+			for d == ([2]int64{}) {
+				d = [2]int64{coef[rng.IntN(len(coef))], coef[rng.IntN(len(coef))]}
+			}
+			g := gcd(abs64(d[0]), abs64(d[1]))
+			c := &boxCell{kind: 1, pts: [][2]int64{o}, dir: [2]int64{d[0] / g, d[1] / g}}
+			c.tlo = rng.Int64N(9) - 6
+			c.thi = c.tlo + rng.Int64N(6)
+			return c
+		}
+		for {
+			hs := []halfPlane{}
+			for range 1 + rng.IntN(4) {
+				hs = append(hs, halfPlane{coef[rng.IntN(len(coef))], coef[rng.IntN(len(coef))], rng.Int64N(30) - 15})
+			}
+			hs = normalizePlanes(append(hs, boxPlanes(lo, hi)...))
+			c := &boxCell{kind: 2, hs: hs, poly: cellPolygon(lo, hi, hs)}
+			if latticeCount(lo, hi, hs).Sign() == 0 {
+				continue
+			}
+			c.xlo, c.xhi = maxInt64, minInt64
+			for _, v := range c.poly {
+				c.xlo, c.xhi = min(c.xlo, ceilRat(v.x)), max(c.xhi, floorRat(v.x))
+			}
+			// pts[0] is only a name here: contains reads the half-planes.
+			c.pts = [][2]int64{{c.xlo, 0}}
+			return c
+		}
+	}
+	for trial := range 4000 {
+		c, d := randCell(), randCell()
+		if c.kind == 1 && d.kind == 1 && rng.IntN(2) == 0 {
+			// On one line, either way along it.
+			k := rng.Int64N(11) - 5
+			d.pts[0] = [2]int64{c.o()[0] + k*c.dir[0], c.o()[1] + k*c.dir[1]}
+			d.dir = c.dir
+			if rng.IntN(2) == 0 {
+				d.dir = [2]int64{-c.dir[0], -c.dir[1]}
+			}
+		}
+		var want int64
+		for x := lo[0] - 40; x <= hi[0]+40; x++ {
+			for y := lo[1] - 40; y <= hi[1]+40; y++ {
+				p := [2]int64{x, y}
+				if c.contains(p) && d.contains(p) {
+					want++
+				}
+			}
+		}
+		got := commonPoints(b, c, d)
+		if (got > 0) != (want > 0) || (max(c.kind, d.kind) == 2 && got != want) {
+			t.Fatalf("trial %d: kinds %d and %d (%+v, %+v): %d common points, brute force %d", trial, c.kind, d.kind, c, d, got, want)
+		}
+		if r, s := c.rect(), d.rect(); want > 0 && !r.meets(s) {
+			t.Fatalf("trial %d: rectangles %+v and %+v apart, yet %d common points", trial, r, s, want)
+		}
+	}
+}

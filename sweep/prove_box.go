@@ -33,9 +33,10 @@ import (
 // disjoint, because a schedule runs one path and every schedule of a
 // cell's polygon runs the cell's path (what the recorder guarantees: the
 // recorded comparisons decide the run, in the partial order as in the full
-// one, and what the interior checks test), so when the cells' integer
-// points, counted exactly, add up to the box's, every schedule of the box is
-// in a cell found. Until they do, the prover runs the schedules just
+// one, and what the interior checks test), and every pair of cells that
+// could share a schedule is checked to share none (prove_box_disjoint.go),
+// so when the cells' integer points, counted exactly, add up to the box's,
+// every schedule of the box is in exactly one cell found. Until they do, the prover runs the schedules just
 // outside each cell's edges and corners, then scans columns for a point no
 // cell holds.
 //
@@ -270,7 +271,9 @@ func (b *boxProver) run(ctx context.Context) error {
 		}
 		switch total.Cmp(want) {
 		case 0:
-			return nil
+			// The count certifies coverage only if no schedule is counted
+			// twice.
+			return b.disjoint(ctx)
 		case 1:
 			return fmt.Errorf("%w: the cells hold %v points, the box %v: two cells overlap", ErrPathMismatch, total, want)
 		}

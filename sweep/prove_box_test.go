@@ -2,8 +2,11 @@ package sweep
 
 import (
 	"context"
+	"errors"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,6 +115,14 @@ func testBoxCells(t *testing.T, axes [2]string, lo, hi [2]time.Duration, least i
 			}
 		}
 	}
+	// No two cells share a schedule; one grown into its neighbours does.
+	start := time.Now()
+	if err := b.disjoint(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("disjoint: %d cells checked in %v", len(b.cells), time.Since(start))
+	growCellIntoNeighbours(t, b)
+
 	// A cell taken away leaves points the coverage scan finds.
 	c := b.cells[len(b.cells)/2]
 	b.cells = append(b.cells[:len(b.cells)/2:len(b.cells)/2], b.cells[len(b.cells)/2+1:]...)
@@ -126,6 +137,62 @@ func testBoxCells(t *testing.T, axes [2]string, lo, hi [2]time.Duration, least i
 	}
 	if !c.contains(x) {
 		t.Errorf("the scan finds %v uncovered, outside the removed cell", x)
+	}
+}
+
+// growCellIntoNeighbours moves every side of the box's largest polygon
+// cell (but the box's own) 1 µs out, and of its longest line cell one
+// point further each way, and wants each caught by the disjointness check
+// (then puts them back).
+func growCellIntoNeighbours(t *testing.T, b *boxProver) {
+	t.Helper()
+	var poly, line *boxCell
+	for _, c := range b.cells {
+		if c.kind == 2 && (poly == nil || c.count.Cmp(poly.count) > 0) {
+			poly = c
+		}
+		if c.kind == 1 && (line == nil || c.thi-c.tlo > line.thi-line.tlo) {
+			line = c
+		}
+	}
+	sides := boxPlanes(b.lo, b.hi)
+	hs, pg, xlo, xhi := poly.hs, poly.poly, poly.xlo, poly.xhi
+	grown := make([]halfPlane, 0, len(hs))
+	for _, h := range hs {
+		if !slices.Contains(sides, h) {
+			h.c -= 1000
+		}
+		grown = append(grown, h)
+	}
+	poly.hs = grown
+	poly.poly = cellPolygon(b.lo, b.hi, grown)
+	for _, v := range poly.poly {
+		poly.xlo, poly.xhi = min(poly.xlo, ceilRat(v.x)), max(poly.xhi, floorRat(v.x))
+	}
+	b.index(poly)
+	if err := b.disjoint(context.Background()); !errors.Is(err, ErrPathMismatch) || !strings.Contains(err.Error(), "in common") {
+		t.Errorf("a polygon cell of %v grown 1µs past its sides: %v, want two cells with schedules in common", poly.count, err)
+	} else {
+		t.Logf("grown polygon: %v", err)
+	}
+	poly.hs, poly.poly, poly.xlo, poly.xhi = hs, pg, xlo, xhi
+	if line == nil {
+		return
+	}
+	tlo, thi := line.tlo, line.thi
+	line.tlo, line.thi = tlo-1, thi+1
+	r := line.rect()
+	line.xlo, line.xhi = r.xlo, r.xhi
+	b.index(line)
+	err := b.disjoint(context.Background())
+	line.tlo, line.thi = tlo, thi
+	r = line.rect()
+	line.xlo, line.xhi = r.xlo, r.xhi
+	// A line's next point may leave the box rather than enter a cell.
+	if inBox := b.inBox(line.lineEnd(tlo-1)) || b.inBox(line.lineEnd(thi+1)); inBox && !errors.Is(err, ErrPathMismatch) {
+		t.Errorf("a line cell grown by a point each way: %v, want two cells sharing a schedule", err)
+	} else {
+		t.Logf("grown line: %v", err)
 	}
 }
 
