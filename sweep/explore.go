@@ -346,7 +346,7 @@ func (s Space) Scenario(x Schedule) (model.Scenario, error) {
 		sc.Duration = 30 * time.Second
 	}
 	for _, f := range sc.Faults {
-		sc.Duration = max(sc.Duration, f.At+f.For+f.Lag)
+		sc.Duration = max(sc.Duration, f.PhaseEnd())
 	}
 	return sc, sc.Validate()
 }

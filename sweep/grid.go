@@ -379,7 +379,7 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 			dur = 30 * time.Second
 		}
 		for _, f := range sc.Faults {
-			dur = max(dur, f.At+f.For+f.Lag)
+			dur = max(dur, f.PhaseEnd())
 		}
 		sc.Duration = dur
 	}

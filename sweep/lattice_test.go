@@ -120,6 +120,16 @@ func TestCommonPoints(t *testing.T) {
 			return c
 		}
 	}
+	// Far apart on steep lines: their cross products pass int64.
+	p := [2]int64{40 * 1000000007, 40}
+	steep := &boxCell{kind: 1, pts: [][2]int64{{0, 0}}, dir: [2]int64{1000000007, 1}, tlo: 0, thi: 50}
+	other := &boxCell{kind: 1, pts: [][2]int64{{p[0] - 3, p[1] - 3*1000000009}}, dir: [2]int64{1, 1000000009}, tlo: 0, thi: 5}
+	if !steep.contains(p) || !other.contains(p) {
+		t.Fatal("the steep lines' common point is not on both")
+	}
+	if n := commonPoints(b, steep, other); n != 1 {
+		t.Errorf("two steep lines through %v: %d common points, want 1", p, n)
+	}
 	for trial := range 4000 {
 		c, d := randCell(), randCell()
 		if c.kind == 1 && d.kind == 1 && rng.IntN(2) == 0 {

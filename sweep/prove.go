@@ -48,8 +48,8 @@ func faultAxis(param string) (field string, k int, ok bool) {
 // digits), 0 for the bare prefix when bare is allowed, else -1.
 func indexAfter(param, prefix string, bare bool) int {
 	rest, ok := strings.CutPrefix(param, prefix)
-	if !ok || len(rest) > 3 || (rest == "" && !bare) {
-		return -1
+	if !ok || len(rest) > 3 || (rest == "" && !bare) || (len(rest) > 1 && rest[0] == '0') {
+		return -1 // one spelling per axis: start1, never start01
 	}
 	n := 0
 	for _, c := range rest {
@@ -196,6 +196,7 @@ func (s ProveSpace) Check() error {
 		case n >= 0:
 		case !isFault:
 			bad("vary %s: prove walks at, for, startN, atK or forK", r.Param)
+		case len(sc.Faults) == 0:
 		case k >= len(sc.Faults):
 			bad("vary %s: the scenario has %d faults (faults[0] to faults[%d])", r.Param, len(sc.Faults), len(sc.Faults)-1)
 		case field == ParamFor && sc.Faults[k].Instant():
@@ -560,7 +561,7 @@ func (p *prover) pointText(xs ...time.Duration) string {
 
 // durationCmps are the comparisons that set a schedule's fault phase (as
 // Space.Scenario does, the longest of the base's length, 30s if none, and
-// every fault's end): the longest so far against each fault's end in turn.
+// every fault's PhaseEnd): the longest so far against each in turn.
 // They depend on the axes, so the path records them first.
 func durationCmps(sc model.Scenario) [][2]time.Duration {
 	d := sc.Duration
@@ -569,7 +570,7 @@ func durationCmps(sc model.Scenario) [][2]time.Duration {
 	}
 	cmps := make([][2]time.Duration, len(sc.Faults))
 	for i, f := range sc.Faults {
-		cmps[i] = [2]time.Duration{d, f.At + f.For + f.Lag}
+		cmps[i] = [2]time.Duration{d, f.PhaseEnd()}
 		d = max(d, cmps[i][1])
 	}
 	return cmps
@@ -689,7 +690,7 @@ func (p *prover) walk(ctx context.Context) error {
 				}
 			}
 		}
-		if err := p.boundSplits(ctx, x, e, cur, end); err != nil {
+		if err := p.boundSplits(ctx, x, e, cur, nx, end); err != nil {
 			return err
 		}
 		p.take(e, x, end)
@@ -816,22 +817,40 @@ func sameBound(a, b *path) bool {
 	return true
 }
 
-// boundSplits cuts the segment [x, e] (a at x, b at e) into pieces on which
-// every metric's bound is affine: the prediction reads the run's analysis
-// (whether the fault caught a call, how long a pause held the leader),
-// whose own comparisons the path does not record, so it can change inside
-// a segment, and a bound can move with the axis (a pause's length is a
-// term of pause's bound) or be a constant. On such a piece the excess, a
-// convex metric less an affine bound, is largest at an end, and both ends
-// of every piece are taken. A segment whose runs at a third and two thirds
-// of the way lie on the line through its ends' bounds stays whole
-// (affineBound). Otherwise, from x, the line through the bounds at x and
-// x+1 is followed: a bisection finds the last point on it, which ends a
-// piece, and the next piece starts 1 ns later. It assumes a bound on the
-// line at two points is on it between them, and that a bound off it at a
-// point stays off it beyond. Pieces count toward the segment limit.
-func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path) error {
-	for e-x > 1 && !sameBound(a, b) {
+// boundSplits cuts the segment [x, e] (a at x, a1 at x+1, b at e) into
+// pieces on which every metric's bound is affine: the prediction reads the
+// run's analysis (whether the fault caught a call, how long a pause held
+// the leader), whose own comparisons the path does not record, so it can
+// change inside a segment, and a bound can move with the axis (a pause's
+// length is a term of pause's bound) or be a constant. On such a piece the
+// excess, a convex metric less an affine bound, is largest at an end, and
+// both ends of every piece are taken. A bound equal at x, x+1 and e is
+// taken as constant; a segment whose runs at a third and two thirds of the
+// way lie on the line through its ends' bounds stays whole (affineBound).
+// Otherwise, from x, the line through the bounds at x and x+1 is followed:
+// a bisection finds the last point on it, which ends a piece, and the next
+// piece starts 1 ns later. It assumes that a bound equal at a piece's
+// first two points and its last is constant on it, that a bound on a line
+// at the points checked is on it between them, and that a bound off it at
+// a point stays off it beyond. Pieces count toward the segment limit.
+func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, a1, b *path) error {
+	for e-x > 1 {
+		if a1 == nil {
+			var err error
+			if a1, err = p.record(x + 1); err != nil {
+				return err
+			}
+		}
+		if sameBound(a, b) && sameBound(a, a1) {
+			return nil
+		}
+		if e-x == 2 {
+			// Three points, each taken: nothing lies between them.
+			p.noteBoundVaries(a, b)
+			p.noteBoundVaries(a, a1)
+			p.take(x+1, x, a1)
+			return nil
+		}
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
@@ -841,12 +860,9 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path
 		if affine, err := p.affineBound(x, e, a, b); err != nil || affine {
 			return err
 		}
-		a1, err := p.record(x + 1)
-		if err != nil {
-			return err
-		}
-		// lo is on the line through x and x+1; hi is off it.
-		lo, hi := x+1, e
+		// lo is on the line through x and x+1, hi is off it; pl and ph are
+		// their runs.
+		lo, hi, pl, ph := x+1, e, a1, b
 		if onLine(x, a, a1, e, b) {
 			// The ends are on the line, a third or two thirds of the way
 			// is not (affineBound): that is the first point off it.
@@ -857,7 +873,7 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path
 					return err
 				}
 				if !onLine(x, a, a1, m, pm) {
-					hi = m
+					hi, ph = m, pm
 					break
 				}
 			}
@@ -872,24 +888,17 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, b *path
 				return err
 			}
 			if onLine(x, a, a1, m, pm) {
-				lo = m
+				lo, pl = m, pm
 			} else {
-				hi = m
+				hi, ph = m, pm
 			}
 		}
 		p.noteBoundVaries(a, b)
+		p.noteBoundVaries(a, a1)
 		p.splits++
-		pl, err := p.record(lo)
-		if err != nil {
-			return err
-		}
-		ph, err := p.record(hi)
-		if err != nil {
-			return err
-		}
 		p.take(lo, x, pl)
 		p.take(hi, x, ph)
-		x, a = hi, ph
+		x, a, a1 = hi, ph, nil
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sweep
 import (
 	"context"
 	"fmt"
+	"math/big"
 	"slices"
 )
 
@@ -158,7 +159,12 @@ func lineMeetsLine(c, d *boxCell) int64 {
 		o1, d1, a1, b1, o2, d2, a2, b2 = o2, d2, a2, b2, o1, d1, a1, b1
 	}
 	e := [2]int64{o2[0] - o1[0], o2[1] - o1[1]}
-	cross := func(u, v [2]int64) int64 { return u[0]*v[1] - u[1]*v[0] }
+	// In big integers: a line's direction is that of two of its points,
+	// which may lie far apart, and e spans the box.
+	cross := func(u, v [2]int64) *big.Int {
+		a := new(big.Int).Mul(big.NewInt(u[0]), big.NewInt(v[1]))
+		return a.Sub(a, new(big.Int).Mul(big.NewInt(u[1]), big.NewInt(v[0])))
+	}
 	in := func(t, lo, hi int64) bool { return t >= lo && t <= hi }
 	switch {
 	case d1 == ([2]int64{}): // two points
@@ -167,7 +173,7 @@ func lineMeetsLine(c, d *boxCell) int64 {
 		}
 		return 0
 	case d2 == ([2]int64{}): // a point on the line?
-		if cross(e, d1) != 0 {
+		if cross(e, d1).Sign() != 0 {
 			return 0
 		}
 		if in(along(e, d1), a1, b1) {
@@ -175,15 +181,16 @@ func lineMeetsLine(c, d *boxCell) int64 {
 		}
 		return 0
 	}
-	if x := cross(d1, d2); x != 0 {
+	if x := cross(d1, d2); x.Sign() != 0 {
 		// o1 + t·d1 = o2 + s·d2: t = (e × d2)/x, s = (e × d1)/x.
-		tn, sn := cross(e, d2), cross(e, d1)
-		if tn%x != 0 || sn%x != 0 || !in(tn/x, a1, b1) || !in(sn/x, a2, b2) {
+		t, rt := new(big.Int).QuoRem(cross(e, d2), x, new(big.Int))
+		u, ru := new(big.Int).QuoRem(cross(e, d1), x, new(big.Int))
+		if rt.Sign() != 0 || ru.Sign() != 0 || !t.IsInt64() || !u.IsInt64() || !in(t.Int64(), a1, b1) || !in(u.Int64(), a2, b2) {
 			return 0
 		}
 		return 1
 	}
-	if cross(e, d1) != 0 {
+	if cross(e, d1).Sign() != 0 {
 		return 0 // parallel, apart
 	}
 	// One line: o2 = o1 + k·d1 (d1 primitive), d2 = ±d1.

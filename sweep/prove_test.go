@@ -120,7 +120,7 @@ func TestProveRefuses(t *testing.T) {
 			t.Errorf("%s: %v, want a refusal naming %q", c.name, err, c.want)
 		}
 	}
-	for _, bad := range []string{"pause=1s..2s", "atx=1s..2s", "at1234=1s..2s", "start=1s..2s"} {
+	for _, bad := range []string{"pause=1s..2s", "atx=1s..2s", "at1234=1s..2s", "start=1s..2s", "start01=1s..2s", "at00=1s..2s"} {
 		if _, err := ParseProveRange(bad); err == nil {
 			t.Errorf("ParseProveRange accepts %s", bad)
 		}
@@ -328,6 +328,41 @@ func TestProveBoundAlongTheAxis(t *testing.T) {
 		t.Errorf("valley at %v: complete %v (%s), %d splits, %s %v over at %v; want complete in at most 4 splits, a counterexample 1ms over at %v",
 			K, res.Complete, res.Incomplete, res.BoundSplits, pr.Verdict, pr.Excess, pr.ExcessAt, K)
 	}
+	// The same valley centred in a stretch of one segment, so that the
+	// bound is equal at the stretch's ends: followed from its first two
+	// points, not taken as constant.
+	const x0, e0 = 6500 * time.Millisecond, 6520 * time.Millisecond
+	const mid = (x0 + e0) / 2
+	r, err = virtual.Run((&prover{s: res.Space, axis: res.Axis}).scenario(mid), virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	atMid := judge(Space{Metrics: []string{exOverlap}}, Schedule{}, r)[0].Measured
+	centred := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
+		d := 2*fs.Pause - (x0 + e0)
+		pr.MaxOverlap = atMid - time.Millisecond + 2*max(d, -d)
+	})
+	p := bareProver(t, base, vary, centred)
+	a, a1, b := p.mustRecord(t, x0), p.mustRecord(t, x0+1), p.mustRecord(t, e0)
+	if !samePath(a, b) || a.ws[0].Predicted != b.ws[0].Predicted {
+		t.Fatalf("%v..%v: want one path and equal bounds at the ends (%v, %v)", x0, e0, a.ws[0].Predicted, b.ws[0].Predicted)
+	}
+	if err := p.boundSplits(context.Background(), x0, e0, a, a1, b); err != nil {
+		t.Fatal(err)
+	}
+	if !p.excessSeen[0] || p.excessAt[0] != mid || p.excess[0] != time.Millisecond {
+		t.Errorf("a valley at %v between equal ends: excess %v at %v (seen %v), want 1ms at the valley", mid, p.excess[0], p.excessAt[0], p.excessSeen[0])
+	}
+	// Three points whose bound moves with the axis: nothing lies between
+	// them to bisect for.
+	p = bareProver(t, base, vary, affine)
+	for _, e := range []time.Duration{x0 + 2, x0 + 3, x0 + 10} {
+		a, a1, b := p.mustRecord(t, x0), p.mustRecord(t, x0+1), p.mustRecord(t, e)
+		if err := p.boundSplits(context.Background(), x0, e, a, a1, b); err != nil {
+			t.Errorf("the segment %v..%v (%d ns) of an affine bound: %v", x0, e, e-x0, err)
+		}
+	}
+
 	steps := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
 		pr.MaxOverlap = fs.Pause.Truncate(time.Millisecond) + 100*time.Millisecond
 	})
@@ -398,6 +433,13 @@ func TestProveSeveralFaults(t *testing.T) {
 			t.Errorf("%s: partial order %v at %v, full order %v at %v", f.Metric, p.Worst, p.At, f.Worst, f.At)
 		}
 	}
+	// An instant fault walked past the file's end: the fault phase holds
+	// it (a fault must start before the phase ends).
+	flush := ProveSpace{Base: builtinScenario(t, "script-flush"), Vary: []Range{{Param: "at1", Lo: "10s", Hi: "20s"}}}
+	if fres, err := Prove(context.Background(), flush, ProveOptions{}); err != nil || !fres.Complete {
+		t.Errorf("script-flush's second flush over 10s..20s (the file's phase ends at 15s): %v", err)
+	}
+
 	// A box of both faults' starts holds the walk's worst on its line.
 	box := ProveSpace{Base: sc, Vary: []Range{{Param: "at0", Lo: "3.9s", Hi: "4.1s"}, {Param: "at1", Lo: "6.9s", Hi: "7.1s"}}}
 	bres, err := Prove(context.Background(), box, ProveOptions{})
@@ -413,4 +455,27 @@ func TestProveSeveralFaults(t *testing.T) {
 		}
 		t.Logf("%s: walk %v at at1=%v; box %v at %s (%d cells)", pr.Metric, res.Proofs[i].Worst, res.Proofs[i].At, pr.Worst, bres.PointText(pr.At, pr.At2), bres.Segments)
 	}
+}
+
+// bareProver is a walk of the space not yet started, to call its parts.
+func bareProver(t *testing.T, base model.Scenario, vary []Range, predict func(model.Params, model.FaultSize) []bounds.Prediction) *prover {
+	t.Helper()
+	s := ProveSpace{Base: base, Metrics: []string{exOverlap}, Vary: vary}.withDefaults()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	n := len(s.Metrics)
+	p := &prover{s: s, o: ProveOptions{Predict: predict}, axis: vary[0].Param, best: make([]Proof, n)}
+	p.found, p.boundVaries, p.excessSeen = make([]bool, n), make([]bool, n), make([]bool, n)
+	p.excess, p.excessAt = make([]time.Duration, n), make([]time.Duration, n)
+	return p
+}
+
+func (p *prover) mustRecord(t *testing.T, x time.Duration) *path {
+	t.Helper()
+	pa, err := p.record(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pa
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/big"
+	"slices"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
@@ -121,7 +122,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	switch {
 	case startAxis(r.Axis) >= 0 || startAxis(r.Axis2) >= 0:
 		fixed = "the rest"
-	case len(r.Space.Base.Faults) > 1:
+	case len(r.Space.Base.Faults) > len(r.faultsMoved()):
 		fixed = "the other faults and the followers' starts"
 	}
 	mode := "spec mode"
@@ -171,6 +172,17 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	if !r.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", r.Incomplete)
 	}
+}
+
+// faultsMoved are the indices of the faults an axis moves.
+func (r *ProveResult) faultsMoved() []int {
+	var ks []int
+	for _, a := range []string{r.Axis, r.Axis2} {
+		if _, k, ok := faultAxis(a); ok && a != "" && !slices.Contains(ks, k) {
+			ks = append(ks, k)
+		}
+	}
+	return ks
 }
 
 // boxSize is how many schedules (integer points) a box proof covers.
