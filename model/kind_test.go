@@ -85,3 +85,29 @@ func TestParamsText(t *testing.T) {
 		}
 	}
 }
+
+// TestPhaseEnd: the shortest fault phase that holds a fault is its end, and
+// at least 1 ns past its start, which must lie inside the phase: an
+// instant fault, and a crash without a For that lasts to the phase's end,
+// validate in a scenario as long as their PhaseEnd and no shorter.
+func TestPhaseEnd(t *testing.T) {
+	for _, c := range []struct {
+		f    Fault
+		want time.Duration
+	}{
+		{Fault{At: 5 * time.Second, Kind: FaultRedisRestart}, 5*time.Second + 1},
+		{Fault{At: 5 * time.Second, Kind: FaultCrash, Target: Target{Role: RoleLeader}}, 5*time.Second + 1},
+		{Fault{At: 2 * time.Second, For: 3 * time.Second, Kind: FaultPartition, Mode: PartitionBlackhole, Target: Target{Role: RoleLeader}}, 5 * time.Second},
+	} {
+		if got := c.f.PhaseEnd(); got != c.want {
+			t.Errorf("%s at %v for %v: PhaseEnd %v, want %v", c.f.Kind, c.f.At, c.f.For, got, c.want)
+		}
+		for _, d := range []time.Duration{c.want, c.want - 1} {
+			sc := Scenario{Name: "phase", Instances: 3, Duration: d, Faults: []Fault{c.f}}
+			err := sc.Validate()
+			if (err == nil) != (d == c.want) {
+				t.Errorf("%s at %v for %v, a phase of %v: %v", c.f.Kind, c.f.At, c.f.For, d, err)
+			}
+		}
+	}
+}

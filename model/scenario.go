@@ -269,15 +269,11 @@ func (f Fault) Describe() string {
 }
 
 // PhaseEnd is the shortest fault phase that holds the fault: its end
-// (At + For + Lag), and for an instant fault 1 ns past its start, since a
-// fault must start before the phase ends. A schedule that moves or sizes
-// faults stretches the phase to the latest PhaseEnd.
-func (f Fault) PhaseEnd() time.Duration {
-	if f.Instant() {
-		return max(f.At+f.For+f.Lag, f.At+1)
-	}
-	return f.At + f.For + f.Lag
-}
+// (At + For + Lag), and at least 1 ns past its start, since a fault must
+// start before the phase ends (an instant fault, or one without a For that
+// lasts to the phase's end). A schedule that moves or sizes faults
+// stretches the phase to the latest PhaseEnd.
+func (f Fault) PhaseEnd() time.Duration { return max(f.At+f.For+f.Lag, f.At+1) }
 
 // Instant reports whether the fault is a single action with nothing to heal.
 func (f Fault) Instant() bool {

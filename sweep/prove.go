@@ -49,7 +49,7 @@ func faultAxis(param string) (field string, k int, ok bool) {
 func indexAfter(param, prefix string, bare bool) int {
 	rest, ok := strings.CutPrefix(param, prefix)
 	if !ok || len(rest) > 3 || (rest == "" && !bare) || (len(rest) > 1 && rest[0] == '0') {
-		return -1 // one spelling per axis: start1, never start01
+		return -1 // start1, never start01 (at and at0 are one axis: Check refuses both)
 	}
 	n := 0
 	for _, c := range rest {
@@ -857,7 +857,7 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, a1, b *
 		if p.segments+p.splits >= p.s.MaxSegments {
 			return errSegmentLimit
 		}
-		if affine, err := p.affineBound(x, e, a, b); err != nil || affine {
+		if affine, err := p.affineBound(x, e, a, a1, b); err != nil || affine {
 			return err
 		}
 		// lo is on the line through x and x+1, hi is off it; pl and ph are
@@ -922,10 +922,11 @@ func onLine(x time.Duration, a, a1 *path, m time.Duration, c *path) bool {
 }
 
 // affineBound reports whether every metric's bound is affine along [x, e]
-// (a at x, b at e): measured on the same metrics at both ends, and the runs
-// at a third and two thirds of the way having the bound the line through
-// the ends puts there, to the nanosecond.
-func (p *prover) affineBound(x, e time.Duration, a, b *path) (bool, error) {
+// (a at x, a1 at x+1, b at e): measured on the same metrics at both ends,
+// and the runs at x+1 (already run), a third and two thirds of the way
+// having the bound the line through the ends puts there, to the
+// nanosecond.
+func (p *prover) affineBound(x, e time.Duration, a, a1, b *path) (bool, error) {
 	if e-x < 3 {
 		return false, nil
 	}
@@ -934,22 +935,31 @@ func (p *prover) affineBound(x, e time.Duration, a, b *path) (bool, error) {
 			return false, nil
 		}
 	}
+	onEnds := func(m time.Duration, pm *path) bool {
+		for i := range a.ws {
+			if pm.ws[i].Found != a.ws[i].Found {
+				return false
+			}
+			// (bound(m) - bound(x)) · (e - x) = (bound(e) - bound(x)) · (m - x)
+			l := new(big.Int).Mul(big.NewInt(int64(pm.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(e-x)))
+			r := new(big.Int).Mul(big.NewInt(int64(b.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(m-x)))
+			if l.Cmp(r) != 0 {
+				return false
+			}
+		}
+		return true
+	}
+	if !onEnds(x+1, a1) {
+		return false, nil
+	}
 	for _, k := range []int64{1, 2} {
 		m := x + time.Duration(int64(e-x)*k/3)
 		pm, err := p.record(m)
 		if err != nil {
 			return false, err
 		}
-		for i := range a.ws {
-			if pm.ws[i].Found != a.ws[i].Found {
-				return false, nil
-			}
-			// (bound(m) - bound(x)) · (e - x) = (bound(e) - bound(x)) · (m - x)
-			l := new(big.Int).Mul(big.NewInt(int64(pm.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(e-x)))
-			r := new(big.Int).Mul(big.NewInt(int64(b.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(m-x)))
-			if l.Cmp(r) != 0 {
-				return false, nil
-			}
+		if !onEnds(m, pm) {
+			return false, nil
 		}
 	}
 	p.noteBoundVaries(a, b)

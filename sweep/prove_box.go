@@ -121,17 +121,18 @@ func (c *boxCell) contains(x [2]int64) bool {
 	case 0:
 		return x == o
 	case 1:
-		dx, dy := x[0]-o[0], x[1]-o[1]
-		if dx*c.dir[1] != dy*c.dir[0] {
+		// x = o + t·dir, without products that could pass int64.
+		d := [2]int64{x[0] - o[0], x[1] - o[1]}
+		i := 0
+		if c.dir[0] == 0 {
+			i = 1
+		}
+		if d[i]%c.dir[i] != 0 {
 			return false
 		}
-		var t int64
-		if c.dir[0] != 0 {
-			t = dx / c.dir[0]
-		} else {
-			t = dy / c.dir[1]
-		}
-		return t >= c.tlo && t <= c.thi
+		t := d[i] / c.dir[i]
+		// In range first: there o + t·dir lies in the box.
+		return t >= c.tlo && t <= c.thi && d[1-i] == t*c.dir[1-i]
 	}
 	if x[0] < c.xlo || x[0] > c.xhi {
 		return false

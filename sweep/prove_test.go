@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/model/verdict"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
@@ -362,6 +363,26 @@ func TestProveBoundAlongTheAxis(t *testing.T) {
 			t.Errorf("the segment %v..%v (%d ns) of an affine bound: %v", x0, e, e-x0, err)
 		}
 	}
+	// A bound off the line only at x+1, 1 ms below the overlap there (the
+	// ends and the thirds on it): x+1 is taken, in a segment of three
+	// points as in a longer one.
+	atNext := judge(Space{Metrics: []string{exOverlap}}, Schedule{}, mustRun(t, p.scenario(x0+1)))[0].Measured
+	spike := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
+		pr.MaxOverlap = 10 * time.Second
+		if fs.Pause == x0+1 {
+			pr.MaxOverlap = atNext - time.Millisecond
+		}
+	})
+	for _, e := range []time.Duration{x0 + 2, e0} {
+		p = bareProver(t, base, vary, spike)
+		a, a1, b := p.mustRecord(t, x0), p.mustRecord(t, x0+1), p.mustRecord(t, e)
+		if err := p.boundSplits(context.Background(), x0, e, a, a1, b); err != nil {
+			t.Fatal(err)
+		}
+		if p.excess[0] != time.Millisecond || p.excessAt[0] != x0+1 {
+			t.Errorf("a spike of the bound at x+1 in %v..%v: excess %v at %v, want 1ms at %v", x0, e, p.excess[0], p.excessAt[0], x0+1)
+		}
+	}
 
 	steps := weakened(model.ModePause, func(_ model.Params, fs model.FaultSize, pr *bounds.Prediction) {
 		pr.MaxOverlap = fs.Pause.Truncate(time.Millisecond) + 100*time.Millisecond
@@ -478,4 +499,13 @@ func (p *prover) mustRecord(t *testing.T, x time.Duration) *path {
 		t.Fatal(err)
 	}
 	return pa
+}
+
+func mustRun(t *testing.T, sc model.Scenario) *verdict.Result {
+	t.Helper()
+	r, err := virtual.Run(sc, virtual.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }

@@ -178,7 +178,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 func (r *ProveResult) faultsMoved() []int {
 	var ks []int
 	for _, a := range []string{r.Axis, r.Axis2} {
-		if _, k, ok := faultAxis(a); ok && a != "" && !slices.Contains(ks, k) {
+		if _, k, ok := faultAxis(a); ok && !slices.Contains(ks, k) {
 			ks = append(ks, k)
 		}
 	}
