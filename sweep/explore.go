@@ -342,13 +342,22 @@ func (s Space) Scenario(x Schedule) (model.Scenario, error) {
 			}
 		}
 	}
-	if sc.Duration == 0 {
-		sc.Duration = 30 * time.Second
+	sc.Duration = stretchedPhase(sc)
+	return sc, sc.Validate()
+}
+
+// stretchedPhase is the fault phase of a schedule whose faults were moved
+// or sized: the scenario's (30s if none) stretched to the latest fault's
+// PhaseEnd.
+func stretchedPhase(sc model.Scenario) time.Duration {
+	d := sc.Duration
+	if d == 0 {
+		d = 30 * time.Second
 	}
 	for _, f := range sc.Faults {
-		sc.Duration = max(sc.Duration, f.PhaseEnd())
+		d = max(d, f.PhaseEnd())
 	}
-	return sc, sc.Validate()
+	return d
 }
 
 // Worst is the worst schedule found for one metric.

@@ -374,14 +374,7 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 		}
 	}
 	if sized {
-		dur := sc.Duration
-		if dur == 0 {
-			dur = 30 * time.Second
-		}
-		for _, f := range sc.Faults {
-			dur = max(dur, f.PhaseEnd())
-		}
-		sc.Duration = dur
+		sc.Duration = stretchedPhase(sc)
 	}
 	return sc, sc.Validate()
 }

@@ -522,9 +522,7 @@ func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario {
 	for i, axis := range p.axisNames() {
 		setAxis(&sc, axis, xs[i])
 	}
-	cmps := durationCmps(sc)
-	last := cmps[len(cmps)-1]
-	sc.Duration = max(last[0], last[1])
+	sc.Duration = stretchedPhase(sc)
 	sc.Expect = nil
 	for _, m := range p.s.Metrics {
 		// A nanosecond of slack: the check's limit is then the bound itself.
@@ -559,10 +557,9 @@ func (p *prover) pointText(xs ...time.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// durationCmps are the comparisons that set a schedule's fault phase (as
-// Space.Scenario does, the longest of the base's length, 30s if none, and
-// every fault's PhaseEnd): the longest so far against each in turn.
-// They depend on the axes, so the path records them first.
+// durationCmps are the comparisons that set a schedule's fault phase
+// (stretchedPhase): the longest so far against each fault's PhaseEnd in
+// turn. They depend on the axes, so the path records them first.
 func durationCmps(sc model.Scenario) [][2]time.Duration {
 	d := sc.Duration
 	if d == 0 {
@@ -825,11 +822,11 @@ func sameBound(a, b *path) bool {
 // length is a term of pause's bound) or be a constant. On such a piece the
 // excess, a convex metric less an affine bound, is largest at an end, and
 // both ends of every piece are taken. A bound equal at x, x+1 and e is
-// taken as constant; a segment whose runs at a third and two thirds of the
-// way lie on the line through its ends' bounds stays whole (affineBound).
-// Otherwise, from x, the line through the bounds at x and x+1 is followed:
-// a bisection finds the last point on it, which ends a piece, and the next
-// piece starts 1 ns later. It assumes that a bound equal at a piece's
+// taken as constant; a segment whose bound at e, a third and two thirds of
+// the way lies on the line through its values at x and x+1 stays whole.
+// Otherwise that line is followed: a bisection between x+1 and the first
+// of those points found off it finds the last point on it, which ends a
+// piece, and the next piece starts 1 ns later. It assumes that a bound equal at a piece's
 // first two points and its last is constant on it, that a bound on a line
 // at the points checked is on it between them, and that a bound off it at
 // a point stays off it beyond. Pieces count toward the segment limit.
@@ -857,30 +854,19 @@ func (p *prover) boundSplits(ctx context.Context, x, e time.Duration, a, a1, b *
 		if p.segments+p.splits >= p.s.MaxSegments {
 			return errSegmentLimit
 		}
-		if affine, err := p.affineBound(x, e, a, a1, b); err != nil || affine {
+		hi, ph, err := p.offLine(x, e, a, a1, b)
+		if err != nil {
 			return err
+		}
+		if ph == nil {
+			// On one line along the segment: it stays whole.
+			p.noteBoundVaries(a, b)
+			p.affine++
+			return nil
 		}
 		// lo is on the line through x and x+1, hi is off it; pl and ph are
 		// their runs.
-		lo, hi, pl, ph := x+1, e, a1, b
-		if onLine(x, a, a1, e, b) {
-			// The ends are on the line, a third or two thirds of the way
-			// is not (affineBound): that is the first point off it.
-			for _, k := range []int64{1, 2} {
-				m := x + time.Duration(int64(e-x)*k/3)
-				pm, err := p.record(m)
-				if err != nil {
-					return err
-				}
-				if !onLine(x, a, a1, m, pm) {
-					hi, ph = m, pm
-					break
-				}
-			}
-			if hi == e {
-				return fmt.Errorf("%w: the bound along %v..%v is on its line at the ends and off it between, yet on it a third and two thirds of the way", ErrPathMismatch, x, e)
-			}
-		}
+		lo, pl := x+1, a1
 		for hi-lo > 1 {
 			m := lo + (hi-lo)/2
 			pm, err := p.record(m)
@@ -921,50 +907,26 @@ func onLine(x time.Duration, a, a1 *path, m time.Duration, c *path) bool {
 	return true
 }
 
-// affineBound reports whether every metric's bound is affine along [x, e]
-// (a at x, a1 at x+1, b at e): measured on the same metrics at both ends,
-// and the runs at x+1 (already run), a third and two thirds of the way
-// having the bound the line through the ends puts there, to the
-// nanosecond.
-func (p *prover) affineBound(x, e time.Duration, a, a1, b *path) (bool, error) {
-	if e-x < 3 {
-		return false, nil
-	}
-	for i := range a.ws {
-		if a.ws[i].Found != b.ws[i].Found {
-			return false, nil
-		}
-	}
-	onEnds := func(m time.Duration, pm *path) bool {
-		for i := range a.ws {
-			if pm.ws[i].Found != a.ws[i].Found {
-				return false
-			}
-			// (bound(m) - bound(x)) · (e - x) = (bound(e) - bound(x)) · (m - x)
-			l := new(big.Int).Mul(big.NewInt(int64(pm.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(e-x)))
-			r := new(big.Int).Mul(big.NewInt(int64(b.ws[i].Predicted-a.ws[i].Predicted)), big.NewInt(int64(m-x)))
-			if l.Cmp(r) != 0 {
-				return false
-			}
-		}
-		return true
-	}
-	if !onEnds(x+1, a1) {
-		return false, nil
+// offLine finds where the bound leaves the line through its values at x
+// and x+1 (a, a1) along [x, e] (b at e): e, if off it, else the run a
+// third or two thirds of the way found off it first, with its run; a nil
+// run when all are on it and the bound is taken as affine along the
+// segment.
+func (p *prover) offLine(x, e time.Duration, a, a1, b *path) (time.Duration, *path, error) {
+	if !onLine(x, a, a1, e, b) {
+		return e, b, nil
 	}
 	for _, k := range []int64{1, 2} {
 		m := x + time.Duration(int64(e-x)*k/3)
 		pm, err := p.record(m)
 		if err != nil {
-			return false, err
+			return 0, nil, err
 		}
-		if !onEnds(m, pm) {
-			return false, nil
+		if !onLine(x, a, a1, m, pm) {
+			return m, pm, nil
 		}
 	}
-	p.noteBoundVaries(a, b)
-	p.affine++
-	return true, nil
+	return 0, nil, nil
 }
 
 // noteBoundVaries notes the metrics whose bound differs between a and b.

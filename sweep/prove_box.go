@@ -36,9 +36,9 @@ import (
 // one, and what the interior checks test), and every pair of cells that
 // could share a schedule is checked to share none (prove_box_disjoint.go),
 // so when the cells' integer points, counted exactly, add up to the box's,
-// every schedule of the box is in exactly one cell found. Until they do, the prover runs the schedules just
-// outside each cell's edges and corners, then scans columns for a point no
-// cell holds.
+// every schedule of the box is in exactly one cell found. Until they do,
+// the prover runs the schedules just outside each cell's edges and
+// corners, then scans columns for a point no cell holds.
 //
 // In a cell each metric is the maximum of its windows (overlaps, gaps,
 // stale leaderships), each window's length affine: the metric is convex and
