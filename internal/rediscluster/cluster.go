@@ -499,19 +499,31 @@ const (
 	Takeover FailoverMode = "TAKEOVER"
 )
 
+// manualFailoverTimeout is how long Redis lets a manual failover run
+// (CLUSTER_MF_TIMEOUT, 5 s) before it gives it up and the replica stays a
+// replica; Failover waits a little longer before it asks again.
+const manualFailoverTimeout = 5 * time.Second
+
+// failoverAttempts is how many times Failover asks: on a loaded machine a
+// coordinated failover can miss Redis's 5 s (the primary must pause its
+// clients and the replica catch up before the vote), and a vote a primary
+// gave lasts 2 × cluster-node-timeout, so asking again succeeds.
+const failoverAttempts = 4
+
 // Failover sends CLUSTER FAILOVER [mode] to replica and waits until it calls
-// itself a primary. It does not wait for the rest of the cluster to agree:
-// call WaitHealthy for that (after releasing a HoldReplication, which would
-// otherwise keep the new primary's writes paused).
+// itself a primary. A manual failover Redis gives up (it did not finish
+// within its 5 s) is asked for again, up to 4 times. It does not wait for
+// the rest of the cluster to agree: call WaitHealthy for that (after
+// releasing a HoldReplication, which would otherwise keep the new primary's
+// writes paused).
 func (c *Cluster) Failover(ctx context.Context, replica *Node, mode FailoverMode) error {
 	args := []any{"CLUSTER", "FAILOVER"}
+	command := "CLUSTER FAILOVER"
 	if mode != Coordinated {
 		args = append(args, string(mode))
+		command += " " + string(mode)
 	}
-	if err := replica.Client().Do(ctx, args...).Err(); err != nil {
-		return fmt.Errorf("rediscluster: CLUSTER FAILOVER %s on %s: %w", mode, replica.Addr, err)
-	}
-	return poll(ctx, 15*time.Second, replica.Addr+" promoted", func(ctx context.Context) error {
+	promoted := func(ctx context.Context) error {
 		v, err := c.viewOf(ctx, replica)
 		if err != nil {
 			return err
@@ -520,7 +532,23 @@ func (c *Cluster) Failover(ctx context.Context, replica *Node, mode FailoverMode
 			return fmt.Errorf("%s is still %v", replica.Addr, v.self.flags)
 		}
 		return nil
-	})
+	}
+	var err error
+	for attempt := 1; attempt <= failoverAttempts; attempt++ {
+		if attempt > 1 && promoted(ctx) == nil {
+			// Promoted between the last poll and now: asking again
+			// would be refused (a primary cannot fail over).
+			return nil
+		}
+		if err := replica.Client().Do(ctx, args...).Err(); err != nil {
+			return fmt.Errorf("rediscluster: %s on %s (attempt %d): %w", command, replica.Addr, attempt, err)
+		}
+		err = poll(ctx, manualFailoverTimeout+time.Second, replica.Addr+" promoted", promoted)
+		if err == nil || ctx.Err() != nil {
+			return err
+		}
+	}
+	return fmt.Errorf("rediscluster: %s asked %d times: %w", command, failoverAttempts, err)
 }
 
 // Kill SIGKILLs n (a crash). The cluster notices after NodeTimeout and a

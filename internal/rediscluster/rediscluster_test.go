@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -329,5 +331,65 @@ func TestReplicatedPromoteLossy(t *testing.T) {
 	}
 	if v, err := rep.Client().Get(ctx, "k").Result(); err != nil || v != "before" {
 		t.Fatalf("k on the promoted replica: %q, %v; want \"before\"", v, err)
+	}
+}
+
+// TestClusterFailoverAskedAgain: a coordinated failover Redis gives up (here
+// the replica's replication is held, so it cannot catch up within Redis's
+// 5 s) is asked for again, and the second request promotes the replica once
+// replication goes on — the case a loaded machine hits.
+func TestClusterFailoverAskedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	c := New(t, Options{})
+	cc := c.Client(nil)
+	if err := cc.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.PrimaryOf(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rs, err := c.ReplicasOf(ctx, p)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("replicas: %v %v", rs, err)
+	}
+	hold, err := c.HoldReplication(ctx, rs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hold.Release(ctx)
+	if err := cc.Set(ctx, "k", "held", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Failover(ctx, rs[0], Coordinated) }()
+	// Release replication only once Redis has given the first request up.
+	log := filepath.Join(rs[0].Dir, "log")
+	if err := poll(ctx, 20*time.Second, "the first manual failover timed out", func(context.Context) error {
+		b, err := os.ReadFile(log)
+		if err != nil || !strings.Contains(string(b), "Manual failover timed out") {
+			return fmt.Errorf("not in %s yet (%v)", log, err)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Failover returned before replication went on: %v", err)
+	default:
+	}
+	if err := hold.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := cc.Get(ctx, "k").Result(); err != nil || v != "held" {
+		t.Fatalf("after the failover k = %q, %v; want the held write", v, err)
 	}
 }
