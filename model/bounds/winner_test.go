@@ -1,0 +1,59 @@
+package bounds
+
+import (
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/model/analysis"
+)
+
+// TestWinsAtResume: a follower paused mid-acquire that believes after its
+// resume is a leader's pause when it read the winning reply it held. The
+// Redis lane tells so however late the belief was stamped (a loaded
+// machine); without that lane only a belief within a hop and the stamping
+// slack of the heal counts; a clean win after the resume (the key set
+// again) never does.
+func TestWinsAtResume(t *testing.T) {
+	const (
+		applied = 13500 * time.Millisecond
+		healed  = 17400 * time.Millisecond
+	)
+	pause := model.FaultOutcome{FaultSpan: model.FaultSpan{ID: 2, Kind: string(model.FaultPause), Mode: "pause",
+		Target: []int{1}, Applied: applied, Healed: healed}}
+	belief := func(start time.Duration) analysis.Belief {
+		return analysis.Belief{Member: model.Member{Instance: 1, ID: "i1-a"},
+			Window: model.Window{Start: start, End: start + 3*time.Second, Duration: 3 * time.Second}}
+	}
+	hold := func(start, end time.Duration, id string, inst int) analysis.Holding {
+		return analysis.Holding{Window: model.Window{Start: start, End: end, Duration: end - start}, Holder: id, Instance: inst}
+	}
+	// The follower's SET NX landed at 13 s; the key expired at 15.5 s.
+	landed := []analysis.Holding{hold(5*time.Second, 13*time.Second, "i2-a", 2), hold(13*time.Second, 15500*time.Millisecond, "i1-a", 1), hold(15500*time.Millisecond, 20*time.Second, "", -1)}
+	// Its clean win after the resume: the key set again at 17.6 s.
+	clean := []analysis.Holding{hold(5*time.Second, 13*time.Second, "i2-a", 2), hold(13*time.Second, 15500*time.Millisecond, "i1-a", 1),
+		hold(15500*time.Millisecond, 17600*time.Millisecond, "", -1), hold(17600*time.Millisecond, 20*time.Second, "i1-a", 1)}
+	for _, c := range []struct {
+		name    string
+		start   time.Duration
+		holders []analysis.Holding
+		want    bool
+	}{
+		{"stamped at the heal, no Redis lane", healed + 2*time.Millisecond, nil, true},
+		{"stamped 60 ms late, the key set before the stop", healed + 60*time.Millisecond, landed, true},
+		{"stamped 60 ms late, no Redis lane", healed + 60*time.Millisecond, nil, false},
+		{"a clean win after the resume", 17601 * time.Millisecond, clean, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := analysis.Analysis{Beliefs: []analysis.Belief{belief(c.start)}, Faults: []model.FaultOutcome{pause}}
+			a.Redis.Holders = c.holders
+			if got := winsAtResume(pause, a); got != c.want {
+				t.Errorf("winsAtResume = %v, want %v", got, c.want)
+			}
+			bf := BoundFaults(a)
+			if got := len(bf) == 1 && bf[0].LeaderHit; got != c.want {
+				t.Errorf("BoundFaults = %+v: taken as a leader's pause %v, want %v", bf, got, c.want)
+			}
+		})
+	}
+}
