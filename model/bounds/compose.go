@@ -470,25 +470,26 @@ func winsAtResume(f model.FaultOutcome, a analysis.Analysis) bool {
 		if b.Start <= f.Healed+hop+winnerStampSlack {
 			return true
 		}
-		return setBeforeHeal(a.Redis.Holders, b, f.Healed)
+		landed, ok := lastLanding(a.Redis.Holders, b)
+		return ok && landed < f.Healed
 	}
 	return false
 }
 
-// setBeforeHeal reports whether the last time the key took b's value
-// before b began was before healed: b read the reply of a SET NX that
-// landed while (or before) its instance was stopped.
-func setBeforeHeal(hs []analysis.Holding, b analysis.Belief, healed time.Duration) bool {
-	last := time.Duration(-1)
+// lastLanding is when the key last took b's value at or before b began,
+// as the Redis lane saw it: the landing of the SET NX whose reply b read
+// (false: no lane, or never).
+func lastLanding(hs []analysis.Holding, b analysis.Belief) (time.Duration, bool) {
+	last, ok := time.Duration(0), false
 	for _, h := range hs {
 		if h.Start > b.Start {
 			break // holdings are in order of start
 		}
 		if h.Holder == b.ID && h.Instance == b.Instance && !h.Shared {
-			last = h.Start
+			last, ok = h.Start, true
 		}
 	}
-	return last >= 0 && last < healed
+	return last, ok
 }
 
 // Preconditions lists the assumptions of the predicted bounds that the run

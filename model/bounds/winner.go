@@ -27,7 +27,11 @@ const winnerStampSlack = 10 * time.Millisecond
 // landed, the reply left Redis, and the follower believes a hop later, a
 // leader under the cut from then (a replies-dropped partition 10 µs after
 // the landing: the winner believed 10 s, an overlap of 3.711 s and stale
-// leadership of 5.049 s against the crash's 0 and 0).
+// leadership of 5.049 s against the crash's 0 and 0). A belief stamped
+// past that window still counts when the Redis lane saw its SET NX land
+// within it (lastLanding): a loaded machine stamps a resumed or released
+// reply's belief late, and the window's 10 ms alone would judge the win a
+// clean one.
 func slowWinner(f model.FaultOutcome, a analysis.Analysis) (time.Duration, bool) {
 	spec := model.KindSpecOf(model.FaultKind(f.Kind))
 	if spec.Downs || f.Instant || f.LeaderHit {
@@ -50,12 +54,19 @@ func slowWinner(f model.FaultOutcome, a analysis.Analysis) (time.Duration, bool)
 		}
 	}
 	for _, b := range a.Beliefs {
-		if b.Start > until {
-			break // beliefs are in order of start
+		if b.Start <= f.Applied || !f.Hits(b.Instance) {
+			continue
 		}
-		if b.Start > f.Applied && f.Hits(b.Instance) {
+		// The first belief of a hit instance after the injection: the
+		// fault's winner if it came in time, or (on a loaded machine that
+		// stamped it late) if the Redis lane saw its SET NX land in time.
+		if b.Start <= until {
 			return b.Start, true
 		}
+		if landed, ok := lastLanding(a.Redis.Holders, b); ok && landed <= until-hop-winnerStampSlack {
+			return b.Start, true
+		}
+		return 0, false
 	}
 	return 0, false
 }

@@ -57,3 +57,43 @@ func TestWinsAtResume(t *testing.T) {
 		})
 	}
 }
+
+// TestSlowWinnerStampedLate: a follower under reply latency whose SET NX
+// landed while the latency lasted believes at the heal, when the held reply
+// is released. A loaded machine may stamp that belief later than the slack;
+// the Redis lane still tells it, and a clean win after the heal stays none.
+func TestSlowWinnerStampedLate(t *testing.T) {
+	const (
+		applied = 10 * time.Second
+		healed  = 14 * time.Second
+	)
+	latency := model.FaultOutcome{FaultSpan: model.FaultSpan{ID: 1, Kind: string(model.FaultLatency), Mode: "latency",
+		Target: []int{1}, Applied: applied, Healed: healed}}
+	hold := func(start, end time.Duration, id string, inst int) analysis.Holding {
+		return analysis.Holding{Window: model.Window{Start: start, End: end, Duration: end - start}, Holder: id, Instance: inst}
+	}
+	for _, c := range []struct {
+		name    string
+		start   time.Duration
+		holders []analysis.Holding
+		want    bool
+	}{
+		{"stamped at the heal", healed + time.Millisecond, nil, true},
+		{"stamped 60 ms late, landed during the latency", healed + 60*time.Millisecond,
+			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, true},
+		{"stamped 60 ms late, no Redis lane", healed + 60*time.Millisecond, nil, false},
+		{"a clean win after the heal", healed + 60*time.Millisecond,
+			[]analysis.Holding{hold(0, healed+59*time.Millisecond, "", -1), hold(healed+59*time.Millisecond, 20*time.Second, "i1-a", 1)}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{latency},
+				Beliefs: []analysis.Belief{{Member: model.Member{Instance: 1, ID: "i1-a"},
+					Window: model.Window{Start: c.start, End: c.start + time.Second, Duration: time.Second}}}}
+			a.Redis.Holders = c.holders
+			won, got := slowWinner(latency, a)
+			if got != c.want || (got && won != c.start) {
+				t.Errorf("slowWinner = %v, %v; want %v at %v", won, got, c.want, c.start)
+			}
+		})
+	}
+}
