@@ -81,6 +81,9 @@ type Options struct {
 	// SkipAnalysis leaves Analysis, Predictions and Evaluation empty (for
 	// benchmarks of a backend alone).
 	SkipAnalysis bool
+	// Analysis are the analysis's settings (analysis.AnalyzeWith); the
+	// zero value is analysis.Analyze.
+	Analysis analysis.Options
 }
 
 // RefusedError is Run's error when the backend refuses the scenario:
@@ -183,7 +186,7 @@ func RunUnvalidated(ctx context.Context, sc model.Scenario, b Backend, o Options
 		res.Incomplete = runErr.Error()
 	}
 	if !o.SkipAnalysis {
-		res.Analysis = analysis.Analyze(res.Timeline, eff.Params)
+		res.Analysis = analysis.AnalyzeWith(res.Timeline, eff.Params, o.Analysis)
 		res.Predictions = bounds.Predict(eff.Params, bounds.AppliedFaultSize(eff, res.Analysis))
 		res.Evaluation = verdict.Evaluate(eff, res.Analysis, res.Predictions)
 		res.Settle()

@@ -117,12 +117,21 @@ type ProveSpace struct {
 // DefaultMaxSegments is ProveSpace.MaxSegments's default.
 const DefaultMaxSegments = 100000
 
-// ProveMetrics are the metrics Prove proves: each a maximum of end − start
-// over windows of the timeline, so that along a segment, where the order
-// of every event is fixed, it is a maximum of affine functions of the axis
-// and its supremum lies at a segment's end. Failover is not among them: its
-// stability rule is not such a maximum.
+// ProveMetrics are the metrics Prove proves by default: each a maximum of
+// end − start over windows of the timeline, so that along a segment, where
+// the order of every event is fixed, it is a maximum of affine functions of
+// the axis and its supremum lies at a segment's end.
 var ProveMetrics = []string{exOverlap, exGap, exStale}
+
+// proveMetrics are the metrics Prove takes: ProveMetrics and failover,
+// which is proven only when asked for. Its stability rule (the first sole
+// leader that led alone for a TTL) and the fault's reach are comparisons
+// of the analysis, not of the run, so its path records them too
+// (analysis.Options.OnCompare); on a segment that keeps them, each fault's
+// failover is the distance between two fixed events, affine in the axis.
+// Recorded for every metric, they would cut the other metrics' segments
+// finer than their windows need.
+var proveMetrics = []string{exOverlap, exGap, exStale, exFailover}
 
 func (s ProveSpace) withDefaults() ProveSpace {
 	if s.Name == "" {
@@ -174,12 +183,8 @@ func (s ProveSpace) Check() error {
 		}
 	}
 	for _, m := range s.Metrics {
-		if !slices.Contains(ProveMetrics, m) {
-			if m == exFailover {
-				bad("metric failover: its stability rule is not a maximum of windows, so a segment's ends do not bound it (chaos explore searches it)")
-				continue
-			}
-			bad("metric %q: want one of %s", m, strings.Join(ProveMetrics, ", "))
+		if !slices.Contains(proveMetrics, m) {
+			bad("metric %q: want one of %s", m, strings.Join(proveMetrics, ", "))
 		}
 	}
 	if len(s.Vary) > 2 {
@@ -322,6 +327,10 @@ type ProveOptions struct {
 	// (two followers' attempts crossing is a breakpoint of its own) and is
 	// there to check the partial order against.
 	FullOrder bool
+	// withoutOutcomeCmps leaves the analysis's comparisons out of the
+	// failover metric's path: a test's, to show the interior checks catch
+	// the failover they leave non-affine.
+	withoutOutcomeCmps bool
 }
 
 // ErrPathMismatch is wrapped by Prove's error when a run leaves the path
@@ -485,6 +494,14 @@ func windows(metrics []string, r *verdict.Result) (wins, least [][]int64) {
 			for _, g := range a.Gaps {
 				ws, ls = append(ws, int64(g.Duration)), append(ls, 0)
 			}
+		case exFailover:
+			// Each fault that demoted a leader it hit, as analysis.Measure
+			// takes them.
+			for _, f := range a.Faults {
+				if f.Demotion != nil && f.Failover != nil {
+					ws, ls = append(ws, int64(*f.Failover)), append(ls, 0)
+				}
+			}
 		case exStale:
 			all := append(slices.Clone(a.Redis.Stale), a.Redis.ShortStale...)
 			slices.SortStableFunc(all, func(x, y analysis.Stale) int { return cmp.Compare(x.Start, y.Start) })
@@ -597,6 +614,9 @@ func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
 	vo.OnCompare = func(a, b time.Duration) {
 		pa.a = append(pa.a, int64(a))
 		pa.b = append(pa.b, int64(b))
+	}
+	if slices.Contains(p.s.Metrics, exFailover) && !p.o.withoutOutcomeCmps {
+		vo.OnOutcomeCompare = vo.OnCompare
 	}
 	res, err := virtual.Run(sc, vo)
 	if err != nil {
@@ -943,7 +963,7 @@ func (p *prover) replay(x time.Duration, i int) (Worst, error) { return p.replay
 // replayAt is replay at the point xs.
 func (p *prover) replayAt(i int, xs ...time.Duration) (Worst, error) {
 	vo := p.o.Virtual
-	vo.OnCall, vo.OnPop, vo.OnCompare = nil, nil, nil
+	vo.OnCall, vo.OnPop, vo.OnCompare, vo.OnOutcomeCompare = nil, nil, nil, nil
 	res, err := virtual.Run(p.scenarioAt(xs...), vo)
 	if err != nil {
 		return Worst{}, fmt.Errorf("replaying %s: %w", p.pointText(xs...), err)

@@ -99,7 +99,7 @@ func TestProveRefuses(t *testing.T) {
 			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "at0", Lo: "3s", Hi: "4s"}}
 		}, "both move faults[0]'s at"},
 		{"leader-crash", nil, "runner mode"},
-		{"partition-blackhole", func(s *ProveSpace) { s.Metrics = []string{"failover"} }, "failover"},
+		{"partition-blackhole", func(s *ProveSpace) { s.Metrics = []string{"heal_to_stable"} }, "max_overlap, max_gap, stale_leadership, failover"},
 		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "latency", Lo: "1s", Hi: "2s"}} }, "vary latency"},
 		{"partition-blackhole", func(s *ProveSpace) { s.Vary = []Range{{Param: "start3", Lo: "0s", Hi: "2s"}} }, "3 instances"},
 		{"partition-blackhole", func(s *ProveSpace) {
@@ -508,4 +508,59 @@ func mustRun(t *testing.T, sc model.Scenario) *verdict.Result {
 		t.Fatal(err)
 	}
 	return r
+}
+
+// TestProveFailover: failover, whose stability rule (the first sole leader
+// to lead alone for a TTL) and reach are comparisons of the analysis, not
+// of the run, is proven with those comparisons in the path: random interior
+// points of every segment keep each fault's failover affine (Prove fails
+// otherwise), the witness replays, and neither a dense scan nor explore
+// finds it higher; over a box of the fault's start and length as well.
+func TestProveFailover(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		vary []Range
+	}{
+		{"partition-blackhole", nil},
+		{"partition-blackhole", []Range{{Param: "for", Lo: "1s", Hi: "14s"}}},
+		{"redis-pause", nil},
+		{"slow-redis-safe-elector", nil},
+		{"flapping-network", []Range{{Param: "at2", Lo: "11s", Hi: "15s"}}},
+	} {
+		sc := builtinScenario(t, c.name)
+		res, err := Prove(context.Background(), ProveSpace{Base: sc, Metrics: []string{"failover"}, Vary: c.vary}, ProveOptions{Interior: 4})
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		pr := res.Proofs[0]
+		if !res.Complete || pr.Verdict != VerdictProven || pr.Replayed != pr.Worst || pr.Worst <= 0 {
+			t.Fatalf("%s %v: %s, worst %v replayed %v, complete %v: want a proven, replayed failover", c.name, c.vary, pr.Verdict, pr.Worst, pr.Replayed, res.Complete)
+		}
+		scanNeverAbove(t, c.name+" failover", res, 300)
+		if c.vary == nil {
+			ex, err := Explore(context.Background(), Space{Base: sc, Metrics: []string{"failover"}, Seeds: 1, FirstSeed: res.Space.Seed, Budget: 300, FixedStarts: true}, ExploreOptions{Workers: 1})
+			if err != nil {
+				t.Fatalf("%s: explore: %v", c.name, err)
+			}
+			if w := ex.Worst[0]; w.Found && w.Measured > pr.Worst {
+				t.Errorf("%s: explore finds failover %v at %v, above the proven worst %v", c.name, w.Measured, w.Schedule.At, pr.Worst)
+			}
+		}
+		t.Logf("%s %v: failover proven %v of %v, %d segments", c.name, c.vary, pr.Worst, pr.Bound, res.Segments)
+	}
+	// A box: the cells' windows include each fault's failover.
+	walk, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, "partition-blackhole"), Metrics: []string{"failover"},
+		Vary: []Range{{Param: "at", Lo: "2.4s", Hi: "2.7s"}}}, ProveOptions{Interior: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	box, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, "partition-blackhole"), Metrics: []string{"failover"},
+		Vary: []Range{{Param: "at", Lo: "2.4s", Hi: "2.7s"}, {Param: "start1", Lo: "0s", Hi: "100ms"}}}, ProveOptions{Interior: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The box holds the walk's schedules (the file starts every instance at 0).
+	if pr := box.Proofs[0]; !box.Complete || pr.Verdict != VerdictProven || pr.Replayed != pr.Worst || pr.Worst < walk.Proofs[0].Worst {
+		t.Errorf("box: %s, worst %v replayed %v, complete %v; the walk at the file's phase %v: want a proven box no lower than the walk", pr.Verdict, pr.Worst, pr.Replayed, box.Complete, walk.Proofs[0].Worst)
+	}
 }

@@ -16,7 +16,8 @@ import (
 const proveUsage = `Usage: chaos prove NAME|FILE [flags]
 
 Proves, on the virtual backend, the exact worst case of each metric (max
-overlap, max gap, stale leadership) over a range of one fault's start
+overlap, max gap, stale leadership; failover when asked for with --metric)
+over a range of one fault's start
 (--vary at=LO..HI, default a renewal interval and a Wait around the file's),
 its length (--vary for=LO..HI) or an instance's start (--vary
 start1=0s..6s: the first follower's phase), the rest and the seed fixed;
@@ -37,8 +38,8 @@ far it got). Writes result.json and per metric witness-METRIC.yaml. The seed fix
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model with a fixed clock rate, spec
-or safe mode: it refuses clock faults, runner mode and failover rather than
-answer them wrongly (docs/prove.md).
+or safe mode: it refuses clock faults and runner mode rather than answer
+them wrongly (docs/prove.md).
 
 Examples:
   chaos prove partition-blackhole
@@ -48,6 +49,7 @@ Examples:
   chaos prove flapping-network --vary at2=11s..15s   # the third flap's start
   chaos prove my-scenario.yaml --vary at=5s..9s --seed 3
   chaos prove partition-blackhole --seeds 5      # seeds 1..5, each proven
+  chaos prove partition-blackhole --metric failover
 
 Flags:
 `
@@ -62,7 +64,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		s            sweep.ProveSpace
 	)
 	fs.StringVar(&out, "out", "./chaos-prove", "write the proof to `DIR`/<name>/")
-	fs.StringVar(&metrics, "metric", "", "the metrics to prove, comma-separated: overlap, gap, stale (default all three)")
+	fs.StringVar(&metrics, "metric", "", "the metrics to prove, comma-separated: overlap, gap, stale, failover (default the first three)")
 	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length), startN (instance N's start), atK or forK (faults[K]'s start or length); twice for a box of two axes")
 	fs.Int64Var(&s.Seed, "seed", 0, "the seed (jitter and backoff draws; default the file's, or 1)")
 	var seeds int

@@ -143,35 +143,35 @@ type Holding struct {
 
 // reachOf computes FaultSpan.Reach; sole are the sole-leader stretches,
 // next is nextOnLeader's for f (-1: none).
-func reachOf(f model.FaultSpan, next time.Duration, sole []stretch, p model.Params, end time.Duration) time.Duration {
+func reachOf(f model.FaultSpan, next time.Duration, sole []stretch, p model.Params, end time.Duration, c compared) time.Duration {
 	if f.Open {
 		return end
 	}
 	settled := f.Healed + p.TTL + p.Wait
 	if f.Instant {
-		if at, _, ok := stableFrom(sole, f.Healed, p.TTL); ok {
-			settled = min(settled, at)
+		if at, _, ok := stableFrom(sole, f.Healed, p.TTL, c); ok {
+			settled = c.min(settled, at)
 		}
-		if next > f.Applied {
+		if c.lt(f.Applied, next) {
 			// The instant before the next fault's: a belief it ends, or a
 			// window it opens, at its own moment is its doing.
-			settled = min(settled, next-1)
+			settled = c.min(settled, next-1)
 		}
 	}
-	return min(settled, end)
+	return c.min(settled, end)
 }
 
 // nextOnLeader is when the first fault after spans[i] was applied to an
 // instance that believed it led at spans[i]'s action; -1 if none was.
-func nextOnLeader(spans []model.FaultSpan, i int, beliefs []Belief) time.Duration {
+func nextOnLeader(spans []model.FaultSpan, i int, beliefs []Belief, c compared) time.Duration {
 	f := spans[i]
 	next := time.Duration(-1)
 	for _, g := range spans {
-		if g.Applied <= f.Applied || (next >= 0 && g.Applied >= next) {
+		if c.le(g.Applied, f.Applied) || (next >= 0 && c.le(next, g.Applied)) {
 			continue
 		}
 		for _, b := range beliefs {
-			if b.Start < f.Applied && b.End >= f.Applied && g.Hits(b.Instance) {
+			if c.lt(b.Start, f.Applied) && c.le(f.Applied, b.End) && g.Hits(b.Instance) {
 				next = g.Applied
 				break
 			}
@@ -419,6 +419,13 @@ type Analysis struct {
 // at the same instant therefore make neither an overlap nor a gap, and no
 // window ever has zero length.
 func Analyze(t model.Timeline, p model.Params) Analysis {
+	return AnalyzeWith(t, p, Options{})
+}
+
+// AnalyzeWith is Analyze with o's settings: o.OnCompare is told the
+// comparisons that decide each fault's failover.
+func AnalyzeWith(t model.Timeline, p model.Params, o Options) Analysis {
+	c := compared(o.OnCompare)
 	p = p.WithDefaults()
 	ev := InOrder(t)
 
@@ -441,13 +448,13 @@ func Analyze(t model.Timeline, p model.Params) Analysis {
 	spans := faultSpans(ev, a.End)
 	faults := slices.Clone(spans)
 	for i := range faults {
-		faults[i].Reach = reachOf(faults[i], nextOnLeader(spans, i, a.Beliefs), sole, p, a.End)
+		faults[i].Reach = reachOf(faults[i], nextOnLeader(spans, i, a.Beliefs, c), sole, p, a.End, c)
 	}
 	a.Skipped = skippedFaults(ev)
 	blocked := leaderless(ev, faults, a.End)
 	explainGaps(a.Gaps, faults, blocked)
 	for _, f := range faults {
-		o := outcome(f, a.Beliefs, sole, p, a.End)
+		o := outcome(f, a.Beliefs, sole, p, c)
 		for i, g := range a.Gaps {
 			if f.Touches(g.Window) {
 				o.Gaps = append(o.Gaps, i)
@@ -951,17 +958,18 @@ func leaderless(ev []model.Event, faults []model.FaultSpan, end time.Duration) [
 	return out
 }
 
-// outcome measures what one fault did to leadership.
-func outcome(f model.FaultSpan, beliefs []Belief, sole []stretch, p model.Params, end time.Duration) model.FaultOutcome {
+// outcome measures what one fault did to leadership. c is told the
+// comparisons its failover rests on (the recovery's are not).
+func outcome(f model.FaultSpan, beliefs []Belief, sole []stretch, p model.Params, c compared) model.FaultOutcome {
 	o := model.FaultOutcome{FaultSpan: f}
 	reach := f.Reach
 	var demotedAt time.Duration
 	kept := false
 	for _, b := range beliefs {
-		if b.Start >= f.Applied {
+		if c.le(f.Applied, b.Start) {
 			break // beliefs are in order of start
 		}
-		if b.End < f.Applied || b.Duration == 0 {
+		if c.lt(b.End, f.Applied) || c.le(b.Duration, 0) {
 			continue
 		}
 		o.LeadersAtInjection = append(o.LeadersAtInjection, b.Member)
@@ -969,15 +977,15 @@ func outcome(f model.FaultSpan, beliefs []Belief, sole []stretch, p model.Params
 			continue
 		}
 		o.LeaderHit = true
-		if b.Open || b.End > reach {
+		if b.Open || c.lt(reach, b.End) {
 			kept = true
 			continue
 		}
-		demotedAt = max(demotedAt, b.End)
+		demotedAt = c.max(demotedAt, b.End)
 	}
 
 	if !f.Open {
-		if at, _, ok := stableFrom(sole, f.Healed, p.TTL); ok {
+		if at, _, ok := stableFrom(sole, f.Healed, p.TTL, nil); ok {
 			o.Recovery = durationOf(at - f.Healed)
 		}
 	}
@@ -993,7 +1001,7 @@ func outcome(f model.FaultSpan, beliefs []Belief, sole []stretch, p model.Params
 		return o
 	}
 	o.Demotion = durationOf(demotedAt - f.Applied)
-	at, m, ok := stableFrom(sole, demotedAt, p.TTL)
+	at, m, ok := stableFrom(sole, demotedAt, p.TTL, c)
 	if !ok {
 		o.Note = "no stable leader before the run ended"
 		return o
@@ -1007,12 +1015,12 @@ func durationOf(d time.Duration) *time.Duration { return &d }
 // stableFrom finds the first moment at or after t from which one incarnation
 // led alone for at least w. A stretch cut short by the end of the run is not
 // known to be stable.
-func stableFrom(sole []stretch, t, w time.Duration) (time.Duration, model.Member, bool) {
-	i := sort.Search(len(sole), func(i int) bool { return sole[i].End > t })
+func stableFrom(sole []stretch, t, w time.Duration, c compared) (time.Duration, model.Member, bool) {
+	i := sort.Search(len(sole), func(i int) bool { return c.lt(t, sole[i].End) })
 	for ; i < len(sole); i++ {
 		s := sole[i]
-		from := max(s.Start, t)
-		if s.End-from >= w {
+		from := c.max(s.Start, t)
+		if c.le(w, s.End-from) {
 			return from, s.Member, true
 		}
 	}

@@ -144,8 +144,8 @@ func timingsOf(a Analysis, ev []model.Event, lates []beliefLate, spans []model.F
 	p := a.Params
 	x.mostFaults, x.leastFaults = slices.Clone(spans), slices.Clone(spans)
 	for i, f := range spans {
-		next := nextOnLeader(spans, i, a.Beliefs)
-		lo, hi := reachOf(f, next, nil, p, a.End), reachOf(f, next, nil, p, a.End)
+		next := nextOnLeader(spans, i, a.Beliefs, nil)
+		lo, hi := reachOf(f, next, nil, p, a.End, nil), reachOf(f, next, nil, p, a.End, nil)
 		if f.Instant && !f.Open {
 			if at, _, ok := stableAfter(x.maybe, f.Healed, p.TTL); ok {
 				lo = min(lo, at)

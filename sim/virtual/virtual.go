@@ -66,6 +66,7 @@ import (
 	"github.com/leaselab/leaselab/election"
 	"github.com/leaselab/leaselab/internal/version"
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/model/analysis"
 	"github.com/leaselab/leaselab/sim"
 )
 
@@ -133,6 +134,12 @@ type Options struct {
 	// streams' commands and task bookkeeping are not in the partial order's
 	// account of what depends on what.
 	PartialOrder bool
+	// OnOutcomeCompare, if set, is told the comparisons by which the
+	// analysis of the run decides each fault's failover, after the run
+	// (analysis.Options.OnCompare): the path of the failover metric, which
+	// sweep.Prove records beside OnCompare's. Nil (the default): nothing is
+	// recorded.
+	OnOutcomeCompare func(a, b time.Duration)
 }
 
 // Pop is an event the virtual world's queue popped: when, and what it is
@@ -268,6 +275,7 @@ func Run(sc model.Scenario, o Options) (*verdict.Result, error) {
 // RunStats is Run that also reports what the simulation did.
 func RunStats(sc model.Scenario, o Options) (*verdict.Result, Stats, error) {
 	var st Stats
-	res, err := sim.Run(context.Background(), sc, Backend{Options: o, stats: &st}, sim.Options{SkipAnalysis: o.SkipAnalysis})
+	res, err := sim.Run(context.Background(), sc, Backend{Options: o, stats: &st}, sim.Options{SkipAnalysis: o.SkipAnalysis,
+		Analysis: analysis.Options{OnCompare: o.OnOutcomeCompare}})
 	return res, st, err
 }
