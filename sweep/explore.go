@@ -388,6 +388,10 @@ type Worst struct {
 	// Why says why for the first of them.
 	Unknown int    `json:"unknown,omitempty"`
 	Why     string `json:"why,omitempty"`
+	// NotMeasured: the run's check failed for want of a value, not
+	// against a bound (a failover with no stable leader before the run
+	// ended); Unknown counts it too. Set by judge for a single run.
+	NotMeasured bool `json:"not_measured,omitempty"`
 	// Count: the metric is a count (ExploreCounts), Measured and
 	// Predicted numbers of nanoseconds (Worst.Value prints them).
 	Count bool `json:"count,omitempty"`
@@ -1097,6 +1101,7 @@ func judge(s Space, x Schedule, r *verdict.Result) []Worst {
 		case c.Verdict == model.Unknown || c.NotMeasured:
 			// The check's own slack (a nanosecond) says nothing to a reader.
 			w.Unknown, w.Why = 1, strings.ReplaceAll(c.Detail, " + slack 1ns", "")
+			w.NotMeasured = c.NotMeasured
 		default:
 			w.Found = true
 			w.Measured, w.Open = c.Measured, c.Open

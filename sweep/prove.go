@@ -261,6 +261,12 @@ type Proof struct {
 	// Unknown counts the evaluated schedules whose check was unknown.
 	Unknown int    `json:"unknown,omitempty"`
 	Why     string `json:"why,omitempty"`
+	// NotMeasured counts the evaluated schedules (segment ends, or cells)
+	// whose run measured no value of the metric (a failover with no stable
+	// leader before the run ended), NotMeasuredAt the first of them: the
+	// worst there is not known, so the verdict is incomplete at best.
+	NotMeasured   int    `json:"not_measured,omitempty"`
+	NotMeasuredAt string `json:"not_measured_at,omitempty"`
 }
 
 // Prove's verdicts.
@@ -428,6 +434,8 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 		case !p.excessSeen[i]:
 			b.Verdict = VerdictNone
 			b.Why = "no bound applies"
+		case b.NotMeasured > 0:
+			b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
 		default:
 			b.Verdict = VerdictProven
 		}
@@ -755,6 +763,30 @@ func (p *prover) segmentEnd(x time.Duration, cur, nx *path) time.Duration {
 // ceilDiv is ⌈a/b⌉ for any nonzero b.
 func ceilDiv(a, b int64) int64 { return -floorDiv(-a, b) }
 
+// notMeasured counts a schedule, at, whose run measured no value of the
+// metric, and says incomplete what pr would otherwise call proven.
+func (pr *Proof) notMeasured(w Worst, at string) {
+	if !w.NotMeasured {
+		return
+	}
+	pr.NotMeasured++
+	if pr.NotMeasuredAt == "" {
+		// The check's detail ends with what was missing, after its bound.
+		_, why, ok := strings.Cut(w.Why, "not measured: ")
+		if !ok {
+			why = w.Why
+		}
+		pr.NotMeasuredAt, pr.Why = at, why
+	}
+}
+
+// notMeasuredWhy is the incomplete verdict's reason for pr's schedules
+// without a value.
+func (pr *Proof) notMeasuredWhy() string {
+	return fmt.Sprintf("%d of the schedules evaluated measure no %s (the first at %s: %s), so the worst is not known there; a longer recovery lets their runs see it",
+		pr.NotMeasured, pr.Metric, pr.NotMeasuredAt, pr.Why)
+}
+
 // countUnknown counts a run whose check of the metric was unknown, and
 // keeps the first reason.
 func (pr *Proof) countUnknown(w Worst) {
@@ -783,6 +815,20 @@ func (p *prover) check(x, y time.Duration, cur, nx, got *path) error {
 				ErrPathMismatch, p.axis, y, k, x, time.Duration(got.a[k]), time.Duration(got.b[k]), time.Duration(wa), time.Duration(wb))
 		}
 	}
+	// Every window too: a metric is affine per window only if what decides
+	// the windows is on the path (a failover's stability rule is the
+	// analysis's comparison, recorded only when failover is asked for).
+	for i := range cur.wins {
+		if len(got.wins[i]) != len(cur.wins[i]) || len(nx.wins[i]) != len(cur.wins[i]) {
+			return fmt.Errorf("%w: %s=%v: %s has %d windows, %d at %s=%v", ErrPathMismatch, p.axis, y, p.s.Metrics[i], len(got.wins[i]), len(cur.wins[i]), p.axis, x)
+		}
+		for j, l := range cur.wins[i] {
+			if want := l + (nx.wins[i][j]-l)*t; got.wins[i][j] != want {
+				return fmt.Errorf("%w: %s=%v: a %s window of the segment from %v is %v where its gradient puts %v",
+					ErrPathMismatch, p.axis, y, p.s.Metrics[i], x, time.Duration(got.wins[i][j]), time.Duration(want))
+			}
+		}
+	}
 	return nil
 }
 
@@ -808,6 +854,7 @@ func (p *prover) take(x, seg time.Duration, pa *path) {
 	for i, w := range pa.ws {
 		b := &p.best[i]
 		b.countUnknown(w)
+		b.notMeasured(w, p.pointText(x))
 		if !w.Found {
 			continue
 		}

@@ -900,6 +900,7 @@ func (b *boxProver) finish() error {
 		for _, c := range b.cells {
 			w := c.paths[0].ws[i]
 			pr.countUnknown(w)
+			pr.notMeasured(w, b.pointText(pointDur(c.o())...))
 			if !w.Found {
 				continue
 			}
@@ -974,6 +975,8 @@ func (b *boxProver) finish() error {
 				pr.Verdict = VerdictIncomplete
 				pr.Why = fmt.Sprintf("the bound varies inside a cell: %s is %v there, within its own bound %v but above the cell's lowest", b.pointText(pointDur(excessAt)...), rep.Measured, rep.Predicted)
 			}
+		case pr.NotMeasured > 0:
+			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
 		case supExcess != nil && supExcess.Sign() > 0:
 			pr.Verdict = VerdictIncomplete
 			pr.Why = fmt.Sprintf("no schedule found exceeds the bound, but a cell's supremum over its real polygon does, by %v", time.Duration(ceilRat(supExcess)))

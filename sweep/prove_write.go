@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/big"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
@@ -150,8 +151,16 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		if r.Axis2 != "" && p.Sup != p.Worst {
 			fmt.Fprintf(w, "      the supremum over the cells' real polygons: %s\n", model.DurationText(p.Sup))
 		}
-		if p.Verdict == VerdictIncomplete && p.Why != "" {
+		switch {
+		case p.Verdict == VerdictIncomplete && p.Why != "":
 			fmt.Fprintf(w, "      incomplete: %s\n", p.Why)
+		case p.Unknown > 0:
+			// The check's detail: the bound's derivation, then why unknown.
+			why := p.Why
+			if i := strings.LastIndex(why, "; "); i >= 0 {
+				why = why[i+2:]
+			}
+			fmt.Fprintf(w, "      %d schedules unknown, not counted: %s\n", p.Unknown, why)
 		}
 	}
 	extra := ""

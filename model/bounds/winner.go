@@ -13,6 +13,21 @@ import (
 // loosens the bound.
 const winnerStampSlack = 10 * time.Millisecond
 
+// laneStampSlack is how late after a heal (and its hop) a belief may be
+// stamped and still be told by the Redis lane for one the fault's held
+// reply made (lastLanding): the slack predicted limits take for
+// measurement error, or the harness's largest measured stall when the
+// machine was later than that. Past it, a landing the lane puts before the
+// heal is taken for something else than the reply the belief read (a lane
+// stretch the watcher merged), and only the time rule decides.
+func laneStampSlack(a analysis.Analysis) time.Duration {
+	s := DefaultSlack
+	for _, st := range a.Stalls {
+		s = max(s, st.Late)
+	}
+	return s
+}
+
 // slowWinner reports whether fault f, on instances that were not leading
 // at its injection, slowed one that then won while it lasted, and when that
 // one first believed: from then on it is a leader's fault of f's mode. A
@@ -27,11 +42,13 @@ const winnerStampSlack = 10 * time.Millisecond
 // landed, the reply left Redis, and the follower believes a hop later, a
 // leader under the cut from then (a replies-dropped partition 10 µs after
 // the landing: the winner believed 10 s, an overlap of 3.711 s and stale
-// leadership of 5.049 s against the crash's 0 and 0). A belief stamped
-// past that window still counts when the Redis lane saw its SET NX land
-// within it (lastLanding): a loaded machine stamps a resumed or released
-// reply's belief late, and the window's 10 ms alone would judge the win a
-// clean one.
+// leadership of 5.049 s against the crash's 0 and 0). Under latency, a
+// belief stamped past that window (within laneStampSlack) still counts
+// when the Redis lane saw its SET NX land while the fault lasted
+// (lastLanding): a loaded machine stamps a released reply's belief late,
+// and the window's 10 ms alone would judge the win a clean one. Not for a
+// partition: a reply in flight at the cut landed microseconds before it,
+// closer than the lane's own stamps tell.
 func slowWinner(f model.FaultOutcome, a analysis.Analysis) (time.Duration, bool) {
 	spec := model.KindSpecOf(model.FaultKind(f.Kind))
 	if spec.Downs || f.Instant || f.LeaderHit {
@@ -63,8 +80,10 @@ func slowWinner(f model.FaultOutcome, a analysis.Analysis) (time.Duration, bool)
 		if b.Start <= until {
 			return b.Start, true
 		}
-		if landed, ok := lastLanding(a.Redis.Holders, b); ok && landed <= until-hop-winnerStampSlack {
-			return b.Start, true
+		if spec.SlowWinner && b.Start <= f.Healed+hop+laneStampSlack(a) {
+			if landed, ok := lastLanding(a.Redis.Holders, b); ok && landed > f.Applied && landed <= f.Healed {
+				return b.Start, true
+			}
 		}
 		return 0, false
 	}

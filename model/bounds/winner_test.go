@@ -43,6 +43,7 @@ func TestWinsAtResume(t *testing.T) {
 		{"stamped 60 ms late, the key set before the stop", healed + 60*time.Millisecond, landed, true},
 		{"stamped 60 ms late, no Redis lane", healed + 60*time.Millisecond, nil, false},
 		{"a clean win after the resume", 17601 * time.Millisecond, clean, false},
+		{"stamped 2 s late: past any stamping", healed + 2*time.Second, landed, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := analysis.Analysis{Beliefs: []analysis.Belief{belief(c.start)}, Faults: []model.FaultOutcome{pause}}
@@ -84,6 +85,10 @@ func TestSlowWinnerStampedLate(t *testing.T) {
 		{"stamped 60 ms late, no Redis lane", healed + 60*time.Millisecond, nil, false},
 		{"a clean win after the heal", healed + 60*time.Millisecond,
 			[]analysis.Holding{hold(0, healed+59*time.Millisecond, "", -1), hold(healed+59*time.Millisecond, 20*time.Second, "i1-a", 1)}, false},
+		{"landed before the latency", healed + 60*time.Millisecond,
+			[]analysis.Holding{hold(0, 9*time.Second, "", -1), hold(9*time.Second, 20*time.Second, "i1-a", 1)}, false},
+		{"stamped 2 s late", healed + 2*time.Second,
+			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{latency},
@@ -95,5 +100,28 @@ func TestSlowWinnerStampedLate(t *testing.T) {
 				t.Errorf("slowWinner = %v, %v; want %v at %v", won, got, c.want, c.start)
 			}
 		})
+	}
+}
+
+// TestSlowWinnerPartitionByTime: a follower cut off by a partition wins only
+// with a reply already on its way, believed within a hop of the cut; the
+// Redis lane does not widen that (the landing is microseconds before the
+// cut, closer than the lane's stamps), so a belief 60 ms later is no winner
+// of the partition even with the key set before it.
+func TestSlowWinnerPartitionByTime(t *testing.T) {
+	const applied = 10 * time.Second
+	cut := model.FaultOutcome{FaultSpan: model.FaultSpan{ID: 1, Kind: string(model.FaultPartition), Mode: model.ModePartitionBlackhole,
+		Target: []int{1}, Applied: applied, Healed: 14 * time.Second}}
+	lane := []analysis.Holding{{Window: model.Window{Start: applied - 10*time.Microsecond, End: 20 * time.Second}, Holder: "i1-a", Instance: 1}}
+	for _, c := range []struct {
+		start time.Duration
+		want  bool
+	}{{applied + 500*time.Microsecond, true}, {applied + 60*time.Millisecond, false}} {
+		a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{cut},
+			Beliefs: []analysis.Belief{{Member: model.Member{Instance: 1, ID: "i1-a"}, Window: model.Window{Start: c.start, End: c.start + time.Second}}}}
+		a.Redis.Holders = lane
+		if _, got := slowWinner(cut, a); got != c.want {
+			t.Errorf("belief at %v: slowWinner %v, want %v", c.start, got, c.want)
+		}
 	}
 }
