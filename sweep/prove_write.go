@@ -7,7 +7,6 @@ import (
 	"io"
 	"math/big"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
@@ -155,12 +154,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		case p.Verdict == VerdictIncomplete && p.Why != "":
 			fmt.Fprintf(w, "      incomplete: %s\n", p.Why)
 		case p.Unknown > 0:
-			// The check's detail: the bound's derivation, then why unknown.
-			why := p.Why
-			if i := strings.LastIndex(why, "; "); i >= 0 {
-				why = why[i+2:]
-			}
-			fmt.Fprintf(w, "      %d schedules unknown, not counted: %s\n", p.Unknown, why)
+			fmt.Fprintf(w, "      %d schedules unknown, not counted: %s\n", p.Unknown, unknownReason(p.Why))
 		}
 	}
 	extra := ""

@@ -34,6 +34,9 @@ func (r *ExploreResult) WriteTable(w io.Writer) {
 		measured, bound := x.Texts()
 		fmt.Fprintf(w, "  %-17s worst %-14s predicted %-10s ratio %-6s %s (%s, seed %d)\n      %s\n",
 			x.Metric, measured, bound, ratio, verdict, x.Phase, x.Schedule.Seed, x.Formula)
+		if x.Unknown > 0 {
+			fmt.Fprintf(w, "      %d runs unknown, not counted: %s\n", x.Unknown, unknownReason(x.Why))
+		}
 	}
 	if r.Skipped > 0 {
 		fmt.Fprintf(w, "%s\n", r.SkippedText())
@@ -41,6 +44,15 @@ func (r *ExploreResult) WriteTable(w io.Writer) {
 	if !r.Complete {
 		fmt.Fprintf(w, "INCOMPLETE: %s\n", r.Incomplete)
 	}
+}
+
+// unknownReason is why a check was unknown, from its detail, which
+// derives the bound first and ends with the reason.
+func unknownReason(detail string) string {
+	if i := strings.LastIndex(detail, "; "); i >= 0 {
+		return detail[i+2:]
+	}
+	return detail
 }
 
 // SkippedText says how many schedules the validator refused and why (its
