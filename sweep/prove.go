@@ -402,6 +402,10 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	for i := range p.best {
 		b := &p.best[i]
 		if !p.found[i] {
+			if b.NotMeasured > 0 {
+				// Not a metric no run is about: its worst is not known.
+				b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
+			}
 			continue
 		}
 		rep, err := p.replay(b.At, i)
@@ -431,11 +435,11 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 			b.Verdict = VerdictCounterexample
 		case !res.Complete:
 			b.Verdict = VerdictIncomplete
+		case b.NotMeasured > 0:
+			b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
 		case !p.excessSeen[i]:
 			b.Verdict = VerdictNone
 			b.Why = "no bound applies"
-		case b.NotMeasured > 0:
-			b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
 		default:
 			b.Verdict = VerdictProven
 		}

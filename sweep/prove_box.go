@@ -959,6 +959,9 @@ func (b *boxProver) finish() error {
 			pr.ExcessAt, pr.ExcessAt2 = time.Duration(excessAt[0]), time.Duration(excessAt[1])
 		}
 		switch {
+		case (!found || !seen) && pr.NotMeasured > 0:
+			// Not a metric no run is about: its worst is not known.
+			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
 		case !found || !seen:
 			if found {
 				pr.Why = "no bound applies"

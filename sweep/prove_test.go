@@ -564,6 +564,19 @@ func TestProveFailover(t *testing.T) {
 	if pr := res.Proofs[0]; pr.Verdict != VerdictIncomplete || pr.NotMeasured == 0 || !strings.Contains(pr.Why, "no stable leader before the run ended") {
 		t.Errorf("slow-redis-safe-elector, the file's recovery: %s, %d not measured (%s): want incomplete, naming the schedules without a failover", pr.Verdict, pr.NotMeasured, pr.Why)
 	}
+	// The same where no schedule measures it, and over a box.
+	for _, vary := range [][]Range{
+		{{Param: "at", Lo: "6.9049s", Hi: "6.95s"}},
+		{{Param: "at", Lo: "6.5s", Hi: "7.2s"}, {Param: "for", Lo: "13.9s", Hi: "14.1s"}},
+	} {
+		res, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, "slow-redis-safe-elector"), Metrics: []string{"failover"}, Vary: vary}, ProveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if pr := res.Proofs[0]; pr.Verdict != VerdictIncomplete || pr.NotMeasured == 0 {
+			t.Errorf("slow-redis-safe-elector %v: %s, %d not measured (%s): want incomplete", vary, pr.Verdict, pr.NotMeasured, pr.Why)
+		}
+	}
 	// A box: the cells' windows include each fault's failover.
 	walk, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, "partition-blackhole"), Metrics: []string{"failover"},
 		Vary: []Range{{Param: "at", Lo: "2.4s", Hi: "2.7s"}}}, ProveOptions{Interior: 2})

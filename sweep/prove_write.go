@@ -136,6 +136,11 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  %-17s not measured (%d schedules unknown: %s)\n", p.Metric, p.Unknown, p.Why)
 			continue
 		}
+		if p.Verdict == VerdictIncomplete && p.Formula == "" {
+			// No schedule measured it against a bound: no worst to show.
+			fmt.Fprintf(w, "  %-17s incomplete: %s\n", p.Metric, p.Why)
+			continue
+		}
 		v := p.Verdict
 		switch {
 		case p.Verdict == VerdictCounterexample:

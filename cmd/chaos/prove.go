@@ -115,8 +115,13 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		res.WriteTable(stdout)
 		fmt.Fprintf(stdout, "written: %s\n", dir)
 		for _, p := range res.Proofs {
-			if p.Verdict == sweep.VerdictCounterexample {
+			switch {
+			case p.Verdict == sweep.VerdictCounterexample:
 				bad = append(bad, fmt.Sprintf("%s (seed %d: %s)", p.Metric, s.Seed, filepath.Join(dir, sweep.WitnessFile(p.Metric))))
+			case p.Verdict == sweep.VerdictIncomplete && res.Complete:
+				// The walk covered the range, but this metric's worst
+				// is not known everywhere in it.
+				incomplete = append(incomplete, fmt.Sprintf("seed %d: %s: %s", s.Seed, p.Metric, p.Why))
 			}
 		}
 		if !res.Complete {

@@ -50,6 +50,16 @@ func TestProveCLI(t *testing.T) {
 	if c != exitOK || !strings.Contains(so, "at2=11s..15s") || !strings.Contains(so, "the other faults") || !strings.Contains(so, "proven") {
 		t.Errorf("prove of one fault of several: exit %d, want 0, the third flap's start walked, the other faults as the file has them\n%s\n%s", c, so, se)
 	}
+	c, so, se = chaos(t, "prove", "partition-blackhole", "--metric", "failover", "--out", dir)
+	if c != exitOK || !strings.Contains(so, "failover") || !strings.Contains(so, "proven") {
+		t.Errorf("prove --metric failover: exit %d, want 0, proven\n%s\n%s", c, so, se)
+	}
+	// Runs that end before a stable leader leave the failover's worst
+	// unknown: incomplete, exit 1, though the walk covered the range.
+	c, so, se = chaos(t, "prove", "slow-redis-safe-elector", "--metric", "failover", "--out", dir)
+	if c != exitFailed || !strings.Contains(so, "measure no failover") || !strings.Contains(se, "incomplete") {
+		t.Errorf("prove --metric failover with runs that see no stable leader: exit %d, want 1, incomplete\n%s\n%s", c, so, se)
+	}
 }
 
 // chaos prove --seeds N: each seed's jitter and backoff draws proven in

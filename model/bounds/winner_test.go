@@ -1,6 +1,7 @@
 package bounds
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -89,12 +90,17 @@ func TestSlowWinnerStampedLate(t *testing.T) {
 			[]analysis.Holding{hold(0, 9*time.Second, "", -1), hold(9*time.Second, 20*time.Second, "i1-a", 1)}, false},
 		{"stamped 2 s late", healed + 2*time.Second,
 			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, false},
+		{"stamped 2 s late, the harness 3 s late then", healed + 2*time.Second,
+			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{latency},
 				Beliefs: []analysis.Belief{{Member: model.Member{Instance: 1, ID: "i1-a"},
 					Window: model.Window{Start: c.start, End: c.start + time.Second, Duration: time.Second}}}}
 			a.Redis.Holders = c.holders
+			if strings.Contains(c.name, "the harness 3 s late") {
+				a.Stalls = []analysis.Stall{{Instance: -1, At: healed + 2*time.Second, Late: 3 * time.Second}}
+			}
 			won, got := slowWinner(latency, a)
 			if got != c.want || (got && won != c.start) {
 				t.Errorf("slowWinner = %v, %v; want %v at %v", won, got, c.want, c.start)
@@ -112,16 +118,21 @@ func TestSlowWinnerPartitionByTime(t *testing.T) {
 	const applied = 10 * time.Second
 	cut := model.FaultOutcome{FaultSpan: model.FaultSpan{ID: 1, Kind: string(model.FaultPartition), Mode: model.ModePartitionBlackhole,
 		Target: []int{1}, Applied: applied, Healed: 14 * time.Second}}
-	lane := []analysis.Holding{{Window: model.Window{Start: applied - 10*time.Microsecond, End: 20 * time.Second}, Holder: "i1-a", Instance: 1}}
 	for _, c := range []struct {
-		start time.Duration
-		want  bool
-	}{{applied + 500*time.Microsecond, true}, {applied + 60*time.Millisecond, false}} {
+		start, landed time.Duration
+		want          bool
+	}{
+		{applied + 500*time.Microsecond, applied - 10*time.Microsecond, true},
+		{applied + 60*time.Millisecond, applied - 10*time.Microsecond, false},
+		// A landing the lane puts inside the partition (a replies-dropped
+		// one lets the SET NX through) is no reply on its way either.
+		{applied + 60*time.Millisecond, applied + 5*time.Millisecond, false},
+	} {
 		a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{cut},
 			Beliefs: []analysis.Belief{{Member: model.Member{Instance: 1, ID: "i1-a"}, Window: model.Window{Start: c.start, End: c.start + time.Second}}}}
-		a.Redis.Holders = lane
+		a.Redis.Holders = []analysis.Holding{{Window: model.Window{Start: c.landed, End: 20 * time.Second}, Holder: "i1-a", Instance: 1}}
 		if _, got := slowWinner(cut, a); got != c.want {
-			t.Errorf("belief at %v: slowWinner %v, want %v", c.start, got, c.want)
+			t.Errorf("belief at %v, landed at %v: slowWinner %v, want %v", c.start, c.landed, got, c.want)
 		}
 	}
 }
