@@ -462,10 +462,15 @@ func winsAtResume(f model.FaultOutcome, a analysis.Analysis) bool {
 		return false
 	}
 	for _, b := range a.Beliefs {
-		if b.Start < f.Healed || !slices.Contains(f.Target, b.Instance) {
+		if b.Start <= f.Applied || !slices.Contains(f.Target, b.Instance) {
 			continue
 		}
-		// The first belief of a target after the heal.
+		// The first belief of a target since the stop. A stopped
+		// instance does nothing, so it came at the resume: possibly
+		// stamped before the heal, which the harness records once the
+		// resume has returned (CI: the resumed follower believed first,
+		// and a rule that began at the heal judged its 2.511 s stale
+		// against the crash's 0.755 s).
 		if b.Start <= f.Healed+hop+winnerStampSlack {
 			return true
 		}

@@ -41,6 +41,7 @@ func TestWinsAtResume(t *testing.T) {
 		want    bool
 	}{
 		{"stamped at the heal, no Redis lane", healed + 2*time.Millisecond, nil, true},
+		{"stamped before the heal's own stamp", healed - 50*time.Microsecond, nil, true},
 		{"stamped 60 ms late, the key set before the stop", healed + 60*time.Millisecond, landed, true},
 		{"stamped 60 ms late, no Redis lane", healed + 60*time.Millisecond, nil, false},
 		{"a clean win after the resume", 17601 * time.Millisecond, clean, false},
