@@ -5,22 +5,45 @@ import (
 	"net"
 	"strconv"
 	"testing"
+
+	"github.com/leaselab/leaselab/internal/rediscluster"
+	"github.com/leaselab/leaselab/model"
 )
 
 // TestProxiesListenBelowTheEphemeralRange: the in-process Toxiproxy's
 // proxies get ports the kernel never hands out by itself, so a refuse
 // partition's heal can listen on its port again, and the proxy it names
 // takes it (a disabled proxy's port is not taken by a ":0" listener meanwhile).
+// The spawned topologies' too: their proxies are re-pointed at a promoted
+// node, which listens on the port again.
 func TestProxiesListenBelowTheEphemeralRange(t *testing.T) {
 	lo, ok := ephemeralLow()
 	if !ok {
 		t.Skip("no ephemeral port range to read (not Linux)")
 	}
-	en, err := Embedded{}.Environment(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = en.Close() }()
+	t.Run("embedded", func(t *testing.T) {
+		en, err := Embedded{}.Environment(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = en.Close() }()
+		proxyPortHeld(t, en, lo)
+	})
+	t.Run("replicated", func(t *testing.T) {
+		rediscluster.NeedTools(t)
+		en, err := Spawned{Redis: model.RedisReplicated}.Environment(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = en.Close() }()
+		proxyPortHeld(t, en, lo)
+	})
+}
+
+// proxyPortHeld checks that en's proxies listen below the ephemeral range
+// (whose first port is lo) and get their port back when re-enabled.
+func proxyPortHeld(t *testing.T, en *Environment, lo int) {
+	t.Helper()
 	if en.ProxyListen == nil {
 		t.Fatal("ProxyListen is nil for the in-process Toxiproxy")
 	}

@@ -92,6 +92,14 @@ func (s Spawned) Environment(ctx context.Context) (env *Environment, err error) 
 	if env.Toxiproxy, err = toxiproxyAt(s.ToxiproxyAddr, &cs); err != nil {
 		return nil, err
 	}
+	if s.ToxiproxyAddr == "" {
+		// As Embedded's: a proxy re-pointed at a promoted node (or
+		// re-enabled by a refuse partition's heal) listens on its port
+		// again, which a port from the ephemeral range may have lost
+		// meanwhile (CI: "bind: address already in use" re-pointing a
+		// proxy at the promoted replica).
+		env.ProxyListen = ports.listen
+	}
 	env.Close = cs.close
 	return env, nil
 }
