@@ -220,7 +220,14 @@ func TestAgentRunElector(t *testing.T) {
 	if err := <-ran; err != nil {
 		t.Fatal(err)
 	}
-	<-demoted
+	// RunElector has returned: the service was told demoted before that
+	// (under load the stop's demote signal lost its race with the stop's
+	// end, and this waited forever).
+	select {
+	case <-demoted:
+	default:
+		t.Fatal("RunElector returned without telling the service it was demoted")
+	}
 	if len(transitions) == 0 {
 		t.Error("eo.OnTransition never called")
 	}

@@ -65,11 +65,18 @@ func (a *Agent) RunElector(ctx context.Context, eo election.Opts, s Service) err
 	// elector is never blocked on them while it stops.
 	var stopped chan error
 	done, gone := ctx.Done(), a.Gone()
+	// leading: the service was told promoted and not yet demoted. The
+	// stop's own demote signal can lose the race with the stop's end (the
+	// elector is done, and the tee gives up on it; CI saw a service never
+	// told demoted), so the stop's end tells it then.
+	leading := false
 	for {
 		select {
 		case <-promote:
+			leading = true
 			call(s.Promoted)
 		case <-demote:
+			leading = false
 			call(s.Demoted)
 		case err := <-errs:
 			if s.Error != nil {
@@ -86,6 +93,9 @@ func (a *Agent) RunElector(ctx context.Context, eo election.Opts, s Service) err
 			stopped = make(chan error, 1)
 			go func() { stopped <- e.Stop() }()
 		case err := <-stopped:
+			if leading {
+				call(s.Demoted)
+			}
 			a.Stopped()
 			if err != nil {
 				return &StopError{Err: err}
