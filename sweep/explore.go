@@ -342,20 +342,26 @@ func (s Space) Scenario(x Schedule) (model.Scenario, error) {
 			}
 		}
 	}
-	sc.Duration = stretchedPhase(sc)
+	sc.Duration = stretchedPhase(sc, nil)
 	return sc, sc.Validate()
 }
 
 // stretchedPhase is the fault phase of a schedule whose faults were moved
 // or sized: the scenario's (30s if none) stretched to the latest fault's
-// PhaseEnd.
-func stretchedPhase(sc model.Scenario) time.Duration {
+// PhaseEnd. tell, if not nil, is told each comparison that decides it, the
+// longest so far against each fault's PhaseEnd in turn: they depend on the
+// schedule, so chaos prove's path records them.
+func stretchedPhase(sc model.Scenario, tell func(longest, end time.Duration)) time.Duration {
 	d := sc.Duration
 	if d == 0 {
 		d = 30 * time.Second
 	}
 	for _, f := range sc.Faults {
-		d = max(d, f.PhaseEnd())
+		end := f.PhaseEnd()
+		if tell != nil {
+			tell(d, end)
+		}
+		d = max(d, end)
 	}
 	return d
 }

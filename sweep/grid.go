@@ -374,7 +374,7 @@ func (g Grid) Scenario(i int, seed int64) (model.Scenario, error) {
 		}
 	}
 	if sized {
-		sc.Duration = stretchedPhase(sc)
+		sc.Duration = stretchedPhase(sc, nil)
 	}
 	return sc, sc.Validate()
 }

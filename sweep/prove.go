@@ -543,7 +543,11 @@ func (p *prover) axisNames() []string {
 }
 
 // scenarioAt is the base with each axis at its value in xs.
-func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario {
+func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario { return p.scenarioTelling(nil, xs...) }
+
+// scenarioTelling is scenarioAt that tells tell the comparisons that
+// stretch its fault phase (stretchedPhase).
+func (p *prover) scenarioTelling(tell func(a, b time.Duration), xs ...time.Duration) model.Scenario {
 	sc := p.s.Base
 	sc.Faults = slices.Clone(sc.Faults)
 	sc.Starts = slices.Clone(sc.Starts)
@@ -551,7 +555,7 @@ func (p *prover) scenarioAt(xs ...time.Duration) model.Scenario {
 	for i, axis := range p.axisNames() {
 		setAxis(&sc, axis, xs[i])
 	}
-	sc.Duration = stretchedPhase(sc)
+	sc.Duration = stretchedPhase(sc, tell)
 	sc.Expect = nil
 	for _, m := range p.s.Metrics {
 		// A nanosecond of slack: the check's limit is then the bound itself.
@@ -586,36 +590,18 @@ func (p *prover) pointText(xs ...time.Duration) string {
 	return strings.Join(parts, " ")
 }
 
-// durationCmps are the comparisons that set a schedule's fault phase
-// (stretchedPhase): the longest so far against each fault's PhaseEnd in
-// turn. They depend on the axes, so the path records them first.
-func durationCmps(sc model.Scenario) [][2]time.Duration {
-	d := sc.Duration
-	if d == 0 {
-		d = 30 * time.Second
-	}
-	cmps := make([][2]time.Duration, len(sc.Faults))
-	for i, f := range sc.Faults {
-		cmps[i] = [2]time.Duration{d, f.PhaseEnd()}
-		d = max(d, cmps[i][1])
-	}
-	return cmps
-}
-
 // record runs the schedule at x with the path hooks.
 func (p *prover) record(x time.Duration) (*path, error) { return p.recordAt(x) }
 
 // recordAt runs the schedule at the point xs with the path hooks.
 func (p *prover) recordAt(xs ...time.Duration) (*path, error) {
-	sc := p.scenarioAt(xs...)
 	// Sized as the longest path so far: appending to a path grown from
 	// nothing was a fifth of a box proof's time.
 	pa := &path{a: make([]int64, 0, p.capComps), b: make([]int64, 0, p.capComps), pops: make([]virtual.Pop, 0, p.capPops)}
-	base := sc
-	base.Duration = p.s.Base.Duration
-	for _, c := range durationCmps(base) {
-		pa.a, pa.b = append(pa.a, int64(c[0])), append(pa.b, int64(c[1]))
-	}
+	// The fault phase's stretch comes first in the path.
+	sc := p.scenarioTelling(func(a, b time.Duration) {
+		pa.a, pa.b = append(pa.a, int64(a)), append(pa.b, int64(b))
+	}, xs...)
 	vo := p.o.Virtual
 	vo.OnCall = nil
 	vo.PartialOrder = !p.o.FullOrder

@@ -959,8 +959,8 @@ func (b *boxProver) finish() error {
 			pr.ExcessAt, pr.ExcessAt2 = time.Duration(excessAt[0]), time.Duration(excessAt[1])
 		}
 		switch {
-		case (!found || !seen) && pr.NotMeasured > 0:
-			// Not a metric no run is about: its worst is not known.
+		case pr.NotMeasured > 0 && (!found || !seen || pr.Excess <= 0):
+			// Short of a counterexample, a worst not known everywhere.
 			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
 		case !found || !seen:
 			if found {
@@ -978,8 +978,6 @@ func (b *boxProver) finish() error {
 				pr.Verdict = VerdictIncomplete
 				pr.Why = fmt.Sprintf("the bound varies inside a cell: %s is %v there, within its own bound %v but above the cell's lowest", b.pointText(pointDur(excessAt)...), rep.Measured, rep.Predicted)
 			}
-		case pr.NotMeasured > 0:
-			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
 		case supExcess != nil && supExcess.Sign() > 0:
 			pr.Verdict = VerdictIncomplete
 			pr.Why = fmt.Sprintf("no schedule found exceeds the bound, but a cell's supremum over its real polygon does, by %v", time.Duration(ceilRat(supExcess)))

@@ -119,25 +119,7 @@ func TestClusterLossyFailover(t *testing.T) {
 	ctx := context.Background()
 	c := New(t, Options{})
 	cc := c.Client(nil)
-	if err := cc.Set(ctx, "k", "before", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.PrimaryOf(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.WaitInSync(ctx, p); err != nil {
-		t.Fatal(err)
-	}
-	rs, err := c.ReplicasOf(ctx, p)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("replicas: %v %v", rs, err)
-	}
-	hold, err := c.HoldReplication(ctx, rs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Release(ctx)
+	p, replica, hold := heldReplica(t, c, "before")
 	if err := cc.Set(ctx, "k", "after", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -146,14 +128,14 @@ func TestClusterLossyFailover(t *testing.T) {
 	}
 	// The replica read both writes and applied neither.
 	if err := poll(ctx, 5*time.Second, "writes held on the replica", func(ctx context.Context) error {
-		if lag, err := Lag(ctx, rs[0]); err != nil || lag == 0 {
+		if lag, err := Lag(ctx, replica); err != nil || lag == 0 {
 			return fmt.Errorf("lag %d (%v)", lag, err)
 		}
 		return nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Failover(ctx, rs[0], Takeover); err != nil {
+	if err := c.Failover(ctx, replica, Takeover); err != nil {
 		t.Fatal(err)
 	}
 	if err := hold.Release(ctx); err != nil {
@@ -170,7 +152,7 @@ func TestClusterLossyFailover(t *testing.T) {
 	}
 	// The old primary resynchronised from the new one: it lost them too.
 	if err := poll(ctx, 10*time.Second, "old primary replicating", func(ctx context.Context) error {
-		if rs, err := c.ReplicasOf(ctx, rs[0]); err != nil || len(rs) != 1 || rs[0] != p {
+		if rs, err := c.ReplicasOf(ctx, replica); err != nil || len(rs) != 1 || rs[0] != p {
 			return errors.New("not yet")
 		}
 		return nil
@@ -343,29 +325,14 @@ func TestClusterFailoverAskedAgain(t *testing.T) {
 	ctx := context.Background()
 	c := New(t, Options{})
 	cc := c.Client(nil)
-	if err := cc.Set(ctx, "k", "v", 0).Err(); err != nil {
-		t.Fatal(err)
-	}
-	p, err := c.PrimaryOf(ctx, "k")
-	if err != nil {
-		t.Fatal(err)
-	}
-	rs, err := c.ReplicasOf(ctx, p)
-	if err != nil || len(rs) != 1 {
-		t.Fatalf("replicas: %v %v", rs, err)
-	}
-	hold, err := c.HoldReplication(ctx, rs[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer hold.Release(ctx)
+	_, replica, hold := heldReplica(t, c, "v")
 	if err := cc.Set(ctx, "k", "held", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
-	go func() { done <- c.Failover(ctx, rs[0], Coordinated) }()
+	go func() { done <- c.Failover(ctx, replica, Coordinated) }()
 	// Release replication only once Redis has given the first request up.
-	log := filepath.Join(rs[0].Dir, "log")
+	log := filepath.Join(replica.Dir, "log")
 	if err := poll(ctx, 20*time.Second, "the first manual failover timed out", func(context.Context) error {
 		b, err := os.ReadFile(log)
 		if err != nil || !strings.Contains(string(b), "Manual failover timed out") {
@@ -392,4 +359,32 @@ func TestClusterFailoverAskedAgain(t *testing.T) {
 	if v, err := cc.Get(ctx, "k").Result(); err != nil || v != "held" {
 		t.Fatalf("after the failover k = %q, %v; want the held write", v, err)
 	}
+}
+
+// heldReplica writes k = v, waits until the replica of k's primary has it,
+// and holds that replica's replication (released when the test ends): the
+// start of a lossy or a stalled failover. It returns the primary and the
+// replica.
+func heldReplica(t *testing.T, c *Cluster, v string) (primary, replica *Node, hold *Hold) {
+	t.Helper()
+	ctx := context.Background()
+	if err := c.Client(nil).Set(ctx, "k", v, 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := c.PrimaryOf(ctx, "k")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitInSync(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := c.ReplicasOf(ctx, p)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("replicas of %s: %v %v", p.Addr, rs, err)
+	}
+	if hold, err = c.HoldReplication(ctx, rs[0]); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = hold.Release(ctx) })
+	return p, rs[0], hold
 }

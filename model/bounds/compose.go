@@ -449,14 +449,13 @@ func splitByLeading(fs []model.FaultOutcome) []model.FaultOutcome {
 // under 1 s replies believed 2.50 s stale of 0.755 s, one paused 4.9 s
 // overlapped 0.90 s and believed 2.40 s stale of 0.25 s.
 //
-// Two signs tell such a belief. The time: it came within a hop (and the
-// harness's stamping) of the heal, sooner than a clean win's round trip.
-// On a loaded machine the resumed process may read its reply tens of
-// milliseconds late (CI: a follower's belief past the 10 ms, judged against
-// the crash's 0.755 s, FAILed its 2.509 s); then the Redis lane's: the key
-// took the follower's value before the heal and not again before its
-// belief (no clean win after the resume set it), for a belief stamped
-// within laneStampSlack of the heal.
+// It is the target's first belief since the stop, told by two signs. The
+// time: it came by a hop (and the harness's stamping) after the heal,
+// sooner than a clean win's round trip. Or, stamped later (a loaded
+// machine runs the resumed process late), the Redis lane's: the key took
+// the follower's value before the heal and not again before its belief (no
+// clean win after the resume set it), for a belief stamped within
+// laneStampSlack of the heal.
 func winsAtResume(f model.FaultOutcome, a analysis.Analysis) bool {
 	if !model.KindSpecOf(model.FaultKind(f.Kind)).Stops || f.Open {
 		return false

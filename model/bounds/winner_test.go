@@ -9,12 +9,12 @@ import (
 	"github.com/leaselab/leaselab/model/analysis"
 )
 
-// TestWinsAtResume: a follower paused mid-acquire that believes after its
-// resume is a leader's pause when it read the winning reply it held. The
-// Redis lane tells so however late the belief was stamped (a loaded
-// machine); without that lane only a belief within a hop and the stamping
-// slack of the heal counts; a clean win after the resume (the key set
-// again) never does.
+// TestWinsAtResume: a follower paused mid-acquire that believes at its
+// resume is a leader's pause when it read the winning reply it held. A
+// belief within a hop and the stamping slack of the heal counts, even one
+// stamped before the heal's own stamp; one stamped later counts when the
+// Redis lane saw its SET NX land before the heal, up to laneStampSlack; a
+// clean win after the resume (the key set again) never does.
 func TestWinsAtResume(t *testing.T) {
 	const (
 		applied = 13500 * time.Millisecond
@@ -22,18 +22,11 @@ func TestWinsAtResume(t *testing.T) {
 	)
 	pause := model.FaultOutcome{FaultSpan: model.FaultSpan{ID: 2, Kind: string(model.FaultPause), Mode: "pause",
 		Target: []int{1}, Applied: applied, Healed: healed}}
-	belief := func(start time.Duration) analysis.Belief {
-		return analysis.Belief{Member: model.Member{Instance: 1, ID: "i1-a"},
-			Window: model.Window{Start: start, End: start + 3*time.Second, Duration: 3 * time.Second}}
-	}
-	hold := func(start, end time.Duration, id string, inst int) analysis.Holding {
-		return analysis.Holding{Window: model.Window{Start: start, End: end, Duration: end - start}, Holder: id, Instance: inst}
-	}
 	// The follower's SET NX landed at 13 s; the key expired at 15.5 s.
-	landed := []analysis.Holding{hold(5*time.Second, 13*time.Second, "i2-a", 2), hold(13*time.Second, 15500*time.Millisecond, "i1-a", 1), hold(15500*time.Millisecond, 20*time.Second, "", -1)}
+	landed := []analysis.Holding{holding(5*time.Second, 13*time.Second, "i2-a", 2), holding(13*time.Second, 15500*time.Millisecond, "i1-a", 1), holding(15500*time.Millisecond, 20*time.Second, "", -1)}
 	// Its clean win after the resume: the key set again at 17.6 s.
-	clean := []analysis.Holding{hold(5*time.Second, 13*time.Second, "i2-a", 2), hold(13*time.Second, 15500*time.Millisecond, "i1-a", 1),
-		hold(15500*time.Millisecond, 17600*time.Millisecond, "", -1), hold(17600*time.Millisecond, 20*time.Second, "i1-a", 1)}
+	clean := []analysis.Holding{holding(5*time.Second, 13*time.Second, "i2-a", 2), holding(13*time.Second, 15500*time.Millisecond, "i1-a", 1),
+		holding(15500*time.Millisecond, 17600*time.Millisecond, "", -1), holding(17600*time.Millisecond, 20*time.Second, "i1-a", 1)}
 	for _, c := range []struct {
 		name    string
 		start   time.Duration
@@ -48,7 +41,7 @@ func TestWinsAtResume(t *testing.T) {
 		{"stamped 2 s late: past any stamping", healed + 2*time.Second, landed, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			a := analysis.Analysis{Beliefs: []analysis.Belief{belief(c.start)}, Faults: []model.FaultOutcome{pause}}
+			a := analysis.Analysis{Beliefs: []analysis.Belief{followerBelief(c.start)}, Faults: []model.FaultOutcome{pause}}
 			a.Redis.Holders = c.holders
 			if got := winsAtResume(pause, a); got != c.want {
 				t.Errorf("winsAtResume = %v, want %v", got, c.want)
@@ -72,9 +65,6 @@ func TestSlowWinnerStampedLate(t *testing.T) {
 	)
 	latency := model.FaultOutcome{FaultSpan: model.FaultSpan{ID: 1, Kind: string(model.FaultLatency), Mode: "latency",
 		Target: []int{1}, Applied: applied, Healed: healed}}
-	hold := func(start, end time.Duration, id string, inst int) analysis.Holding {
-		return analysis.Holding{Window: model.Window{Start: start, End: end, Duration: end - start}, Holder: id, Instance: inst}
-	}
 	for _, c := range []struct {
 		name    string
 		start   time.Duration
@@ -83,21 +73,20 @@ func TestSlowWinnerStampedLate(t *testing.T) {
 	}{
 		{"stamped at the heal", healed + time.Millisecond, nil, true},
 		{"stamped 60 ms late, landed during the latency", healed + 60*time.Millisecond,
-			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, true},
+			[]analysis.Holding{holding(0, 12*time.Second, "", -1), holding(12*time.Second, 20*time.Second, "i1-a", 1)}, true},
 		{"stamped 60 ms late, no Redis lane", healed + 60*time.Millisecond, nil, false},
 		{"a clean win after the heal", healed + 60*time.Millisecond,
-			[]analysis.Holding{hold(0, healed+59*time.Millisecond, "", -1), hold(healed+59*time.Millisecond, 20*time.Second, "i1-a", 1)}, false},
+			[]analysis.Holding{holding(0, healed+59*time.Millisecond, "", -1), holding(healed+59*time.Millisecond, 20*time.Second, "i1-a", 1)}, false},
 		{"landed before the latency", healed + 60*time.Millisecond,
-			[]analysis.Holding{hold(0, 9*time.Second, "", -1), hold(9*time.Second, 20*time.Second, "i1-a", 1)}, false},
+			[]analysis.Holding{holding(0, 9*time.Second, "", -1), holding(9*time.Second, 20*time.Second, "i1-a", 1)}, false},
 		{"stamped 2 s late", healed + 2*time.Second,
-			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, false},
+			[]analysis.Holding{holding(0, 12*time.Second, "", -1), holding(12*time.Second, 20*time.Second, "i1-a", 1)}, false},
 		{"stamped 2 s late, the harness 3 s late then", healed + 2*time.Second,
-			[]analysis.Holding{hold(0, 12*time.Second, "", -1), hold(12*time.Second, 20*time.Second, "i1-a", 1)}, true},
+			[]analysis.Holding{holding(0, 12*time.Second, "", -1), holding(12*time.Second, 20*time.Second, "i1-a", 1)}, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{latency},
-				Beliefs: []analysis.Belief{{Member: model.Member{Instance: 1, ID: "i1-a"},
-					Window: model.Window{Start: c.start, End: c.start + time.Second, Duration: time.Second}}}}
+				Beliefs: []analysis.Belief{followerBelief(c.start)}}
 			a.Redis.Holders = c.holders
 			if strings.Contains(c.name, "the harness 3 s late") {
 				a.Stalls = []analysis.Stall{{Instance: -1, At: healed + 2*time.Second, Late: 3 * time.Second}}
@@ -130,10 +119,22 @@ func TestSlowWinnerPartitionByTime(t *testing.T) {
 		{applied + 60*time.Millisecond, applied + 5*time.Millisecond, false},
 	} {
 		a := analysis.Analysis{End: 30 * time.Second, Faults: []model.FaultOutcome{cut},
-			Beliefs: []analysis.Belief{{Member: model.Member{Instance: 1, ID: "i1-a"}, Window: model.Window{Start: c.start, End: c.start + time.Second}}}}
-		a.Redis.Holders = []analysis.Holding{{Window: model.Window{Start: c.landed, End: 20 * time.Second}, Holder: "i1-a", Instance: 1}}
+			Beliefs: []analysis.Belief{followerBelief(c.start)}}
+		a.Redis.Holders = []analysis.Holding{holding(c.landed, 20*time.Second, "i1-a", 1)}
 		if _, got := slowWinner(cut, a); got != c.want {
 			t.Errorf("belief at %v, landed at %v: slowWinner %v, want %v", c.start, c.landed, got, c.want)
 		}
 	}
+}
+
+// holding is a stretch of the Redis lane in which the key held id (of
+// instance inst; "" and -1 for no key).
+func holding(start, end time.Duration, id string, inst int) analysis.Holding {
+	return analysis.Holding{Window: model.Window{Start: start, End: end, Duration: end - start}, Holder: id, Instance: inst}
+}
+
+// followerBelief is instance 1's belief (incarnation "i1-a") from start,
+// for a second.
+func followerBelief(start time.Duration) analysis.Belief {
+	return analysis.Belief{Member: model.Member{Instance: 1, ID: "i1-a"}, Window: analysis.NewWindow(start, start+time.Second, false)}
 }
