@@ -1,6 +1,8 @@
 package model
 
 import (
+	"math"
+	"math/big"
 	"strconv"
 	"time"
 )
@@ -75,4 +77,72 @@ var clockKind = KindSpec{
 	// A jump or a fast clock: timers keep (or beat) real time.
 	SparesTakeover: func(sf Fault) bool { return sf.Rate <= 0 || sf.Rate >= 1 },
 	SlowWinner:     true,
+}
+
+// RateFraction is a clock rate as the exact fraction Num/Den that the
+// virtual model runs a clock at. It is the shortest decimal that reads back
+// as the rate's float (0.2 is 1/5, not the float's nearest binary
+// fraction), so a drifting clock's readings and timers are computed in
+// whole nanoseconds without rounding error: a reading is the real time
+// elapsed times Num/Den, rounded down. That makes the model's times affine
+// in a schedule's times on each residue class modulo Lattice (what chaos
+// prove walks).
+type RateFraction struct{ Num, Den uint64 }
+
+// RateFractionOf is the fraction a positive rate runs at. A rate whose
+// shortest decimal does not fit 64-bit terms (none within MinClockRate and
+// MaxClockRate written with fewer than 18 digits) is rounded to 10⁻¹²
+// first.
+func RateFractionOf(rate float64) RateFraction {
+	if r, ok := new(big.Rat).SetString(strconv.FormatFloat(rate, 'g', -1, 64)); ok && r.Sign() > 0 && r.Num().IsUint64() && r.Denom().IsUint64() {
+		return RateFraction{r.Num().Uint64(), r.Denom().Uint64()}
+	}
+	const den = 1_000_000_000_000
+	num := uint64(math.Round(rate * den))
+	g := gcd(num, den)
+	return RateFraction{num / g, den / g}
+}
+
+// One reports whether the clock keeps real time.
+func (r RateFraction) One() bool { return r.Num == r.Den }
+
+// Lattice is the step, in nanoseconds, on which times scaled by the rates
+// stay affine with integer coefficients: the product of the least common
+// multiples of their numerators and of their denominators (1 when every
+// rate is 1). On each residue class of a schedule's times modulo it, every
+// reading (a real time elapsed times Num/Den, rounded down) and every timer
+// (a clock duration times Den/Num, rounded up) rounds by the same amount,
+// so the model's event times are affine in the schedule there. It reports
+// false when the step would exceed limit.
+func Lattice(limit uint64, rates ...RateFraction) (uint64, bool) {
+	nums, dens := uint64(1), uint64(1)
+	for _, r := range rates {
+		var ok bool
+		if nums, ok = lcm(nums, r.Num, limit); !ok {
+			return 0, false
+		}
+		if dens, ok = lcm(dens, r.Den, limit); !ok {
+			return 0, false
+		}
+	}
+	if nums > limit/dens {
+		return 0, false
+	}
+	return nums * dens, true
+}
+
+func gcd(a, b uint64) uint64 {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
+}
+
+// lcm is the least common multiple of a and b, if at most limit.
+func lcm(a, b, limit uint64) (uint64, bool) {
+	m := a / gcd(a, b)
+	if m > limit/b {
+		return 0, false
+	}
+	return m * b, true
 }

@@ -176,11 +176,8 @@ func (s ProveSpace) Check() error {
 	if len(sc.Faults) == 0 {
 		bad("the scenario has no fault to walk")
 	}
-	for _, f := range sc.Faults {
-		if f.Kind == model.FaultClock {
-			bad("a clock fault: a drifting clock scales times by its rate, which is not affine in the schedule (a fixed clock rate only)")
-			break
-		}
+	if _, ok := s.lattice(); !ok {
+		bad("%s", s.latticeProblem())
 	}
 	for _, m := range s.Metrics {
 		if !slices.Contains(proveMetrics, m) {
@@ -267,6 +264,11 @@ type Proof struct {
 	// worst there is not known, so the verdict is incomplete at best.
 	NotMeasured   int    `json:"not_measured,omitempty"`
 	NotMeasuredAt string `json:"not_measured_at,omitempty"`
+	// found: a run measured the metric; seen: against a bound (Excess
+	// holds then). What merging the residue classes' proofs reads.
+	found, seen bool
+	// notMeasuredReason is why the first of NotMeasured measured nothing.
+	notMeasuredReason string
 }
 
 // Prove's verdicts.
@@ -302,6 +304,10 @@ type ProveResult struct {
 	BoundAffine int           `json:"bound_affine,omitempty"`
 	Runs        int           `json:"runs"`
 	Reached     time.Duration `json:"reached"`
+	// Lattice is, with a drifting clock, the step of the residue classes
+	// proven one by one (each a walk or a box of its own: see Prove); 0
+	// without one.
+	Lattice int64 `json:"lattice,omitempty"`
 	// Complete is false when the walk stopped early; Incomplete says why.
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete,omitempty"`
@@ -373,14 +379,24 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	if len(s.Vary) == 2 {
-		return proveBoxResult(ctx, s, o)
+	unit, _ := s.lattice()
+	if unit > 1 {
+		return proveClasses(ctx, s, o, unit)
 	}
+	if len(s.Vary) == 2 {
+		return proveBoxResult(ctx, s, o, lattice{})
+	}
+	return proveWalk(ctx, s, o, lattice{})
+}
+
+// proveWalk is Prove along one axis, on the points of one residue class.
+func proveWalk(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (*ProveResult, error) {
 	r := s.Vary[0]
 	lo, _ := time.ParseDuration(r.Lo)
 	hi, _ := time.ParseDuration(r.Hi)
 	start := time.Now()
-	p := &prover{s: s, o: o, axis: r.Param, lo: lo, hi: hi, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x9e0f))}
+	ulo, uhi := lat.coords(0, lo, hi)
+	p := &prover{s: s, o: o, lat: lat, axis: r.Param, lo: ulo, hi: uhi, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x9e0f))}
 	res := &ProveResult{Format: FormatVersion, Space: s, Axis: p.axis, Lo: lo, Hi: hi, Complete: true}
 	n := len(s.Metrics)
 	p.best = make([]Proof, n)
@@ -390,11 +406,11 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 		p.best[i] = Proof{Metric: m, Verdict: VerdictNone}
 	}
 	err := p.walk(ctx)
-	res.Segments, res.Runs, res.Reached, res.BoundSplits, res.BoundAffine = p.segments, p.runs, p.reached, p.splits, p.affine
+	res.Segments, res.Runs, res.Reached, res.BoundSplits, res.BoundAffine = p.segments, p.runs, lat.at(0, p.reached), p.splits, p.affine
 	if err != nil {
 		if errors.Is(err, errSegmentLimit) || ctx.Err() != nil {
 			res.Complete = false
-			res.Incomplete = fmt.Sprintf("stopped at %s=%v of %v..%v after %d segments: %v", p.axis, p.reached, lo, hi, p.segments, err)
+			res.Incomplete = fmt.Sprintf("stopped at %s=%v of %v..%v after %d segments: %v", p.axis, res.Reached, lo, hi, p.segments, err)
 		} else {
 			return nil, err
 		}
@@ -413,7 +429,7 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 			return nil, err
 		}
 		if rep.Measured != b.Worst {
-			return nil, fmt.Errorf("%w: the ordinary run of %s=%v measures %s %v, the walk %v", ErrPathMismatch, p.axis, b.At, b.Metric, rep.Measured, b.Worst)
+			return nil, fmt.Errorf("%w: the ordinary run of %s measures %s %v, the walk %v", ErrPathMismatch, p.pointText(b.At), b.Metric, rep.Measured, b.Worst)
 		}
 		b.Replayed = rep.Measured
 		b.BoundVaries = p.boundVaries[i]
@@ -427,7 +443,7 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 				return nil, err
 			}
 			if rep.Measured-rep.Predicted != b.Excess {
-				return nil, fmt.Errorf("%w: the ordinary run of %s=%v exceeds the %s bound by %v, the walk by %v", ErrPathMismatch, p.axis, b.ExcessAt, b.Metric, rep.Measured-rep.Predicted, b.Excess)
+				return nil, fmt.Errorf("%w: the ordinary run of %s exceeds the %s bound by %v, the walk by %v", ErrPathMismatch, p.pointText(b.ExcessAt), b.Metric, rep.Measured-rep.Predicted, b.Excess)
 			}
 		}
 		switch {
@@ -444,6 +460,11 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 			b.Verdict = VerdictProven
 		}
 	}
+	for i := range p.best {
+		b := &p.best[i]
+		b.found, b.seen = p.found[i], p.excessSeen[i]
+		b.At, b.ExcessAt = lat.at(0, b.At), lat.at(0, b.ExcessAt)
+	}
 	res.Proofs = p.best
 	res.Elapsed = time.Since(start)
 	return res, nil
@@ -455,6 +476,7 @@ var errSegmentLimit = errors.New("segment limit reached")
 type prover struct {
 	s    ProveSpace
 	o    ProveOptions
+	lat  lattice // the walk's coordinates: schedules' times on it
 	axis string
 	axes []string // a box's axes (axis is then the first)
 	// capComps and capPops are the longest path recorded so far.
@@ -553,7 +575,7 @@ func (p *prover) scenarioTelling(tell func(a, b time.Duration), xs ...time.Durat
 	sc.Starts = slices.Clone(sc.Starts)
 	sc.Seed = p.s.Seed
 	for i, axis := range p.axisNames() {
-		setAxis(&sc, axis, xs[i])
+		setAxis(&sc, axis, p.lat.at(i, xs[i]))
 	}
 	sc.Duration = stretchedPhase(sc, tell)
 	sc.Expect = nil
@@ -585,7 +607,7 @@ func setAxis(sc *model.Scenario, axis string, x time.Duration) {
 func (p *prover) pointText(xs ...time.Duration) string {
 	var parts []string
 	for i, a := range p.axisNames() {
-		parts = append(parts, fmt.Sprintf("%s=%v", a, xs[i]))
+		parts = append(parts, fmt.Sprintf("%s=%v", a, p.lat.at(i, xs[i])))
 	}
 	return strings.Join(parts, " ")
 }
@@ -766,7 +788,7 @@ func (pr *Proof) notMeasured(w Worst, at string) {
 		if !ok {
 			why = w.Why
 		}
-		pr.NotMeasuredAt, pr.Why = at, why
+		pr.NotMeasuredAt, pr.notMeasuredReason = at, why
 	}
 }
 
@@ -774,7 +796,7 @@ func (pr *Proof) notMeasured(w Worst, at string) {
 // without a value.
 func (pr *Proof) notMeasuredWhy() string {
 	return fmt.Sprintf("%d of the schedules evaluated measure no %s (the first at %s: %s), so the worst is not known there; a longer recovery lets their runs see it",
-		pr.NotMeasured, pr.Metric, pr.NotMeasuredAt, pr.Why)
+		pr.NotMeasured, pr.Metric, pr.NotMeasuredAt, pr.notMeasuredReason)
 }
 
 // countUnknown counts a run whose check of the metric was unknown, and
@@ -793,16 +815,16 @@ func (pr *Proof) countUnknown(w Worst) {
 // it.
 func (p *prover) check(x, y time.Duration, cur, nx, got *path) error {
 	if !samePath(cur, got) {
-		return fmt.Errorf("%w: %s=%v took another path than %s=%v (%d comparisons and %d events against %d and %d)",
-			ErrPathMismatch, p.axis, y, p.axis, x, len(got.a), len(got.pops), len(cur.a), len(cur.pops))
+		return fmt.Errorf("%w: %s took another path than %s (%d comparisons and %d events against %d and %d)",
+			ErrPathMismatch, p.pointText(y), p.pointText(x), len(got.a), len(got.pops), len(cur.a), len(cur.pops))
 	}
 	t := int64(y - x)
 	for k := range cur.a {
 		wa := cur.a[k] + (nx.a[k]-cur.a[k])*t
 		wb := cur.b[k] + (nx.b[k]-cur.b[k])*t
 		if got.a[k] != wa || got.b[k] != wb {
-			return fmt.Errorf("%w: %s=%v: comparison %d of the segment from %v has operands %v, %v where their coefficients put %v, %v",
-				ErrPathMismatch, p.axis, y, k, x, time.Duration(got.a[k]), time.Duration(got.b[k]), time.Duration(wa), time.Duration(wb))
+			return fmt.Errorf("%w: %s: comparison %d of the segment from %s has operands %v, %v where their coefficients put %v, %v",
+				ErrPathMismatch, p.pointText(y), k, p.pointText(x), time.Duration(got.a[k]), time.Duration(got.b[k]), time.Duration(wa), time.Duration(wb))
 		}
 	}
 	// Every window too: a metric is affine per window only if what decides
@@ -810,12 +832,12 @@ func (p *prover) check(x, y time.Duration, cur, nx, got *path) error {
 	// analysis's comparison, recorded only when failover is asked for).
 	for i := range cur.wins {
 		if len(got.wins[i]) != len(cur.wins[i]) || len(nx.wins[i]) != len(cur.wins[i]) {
-			return fmt.Errorf("%w: %s=%v: %s has %d windows, %d at %s=%v", ErrPathMismatch, p.axis, y, p.s.Metrics[i], len(got.wins[i]), len(cur.wins[i]), p.axis, x)
+			return fmt.Errorf("%w: %s: %s has %d windows, %d at %s", ErrPathMismatch, p.pointText(y), p.s.Metrics[i], len(got.wins[i]), len(cur.wins[i]), p.pointText(x))
 		}
 		for j, l := range cur.wins[i] {
 			if want := l + (nx.wins[i][j]-l)*t; got.wins[i][j] != want {
-				return fmt.Errorf("%w: %s=%v: a %s window of the segment from %v is %v where its gradient puts %v",
-					ErrPathMismatch, p.axis, y, p.s.Metrics[i], x, time.Duration(got.wins[i][j]), time.Duration(want))
+				return fmt.Errorf("%w: %s: a %s window of the segment from %s is %v where its gradient puts %v",
+					ErrPathMismatch, p.pointText(y), p.s.Metrics[i], p.pointText(x), time.Duration(got.wins[i][j]), time.Duration(want))
 			}
 		}
 	}
@@ -831,8 +853,8 @@ func (p *prover) convex(x, e, y time.Duration, a, b, mid *path) error {
 			continue
 		}
 		if w.Measured > max(a.ws[i].Measured, b.ws[i].Measured) {
-			return fmt.Errorf("%w: %s at %s=%v is %v, above both ends of its segment %v..%v (%v, %v)",
-				ErrPathMismatch, w.Metric, p.axis, y, w.Measured, x, e, a.ws[i].Measured, b.ws[i].Measured)
+			return fmt.Errorf("%w: %s at %s is %v, above both ends of its segment from %s to %s (%v, %v)",
+				ErrPathMismatch, w.Metric, p.pointText(y), w.Measured, p.pointText(x), p.pointText(e), a.ws[i].Measured, b.ws[i].Measured)
 		}
 	}
 	return nil

@@ -988,6 +988,7 @@ func (b *boxProver) finish() error {
 				pr.Excess = time.Duration(ceilRat(supExcess))
 			}
 		}
+		pr.found, pr.seen = found, seen
 		b.proofs = append(b.proofs, pr)
 	}
 	return nil
@@ -1036,19 +1037,22 @@ func (b *boxProver) cellBound(c *boxCell, i int) (time.Duration, bool, error) {
 	return bound, true, nil
 }
 
-// proveBoxResult is Prove over a box of two axes.
-func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, error) {
-	var lo, hi [2]int64
+// proveBoxResult is Prove over a box of two axes, on the points of one
+// residue class.
+func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (*ProveResult, error) {
+	var lo, hi, tlo, thi [2]int64
 	for i, r := range s.Vary {
 		a, _ := time.ParseDuration(r.Lo)
 		z, _ := time.ParseDuration(r.Hi)
-		lo[i], hi[i] = int64(a), int64(z)
+		tlo[i], thi[i] = int64(a), int64(z)
+		ulo, uhi := lat.coords(i, a, z)
+		lo[i], hi[i] = int64(ulo), int64(uhi)
 	}
 	start := time.Now()
-	p := &prover{s: s, o: o, axis: s.Vary[0].Param, axes: []string{s.Vary[0].Param, s.Vary[1].Param},
+	p := &prover{s: s, o: o, lat: lat, axis: s.Vary[0].Param, axes: []string{s.Vary[0].Param, s.Vary[1].Param},
 		lo: time.Duration(lo[0]), hi: time.Duration(hi[0]), rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x9e0f))}
-	res := &ProveResult{Format: FormatVersion, Space: s, Axis: p.axes[0], Lo: time.Duration(lo[0]), Hi: time.Duration(hi[0]),
-		Axis2: p.axes[1], Lo2: time.Duration(lo[1]), Hi2: time.Duration(hi[1]), Complete: true}
+	res := &ProveResult{Format: FormatVersion, Space: s, Axis: p.axes[0], Lo: time.Duration(tlo[0]), Hi: time.Duration(thi[0]),
+		Axis2: p.axes[1], Lo2: time.Duration(tlo[1]), Hi2: time.Duration(thi[1]), Complete: true}
 	b := &boxProver{prover: p, lo: lo, hi: hi, byKey: map[string]*boxCell{}, ran: map[[2]int64]bool{}, pending: map[[2]int64]*path{}}
 	err := b.run(ctx)
 	if err == nil {
@@ -1070,6 +1074,11 @@ func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveRe
 		} else {
 			return nil, err
 		}
+	}
+	for i := range b.proofs {
+		pr := &b.proofs[i]
+		pr.At, pr.At2 = lat.at(0, pr.At), lat.at(1, pr.At2)
+		pr.ExcessAt, pr.ExcessAt2 = lat.at(0, pr.ExcessAt), lat.at(1, pr.ExcessAt2)
 	}
 	res.Proofs = b.proofs
 	res.Elapsed = time.Since(start)

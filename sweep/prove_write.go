@@ -131,6 +131,9 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, fixed clock rate, %s\n",
 		r.Space.Name, r.RangeText(), r.Space.Seed, fixed, mode)
+	if r.Lattice > 1 {
+		fmt.Fprintf(w, "%s\n", latticeText(r.Lattice, r.Axis2 != ""))
+	}
 	for _, p := range r.Proofs {
 		if p.Verdict == VerdictNone {
 			fmt.Fprintf(w, "  %-17s not measured (%d schedules unknown: %s)\n", p.Metric, p.Unknown, p.Why)

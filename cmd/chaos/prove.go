@@ -37,9 +37,12 @@ FILE' reproduces), or incomplete (the segment limit was reached: it says how
 far it got). Writes result.json and per metric witness-METRIC.yaml. The seed fixes the
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
-What it proves is the calibrated virtual model with a fixed clock rate, spec
-or safe mode: it refuses clock faults and runner mode rather than answer
-them wrongly (docs/prove.md).
+What it proves is the calibrated virtual model, spec or safe mode, each clock
+fault at its fixed rate: a drifting clock rounds its readings to the
+nanosecond, so the range is proven one residue class of its times at a time
+(5 classes modulo 5ns at rate 0.2; a box, 25). It refuses rates that need
+more classes, and runner mode, rather than answer them wrongly
+(docs/prove.md).
 
 Examples:
   chaos prove partition-blackhole
@@ -50,6 +53,7 @@ Examples:
   chaos prove my-scenario.yaml --vary at=5s..9s --seed 3
   chaos prove partition-blackhole --seeds 5      # seeds 1..5, each proven
   chaos prove partition-blackhole --metric failover
+  chaos prove clock-drift                        # the leader's clock at 0.2x
 
 Flags:
 `

@@ -38,9 +38,17 @@ func TestProveCLI(t *testing.T) {
 	if c != exitOK || !strings.Contains(so, "safe mode") || !strings.Contains(so, "proven") {
 		t.Errorf("prove of a safe-mode scenario: exit %d, want 0, its overlap proven in safe mode\n%s\n%s", c, so, se)
 	}
-	c, _, se = chaos(t, "prove", "clock-drift", "--out", dir)
-	if c != exitUsage || !strings.Contains(se, "clock") {
-		t.Errorf("prove of a clock fault: exit %d, %s: want 2, naming the clock", c, se)
+	c, so, se = chaos(t, "prove", "clock-drift", "--out", dir, "--metric", "overlap")
+	if c != exitOK || !strings.Contains(so, "5 residue classes") || !strings.Contains(so, "worst 6.708s") || !strings.Contains(so, "proven") {
+		t.Errorf("prove of a clock fault: exit %d, want 0, its overlap proven class by class\n%s\n%s", c, so, se)
+	}
+	drift := filepath.Join(dir, "drift.yaml")
+	if err := os.WriteFile(drift, []byte("instances: 3\nfaults:\n  - {at: 6s, for: 10s, kind: clock, rate: 0.99, target: leader}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _, se = chaos(t, "prove", drift, "--out", dir)
+	if c != exitUsage || !strings.Contains(se, "0.99 = 99/100") || !strings.Contains(se, "here 9.9µs") {
+		t.Errorf("prove of a clock rate of 0.99: exit %d, %s: want 2, naming the lattice", c, se)
 	}
 	c, _, se = chaos(t, "prove", "partition-blackhole", "--vary", "latency=1s..2s", "--out", dir)
 	if c != exitUsage || !strings.Contains(se, "at, for, startN, atK or forK") {

@@ -146,11 +146,7 @@ func (w *world) startCall(in *inc, op election.Op, deadline time.Duration) {
 	}
 	if timeout > 0 {
 		// clock.WithTimeout: a real deadline converted at the current rate.
-		r := timeout
-		if in.rate != 1 {
-			r = time.Duration(float64(timeout) / in.rate)
-		}
-		c.ctxAt = w.now + r
+		c.ctxAt = w.now + in.rate.realTruncated(timeout)
 	}
 	if op == election.OpRelease && in.stopping {
 		w.cmp(c.ctxAt, in.stopAt)

@@ -74,8 +74,8 @@ func (fw *faultWorld) Clock(i int, rate float64, _ time.Duration) error {
 	if in == nil {
 		return errNotRunning
 	}
-	if rate > 0 && rate != in.rate {
-		fw.w().rebase(in, rate, in.frozen)
+	if r := rateOf(rate); rate > 0 && r != in.rate {
+		fw.w().rebase(in, r, in.frozen)
 	}
 	return nil
 }

@@ -115,7 +115,7 @@ type inc struct {
 	// stands still while frozen. A jump moves only the wall reading, which
 	// nothing of the elector reads: its timers, its Elapsed (time.Since)
 	// and its guard deadline (now.Add, then Sub) are monotonic.
-	rate             float64
+	rate             clockRate
 	frozen           bool
 	baseReal, baseTT time.Duration
 
@@ -408,7 +408,7 @@ func (w *world) start(s *slot) {
 	w.jitterN++
 	jr := rand.New(rand.NewPCG(uint64(w.sc.Seed), w.jitterN)) // sim's jitterSource
 	in := &inc{
-		n: int32(len(w.incs)), slot: s, eid: w.newID(), alive: true, rate: 1,
+		n: int32(len(w.incs)), slot: s, eid: w.newID(), alive: true, rate: realTime,
 		baseReal: w.now,
 		backoff:  rand.New(rand.NewPCG(uint64(w.sc.Seed), 1<<40|w.jitterN)),
 	}
@@ -439,10 +439,7 @@ func (in *inc) tt(now time.Duration) time.Duration {
 	if in.frozen {
 		return in.baseTT
 	}
-	if in.rate == 1 {
-		return in.baseTT + now - in.baseReal
-	}
-	return in.baseTT + time.Duration(float64(now-in.baseReal)*in.rate)
+	return in.baseTT + in.rate.elapsed(now-in.baseReal)
 }
 
 // realAt is the real time at which timer time reaches t (never while frozen).
@@ -450,16 +447,12 @@ func (in *inc) realAt(t time.Duration) time.Duration {
 	if in.frozen {
 		return never
 	}
-	d := t - in.baseTT
-	if in.rate != 1 {
-		d = time.Duration(math.Ceil(float64(d) / in.rate))
-	}
-	return in.baseReal + d
+	return in.baseReal + in.rate.realFor(t-in.baseTT)
 }
 
 // rebase changes the clock's speed or liveness from now on, and re-arms its
 // timers accordingly.
-func (w *world) rebase(in *inc, rate float64, frozen bool) {
+func (w *world) rebase(in *inc, rate clockRate, frozen bool) {
 	in.baseTT = in.tt(w.now)
 	in.baseReal = w.now
 	in.rate, in.frozen = rate, frozen

@@ -1,0 +1,153 @@
+package sweep
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/sim/virtual"
+)
+
+// TestProveClockDrift: with the leader's clock at 0.2× (clock-drift), the
+// proof walks the five residue classes of the fault's start modulo 5 ns,
+// and over a window of every nanosecond around each metric's worst its
+// worst is exactly the largest value a run of every schedule measures.
+// Walked as one class (the identity lattice), the same range leaves its
+// predicted path: the readings' rounding is not affine at the nanosecond.
+func TestProveClockDrift(t *testing.T) {
+	sc := builtinScenario(t, "clock-drift")
+	res, err := Prove(context.Background(), ProveSpace{Base: sc}, ProveOptions{Interior: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lattice != 5 || !res.Complete {
+		t.Fatalf("lattice %d, complete %v (%s): want 5 classes walked whole", res.Lattice, res.Complete, res.Incomplete)
+	}
+	for _, pr := range res.Proofs {
+		if pr.Verdict != VerdictProven || pr.Replayed != pr.Worst {
+			t.Errorf("%s: %s, worst %v replayed %v: want proven, replayed", pr.Metric, pr.Verdict, pr.Worst, pr.Replayed)
+		}
+	}
+	for _, pr := range res.Proofs {
+		lo, hi := pr.At-40, pr.At+40
+		s := ProveSpace{Base: sc, Vary: []Range{{Param: ParamAt, Lo: lo.String(), Hi: hi.String()}}}
+		win, err := Prove(context.Background(), s, ProveOptions{Interior: 4})
+		if err != nil {
+			t.Fatalf("%s window: %v", pr.Metric, err)
+		}
+		scan := scanEvery(t, win, lo, hi)
+		for i, w := range win.Proofs {
+			if w.Worst != scan[i] {
+				t.Errorf("around %s's worst at %v: %s proven %v, every schedule's largest %v", pr.Metric, pr.At, w.Metric, w.Worst, scan[i])
+			}
+		}
+		if w := win.Proofs[0]; pr.Metric == win.Proofs[0].Metric && w.Worst != pr.Worst {
+			t.Errorf("%s: %v over the window, %v over the range it is the worst of", pr.Metric, w.Worst, pr.Worst)
+		}
+	}
+	s := ProveSpace{Base: sc, Vary: []Range{{Param: ParamFor, Lo: "13.9s", Hi: "14.1s"}}}.withDefaults()
+	if _, err := Prove(context.Background(), s, ProveOptions{Interior: 4}); err != nil {
+		t.Errorf("the fault's length: %v", err)
+	}
+	_, err = proveWalk(context.Background(), s, ProveOptions{Interior: 4}, lattice{})
+	if !errors.Is(err, ErrPathMismatch) {
+		t.Errorf("the fault's length as one class at the nanosecond: %v, want %v", err, ErrPathMismatch)
+	}
+}
+
+// TestProveClockDriftBox: a box of the drifting fault's start × length is
+// proven as 25 residue classes, and its worst is the largest value a run
+// of every schedule of the box measures.
+func TestProveClockDriftBox(t *testing.T) {
+	sc := builtinScenario(t, "clock-drift")
+	at, of := 4522900*time.Microsecond, 14*time.Second
+	s := ProveSpace{Base: sc, Vary: []Range{
+		{Param: ParamAt, Lo: (at - 7).String(), Hi: (at + 7).String()},
+		{Param: ParamFor, Lo: (of - 6).String(), Hi: (of + 6).String()},
+	}}
+	res, err := Prove(context.Background(), s, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lattice != 5 || !res.Complete || !strings.Contains(captureTable(res), "25 residue classes") {
+		t.Fatalf("lattice %d, complete %v (%s): want 25 classes, whole\n%s", res.Lattice, res.Complete, res.Incomplete, captureTable(res))
+	}
+	want := make([]time.Duration, len(res.Proofs))
+	p := res.prover()
+	for x := at - 7; x <= at+7; x++ {
+		for y := of - 6; y <= of+6; y++ {
+			r, err := virtual.Run(p.scenarioAt(x, y), virtual.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, w := range judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r) {
+				if w.Found {
+					want[i] = max(want[i], w.Measured)
+				}
+			}
+		}
+	}
+	for i, pr := range res.Proofs {
+		if pr.Worst != want[i] || pr.Verdict != VerdictProven {
+			t.Errorf("%s: proven %v (%s), every schedule's largest %v", pr.Metric, pr.Worst, pr.Verdict, want[i])
+		}
+	}
+}
+
+// scanEvery runs every schedule of a walk's range, lo to hi, and returns
+// each metric's largest value.
+func scanEvery(t *testing.T, res *ProveResult, lo, hi time.Duration) []time.Duration {
+	t.Helper()
+	most := make([]time.Duration, len(res.Proofs))
+	p := res.prover()
+	for x := lo; x <= hi; x++ {
+		r, err := virtual.Run(p.scenario(x), virtual.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r) {
+			if w.Found {
+				most[i] = max(most[i], w.Measured)
+			}
+		}
+	}
+	return most
+}
+
+func captureTable(r *ProveResult) string {
+	var b strings.Builder
+	r.WriteTable(&b)
+	return b.String()
+}
+
+// TestMergeProof: two residue classes' proofs of one metric merge into the
+// proof over both: the larger worst (the smaller schedule of equal ones),
+// the larger excess, the graver verdict, the counts added, and a
+// not-measured reason that counts both.
+func TestMergeProof(t *testing.T) {
+	a := Proof{Metric: exOverlap, Worst: 5, At: 30, Excess: -3, ExcessAt: 30, Verdict: VerdictProven, found: true, seen: true, Unknown: 1}
+	b := Proof{Metric: exOverlap, Worst: 5, At: 12, Excess: -2, ExcessAt: 14, Verdict: VerdictProven, found: true, seen: true, Unknown: 2}
+	m := mergeProof(a, b)
+	if m.Worst != 5 || m.At != 12 || m.Excess != -2 || m.ExcessAt != 14 || m.Unknown != 3 || m.Verdict != VerdictProven {
+		t.Errorf("merged %+v", m)
+	}
+	c := Proof{Metric: exOverlap, Worst: 7, At: 40, Excess: 1, ExcessAt: 40, Verdict: VerdictCounterexample, found: true, seen: true}
+	if m := mergeProof(mergeProof(a, c), b); m.Worst != 7 || m.At != 40 || m.Verdict != VerdictCounterexample || m.Excess != 1 {
+		t.Errorf("with a counterexample: %+v", m)
+	}
+	none := Proof{Metric: exOverlap, Verdict: VerdictNone}
+	if m := mergeProof(none, a); m.Worst != 5 || m.At != 30 || m.Verdict != VerdictProven || !m.found {
+		t.Errorf("a class without the metric, then one with: %+v", m)
+	}
+	nm := Proof{Metric: exFailover, Worst: 9, At: 3, Verdict: VerdictProven, found: true, seen: true}
+	nm.notMeasured(Worst{NotMeasured: true, Why: "failover 0s: not measured: no stable leader"}, "at=7ns")
+	nm.Verdict, nm.Why = VerdictIncomplete, nm.notMeasuredWhy()
+	nm2 := nm
+	nm2.NotMeasuredAt = "at=8ns"
+	m = mergeProof(nm, nm2)
+	if m.Verdict != VerdictIncomplete || m.NotMeasured != 2 || !strings.Contains(m.Why, "2 of the schedules") || !strings.Contains(m.Why, "at=7ns: no stable leader") {
+		t.Errorf("two not-measured classes: %+v", m)
+	}
+}
