@@ -16,8 +16,9 @@ import (
 )
 
 // proveBuiltins are single-fault elector built-ins the trust tests walk:
-// the cheapest few of each kind (CI runs them under -race).
-var proveBuiltins = []string{"partition-blackhole", "partition-reset", "redis-restart", "suspend"}
+// the cheapest few of each kind, and a drifting clock (CI runs them under
+// -race).
+var proveBuiltins = []string{"partition-blackhole", "partition-reset", "redis-restart", "suspend", "clock-drift"}
 
 // TestProveInteriorPoints: random interior points of every segment take
 // the segment's recorded path, with every comparison's operands where the
