@@ -107,28 +107,27 @@ func RateFractionOf(rate float64) RateFraction {
 func (r RateFraction) One() bool { return r.Num == r.Den }
 
 // Lattice is the step, in nanoseconds, on which times scaled by the rates
-// stay affine with integer coefficients: the product of the least common
-// multiples of their numerators and of their denominators (1 when every
-// rate is 1). On each residue class of a schedule's times modulo it, every
-// reading (a real time elapsed times Num/Den, rounded down) and every timer
-// (a clock duration times Den/Num, rounded up) rounds by the same amount,
-// so the model's event times are affine in the schedule there. It reports
-// false when the step would exceed limit.
+// stay affine with integer coefficients: the product, over the rates, of
+// each one's numerator times its denominator (1 when every rate is 1). On
+// each residue class of a schedule's times modulo it, every reading (a real
+// time elapsed times Num/Den, rounded down) and every timer (a clock
+// duration times Den/Num, rounded up) rounds by the same amount, so the
+// model's event times are affine in the schedule there. Each drifting
+// period can divide a time's coefficients by a denominator (a timer armed
+// in it fires after it healed) or multiply them by a numerator once, hence
+// a factor per rate, even for a rate that repeats. It reports false when
+// the step would exceed limit.
 func Lattice(limit uint64, rates ...RateFraction) (uint64, bool) {
-	nums, dens := uint64(1), uint64(1)
+	step := uint64(1)
 	for _, r := range rates {
-		var ok bool
-		if nums, ok = lcm(nums, r.Num, limit); !ok {
-			return 0, false
-		}
-		if dens, ok = lcm(dens, r.Den, limit); !ok {
-			return 0, false
+		for _, f := range []uint64{r.Num, r.Den} {
+			if f > limit/step {
+				return 0, false
+			}
+			step *= f
 		}
 	}
-	if nums > limit/dens {
-		return 0, false
-	}
-	return nums * dens, true
+	return step, true
 }
 
 func gcd(a, b uint64) uint64 {
@@ -136,13 +135,4 @@ func gcd(a, b uint64) uint64 {
 		a, b = b, a%b
 	}
 	return a
-}
-
-// lcm is the least common multiple of a and b, if at most limit.
-func lcm(a, b, limit uint64) (uint64, bool) {
-	m := a / gcd(a, b)
-	if m > limit/b {
-		return 0, false
-	}
-	return m * b, true
 }

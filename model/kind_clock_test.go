@@ -34,8 +34,8 @@ func TestRateFractionOf(t *testing.T) {
 }
 
 // TestLattice: the step on which rates' roundings repeat is the product of
-// their numerators' and denominators' least common multiples, refused
-// beyond the limit.
+// every rate's numerator and denominator (a repeated rate counts twice),
+// refused beyond the limit.
 func TestLattice(t *testing.T) {
 	r := model.RateFractionOf
 	for _, c := range []struct {
@@ -47,9 +47,12 @@ func TestLattice(t *testing.T) {
 		{nil, 16, 1, true},
 		{[]model.RateFraction{r(0.2)}, 16, 5, true},
 		{[]model.RateFraction{r(0.2), r(0.5)}, 16, 10, true},
-		{[]model.RateFraction{r(0.2), r(0.2)}, 16, 5, true},
+		{[]model.RateFraction{r(0.2), r(0.2)}, 16, 0, false},
+		{[]model.RateFraction{r(0.2), r(0.2)}, 25, 25, true},
+		{[]model.RateFraction{r(0.5), r(0.25)}, 16, 8, true},
 		{[]model.RateFraction{r(0.4)}, 16, 10, true},
-		{[]model.RateFraction{r(1.5), r(0.75)}, 16, 12, true},
+		{[]model.RateFraction{r(1.5), r(0.75)}, 16, 0, false},
+		{[]model.RateFraction{r(1.5), r(0.75)}, 72, 72, true},
 		{[]model.RateFraction{r(0.99)}, 16, 0, false},
 		{[]model.RateFraction{r(0.99)}, 1 << 62, 9900, true},
 		{[]model.RateFraction{r(1.0 / 3), r(0.1234567890123)}, 1 << 62, 0, false},

@@ -93,7 +93,7 @@ type ProveSpace struct {
 	// Name names the proof in reports; default the base scenario's name.
 	Name string `json:"name"`
 	// Base is the scenario: elector mode (spec or safe), one fault or
-	// more, no clock fault.
+	// more; clock faults whose rates' lattice is at most MaxProveLattice.
 	Base model.Scenario `json:"base"`
 	// Metrics are the metrics proven: max_overlap, max_gap,
 	// stale_leadership. Default all three.
@@ -306,8 +306,12 @@ type ProveResult struct {
 	Reached     time.Duration `json:"reached"`
 	// Lattice is, with a drifting clock, the step of the residue classes
 	// proven one by one (each a walk or a box of its own: see Prove); 0
-	// without one.
-	Lattice int64 `json:"lattice,omitempty"`
+	// without one. Classes is how many there are (Lattice, or its square
+	// for a box), ClassesDone how many were walked whole (all of them
+	// when Complete).
+	Lattice     int64 `json:"lattice,omitempty"`
+	Classes     int   `json:"classes,omitempty"`
+	ClassesDone int   `json:"classes_done,omitempty"`
 	// Complete is false when the walk stopped early; Incomplete says why.
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete,omitempty"`
@@ -351,14 +355,17 @@ var ErrPathMismatch = errors.New("a run left its segment's predicted path")
 
 // Prove walks the space's axis from breakpoint to breakpoint and returns,
 // per metric, the exact worst value over the range within the virtual
-// model (fixed clock rate, spec or safe mode), with its bound and a verdict. Over
+// model (spec or safe mode, each clock at its fixed rate), with its bound
+// and a verdict. With a drifting clock it proves each residue class of the
+// range modulo the rates' lattice on its own (prove_lattice.go). Over
 // a box of two axes it cuts the box into cells instead (see the box
 // prover's model in prove_box.go), and certifies their coverage by
 // counting their schedules.
 //
 // A run records its path: the events the queue pops and every comparison
 // of two times that decides what it does (virtual.Options.OnPop,
-// OnCompare). With the clock rate fixed each operand is an affine function
+// OnCompare). With each clock rate fixed (and, for a drifting clock, on
+// one residue class) each operand is an affine function
 // of the axis value x, c + k·x; its coefficients come from the runs at x
 // and x+1ns. The segment from x runs up to the first value at which some
 // comparison's outcome could change (its operands cross), and is checked:
@@ -399,6 +406,14 @@ func proveWalk(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (
 	p := &prover{s: s, o: o, lat: lat, axis: r.Param, lo: ulo, hi: uhi, rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x9e0f))}
 	res := &ProveResult{Format: FormatVersion, Space: s, Axis: p.axis, Lo: lo, Hi: hi, Complete: true}
 	n := len(s.Metrics)
+	if ulo > uhi {
+		// A residue class with no schedule in the range: nothing to walk.
+		for _, m := range s.Metrics {
+			res.Proofs = append(res.Proofs, Proof{Metric: m, Verdict: VerdictNone})
+		}
+		res.Reached = hi
+		return res, nil
+	}
 	p.best = make([]Proof, n)
 	p.found, p.boundVaries, p.excessSeen = make([]bool, n), make([]bool, n), make([]bool, n)
 	p.excess, p.excessAt = make([]time.Duration, n), make([]time.Duration, n)

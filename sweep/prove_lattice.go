@@ -16,9 +16,8 @@ import (
 // event time a step function of the schedule, not an affine one: along the
 // fault's start, at 0.2× a reading moves by one nanosecond every five.
 //
-// On the lattice of step L (model.Lattice: the rates' numerators' and
-// denominators' least common multiples, multiplied; 5 ns at 0.2×) they do
-// not: on one residue class of the schedule's times modulo L, every time a
+// On the lattice of step L (model.Lattice: every drifting rate's numerator
+// times its denominator, multiplied; 5 ns at 0.2×) they do not: on one residue class of the schedule's times modulo L, every time a
 // drifting clock reads is a multiple of the denominator plus a constant,
 // so it rounds by the same amount everywhere in the class, and so does
 // every timer it arms. Prove therefore walks (or cuts into cells) each
@@ -85,18 +84,22 @@ func (s ProveSpace) latticeProblem() string {
 	if unit, ok := model.Lattice(1<<62, rates...); ok {
 		step = time.Duration(unit).String()
 	}
-	return fmt.Sprintf("clock rate %s: a drifting clock rounds its readings to the nanosecond, so prove proves each residue class of the schedule's times modulo the rates' lattice, here %s, one by one; it takes a lattice of at most %dns (a rate of 0.2 = 1/5: 5ns; 0.5 = 1/2: 2ns)",
-		strings.Join(texts, ", "), step, MaxProveLattice)
+	what := "clock rate "
+	if len(texts) > 1 {
+		what = "clock rates "
+	}
+	return fmt.Sprintf("%s%s: a drifting clock rounds its readings to the nanosecond, so prove proves each residue class of the schedule's times modulo the rates' lattice, here %s, one by one; it takes a lattice of at most %dns (each drifting fault multiplies it by its rate's numerator and denominator: 0.2 = 1/5 makes 5ns, 0.5 = 1/2 2ns)",
+		what, strings.Join(texts, " and "), step, MaxProveLattice)
 }
 
-// latticeText says why a space's clock faults need residue classes, for
-// the result's text.
-func latticeText(unit int64, box bool) string {
-	n := unit
-	if box {
-		n *= unit
+// latticeText says how the result's residue classes were walked, for its
+// text.
+func (r *ProveResult) latticeText() string {
+	t := fmt.Sprintf("a drifting clock rounds its readings to the nanosecond: the range is proven one residue class of its times modulo %dns at a time, %d classes", r.Lattice, r.Classes)
+	if !r.Complete {
+		t += fmt.Sprintf(" (%d walked whole)", r.ClassesDone)
 	}
-	return fmt.Sprintf("a drifting clock rounds its readings to the nanosecond: proven on each of the %d residue classes of the schedule's times modulo %dns", n, unit)
+	return t
 }
 
 // proveClasses is Prove over each residue class of the space's times
@@ -132,7 +135,7 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 			err error
 		)
 		if cs.MaxSegments <= 0 {
-			r = &ProveResult{Incomplete: errSegmentLimit.Error()}
+			r = &ProveResult{Reached: res.Reached, Incomplete: "not started: " + errSegmentLimit.Error()}
 		} else if len(s.Vary) == 2 {
 			r, err = proveBoxResult(ctx, cs, o, lat)
 		} else {
@@ -149,11 +152,16 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 		}
 		if !r.Complete {
 			res.Complete = false
-			res.Incomplete = fmt.Sprintf("the residue class %s (%d of %d): %s", lat.text(s), k+1, len(classes), r.Incomplete)
+			res.Reached = r.Reached
+			res.Incomplete = fmt.Sprintf("the residue class %s (%d of %d) %s; %d segments or cells in all", lat.text(s), k+1, len(classes), r.Incomplete, res.Segments)
 			break
 		}
+		res.ClassesDone++
 	}
-	res.Lattice = unit
+	res.Lattice, res.Classes = unit, len(classes)
+	if res.Complete && len(s.Vary) == 1 {
+		res.Reached = res.Hi
+	}
 	if !res.Complete {
 		for i := range res.Proofs {
 			if res.Proofs[i].Verdict == VerdictProven {
@@ -181,7 +189,6 @@ func (r *ProveResult) merge(o *ProveResult) {
 	r.Runs += o.Runs
 	r.BoundSplits += o.BoundSplits
 	r.BoundAffine += o.BoundAffine
-	r.Reached = max(r.Reached, o.Reached)
 	r.Complete = r.Complete && o.Complete
 	for i := range r.Proofs {
 		if i < len(o.Proofs) {
@@ -207,7 +214,7 @@ func mergeProof(a, b Proof) Proof {
 	}
 	m.found = a.found || b.found
 	m.Sup = max(a.Sup, b.Sup)
-	if b.seen && (!a.seen || b.Excess > a.Excess) {
+	if b.seen && (!a.seen || b.Excess > a.Excess || b.Excess == a.Excess && (b.ExcessAt < a.ExcessAt || b.ExcessAt == a.ExcessAt && b.ExcessAt2 < a.ExcessAt2)) {
 		m.Excess, m.ExcessAt, m.ExcessAt2 = b.Excess, b.ExcessAt, b.ExcessAt2
 	}
 	m.seen = a.seen || b.seen
@@ -217,10 +224,11 @@ func mergeProof(a, b Proof) Proof {
 	if m.NotMeasuredAt == "" {
 		m.NotMeasuredAt, m.notMeasuredReason = b.NotMeasuredAt, b.notMeasuredReason
 	}
-	if verdictRank[b.Verdict] > verdictRank[a.Verdict] {
+	switch {
+	case verdictRank[b.Verdict] > verdictRank[a.Verdict]:
 		m.Verdict, m.Why = b.Verdict, b.Why
-	}
-	if m.Why == "" {
+	case b.Verdict == a.Verdict && m.Why == "":
+		// The same verdict: its reason, or the unknown runs' (Unknown).
 		m.Why = b.Why
 	}
 	if m.Verdict == VerdictIncomplete && (m.Why == a.Why && aNM || m.Why == b.Why && bNM) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
 )
 
@@ -71,7 +72,7 @@ func TestProveClockDriftBox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Lattice != 5 || !res.Complete || !strings.Contains(captureTable(res), "25 residue classes") {
+	if res.Lattice != 5 || res.Classes != 25 || res.ClassesDone != 25 || !res.Complete || !strings.Contains(captureTable(res), "25 classes") {
 		t.Fatalf("lattice %d, complete %v (%s): want 25 classes, whole\n%s", res.Lattice, res.Complete, res.Incomplete, captureTable(res))
 	}
 	want := make([]time.Duration, len(res.Proofs))
@@ -149,5 +150,67 @@ func TestMergeProof(t *testing.T) {
 	m = mergeProof(nm, nm2)
 	if m.Verdict != VerdictIncomplete || m.NotMeasured != 2 || !strings.Contains(m.Why, "2 of the schedules") || !strings.Contains(m.Why, "at=7ns: no stable leader") {
 		t.Errorf("two not-measured classes: %+v", m)
+	}
+}
+
+// TestProveTwoDrifts: two drifts of one instance, the first's heal walked
+// (testdata/two-drifts.yaml): a timer armed in the first fires after its
+// heal at a time whose coefficient the first rate divided, which the
+// second then reads. The lattice takes a factor per drift (2 × 4 = 8 ns)
+// and proves it; the least common multiples' lattice (4 ns) leaves its
+// path.
+func TestProveTwoDrifts(t *testing.T) {
+	sc, err := scenarios.Open("testdata/two-drifts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ProveSpace{Base: sc, Vary: []Range{{Param: ParamFor, Lo: "2.444s", Hi: "5.444s"}}}.withDefaults()
+	res, err := Prove(context.Background(), s, ProveOptions{Interior: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Lattice != 8 || !res.Complete {
+		t.Fatalf("lattice %d, complete %v: want 8 classes, whole", res.Lattice, res.Complete)
+	}
+	for _, pr := range res.Proofs {
+		if pr.Verdict != VerdictProven {
+			t.Errorf("%s: %s", pr.Metric, pr.Verdict)
+		}
+	}
+	if _, err := proveClasses(context.Background(), s, ProveOptions{Interior: 2}, 4); !errors.Is(err, ErrPathMismatch) {
+		t.Errorf("a lattice of 4ns: %v, want %v", err, ErrPathMismatch)
+	}
+}
+
+// TestProveClassesNarrowAndStopped: a range narrower than the lattice
+// leaves classes without a schedule, which prove nothing (a one-schedule
+// range's worst is that schedule's run); a proof stopped by its segment
+// limit says which class it stopped in, how many it walked whole, and how
+// far it got, and proves nothing.
+func TestProveClassesNarrowAndStopped(t *testing.T) {
+	sc := builtinScenario(t, "clock-drift")
+	at := 4725919994 * time.Nanosecond
+	res, err := Prove(context.Background(), ProveSpace{Base: sc, Metrics: []string{exStale}, Vary: []Range{{Param: ParamAt, Lo: at.String(), Hi: at.String()}}}, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := scanEvery(t, res, at, at)
+	if pr := res.Proofs[0]; pr.Worst != one[0] || pr.At != at || res.Segments != 1 || res.Runs != 1 {
+		t.Errorf("one schedule: worst %v at %v, %d segments, %d runs; its run measures %v", pr.Worst, pr.At, res.Segments, res.Runs, one[0])
+	}
+	res, err = Prove(context.Background(), ProveSpace{Base: sc, MaxSegments: 300}, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Complete || res.Classes != 5 || res.ClassesDone >= 5 || !strings.Contains(res.Incomplete, "of 5)") || res.Reached < res.Lo || res.Reached > res.Hi {
+		t.Errorf("stopped: complete %v, %d of %d classes whole, reached %v: %s", res.Complete, res.ClassesDone, res.Classes, res.Reached, res.Incomplete)
+	}
+	for _, pr := range res.Proofs {
+		if pr.Verdict == VerdictProven {
+			t.Errorf("%s proven by a stopped proof", pr.Metric)
+		}
+	}
+	if tb := captureTable(res); !strings.Contains(tb, "walked whole)") || !strings.Contains(tb, "INCOMPLETE") {
+		t.Errorf("the stopped proof's table:\n%s", tb)
 	}
 }

@@ -129,10 +129,14 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	if r.Space.Base.Params.Safe {
 		mode = "safe mode"
 	}
-	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, fixed clock rate, %s\n",
-		r.Space.Name, r.RangeText(), r.Space.Seed, fixed, mode)
+	rate := "fixed clock rate"
 	if r.Lattice > 1 {
-		fmt.Fprintf(w, "%s\n", latticeText(r.Lattice, r.Axis2 != ""))
+		rate = "each clock at its fixed rate"
+	}
+	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, %s, %s\n",
+		r.Space.Name, r.RangeText(), r.Space.Seed, fixed, rate, mode)
+	if r.Lattice > 1 {
+		fmt.Fprintf(w, "%s\n", r.latticeText())
 	}
 	for _, p := range r.Proofs {
 		if p.Verdict == VerdictNone {

@@ -39,7 +39,7 @@ func TestProveCLI(t *testing.T) {
 		t.Errorf("prove of a safe-mode scenario: exit %d, want 0, its overlap proven in safe mode\n%s\n%s", c, so, se)
 	}
 	c, so, se = chaos(t, "prove", "clock-drift", "--out", dir, "--metric", "overlap")
-	if c != exitOK || !strings.Contains(so, "5 residue classes") || !strings.Contains(so, "worst 6.708s") || !strings.Contains(so, "proven") {
+	if c != exitOK || !strings.Contains(so, "5 classes") || !strings.Contains(so, "worst 6.708s") || !strings.Contains(so, "proven") {
 		t.Errorf("prove of a clock fault: exit %d, want 0, its overlap proven class by class\n%s\n%s", c, so, se)
 	}
 	drift := filepath.Join(dir, "drift.yaml")

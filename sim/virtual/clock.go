@@ -21,11 +21,20 @@ var realTime = clockRate{model.RateFraction{Num: 1, Den: 1}}
 
 func rateOf(rate float64) clockRate { return clockRate{model.RateFractionOf(rate)} }
 
-// elapsed is the clock time that passes in the real time d ≥ 0, rounded
-// down (time.Duration(float64(d)*rate) truncates as well).
+// elapsed is the clock time that passes in the real time d, rounded down
+// (time.Duration(float64(d)*rate) truncated as well; a clock reads only
+// forward from its base, so d < 0 is no more than a guard: it rounds down
+// too).
 func (r clockRate) elapsed(d time.Duration) time.Duration {
 	if r.One() {
 		return d
+	}
+	if d < 0 {
+		q, rem := mulDiv(uint64(-d), r.Num, r.Den)
+		if rem != 0 {
+			q++
+		}
+		return -q
 	}
 	q, _ := mulDiv(uint64(d), r.Num, r.Den)
 	return q
@@ -49,10 +58,11 @@ func (r clockRate) realFor(d time.Duration) time.Duration {
 	return q
 }
 
-// realTruncated is d ≥ 0 of the clock in real time rounded down, as
-// clock.WithTimeout converts a deadline.
+// realTruncated is d > 0 of the clock in real time rounded down, as
+// clock.WithTimeout converts a deadline (its callers pass positive
+// timeouts only).
 func (r clockRate) realTruncated(d time.Duration) time.Duration {
-	if r.One() {
+	if r.One() || d <= 0 {
 		return d
 	}
 	q, _ := mulDiv(uint64(d), r.Den, r.Num)

@@ -35,13 +35,25 @@ func TestClockRateExact(t *testing.T) {
 			if int64(r.realFor(d)) != c || int64(r.realTruncated(d)) != f {
 				t.Fatalf("rate %v: realFor(%v) = %v, realTruncated %v; want %v, %v", rate, d, r.realFor(d), r.realTruncated(d), time.Duration(c), time.Duration(f))
 			}
-			// A time already past rounds up as well: towards zero.
+			// A time already past rounds up as well: towards zero; a
+			// reading before the base rounds down.
 			if _, c := scaled(-d, inv); int64(r.realFor(-d)) != c {
 				t.Fatalf("rate %v: realFor(%v) = %v, want %v", rate, -d, r.realFor(-d), time.Duration(c))
+			}
+			if f, _ := scaled(-d, frac); int64(r.elapsed(-d)) != f {
+				t.Fatalf("rate %v: elapsed(%v) = %v, want %v", rate, -d, r.elapsed(-d), time.Duration(f))
 			}
 		}
 	}
 	if r := rateOf(0.2); r.elapsed(5) != 1 || r.elapsed(4) != 0 || r.realFor(1) != 5 || r.realFor(0) != 0 {
 		t.Errorf("0.2: elapsed(5ns) %v, elapsed(4ns) %v, realFor(1ns) %v", r.elapsed(5), r.elapsed(4), r.realFor(1))
+	}
+	// A timer beyond any run saturates at never, without wrapping past it.
+	in := &inc{rate: rateOf(0.2), baseReal: time.Hour, baseTT: time.Hour}
+	if got := in.realAt(never / 2); got != never {
+		t.Errorf("0.2: a timer at %v fires at %v, want never", never/2, got)
+	}
+	if got := in.realAt(time.Hour + time.Second); got != time.Hour+5*time.Second {
+		t.Errorf("0.2: a timer a second of the clock away fires at %v, want 1h0m5s", got)
 	}
 }

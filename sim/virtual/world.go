@@ -447,7 +447,11 @@ func (in *inc) realAt(t time.Duration) time.Duration {
 	if in.frozen {
 		return never
 	}
-	return in.baseReal + in.rate.realFor(t-in.baseTT)
+	d := in.rate.realFor(t - in.baseTT)
+	if d > never-in.baseReal {
+		return never // saturated: beyond any run
+	}
+	return in.baseReal + d
 }
 
 // rebase changes the clock's speed or liveness from now on, and re-arms its
