@@ -259,7 +259,11 @@ func TestRenewZeroDemotes(t *testing.T) {
 func TestSurvivesScriptFlush(t *testing.T) {
 	addr := redistest.Addr(t)
 	admin := redistest.ClientAt(t, addr)
-	c := newCandidate(t, addr, t.Name(), election.Opts{})
+	// A TTL of 2 s: a renewal every second, so that only the flush, not a
+	// loaded machine's late timer (CI's -race run beside the harness's
+	// tests lost the 300 ms TTL's key once), can lose the lease.
+	const flushTTL = 2 * time.Second
+	c := newCandidate(t, addr, t.Name(), election.Opts{TTL: flushTTL, Wait: flushTTL + flushTTL/4, JitterMS: 5})
 	c.e.Start()
 	waitFor(t, eventWait, "leads", c.e.IsLeader)
 	ctx := context.Background()
@@ -267,9 +271,10 @@ func TestSurvivesScriptFlush(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The lease would expire within TTL without renewals; every renewal
-	// after the flush first meets NOSCRIPT and falls back to EVAL.
+	// after the flush first meets NOSCRIPT and falls back to EVAL. Two
+	// renewals at least: the one that meets the flush, and one after it.
 	lk := election.LeaderKey(t.Name())
-	end := time.Now().Add(3 * ttl)
+	end := time.Now().Add(flushTTL + flushTTL/4)
 	for time.Now().Before(end) {
 		if h := holder(t, admin, lk); h != c.e.ID() {
 			t.Fatalf("lease holder %q after SCRIPT FLUSH, want %q", h, c.e.ID())
