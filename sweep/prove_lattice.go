@@ -125,7 +125,8 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 		cs := s
 		cs.MaxSegments = limit
 		if res != nil {
-			cs.MaxSegments = limit - res.Segments
+			// Bound splits count toward the limit as segments do (boundSplits).
+			cs.MaxSegments = limit - res.Segments - res.BoundSplits
 		}
 		if progress != nil {
 			o.Progress = func(f float64) { progress((float64(k) + f) / float64(len(classes))) }
@@ -214,7 +215,11 @@ func mergeProof(a, b Proof) Proof {
 	}
 	m.found = a.found || b.found
 	m.Sup = max(a.Sup, b.Sup)
-	if b.seen && (!a.seen || b.Excess > a.Excess || b.Excess == a.Excess && (b.ExcessAt < a.ExcessAt || b.ExcessAt == a.ExcessAt && b.ExcessAt2 < a.ExcessAt2)) {
+	// A confirmed counterexample's excess first: a box class can keep a
+	// larger excess it could not confirm (its verdict incomplete), and the
+	// witness must be the schedule that fails.
+	acx, bcx := a.Verdict == VerdictCounterexample, b.Verdict == VerdictCounterexample
+	if b.seen && (!a.seen || bcx && !acx || bcx == acx && (b.Excess > a.Excess || b.Excess == a.Excess && (b.ExcessAt < a.ExcessAt || b.ExcessAt == a.ExcessAt && b.ExcessAt2 < a.ExcessAt2))) {
 		m.Excess, m.ExcessAt, m.ExcessAt2 = b.Excess, b.ExcessAt, b.ExcessAt2
 	}
 	m.seen = a.seen || b.seen

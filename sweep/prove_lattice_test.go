@@ -31,7 +31,7 @@ func TestProveClockDrift(t *testing.T) {
 			t.Errorf("%s: %s, worst %v replayed %v: want proven, replayed", pr.Metric, pr.Verdict, pr.Worst, pr.Replayed)
 		}
 	}
-	for _, pr := range res.Proofs {
+	for k, pr := range res.Proofs {
 		lo, hi := pr.At-40, pr.At+40
 		s := ProveSpace{Base: sc, Vary: []Range{{Param: ParamAt, Lo: lo.String(), Hi: hi.String()}}}
 		win, err := Prove(context.Background(), s, ProveOptions{Interior: 4})
@@ -44,13 +44,13 @@ func TestProveClockDrift(t *testing.T) {
 				t.Errorf("around %s's worst at %v: %s proven %v, every schedule's largest %v", pr.Metric, pr.At, w.Metric, w.Worst, scan[i])
 			}
 		}
-		if w := win.Proofs[0]; pr.Metric == win.Proofs[0].Metric && w.Worst != pr.Worst {
+		if w := win.Proofs[k]; w.Worst != pr.Worst {
 			t.Errorf("%s: %v over the window, %v over the range it is the worst of", pr.Metric, w.Worst, pr.Worst)
 		}
 	}
 	s := ProveSpace{Base: sc, Vary: []Range{{Param: ParamFor, Lo: "13.9s", Hi: "14.1s"}}}.withDefaults()
-	if _, err := Prove(context.Background(), s, ProveOptions{Interior: 4}); err != nil {
-		t.Errorf("the fault's length: %v", err)
+	if r, err := Prove(context.Background(), s, ProveOptions{Interior: 4}); err != nil || !r.Complete || r.Proofs[0].Verdict != VerdictProven {
+		t.Errorf("the fault's length: %v (%+v)", err, r)
 	}
 	_, err = proveWalk(context.Background(), s, ProveOptions{Interior: 4}, lattice{})
 	if !errors.Is(err, ErrPathMismatch) {
@@ -137,6 +137,14 @@ func TestMergeProof(t *testing.T) {
 	c := Proof{Metric: exOverlap, Worst: 7, At: 40, Excess: 1, ExcessAt: 40, Verdict: VerdictCounterexample, found: true, seen: true}
 	if m := mergeProof(mergeProof(a, c), b); m.Worst != 7 || m.At != 40 || m.Verdict != VerdictCounterexample || m.Excess != 1 {
 		t.Errorf("with a counterexample: %+v", m)
+	}
+	// A box class's unconfirmed excess (incomplete) is larger than another
+	// class's counterexample: the witness stays the counterexample's.
+	unconfirmed := Proof{Metric: exOverlap, Worst: 9, At: 50, Excess: 3, ExcessAt: 50, Verdict: VerdictIncomplete, found: true, seen: true}
+	for _, m := range []Proof{mergeProof(unconfirmed, c), mergeProof(c, unconfirmed)} {
+		if m.Verdict != VerdictCounterexample || m.Excess != 1 || m.ExcessAt != 40 || m.Worst != 9 {
+			t.Errorf("a counterexample beside an unconfirmed excess: %+v", m)
+		}
 	}
 	none := Proof{Metric: exOverlap, Verdict: VerdictNone}
 	if m := mergeProof(none, a); m.Worst != 5 || m.At != 30 || m.Verdict != VerdictProven || !m.found {
