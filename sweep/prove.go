@@ -176,7 +176,7 @@ func (s ProveSpace) Check() error {
 	if len(sc.Faults) == 0 {
 		bad("the scenario has no fault to walk")
 	}
-	if _, ok := s.lattice(); !ok {
+	if _, ok := s.latticeStep(); !ok {
 		bad("%s", s.latticeProblem())
 	}
 	for _, m := range s.Metrics {
@@ -386,7 +386,7 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	if err := s.Check(); err != nil {
 		return nil, err
 	}
-	unit, _ := s.lattice()
+	unit, _ := s.latticeStep()
 	if unit > 1 {
 		return proveClasses(ctx, s, o, unit)
 	}

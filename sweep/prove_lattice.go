@@ -55,30 +55,33 @@ func (l lattice) coords(i int, lo, hi time.Duration) (time.Duration, time.Durati
 	return time.Duration(ceilDiv(int64(lo)-l.res[i], l.unit)), time.Duration(floorDiv(int64(hi)-l.res[i], l.unit))
 }
 
-// lattice is the step of the space's clock faults' lattice (1 without a
-// drifting clock), and whether it is within MaxProveLattice.
-func (s ProveSpace) lattice() (int64, bool) {
-	var rates []model.RateFraction
-	for _, f := range s.Base.Faults {
+// driftRates are the exact rates of the space's drifting clock faults, and
+// each one's index in the scenario's faults.
+func (s ProveSpace) driftRates() (rates []model.RateFraction, faults []int) {
+	for k, f := range s.Base.Faults {
 		if f.Kind == model.FaultClock && f.Rate > 0 {
-			rates = append(rates, model.RateFractionOf(f.Rate))
+			rates, faults = append(rates, model.RateFractionOf(f.Rate)), append(faults, k)
 		}
 	}
+	return rates, faults
+}
+
+// latticeStep is the step of the space's drifting clocks' lattice (1
+// without one), and whether it is within MaxProveLattice.
+func (s ProveSpace) latticeStep() (int64, bool) {
+	rates, _ := s.driftRates()
 	unit, ok := model.Lattice(MaxProveLattice, rates...)
 	return int64(unit), ok
 }
 
 // latticeProblem says why the space's clock rates need too many residue
-// classes.
+// classes, naming each drifting fault.
 func (s ProveSpace) latticeProblem() string {
-	var rates []model.RateFraction
+	rates, faults := s.driftRates()
 	var texts []string
-	for _, f := range s.Base.Faults {
-		if f.Kind == model.FaultClock && f.Rate > 0 {
-			r := model.RateFractionOf(f.Rate)
-			rates = append(rates, r)
-			texts = append(texts, fmt.Sprintf("%v = %d/%d", f.Rate, r.Num, r.Den))
-		}
+	for i, r := range rates {
+		k := faults[i]
+		texts = append(texts, fmt.Sprintf("faults[%d] (%s) %v = %d/%d", k, s.Base.Faults[k].Kind, s.Base.Faults[k].Rate, r.Num, r.Den))
 	}
 	step := "beyond 2⁶²ns"
 	if unit, ok := model.Lattice(1<<62, rates...); ok {

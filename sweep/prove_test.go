@@ -93,7 +93,7 @@ func TestProveRefuses(t *testing.T) {
 		edit func(*ProveSpace)
 		want string
 	}{
-		{"clock-drift", func(s *ProveSpace) { s.Base.Faults[0].Rate = 0.99 }, "clock rate 0.99 = 99/100"},
+		{"clock-drift", func(s *ProveSpace) { s.Base.Faults[0].Rate = 0.99 }, "clock rate faults[0] (clock) 0.99 = 99/100"},
 		{"flapping-network", func(s *ProveSpace) { s.Vary = []Range{{Param: "at5", Lo: "1s", Hi: "2s"}} }, "5 faults (faults[0] to faults[4])"},
 		{"script-flush", func(s *ProveSpace) { s.Vary = []Range{{Param: "for1", Lo: "1s", Hi: "2s"}} }, "faults[1] (script-flush) is instant"},
 		{"flapping-network", func(s *ProveSpace) {
