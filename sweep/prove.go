@@ -234,7 +234,8 @@ type Proof struct {
 	// Sup is a box proof's supremum of the metric over its cells' real
 	// polygons: it bounds every schedule of the box, and a proof compares
 	// it with the bound (Worst, the largest schedule found, is at most a
-	// few nanoseconds below it).
+	// few of the grid's steps below it: nanoseconds, or with a drifting
+	// clock the residue classes' lattice steps).
 	Sup time.Duration `json:"sup,omitempty"`
 	// Bound is the predicted bound there (the same prediction chaos bounds
 	// and explore use), Formula how it is derived; Unbounded when none
@@ -255,9 +256,14 @@ type Proof struct {
 	// Replayed is the metric measured by the ordinary virtual run of the
 	// witness schedule (equal to Worst, or Prove fails).
 	Replayed time.Duration `json:"replayed"`
-	// Unknown counts the evaluated schedules whose check was unknown.
-	Unknown int    `json:"unknown,omitempty"`
-	Why     string `json:"why,omitempty"`
+	// Why is the verdict's reason: what an incomplete proof lacks, or why
+	// none was possible (VerdictNone).
+	Why string `json:"why,omitempty"`
+	// Unknown counts the evaluated schedules whose check was unknown (left
+	// out of the worst), NotMeasured's among them; UnknownWhy is the first
+	// other one's reason.
+	Unknown    int    `json:"unknown,omitempty"`
+	UnknownWhy string `json:"unknown_why,omitempty"`
 	// NotMeasured counts the evaluated schedules (segment ends, or cells)
 	// whose run measured no value of the metric (a failover with no stable
 	// leader before the run ended), NotMeasuredAt the first of them: the
@@ -294,7 +300,9 @@ type ProveResult struct {
 	Hi2   time.Duration `json:"hi2,omitempty"`
 	// Segments is how many segments the walk cut the range into (on each
 	// every recorded comparison keeps its outcome), Runs how many virtual
-	// runs it took, Reached how far it got (Hi when complete).
+	// runs it took, Reached how far it got (Hi when complete; with residue
+	// classes, how far along the axis the class that stopped got, the
+	// ClassesDone before it walked whole; a box's is 0).
 	Segments int `json:"segments"`
 	// BoundSplits is how many times the bound changed inside a segment
 	// (each found by bisection).
@@ -307,11 +315,11 @@ type ProveResult struct {
 	// Lattice is, with a drifting clock, the step of the residue classes
 	// proven one by one (each a walk or a box of its own: see Prove); 0
 	// without one. Classes is how many there are (Lattice, or its square
-	// for a box), ClassesDone how many were walked whole (all of them
-	// when Complete).
+	// for a box; 1 without a drifting clock), ClassesDone how many were
+	// proven whole (all of them when Complete).
 	Lattice     int64 `json:"lattice,omitempty"`
-	Classes     int   `json:"classes,omitempty"`
-	ClassesDone int   `json:"classes_done,omitempty"`
+	Classes     int   `json:"classes"`
+	ClassesDone int   `json:"classes_done"`
 	// Complete is false when the walk stopped early; Incomplete says why.
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete,omitempty"`
@@ -390,10 +398,19 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	if unit > 1 {
 		return proveClasses(ctx, s, o, unit)
 	}
+	prove := proveWalk
 	if len(s.Vary) == 2 {
-		return proveBoxResult(ctx, s, o, lattice{})
+		prove = proveBoxResult
 	}
-	return proveWalk(ctx, s, o, lattice{})
+	res, err := prove(ctx, s, o, lattice{})
+	if err != nil {
+		return nil, err
+	}
+	res.Classes = 1
+	if res.Complete {
+		res.ClassesDone = 1
+	}
+	return res, nil
 }
 
 // proveWalk is Prove along one axis, on the points of one residue class.
@@ -433,6 +450,7 @@ func proveWalk(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (
 	for i := range p.best {
 		b := &p.best[i]
 		if !p.found[i] {
+			b.Why = b.UnknownWhy
 			if b.NotMeasured > 0 {
 				// Not a metric no run is about: its worst is not known.
 				b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
@@ -465,7 +483,7 @@ func proveWalk(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (
 		case p.excessSeen[i] && b.Excess > 0:
 			b.Verdict = VerdictCounterexample
 		case !res.Complete:
-			b.Verdict = VerdictIncomplete
+			b.Verdict, b.Why = VerdictIncomplete, "the walk stopped early (below)"
 		case b.NotMeasured > 0:
 			b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
 		case !p.excessSeen[i]:
@@ -819,8 +837,8 @@ func (pr *Proof) notMeasuredWhy() string {
 func (pr *Proof) countUnknown(w Worst) {
 	if w.Unknown > 0 {
 		pr.Unknown++
-		if pr.Why == "" {
-			pr.Why = w.Why
+		if pr.UnknownWhy == "" && !w.NotMeasured {
+			pr.UnknownWhy = unknownReason(w.Why)
 		}
 	}
 }

@@ -19,8 +19,9 @@ import (
 //
 // A cell is the set of the box's integer points whose runs take the same
 // path (the same events popped, every comparison's operands in the same
-// order). With the clock rate fixed, every operand is affine in the point,
-// so a cell is the integer points of a convex polygon: one half-plane
+// order). With each clock at its fixed rate (a drifting one: on one
+// residue class of the box, prove_lattice.go), every operand is affine in
+// the point, so a cell is the integer points of a convex polygon: one half-plane
 // g1·x1 + g2·x2 + c ≤ 0 per comparison (a strict order between integers
 // is ≤ −1). The prover finds a cell from a point: the runs at the point and
 // at two independent neighbours in the same cell give every operand's
@@ -488,7 +489,7 @@ func (b *boxProver) build(c *boxCell) error {
 			d0 := po.a[k] - po.b[k]
 			dd := (q.a[k] - q.b[k]) - d0
 			if dd%g != 0 {
-				return fmt.Errorf("%w: comparison %d is not affine along %v in the cell of %s", ErrPathMismatch, k, c.dir, b.pointText(pointDur(o)...))
+				return fmt.Errorf("%w: comparison %d is not affine along %s in the cell of %s", ErrPathMismatch, k, b.stepText(c.dir), b.pointText(pointDur(o)...))
 			}
 			s := dd / g
 			c.grad[k] = [2]int64{s, 0}
@@ -506,7 +507,7 @@ func (b *boxProver) build(c *boxCell) error {
 		}
 		c.wgrad = windowGrads(po, q, func(dd int64) ([2]int64, bool) { return [2]int64{dd / g, 0}, dd%g == 0 })
 		if c.wgrad == nil {
-			return fmt.Errorf("%w: a window is not affine along %v in the cell of %s", ErrPathMismatch, c.dir, b.pointText(pointDur(o)...))
+			return fmt.Errorf("%w: a window is not affine along %s in the cell of %s", ErrPathMismatch, b.stepText(c.dir), b.pointText(pointDur(o)...))
 		}
 		c.count = big.NewInt(c.thi - c.tlo + 1)
 		a, z := o[0]+c.tlo*c.dir[0], o[0]+c.thi*c.dir[0]
@@ -590,6 +591,13 @@ func (b *boxProver) build(c *boxCell) error {
 		c.xlo, c.xhi = min(c.xlo, ceilRat(v.x)), max(c.xhi, floorRat(v.x))
 	}
 	return nil
+}
+
+// stepText is a step d between two of the box's points, in the axes'
+// times (a residue class's coordinates step by its lattice).
+func (b *boxProver) stepText(d [2]int64) string {
+	u := max(b.lat.unit, 1)
+	return fmt.Sprintf("(%v, %v)", time.Duration(d[0]*u), time.Duration(d[1]*u))
 }
 
 // tRange narrows t so that d0 + s·t keeps d0's sign (a strict one stays
@@ -963,6 +971,7 @@ func (b *boxProver) finish() error {
 			// Short of a counterexample, a worst not known everywhere.
 			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
 		case !found || !seen:
+			pr.Why = pr.UnknownWhy
 			if found {
 				pr.Why = "no bound applies"
 			}
@@ -1068,7 +1077,7 @@ func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions, lat latti
 			}
 			for i := range b.proofs {
 				if b.proofs[i].Verdict == VerdictProven {
-					b.proofs[i].Verdict = VerdictIncomplete
+					b.proofs[i].Verdict, b.proofs[i].Why = VerdictIncomplete, "the cells found do not cover the box (below)"
 				}
 			}
 		} else {

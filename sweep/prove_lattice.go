@@ -169,7 +169,7 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 	if !res.Complete {
 		for i := range res.Proofs {
 			if res.Proofs[i].Verdict == VerdictProven {
-				res.Proofs[i].Verdict = VerdictIncomplete
+				res.Proofs[i].Verdict, res.Proofs[i].Why = VerdictIncomplete, "a residue class was not proven whole (below)"
 			}
 		}
 	}
@@ -228,6 +228,9 @@ func mergeProof(a, b Proof) Proof {
 	m.seen = a.seen || b.seen
 	m.BoundVaries = a.BoundVaries || b.BoundVaries
 	m.Unknown += b.Unknown
+	if m.UnknownWhy == "" {
+		m.UnknownWhy = b.UnknownWhy
+	}
 	m.NotMeasured += b.NotMeasured
 	if m.NotMeasuredAt == "" {
 		m.NotMeasuredAt, m.notMeasuredReason = b.NotMeasuredAt, b.notMeasuredReason
@@ -236,7 +239,6 @@ func mergeProof(a, b Proof) Proof {
 	case verdictRank[b.Verdict] > verdictRank[a.Verdict]:
 		m.Verdict, m.Why = b.Verdict, b.Why
 	case b.Verdict == a.Verdict && m.Why == "":
-		// The same verdict: its reason, or the unknown runs' (Unknown).
 		m.Why = b.Why
 	}
 	if m.Verdict == VerdictIncomplete && (m.Why == a.Why && aNM || m.Why == b.Why && bNM) {

@@ -128,14 +128,16 @@ func captureTable(r *ProveResult) string {
 // the larger excess, the graver verdict, the counts added, and a
 // not-measured reason that counts both.
 func TestMergeProof(t *testing.T) {
-	a := Proof{Metric: exOverlap, Worst: 5, At: 30, Excess: -3, ExcessAt: 30, Verdict: VerdictProven, found: true, seen: true, Unknown: 1}
-	b := Proof{Metric: exOverlap, Worst: 5, At: 12, Excess: -2, ExcessAt: 14, Verdict: VerdictProven, found: true, seen: true, Unknown: 2}
+	a := Proof{Metric: exOverlap, Worst: 5, At: 30, Excess: -3, ExcessAt: 30, Verdict: VerdictProven, found: true, seen: true, Unknown: 1, UnknownWhy: "the partition caught no call"}
+	b := Proof{Metric: exOverlap, Worst: 5, At: 12, Excess: -2, ExcessAt: 14, Verdict: VerdictProven, found: true, seen: true, Unknown: 2, UnknownWhy: "another reason"}
 	m := mergeProof(a, b)
-	if m.Worst != 5 || m.At != 12 || m.Excess != -2 || m.ExcessAt != 14 || m.Unknown != 3 || m.Verdict != VerdictProven {
+	if m.Worst != 5 || m.At != 12 || m.Excess != -2 || m.ExcessAt != 14 || m.Unknown != 3 || m.UnknownWhy != a.UnknownWhy || m.Verdict != VerdictProven {
 		t.Errorf("merged %+v", m)
 	}
-	c := Proof{Metric: exOverlap, Worst: 7, At: 40, Excess: 1, ExcessAt: 40, Verdict: VerdictCounterexample, found: true, seen: true}
-	if m := mergeProof(mergeProof(a, c), b); m.Worst != 7 || m.At != 40 || m.Verdict != VerdictCounterexample || m.Excess != 1 {
+	c := Proof{Metric: exOverlap, Worst: 7, At: 40, Excess: 1, ExcessAt: 40, Verdict: VerdictCounterexample, Why: "over", found: true, seen: true}
+	// The counterexample's verdict and reason win; the unknown schedules'
+	// count and reason stay.
+	if m := mergeProof(mergeProof(c, a), b); m.Worst != 7 || m.At != 40 || m.Verdict != VerdictCounterexample || m.Why != "over" || m.Excess != 1 || m.Unknown != 3 || m.UnknownWhy != a.UnknownWhy {
 		t.Errorf("with a counterexample: %+v", m)
 	}
 	// A box class's unconfirmed excess (incomplete) is larger than another
@@ -220,5 +222,48 @@ func TestProveClassesNarrowAndStopped(t *testing.T) {
 	}
 	if tb := captureTable(res); !strings.Contains(tb, "walked whole)") || !strings.Contains(tb, "INCOMPLETE") {
 		t.Errorf("the stopped proof's table:\n%s", tb)
+	}
+}
+
+// TestProveClockRates: clock-drift's fault at other rates (lattices of 4,
+// 10 and 6 ns) and in safe mode is proven over a window of the fault's
+// start holding the overlap's worst, and a run of every schedule within
+// two lattice steps of each metric's worst measures no more than it, and
+// exactly it there.
+func TestProveClockRates(t *testing.T) {
+	for _, c := range []struct {
+		rate     float64
+		safe     bool
+		lo, hi   string
+		wantUnit int64
+	}{
+		{rate: 0.25, lo: "4.3s", hi: "4.4s", wantUnit: 4},
+		{rate: 0.4, lo: "3.65s", hi: "3.75s", wantUnit: 10},
+		{rate: 1.5, lo: "4s", hi: "4.1s", wantUnit: 6},
+		{rate: 0.2, safe: true, lo: "4.45s", hi: "4.55s", wantUnit: 5},
+	} {
+		sc := builtinScenario(t, "clock-drift")
+		sc.Faults[0].Rate = c.rate
+		sc.Params.Safe = c.safe
+		sc.Expect = nil
+		s := ProveSpace{Base: sc, Vary: []Range{{Param: ParamAt, Lo: c.lo, Hi: c.hi}}}
+		res, err := Prove(context.Background(), s, ProveOptions{Interior: 2})
+		if err != nil {
+			t.Fatalf("rate %v safe %v: %v", c.rate, c.safe, err)
+		}
+		if res.Lattice != c.wantUnit || !res.Complete || res.ClassesDone != res.Classes {
+			t.Fatalf("rate %v safe %v: lattice %d, %d of %d classes, complete %v: want %d ns, whole", c.rate, c.safe, res.Lattice, res.ClassesDone, res.Classes, res.Complete, c.wantUnit)
+		}
+		for k, pr := range res.Proofs {
+			t.Logf("rate %v safe %v: %s %v at %v (bound %v), %d segments", c.rate, c.safe, pr.Metric, pr.Worst, pr.At, pr.Bound, res.Segments)
+			if pr.Verdict != VerdictProven || pr.Replayed != pr.Worst {
+				t.Errorf("rate %v safe %v: %s %s, worst %v replayed %v: want proven, replayed", c.rate, c.safe, pr.Metric, pr.Verdict, pr.Worst, pr.Replayed)
+			}
+			d := 2 * time.Duration(c.wantUnit)
+			scan := scanEvery(t, res, max(pr.At-d, res.Lo), min(pr.At+d, res.Hi))
+			if scan[k] != pr.Worst {
+				t.Errorf("rate %v safe %v: %s proven %v at %v, every schedule within %v of it %v", c.rate, c.safe, pr.Metric, pr.Worst, pr.At, d, scan[k])
+			}
+		}
 	}
 }

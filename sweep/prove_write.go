@@ -140,7 +140,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	}
 	for _, p := range r.Proofs {
 		if p.Verdict == VerdictNone {
-			fmt.Fprintf(w, "  %-17s not measured (%d schedules unknown: %s)\n", p.Metric, p.Unknown, p.Why)
+			fmt.Fprintf(w, "  %-17s not measured (%d schedules unknown: %s)\n", p.Metric, p.Unknown, nonEmptyText(p.UnknownWhy, p.Why))
 			continue
 		}
 		if p.Verdict == VerdictIncomplete && p.Formula == "" {
@@ -162,11 +162,12 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		if r.Axis2 != "" && p.Sup != p.Worst {
 			fmt.Fprintf(w, "      the supremum over the cells' real polygons: %s\n", model.DurationText(p.Sup))
 		}
-		switch {
-		case p.Verdict == VerdictIncomplete && p.Why != "":
+		if p.Verdict == VerdictIncomplete && p.Why != "" {
 			fmt.Fprintf(w, "      incomplete: %s\n", p.Why)
-		case p.Unknown > 0:
-			fmt.Fprintf(w, "      %d schedules unknown, not counted: %s\n", p.Unknown, unknownReason(p.Why))
+		}
+		if p.Unknown > p.NotMeasured {
+			// Those measuring nothing are the incomplete verdict's.
+			fmt.Fprintf(w, "      %d schedules unknown, not counted: %s\n", p.Unknown-p.NotMeasured, p.UnknownWhy)
 		}
 	}
 	extra := ""
