@@ -277,6 +277,20 @@ type Proof struct {
 	notMeasuredReason string
 }
 
+// ProveCurve is one metric along a walk's axis.
+type ProveCurve struct {
+	Metric string
+	Points []CurvePoint
+}
+
+// CurvePoint is a metric's exact value at one schedule of a walk (At on
+// its axis), with its bound there (model.Unbounded when none applies);
+// Found is false when the run measured no value.
+type CurvePoint struct {
+	At, Value, Bound time.Duration
+	Found            bool
+}
+
 // Prove's verdicts.
 const (
 	VerdictProven         = "proven"
@@ -325,6 +339,10 @@ type ProveResult struct {
 	Incomplete string `json:"incomplete,omitempty"`
 	// Proofs are the metrics' results, in Space.Metrics' order.
 	Proofs []Proof `json:"proofs"`
+	// Curves are, for a walk, each metric at every schedule it was taken
+	// at (every segment's ends, and the bound's pieces'), in axis order:
+	// the report's plots and curves.csv. Not in result.json.
+	Curves []ProveCurve `json:"-"`
 	// Elapsed is the wall time of the walk (it differs between machines;
 	// everything else is a function of the space).
 	Elapsed time.Duration `json:"elapsed"`
@@ -499,6 +517,7 @@ func proveWalk(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (
 		b.At, b.ExcessAt = lat.at(0, b.At), lat.at(0, b.ExcessAt)
 	}
 	res.Proofs = p.best
+	res.Curves = p.curves
 	res.Elapsed = time.Since(start)
 	return res, nil
 }
@@ -527,6 +546,7 @@ type prover struct {
 	// excess over its bound (measured − bound) and where.
 	found, boundVaries, excessSeen []bool
 	excess, excessAt               []time.Duration
+	curves                         []ProveCurve
 }
 
 // path is what one run recorded: the identities of the events popped, and
@@ -896,7 +916,13 @@ func (p *prover) convex(x, e, y time.Duration, a, b, mid *path) error {
 // take counts the run at x (in the segment from seg) towards each
 // metric's worst.
 func (p *prover) take(x, seg time.Duration, pa *path) {
+	if p.curves == nil {
+		for _, m := range p.s.Metrics {
+			p.curves = append(p.curves, ProveCurve{Metric: m})
+		}
+	}
 	for i, w := range pa.ws {
+		p.curves[i].Points = append(p.curves[i].Points, CurvePoint{At: p.lat.at(0, x), Value: w.Measured, Bound: w.Predicted, Found: w.Found})
 		b := &p.best[i]
 		b.countUnknown(w)
 		b.notMeasured(w, p.pointText(x))

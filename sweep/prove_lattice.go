@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,6 +165,10 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 		res.ClassesDone++
 	}
 	res.Lattice, res.Classes = unit, len(classes)
+	for i := range res.Curves {
+		// The classes' points, interleaved along the axis.
+		slices.SortStableFunc(res.Curves[i].Points, func(a, b CurvePoint) int { return cmp.Compare(a.At, b.At) })
+	}
 	if res.Complete && len(s.Vary) == 1 {
 		res.Reached = res.Hi
 	}
@@ -194,6 +200,14 @@ func (r *ProveResult) merge(o *ProveResult) {
 	r.BoundSplits += o.BoundSplits
 	r.BoundAffine += o.BoundAffine
 	r.Complete = r.Complete && o.Complete
+	for i := range r.Curves {
+		if i < len(o.Curves) {
+			r.Curves[i].Points = append(r.Curves[i].Points, o.Curves[i].Points...)
+		}
+	}
+	if r.Curves == nil {
+		r.Curves = o.Curves
+	}
 	for i := range r.Proofs {
 		if i < len(o.Proofs) {
 			r.Proofs[i] = mergeProof(r.Proofs[i], o.Proofs[i])

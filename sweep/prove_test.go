@@ -5,6 +5,10 @@ import (
 
 	"context"
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -625,6 +629,83 @@ func TestProveFailoverStability(t *testing.T) {
 		_, err = Prove(context.Background(), s, ProveOptions{Interior: 4, withoutOutcomeCmps: true})
 		if !errors.Is(err, ErrPathMismatch) || !strings.Contains(err.Error(), "failover window") {
 			t.Errorf("%v without the analysis's comparisons: %v, want a failover window off its gradient", vary, err)
+		}
+	}
+}
+
+// TestProveReport: a proof's report holds each metric's exact worst, bound
+// and verdict; a walk's curves hold every schedule it took, each metric's
+// worst among them and none above it, in axis order (a drifting clock's
+// classes interleaved), with a plot per metric; a box has no curve.
+func TestProveReport(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		vary []Range
+	}{
+		{"partition-blackhole", []Range{{Param: ParamAt, Lo: "2.4s", Hi: "2.7s"}}},
+		{"clock-drift", []Range{{Param: ParamAt, Lo: "4.4s", Hi: "4.6s"}}},
+		{"partition-blackhole", []Range{{Param: ParamAt, Lo: "2.5s", Hi: "2.55s"}, {Param: ParamFor, Lo: "9.9s", Hi: "10.1s"}}},
+	} {
+		res, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, c.name), Vary: c.vary}, ProveOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dir := t.TempDir()
+		files, err := WriteProve(dir, res)
+		if err != nil {
+			t.Fatal(err)
+		}
+		read := func(name string) string {
+			b, err := os.ReadFile(filepath.Join(dir, name))
+			if err != nil {
+				t.Fatalf("%s %v: %v (written: %v)", c.name, c.vary, err, files)
+			}
+			return string(b)
+		}
+		md, page := read("prove.md"), read("index.html")
+		for _, pr := range res.Proofs {
+			worst, bound := model.DurationsApart(pr.Worst, pr.Bound)
+			row := fmt.Sprintf("| %s | %s | %s | %s | proven, ", pr.Metric, worst, res.PointText(pr.At, pr.At2), bound)
+			cell := fmt.Sprintf("<td>%s</td><td class=\"l\">%s</td><td>%s</td><td class=\"l\">proven, ", worst, res.PointText(pr.At, pr.At2), bound)
+			if pr.Verdict != VerdictProven || !strings.Contains(md, row) || !strings.Contains(md, pr.Formula) || !strings.Contains(page, cell) {
+				t.Errorf("%s %v: %s %s: prove.md lacks %q or its formula, or the page %q", c.name, c.vary, pr.Metric, pr.Verdict, row, cell)
+			}
+		}
+		if !strings.Contains(md, res.proveCommand()) || !strings.Contains(res.proveCommand(), "--vary "+c.vary[0].Param+"=") {
+			t.Errorf("%s %v: the command %q, in prove.md: %v", c.name, c.vary, res.proveCommand(), strings.Contains(md, res.proveCommand()))
+		}
+		if len(c.vary) == 2 {
+			if slices.Contains(files, "curves.csv") || len(res.Curves) > 0 {
+				t.Errorf("%s: a box with curves: %v", c.name, files)
+			}
+			continue
+		}
+		rows := strings.Split(strings.TrimSpace(read("curves.csv")), "\n")[1:]
+		n := 0
+		for i, cu := range res.Curves {
+			pr := res.Proofs[i]
+			top, at := time.Duration(-1), time.Duration(0)
+			for k, pt := range cu.Points {
+				if k > 0 && pt.At < cu.Points[k-1].At {
+					t.Errorf("%s %s: %v after %v: not in axis order", c.name, cu.Metric, pt.At, cu.Points[k-1].At)
+				}
+				if pt.Found && pt.Value > top {
+					top, at = pt.Value, pt.At
+				}
+				n++
+			}
+			if top != pr.Worst || at != pr.At {
+				t.Errorf("%s %s: the curve's largest %v at %v, the proof's %v at %v", c.name, cu.Metric, top, at, pr.Worst, pr.At)
+			}
+			if !slices.Contains(files, curveFile(cu.Metric)+".png") {
+				t.Errorf("%s %s: no plot in %v", c.name, cu.Metric, files)
+			}
+		}
+		if len(rows) != n || n < res.Segments*len(res.Proofs) {
+			t.Errorf("%s: curves.csv has %d rows, the curves %d points, for %d segments of %d metrics", c.name, len(rows), n, res.Segments, len(res.Proofs))
+		}
+		if !strings.Contains(page, "data:image/png;base64,") || (res.Lattice > 1) != strings.Contains(page, "residue classes") {
+			t.Errorf("%s: the page's plots or its classes' note", c.name)
 		}
 	}
 }

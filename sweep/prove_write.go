@@ -2,6 +2,7 @@ package sweep
 
 import (
 	"github.com/leaselab/leaselab/model/bounds"
+	"strings"
 
 	"fmt"
 	"io"
@@ -93,8 +94,10 @@ func (r *ProveResult) RangeText() string {
 // WitnessFile names a metric's witness scenario file.
 func WitnessFile(metric string) string { return "witness-" + shortMetric(metric) + ".yaml" }
 
-// WriteProve writes result.json and, per metric measured, its witness
-// scenario file into dir.
+// WriteProve writes into dir result.json, per metric measured its witness
+// scenario file, and the report: prove.md and index.html; a walk's also
+// curves.csv and per metric curve-METRIC.svg and .png, its plot along the
+// axis.
 func WriteProve(dir string, r *ProveResult) (Files, error) {
 	fs, err := newFileSet(dir, r.JSON)
 	if err != nil {
@@ -112,7 +115,46 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 			return fs.names, err
 		}
 	}
-	return fs.names, nil
+	var md strings.Builder
+	if err := ProveMarkdown(&md, r); err != nil {
+		return fs.names, err
+	}
+	if err := fs.put("prove.md", []byte(md.String())); err != nil {
+		return fs.names, err
+	}
+	var plots []heatmapFile
+	if len(r.Curves) > 0 {
+		var cb strings.Builder
+		if err := CurvesCSV(&cb, r); err != nil {
+			return fs.names, err
+		}
+		if err := fs.put("curves.csv", []byte(cb.String())); err != nil {
+			return fs.names, err
+		}
+		for i, c := range r.Curves {
+			if i >= len(r.Proofs) || r.Proofs[i].Formula == "" {
+				continue
+			}
+			svg, png, err := r.curvePlot(c, r.Proofs[i])
+			if err != nil {
+				return fs.names, err
+			}
+			name := curveFile(c.Metric)
+			if err := fs.put(name+".svg", svg); err != nil {
+				return fs.names, err
+			}
+			if err := fs.put(name+".png", png); err != nil {
+				return fs.names, err
+			}
+			plots = append(plots, heatmapFile{name: name, title: fmt.Sprintf("%s along %s", c.Metric, r.Axis), svg: svg, png: png})
+		}
+	}
+	var hb strings.Builder
+	if err := writeProveHTML(&hb, r, plots); err != nil {
+		return fs.names, err
+	}
+	err = fs.put("index.html", []byte(hb.String()))
+	return fs.names, err
 }
 
 // WriteTable prints the proof: per metric the exact worst, where, the

@@ -34,7 +34,9 @@ metric's supremum at the segments' ends. Per metric: the worst value, where,
 the bound (chaos bounds' prediction), and a verdict: proven (worst ≤
 bound), COUNTEREXAMPLE (written as witness-METRIC.yaml, which 'chaos run
 FILE' reproduces), or incomplete (the segment limit was reached: it says how
-far it got). Writes result.json and per metric witness-METRIC.yaml. The seed fixes the
+far it got). Writes result.json, per metric witness-METRIC.yaml, and a report:
+prove.md and index.html (a walk's with each metric plotted along the axis,
+curve-METRIC.svg/.png, and its values in curves.csv). The seed fixes the
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model, spec or safe mode, each clock

@@ -1,0 +1,316 @@
+package sweep
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/base64"
+	"fmt"
+	"html/template"
+	"image/color"
+	"io"
+	"strings"
+	"time"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/leaselab/leaselab/model"
+)
+
+// A proof's report, for a design review: prove.md and index.html say what
+// was proven over which range and model, each metric's exact worst
+// beside its bound, the verdict, the witness files and the commands that
+// reproduce them; a walk's report plots each metric along the axis from
+// the values the walk took (curves.csv holds them).
+
+// proveCommand is the command line that proves the same space again.
+func (r *ProveResult) proveCommand() string {
+	parts := []string{"chaos prove", r.Space.Name}
+	for _, v := range r.Space.Vary {
+		parts = append(parts, fmt.Sprintf("--vary %s=%s..%s", v.Param, v.Lo, v.Hi))
+	}
+	parts = append(parts, fmt.Sprintf("--seed %d", r.Space.Seed))
+	var ms []string
+	for _, m := range r.Space.Metrics {
+		ms = append(ms, shortMetric(m))
+	}
+	if strings.Join(ms, ",") != "overlap,gap,stale" {
+		parts = append(parts, "--metric "+strings.Join(ms, ","))
+	}
+	return strings.Join(parts, " ")
+}
+
+// verdictLine is a proof's verdict in words, with its margin.
+func (r *ProveResult) verdictLine(p Proof) string {
+	switch p.Verdict {
+	case VerdictProven:
+		return fmt.Sprintf("proven, %s below the bound", model.DurationText(-p.Excess))
+	case VerdictCounterexample:
+		return fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s", model.DurationText(p.Excess), r.PointText(p.ExcessAt, p.ExcessAt2))
+	case VerdictIncomplete:
+		return "incomplete: " + p.Why
+	}
+	return "not measured: " + nonEmptyText(p.UnknownWhy, p.Why)
+}
+
+// modelLine says what the proof is about.
+func (r *ProveResult) modelLine() string {
+	mode, rate := "spec mode", "each clock at its fixed rate"
+	if r.Space.Base.Params.Safe {
+		mode = "safe mode"
+	}
+	t := fmt.Sprintf("the calibrated virtual model (%s, %s), seed %d", mode, rate, r.Space.Seed)
+	if r.Lattice > 1 {
+		t += fmt.Sprintf("; a drifting clock: %d residue classes modulo %v", r.Classes, time.Duration(r.Lattice))
+	}
+	return t
+}
+
+// countLine is the proof's size and time.
+func (r *ProveResult) countLine() string {
+	if r.Axis2 != "" {
+		return fmt.Sprintf("%d cells, %d runs, %v", r.Segments, r.Runs, r.Elapsed.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("%d segments, %d runs, %v", r.Segments, r.Runs, r.Elapsed.Round(time.Millisecond))
+}
+
+// ProveMarkdown writes the proof's report as Markdown.
+func ProveMarkdown(w io.Writer, r *ProveResult) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	p("# chaos prove: %s\n\n", r.Space.Name)
+	p("Every schedule of %s on the nanosecond grid, within %s. ", r.RangeText(), r.modelLine())
+	p("Everything else is as the scenario file has it. %s.\n\n", r.countLine())
+	if !r.Complete {
+		p("**Incomplete:** %s\n\n", r.Incomplete)
+	}
+	p("| metric | exact worst | schedule | bound | verdict | witness |\n|---|---|---|---|---|---|\n")
+	for _, x := range r.Proofs {
+		if x.Verdict == VerdictNone || x.Formula == "" {
+			p("| %s | — | — | — | %s | |\n", x.Metric, r.verdictLine(x))
+			continue
+		}
+		worst, bound := model.DurationsApart(x.Worst, x.Bound)
+		p("| %s | %s | %s | %s | %s | %s |\n", x.Metric, worst, r.PointText(x.At, x.At2), bound, r.verdictLine(x), WitnessFile(x.Metric))
+	}
+	p("\n## Bounds\n\n")
+	for _, x := range r.Proofs {
+		if x.Formula != "" {
+			p("- **%s**: %s\n", x.Metric, x.Formula)
+		}
+		if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
+			p("  (%d schedules unknown, not counted: %s)\n", x.Unknown-x.NotMeasured, x.UnknownWhy)
+		}
+	}
+	p("\n## Reproduce\n\n```sh\n%s\n", r.proveCommand())
+	for _, x := range r.Proofs {
+		if x.Verdict != VerdictNone {
+			p("chaos run --backend virtual %s   # the %s witness, exact on the virtual backend\n", WitnessFile(x.Metric), shortMetric(x.Metric))
+		}
+	}
+	p("```\n\n")
+	p("The proof is about the model, not about real Redis: the virtual backend's calibration tables tie the two. A witness run on the real backend lands within its timing (a millisecond or two) of the schedule, where a worst that needs a fault within microseconds of a call may not reproduce.\n")
+	if len(r.Curves) > 0 {
+		p("\ncurves.csv holds each metric at every schedule the walk took (each segment's ends); between the two ends of one segment a metric is convex, so on or below the line joining them%s.\n", r.ClassesNote())
+	}
+	return bw.Flush()
+}
+
+// ClassesNote qualifies a walk's curves when residue classes were walked:
+// their points are joined in axis order.
+func (r *ProveResult) ClassesNote() string {
+	if r.Lattice <= 1 {
+		return ""
+	}
+	return fmt.Sprintf(" (here each of the %d residue classes' segments: the plot joins the classes' points in axis order)", r.Classes)
+}
+
+// CurvesCSV writes a walk's curves: one row per metric and schedule.
+func CurvesCSV(w io.Writer, r *ProveResult) error {
+	bw := bufio.NewWriter(w)
+	fmt.Fprintf(bw, "metric,%s_ns,value_ns,bound_ns,measured\n", r.Axis)
+	for _, c := range r.Curves {
+		for _, pt := range c.Points {
+			bound := fmt.Sprint(int64(pt.Bound))
+			if pt.Bound == model.Unbounded {
+				bound = ""
+			}
+			fmt.Fprintf(bw, "%s,%d,%d,%s,%v\n", shortMetric(c.Metric), int64(pt.At), int64(pt.Value), bound, pt.Found)
+		}
+	}
+	return bw.Flush()
+}
+
+// curvePlot draws one metric along the walk's axis: its value at every
+// schedule taken, its bound, and its worst.
+func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			svg, png, err = nil, nil, fmt.Errorf("drawing the %s curve: %v", c.Metric, e)
+		}
+	}()
+	var vals, bounds plotter.XYs
+	for _, pt := range c.Points {
+		if !pt.Found {
+			continue
+		}
+		vals = append(vals, plotter.XY{X: pt.At.Seconds(), Y: pt.Value.Seconds()})
+		if pt.Bound != model.Unbounded {
+			bounds = append(bounds, plotter.XY{X: pt.At.Seconds(), Y: pt.Bound.Seconds()})
+		}
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %s along %s (%s)", r.Space.Name, c.Metric, r.Axis, pr.Verdict)
+	p.Title.TextStyle.Font = sans(10)
+	p.X.Label.Text, p.Y.Label.Text = r.Axis+" (s)", c.Metric+" (s)"
+	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
+	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+	p.Y.Min = 0
+	p.Legend.TextStyle.Font = sans(8)
+	p.Legend.Top = true
+	if len(bounds) > 0 {
+		l, err := plotter.NewLine(bounds)
+		if err != nil {
+			return nil, nil, err
+		}
+		l.Color, l.Dashes, l.Width = colLine, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
+		p.Add(l)
+		p.Legend.Add("bound", l)
+	}
+	if len(vals) > 0 {
+		l, err := plotter.NewLine(vals)
+		if err != nil {
+			return nil, nil, err
+		}
+		l.Color, l.Width = curveColour(c.Metric), vg.Points(1)
+		p.Add(l)
+		p.Legend.Add("exact value", l)
+	}
+	if pr.Formula != "" {
+		s, err := plotter.NewScatter(plotter.XYs{{X: pr.At.Seconds(), Y: pr.Worst.Seconds()}})
+		if err != nil {
+			return nil, nil, err
+		}
+		s.GlyphStyle.Shape, s.GlyphStyle.Radius, s.GlyphStyle.Color = draw.CircleGlyph{}, vg.Points(3.5), colText
+		p.Add(s)
+		p.Legend.Add(fmt.Sprintf("worst %s at %s", model.DurationText(pr.Worst), r.PointText(pr.At, pr.At2)), s)
+	}
+	// Headroom above the curves for the legend.
+	top := 0.0
+	for _, xy := range append(vals, bounds...) {
+		top = max(top, xy.Y)
+	}
+	p.Y.Max = max(top*1.35, 0.001)
+	w, h := 8*vg.Inch, 3.6*vg.Inch
+	sc := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
+	p.Draw(draw.New(sc))
+	var sb bytes.Buffer
+	if _, err := sc.WriteTo(&sb); err != nil {
+		return nil, nil, err
+	}
+	ic := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))
+	p.Draw(draw.New(ic))
+	var pb bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
+		return nil, nil, err
+	}
+	return sb.Bytes(), pb.Bytes(), nil
+}
+
+func curveColour(metric string) color.NRGBA {
+	switch metric {
+	case exGap:
+		return colGap
+	case exStale:
+		return colStale
+	}
+	return colOverlap
+}
+
+// curveFile names a metric's plot.
+func curveFile(metric string) string { return "curve-" + shortMetric(metric) }
+
+type proveRow struct {
+	Metric, Worst, At, Bound, Verdict, Witness, Formula, Class string
+}
+
+// writeProveHTML writes the report's page, the plots embedded.
+func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
+	pg := struct {
+		R                      *ProveResult
+		Title, Range, Model    string
+		Count, Command         string
+		Style                  template.CSS
+		Rows                   []proveRow
+		Plots                  []htmlImg
+		Witnesses, HasCurves   bool
+		WitnessFiles, Unknowns []string
+	}{R: r, Title: "Prove " + r.Space.Name, Range: r.RangeText(), Model: r.modelLine(), Count: r.countLine(),
+		Command: r.proveCommand(), Style: template.CSS(pageStyle), HasCurves: len(r.Curves) > 0}
+	for _, x := range r.Proofs {
+		row := proveRow{Metric: x.Metric, Worst: "—", At: "—", Bound: "—", Verdict: r.verdictLine(x), Formula: x.Formula, Class: "missing"}
+		if x.Verdict != VerdictNone && x.Formula != "" {
+			row.Worst, row.Bound = model.DurationsApart(x.Worst, x.Bound)
+			row.At, row.Witness = r.PointText(x.At, x.At2), WitnessFile(x.Metric)
+			row.Class = "safe"
+			if x.Verdict != VerdictProven {
+				row.Class = "unsafe"
+			}
+		}
+		if x.Verdict != VerdictNone {
+			pg.WitnessFiles = append(pg.WitnessFiles, WitnessFile(x.Metric))
+		}
+		if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
+			pg.Unknowns = append(pg.Unknowns, fmt.Sprintf("%s: %d schedules unknown, not counted: %s", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy))
+		}
+		pg.Rows = append(pg.Rows, row)
+	}
+	for _, m := range plots {
+		pg.Plots = append(pg.Plots, htmlImg{Title: m.title, Img: template.HTML(`<img src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(m.png) + `" alt="` + template.HTMLEscapeString(m.title) + `"/>`)})
+	}
+	bw := bufio.NewWriter(w)
+	if err := provePage.Execute(bw, pg); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+var provePage = template.Must(template.New("prove").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}}</title>
+<style>{{.Style}}</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<p class="banner{{if not .R.Complete}} incomplete{{end}}">
+Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everything else as the scenario file has it. {{.Count}}.
+{{if not .R.Complete}}<br/><b>Incomplete:</b> {{.R.Incomplete}}{{end}}
+</p>
+<table>
+<thead><tr><th>metric</th><th>exact worst</th><th>schedule</th><th>bound</th><th>verdict</th><th>witness</th></tr></thead>
+<tbody>
+{{range .Rows}}<tr class="{{.Class}}"><td class="l">{{.Metric}}</td><td>{{.Worst}}</td><td class="l">{{.At}}</td><td>{{.Bound}}</td><td class="l">{{.Verdict}}</td><td class="l">{{if .Witness}}<a href="{{.Witness}}">{{.Witness}}</a>{{end}}</td></tr>
+{{end}}</tbody>
+</table>
+<h2>Bounds</h2>
+<ul>{{range .Rows}}{{if .Formula}}<li><b>{{.Metric}}</b>: {{.Formula}}</li>{{end}}{{end}}</ul>
+{{if .Unknowns}}<ul>{{range .Unknowns}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Plots}}<h2>Along the axis</h2>
+<p>Each metric at every schedule the walk took (each segment's ends, exact); between the two ends of one segment a metric is convex, so on or below the line joining them{{.R.ClassesNote}}. The values are in <a href="curves.csv">curves.csv</a>.</p>
+{{range .Plots}}{{.Img}}
+{{end}}{{end}}
+<h2>Reproduce</h2>
+<pre><code>{{.Command}}
+{{range .WitnessFiles}}chaos run --backend virtual {{.}}
+{{end}}</code></pre>
+<p>The proof is about the model, not about real Redis: the virtual backend's calibration tables tie the two. A witness run on the real backend lands within its timing (a millisecond or two) of the schedule, where a worst that needs a fault within microseconds of a call may not reproduce.</p>
+</body>
+</html>
+`))
