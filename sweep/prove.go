@@ -343,6 +343,9 @@ type ProveResult struct {
 	// at (every segment's ends, and the bound's pieces'), in axis order:
 	// the report's plots and curves.csv. Not in result.json.
 	Curves []ProveCurve `json:"-"`
+	// Maps are, for a box, each metric over a grid of the box's schedules:
+	// the report's heatmaps. Not in result.json.
+	Maps []ProveMap `json:"-"`
 	// Elapsed is the wall time of the walk (it differs between machines;
 	// everything else is a function of the space).
 	Elapsed time.Duration `json:"elapsed"`

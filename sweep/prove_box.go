@@ -1090,6 +1090,75 @@ func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions, lat latti
 		pr.ExcessAt, pr.ExcessAt2 = lat.at(0, pr.ExcessAt), lat.at(1, pr.ExcessAt2)
 	}
 	res.Proofs = b.proofs
+	res.Maps = b.maps(tlo, thi)
 	res.Elapsed = time.Since(start)
 	return res, nil
+}
+
+// ProveMap is one metric over a grid of a box's schedules, for its
+// report: V[j][i] is its exact value at the schedule (X[i], Y[j]), from
+// the windows of the cell holding it; Known[j][i] is false where no cell
+// found holds it or its cell's runs measure no value.
+type ProveMap struct {
+	Metric string
+	X, Y   []time.Duration
+	V      [][]time.Duration
+	Known  [][]bool
+	// here marks the schedules of the residue class that drew the map.
+	here [][]bool
+}
+
+// Map grid sizes.
+const mapColumns, mapRows = 160, 100
+
+// maps samples each metric over the box from lo to hi (times, not the
+// class's coordinates): a schedule of another residue class is left for
+// that class's map.
+func (b *boxProver) maps(lo, hi [2]int64) []ProveMap {
+	grid := func(i int, n int) []time.Duration {
+		n = int(min(int64(n), hi[i]-lo[i]+1))
+		xs := make([]time.Duration, n)
+		for k := range n {
+			xs[k] = time.Duration(lo[i])
+			if n > 1 {
+				xs[k] += time.Duration((hi[i] - lo[i]) / int64(n-1) * int64(k))
+			}
+		}
+		return xs
+	}
+	xs, ys := grid(0, mapColumns), grid(1, mapRows)
+	var out []ProveMap
+	for i, m := range b.s.Metrics {
+		mp := ProveMap{Metric: m, X: xs, Y: ys}
+		for _, y := range ys {
+			v, known, here := make([]time.Duration, len(xs)), make([]bool, len(xs)), make([]bool, len(xs))
+			for k, x := range xs {
+				u, ok := b.lat.point(int64(x), int64(y))
+				if !ok {
+					continue
+				}
+				here[k] = true
+				if c := b.holds(u); c != nil && c.paths[0].ws[i].Found {
+					v[k], known[k] = time.Duration(c.metricAt(i, u)), true
+				}
+			}
+			mp.V, mp.Known, mp.here = append(mp.V, v), append(mp.Known, known), append(mp.here, here)
+		}
+		out = append(out, mp)
+	}
+	return out
+}
+
+// holds is the cell found that holds x, if any (covered, without its
+// cache).
+func (b *boxProver) holds(x [2]int64) *boxCell {
+	if b.buckets == nil || !b.inBox(x) {
+		return nil
+	}
+	for _, c := range b.buckets[b.bucket(x[0])] {
+		if c.contains(x) {
+			return c
+		}
+	}
+	return nil
 }

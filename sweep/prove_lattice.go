@@ -57,6 +57,18 @@ func (l lattice) coords(i int, lo, hi time.Duration) (time.Duration, time.Durati
 	return time.Duration(ceilDiv(int64(lo)-l.res[i], l.unit)), time.Duration(floorDiv(int64(hi)-l.res[i], l.unit))
 }
 
+// point is the coordinates of the schedule (x, y) (times) on the class,
+// and whether it lies on it.
+func (l lattice) point(x, y int64) ([2]int64, bool) {
+	if l.unit <= 1 {
+		return [2]int64{x, y}, true
+	}
+	if (x-l.res[0])%l.unit != 0 || (y-l.res[1])%l.unit != 0 {
+		return [2]int64{}, false
+	}
+	return [2]int64{(x - l.res[0]) / l.unit, (y - l.res[1]) / l.unit}, true
+}
+
 // driftRates are the exact rates of the space's drifting clock faults, and
 // each one's index in the scenario's faults.
 func (s ProveSpace) driftRates() (rates []model.RateFraction, faults []int) {
@@ -200,6 +212,18 @@ func (r *ProveResult) merge(o *ProveResult) {
 	r.BoundSplits += o.BoundSplits
 	r.BoundAffine += o.BoundAffine
 	r.Complete = r.Complete && o.Complete
+	for i := range r.Maps {
+		if i >= len(o.Maps) {
+			continue
+		}
+		for j := range r.Maps[i].V {
+			for k := range r.Maps[i].V[j] {
+				if o.Maps[i].here[j][k] {
+					r.Maps[i].V[j][k], r.Maps[i].Known[j][k], r.Maps[i].here[j][k] = o.Maps[i].V[j][k], o.Maps[i].Known[j][k], true
+				}
+			}
+		}
+	}
 	for i := range r.Curves {
 		if i < len(o.Curves) {
 			r.Curves[i].Points = append(r.Curves[i].Points, o.Curves[i].Points...)

@@ -221,6 +221,102 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 	return sb.Bytes(), pb.Bytes(), nil
 }
 
+// mapPlot draws one metric over a box: each square the metric's exact
+// value at the schedule at its centre, grey where none is known, the
+// proof's worst marked.
+func (r *ProveResult) mapPlot(mp ProveMap, pr Proof) (svg, png []byte, err error) {
+	defer func() {
+		if e := recover(); e != nil {
+			svg, png, err = nil, nil, fmt.Errorf("drawing the %s map: %v", mp.Metric, e)
+		}
+	}()
+	h := &boxHeat{mp: mp, hot: curveColour(mp.Metric)}
+	for j := range mp.V {
+		for k, v := range mp.V[j] {
+			if mp.Known[j][k] {
+				h.top = max(h.top, v)
+			}
+		}
+	}
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("%s: %s over %s × %s (%s)\npale green 0, darker longer, up to %s on this grid; grey not known",
+		r.Space.Name, mp.Metric, r.Axis, r.Axis2, pr.Verdict, model.DurationText(h.top))
+	p.Title.TextStyle.Font = sans(10)
+	p.X.Label.Text, p.Y.Label.Text = r.Axis+" (s)", r.Axis2+" (s)"
+	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
+	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+	p.Add(h)
+	if pr.Formula != "" {
+		s, err := plotter.NewScatter(plotter.XYs{{X: pr.At.Seconds(), Y: pr.At2.Seconds()}})
+		if err != nil {
+			return nil, nil, err
+		}
+		s.GlyphStyle.Shape, s.GlyphStyle.Radius, s.GlyphStyle.Color = draw.RingGlyph{}, vg.Points(5), colText
+		p.Add(s)
+		p.Title.Text += fmt.Sprintf("\nthe ring: the proven worst, %s at %s", model.DurationText(pr.Worst), r.PointText(pr.At, pr.At2))
+	}
+	w, ht := 8*vg.Inch, 5.4*vg.Inch
+	sc := vgsvg.NewWith(vgsvg.UseWH(w, ht), vgsvg.EmbedFonts(true))
+	p.Draw(draw.New(sc))
+	var sb bytes.Buffer
+	if _, err := sc.WriteTo(&sb); err != nil {
+		return nil, nil, err
+	}
+	ic := vgimg.NewWith(vgimg.UseWH(w, ht), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))
+	p.Draw(draw.New(ic))
+	var pb bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
+		return nil, nil, err
+	}
+	return sb.Bytes(), pb.Bytes(), nil
+}
+
+// boxHeat plots a ProveMap: a square per schedule of its grid, reaching
+// half-way to its neighbours.
+type boxHeat struct {
+	mp  ProveMap
+	hot color.NRGBA
+	top time.Duration
+}
+
+// edges are the squares' edges along one axis of the grid: half-way
+// between its values, and half a step beyond the ends.
+func edges(xs []time.Duration) []float64 {
+	e := make([]float64, len(xs)+1)
+	for k := range xs {
+		if k > 0 {
+			e[k] = (xs[k-1].Seconds() + xs[k].Seconds()) / 2
+		}
+	}
+	half := 0.0005
+	if len(xs) > 1 {
+		half = (xs[1].Seconds() - xs[0].Seconds()) / 2
+	}
+	e[0], e[len(xs)] = xs[0].Seconds()-half, xs[len(xs)-1].Seconds()+half
+	return e
+}
+
+func (h *boxHeat) Plot(c draw.Canvas, p *plot.Plot) {
+	tx, ty := p.Transforms(&c)
+	ex, ey := edges(h.mp.X), edges(h.mp.Y)
+	for j := range h.mp.V {
+		for k, v := range h.mp.V[j] {
+			col := color.Color(colMissing)
+			if h.mp.Known[j][k] {
+				col = shade(h.hot, v, h.top)
+			}
+			// Overlapping by a hair: no seams of the background between them.
+			x0, x1, y0, y1 := tx(ex[k]), tx(ex[k+1])+0.3, ty(ey[j]), ty(ey[j+1])+0.3
+			c.FillPolygon(col, []vg.Point{{X: x0, Y: y0}, {X: x1, Y: y0}, {X: x1, Y: y1}, {X: x0, Y: y1}})
+		}
+	}
+}
+
+func (h *boxHeat) DataRange() (xmin, xmax, ymin, ymax float64) {
+	ex, ey := edges(h.mp.X), edges(h.mp.Y)
+	return ex[0], ex[len(ex)-1], ey[0], ey[len(ey)-1]
+}
+
 func curveColour(metric string) color.NRGBA {
 	switch metric {
 	case exGap:
@@ -247,6 +343,7 @@ func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 		Style                  template.CSS
 		Rows                   []proveRow
 		Plots                  []htmlImg
+		MapSize                string
 		Witnesses, HasCurves   bool
 		WitnessFiles, Unknowns []string
 	}{R: r, Title: "Prove " + r.Space.Name, Range: r.RangeText(), Model: r.modelLine(), Count: r.countLine(),
@@ -268,6 +365,9 @@ func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 			pg.Unknowns = append(pg.Unknowns, fmt.Sprintf("%s: %d schedules unknown, not counted: %s", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy))
 		}
 		pg.Rows = append(pg.Rows, row)
+	}
+	if len(r.Maps) > 0 {
+		pg.MapSize = fmt.Sprintf("a grid of %d × %d schedules", len(r.Maps[0].X), len(r.Maps[0].Y))
 	}
 	for _, m := range plots {
 		pg.Plots = append(pg.Plots, htmlImg{Title: m.title, Img: template.HTML(`<img src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(m.png) + `" alt="` + template.HTMLEscapeString(m.title) + `"/>`)})
@@ -302,8 +402,11 @@ Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everythi
 <h2>Bounds</h2>
 <ul>{{range .Rows}}{{if .Formula}}<li><b>{{.Metric}}</b>: {{.Formula}}</li>{{end}}{{end}}</ul>
 {{if .Unknowns}}<ul>{{range .Unknowns}}<li>{{.}}</li>{{end}}</ul>{{end}}
-{{if .Plots}}<h2>Along the axis</h2>
+{{if and .Plots .HasCurves}}<h2>Along the axis</h2>
 <p>Each metric at every schedule the walk took (each segment's ends, exact); between the two ends of one segment a metric is convex, so on or below the line joining them{{.R.ClassesNote}}. The values are in <a href="curves.csv">curves.csv</a>.</p>
+{{range .Plots}}{{.Img}}
+{{end}}{{else if .Plots}}<h2>Over the box</h2>
+<p>Each square is the metric's exact value at the schedule at its centre ({{.MapSize}}), from the windows of the cell that holds it; grey where none is known. A worst on an edge a few µs wide falls between the squares: the ring marks the proven worst.</p>
 {{range .Plots}}{{.Img}}
 {{end}}{{end}}
 <h2>Reproduce</h2>

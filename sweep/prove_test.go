@@ -645,6 +645,7 @@ func TestProveReport(t *testing.T) {
 		{"partition-blackhole", []Range{{Param: ParamAt, Lo: "2.4s", Hi: "2.7s"}}},
 		{"clock-drift", []Range{{Param: ParamAt, Lo: "4.4s", Hi: "4.6s"}}},
 		{"partition-blackhole", []Range{{Param: ParamAt, Lo: "2.5s", Hi: "2.55s"}, {Param: ParamFor, Lo: "9.9s", Hi: "10.1s"}}},
+		{"clock-drift", []Range{{Param: ParamAt, Lo: "4.522893s", Hi: "4.522907s"}, {Param: ParamFor, Lo: "13.999999994s", Hi: "14.000000006s"}}},
 	} {
 		res, err := Prove(context.Background(), ProveSpace{Base: builtinScenario(t, c.name), Vary: c.vary}, ProveOptions{})
 		if err != nil {
@@ -677,6 +678,34 @@ func TestProveReport(t *testing.T) {
 		if len(c.vary) == 2 {
 			if slices.Contains(files, "curves.csv") || len(res.Curves) > 0 {
 				t.Errorf("%s: a box with curves: %v", c.name, files)
+			}
+			// Every schedule of the map is known (the box is covered), and
+			// its value is what a run of it measures.
+			p := res.prover()
+			for i, mp := range res.Maps {
+				if !slices.Contains(files, "map-"+shortMetric(mp.Metric)+".png") {
+					t.Errorf("%s %s: no map in %v", c.name, mp.Metric, files)
+				}
+				for j, y := range mp.Y {
+					for k, x := range mp.X {
+						if !mp.Known[j][k] || mp.V[j][k] > res.Proofs[i].Worst {
+							t.Fatalf("%s %s at %v, %v: known %v, %v above the worst %v", c.name, mp.Metric, x, y, mp.Known[j][k], mp.V[j][k], res.Proofs[i].Worst)
+						}
+						if (j*len(mp.X)+k)%97 != 0 {
+							continue
+						}
+						r, err := virtual.Run(p.scenarioAt(x, y), virtual.Options{})
+						if err != nil {
+							t.Fatal(err)
+						}
+						if w := judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r)[i]; w.Measured != mp.V[j][k] {
+							t.Errorf("%s %s at %v, %v: the map %v, a run %v", c.name, mp.Metric, x, y, mp.V[j][k], w.Measured)
+						}
+					}
+				}
+			}
+			if len(res.Maps) != len(res.Proofs) || !strings.Contains(page, "Over the box") {
+				t.Errorf("%s: %d maps, or none on the page", c.name, len(res.Maps))
 			}
 			continue
 		}

@@ -97,7 +97,7 @@ func WitnessFile(metric string) string { return "witness-" + shortMetric(metric)
 // WriteProve writes into dir result.json, per metric measured its witness
 // scenario file, and the report: prove.md and index.html; a walk's also
 // curves.csv and per metric curve-METRIC.svg and .png, its plot along the
-// axis.
+// axis; a box's per metric map-METRIC.svg and .png, its map over the box.
 func WriteProve(dir string, r *ProveResult) (Files, error) {
 	fs, err := newFileSet(dir, r.JSON)
 	if err != nil {
@@ -148,6 +148,23 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 			}
 			plots = append(plots, heatmapFile{name: name, title: fmt.Sprintf("%s along %s", c.Metric, r.Axis), svg: svg, png: png})
 		}
+	}
+	for i, mp := range r.Maps {
+		if i >= len(r.Proofs) || r.Proofs[i].Formula == "" {
+			continue
+		}
+		svg, png, err := r.mapPlot(mp, r.Proofs[i])
+		if err != nil {
+			return fs.names, err
+		}
+		name := "map-" + shortMetric(mp.Metric)
+		if err := fs.put(name+".svg", svg); err != nil {
+			return fs.names, err
+		}
+		if err := fs.put(name+".png", png); err != nil {
+			return fs.names, err
+		}
+		plots = append(plots, heatmapFile{name: name, title: fmt.Sprintf("%s over %s × %s", mp.Metric, r.Axis, r.Axis2), svg: svg, png: png})
 	}
 	var hb strings.Builder
 	if err := writeProveHTML(&hb, r, plots); err != nil {

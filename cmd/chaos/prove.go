@@ -36,7 +36,8 @@ bound), COUNTEREXAMPLE (written as witness-METRIC.yaml, which 'chaos run
 FILE' reproduces), or incomplete (the segment limit was reached: it says how
 far it got). Writes result.json, per metric witness-METRIC.yaml, and a report:
 prove.md and index.html (a walk's with each metric plotted along the axis,
-curve-METRIC.svg/.png, and its values in curves.csv). The seed fixes the
+curve-METRIC.svg/.png, and its values in curves.csv; a box's with each
+mapped over it, map-METRIC.svg/.png). The seed fixes the
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model, spec or safe mode, each clock
