@@ -417,3 +417,97 @@ Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everythi
 </body>
 </html>
 `))
+
+// SeedsLine is one metric over the proofs of one space under several
+// seeds: the worst of any seed's (Worst, in WorstSeed's proof), the one
+// closest to its bound (Closest, in ClosestSeed's), and how many seeds
+// proved it of those that measured it.
+type SeedsLine struct {
+	Metric                 string
+	Worst, Closest         *Proof
+	WorstSeed, ClosestSeed int64
+	Proven, Measured       int
+}
+
+// SeedsSummary sums up proofs of one space under several seeds, per
+// metric.
+func SeedsSummary(results []*ProveResult) []SeedsLine {
+	var out []SeedsLine
+	for i, p := range results[0].Proofs {
+		l := SeedsLine{Metric: p.Metric}
+		for _, r := range results {
+			q := &r.Proofs[i]
+			if q.Verdict == VerdictNone {
+				continue
+			}
+			l.Measured++
+			if q.Verdict == VerdictProven {
+				l.Proven++
+			}
+			if l.Worst == nil || q.Worst > l.Worst.Worst {
+				l.Worst, l.WorstSeed = q, r.Space.Seed
+			}
+			if l.Closest == nil || q.Excess > l.Closest.Excess {
+				l.Closest, l.ClosestSeed = q, r.Space.Seed
+			}
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+// marginText is how far a proof's excess leaves it from its bound.
+func marginText(excess time.Duration) string {
+	if excess > 0 {
+		return model.DurationText(excess) + " above it"
+	}
+	return model.DurationText(-excess) + " below it"
+}
+
+// WriteSeedsSummary prints SeedsSummary, a line per metric.
+func WriteSeedsSummary(w io.Writer, results []*ProveResult) {
+	fmt.Fprintf(w, "over %d seeds (%d..%d):\n", len(results), results[0].Space.Seed, results[len(results)-1].Space.Seed)
+	for _, l := range SeedsSummary(results) {
+		if l.Worst == nil {
+			fmt.Fprintf(w, "  %-17s not measured under any seed\n", l.Metric)
+			continue
+		}
+		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s); closest to its bound: %s (seed %d); proven under %d of %d seeds\n",
+			l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed, results[0].PointText(l.Worst.At, l.Worst.At2), marginText(l.Closest.Excess), l.ClosestSeed, l.Proven, l.Measured)
+	}
+}
+
+// SeedsMarkdown writes the summary of one space's proofs under several
+// seeds, linking each seed's report (dirs[k], relative to the summary).
+func SeedsMarkdown(w io.Writer, results []*ProveResult, dirs []string) error {
+	bw := bufio.NewWriter(w)
+	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
+	r0 := results[0]
+	p("# chaos prove: %s, %d seeds\n\n", r0.Space.Name, len(results))
+	p("Every schedule of %s on the nanosecond grid, within the calibrated virtual model, proven once per seed (%d..%d): each seed's jitter and backoff draws are a proof of their own.\n\n",
+		r0.RangeText(), r0.Space.Seed, results[len(results)-1].Space.Seed)
+	p("| metric | worst over the seeds | closest to its bound | proven under |\n|---|---|---|---|\n")
+	for _, l := range SeedsSummary(results) {
+		if l.Worst == nil {
+			p("| %s | not measured under any seed | | |\n", l.Metric)
+			continue
+		}
+		p("| %s | %s (seed %d, %s) | %s (seed %d) | %d of %d seeds |\n", l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed,
+			r0.PointText(l.Worst.At, l.Worst.At2), marginText(l.Closest.Excess), l.ClosestSeed, l.Proven, l.Measured)
+	}
+	p("\n## Each seed\n\n")
+	for k, r := range results {
+		verdicts := map[string]int{}
+		for _, q := range r.Proofs {
+			verdicts[q.Verdict]++
+		}
+		var vs []string
+		for _, v := range []string{VerdictProven, VerdictCounterexample, VerdictIncomplete, VerdictNone} {
+			if verdicts[v] > 0 {
+				vs = append(vs, fmt.Sprintf("%d %s", verdicts[v], v))
+			}
+		}
+		p("- seed %d: %s; [report](%s/prove.md), [page](%s/index.html)\n", r.Space.Seed, strings.Join(vs, ", "), dirs[k], dirs[k])
+	}
+	return bw.Flush()
+}

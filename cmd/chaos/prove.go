@@ -6,10 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/leaselab/leaselab/model"
 	"github.com/leaselab/leaselab/sweep"
 )
 
@@ -137,7 +137,20 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		results, dirs = append(results, res), append(dirs, dir)
 	}
 	if seeds > 1 {
-		writeSeedsSummary(stdout, results)
+		sweep.WriteSeedsSummary(stdout, results)
+		var md strings.Builder
+		var rel []string
+		for _, d := range dirs {
+			rel = append(rel, filepath.Base(d))
+		}
+		if err := sweep.SeedsMarkdown(&md, results, rel); err != nil {
+			return err
+		}
+		sum := filepath.Join(out, results[0].Space.Name, "seeds.md")
+		if err := os.WriteFile(sum, []byte(md.String()), 0o644); err != nil {
+			return fmt.Errorf("writing the seeds' summary: %w", err)
+		}
+		fmt.Fprintf(stdout, "written: %s\n", sum)
 	}
 	switch {
 	case len(bad) > 0:
@@ -146,42 +159,4 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return &exitError{exitFailed, fmt.Errorf("incomplete: %s", strings.Join(incomplete, "; "))}
 	}
 	return nil
-}
-
-// writeSeedsSummary prints, per metric, the worst over the seeds' proofs
-// (the seed and where), the closest any came to its bound, and how many
-// seeds proved it.
-func writeSeedsSummary(w io.Writer, results []*sweep.ProveResult) {
-	fmt.Fprintf(w, "over %d seeds (%d..%d):\n", len(results), results[0].Space.Seed, results[len(results)-1].Space.Seed)
-	for i, p := range results[0].Proofs {
-		var worst, closest *sweep.Proof
-		var worstSeed, closestSeed int64
-		proven, measured := 0, 0
-		for _, r := range results {
-			q := &r.Proofs[i]
-			if q.Verdict == sweep.VerdictNone {
-				continue
-			}
-			measured++
-			if q.Verdict == sweep.VerdictProven {
-				proven++
-			}
-			if worst == nil || q.Worst > worst.Worst {
-				worst, worstSeed = q, r.Space.Seed
-			}
-			if closest == nil || q.Excess > closest.Excess {
-				closest, closestSeed = q, r.Space.Seed
-			}
-		}
-		if worst == nil {
-			fmt.Fprintf(w, "  %-17s not measured under any seed\n", p.Metric)
-			continue
-		}
-		margin := model.DurationText(-closest.Excess) + " below it"
-		if closest.Excess > 0 {
-			margin = model.DurationText(closest.Excess) + " above it"
-		}
-		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s); closest to its bound: %s (seed %d); proven under %d of %d seeds\n",
-			p.Metric, model.DurationText(worst.Worst), worstSeed, results[0].PointText(worst.At, worst.At2), margin, closestSeed, proven, measured)
-	}
 }

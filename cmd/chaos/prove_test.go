@@ -92,6 +92,11 @@ func TestProveSeeds(t *testing.T) {
 	if !strings.Contains(stdout, "over 3 seeds (1..3)") || !strings.Contains(stdout, "worst 6.548s (seed 1") || !strings.Contains(stdout, "proven under 3 of 3 seeds") {
 		t.Errorf("the summary over the seeds is missing or wrong:\n%s", stdout)
 	}
+	// The same summary as a file, linking each seed's report.
+	sum, err := os.ReadFile(filepath.Join(dir, "partition-blackhole", "seeds.md"))
+	if err != nil || !strings.Contains(string(sum), "| max_overlap | 6.548s (seed 1, at=2.521750001s) |") || !strings.Contains(string(sum), "| 3 of 3 seeds |") || !strings.Contains(string(sum), "[report](seed-2/prove.md)") {
+		t.Errorf("seeds.md: %v\n%s", err, sum)
+	}
 	if c, _, se := chaos(t, "prove", "partition-blackhole", "--seeds", "0", "--out", dir); c != exitUsage || !strings.Contains(se, "--seeds 0") {
 		t.Errorf("--seeds 0: exit %d, %s: want 2 naming it", c, se)
 	}
