@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"image/color"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -163,6 +164,7 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 			bounds = append(bounds, plotter.XY{X: pt.At.Seconds(), Y: pt.Bound.Seconds()})
 		}
 	}
+	vals, bounds = decimate(vals, curveColumns), decimate(bounds, curveColumns)
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s along %s (%s)", r.Space.Name, c.Metric, r.Axis, pr.Verdict)
 	p.Title.TextStyle.Font = sans(10)
@@ -315,6 +317,45 @@ func (h *boxHeat) Plot(c draw.Canvas, p *plot.Plot) {
 func (h *boxHeat) DataRange() (xmin, xmax, ymin, ymax float64) {
 	ex, ey := edges(h.mp.X), edges(h.mp.Y)
 	return ex[0], ex[len(ex)-1], ey[0], ey[len(ey)-1]
+}
+
+// curveColumns is how many columns of the axis a curve's plot keeps
+// points in: a walk of many segments is drawn from each column's first,
+// least, greatest and last point, which a plot of this width cannot tell
+// from all of them.
+const curveColumns = 1600
+
+// decimate keeps, of points sorted by X, in each of n equal columns of
+// their range the first, least, greatest and last (in X order).
+func decimate(pts plotter.XYs, n int) plotter.XYs {
+	if len(pts) <= 4*n {
+		return pts
+	}
+	lo, hi := pts[0].X, pts[len(pts)-1].X
+	col := func(x float64) int { return min(n-1, int(float64(n)*(x-lo)/(hi-lo))) }
+	var out plotter.XYs
+	for i := 0; i < len(pts); {
+		j, c := i, col(pts[i].X)
+		least, most := i, i
+		for j < len(pts) && col(pts[j].X) == c {
+			if pts[j].Y < pts[least].Y {
+				least = j
+			}
+			if pts[j].Y > pts[most].Y {
+				most = j
+			}
+			j++
+		}
+		keep := []int{i, least, most, j - 1}
+		slices.Sort(keep)
+		for k, idx := range keep {
+			if k == 0 || idx != keep[k-1] {
+				out = append(out, pts[idx])
+			}
+		}
+		i = j
+	}
+	return out
 }
 
 func curveColour(metric string) color.NRGBA {

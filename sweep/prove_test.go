@@ -1,7 +1,11 @@
 package sweep
 
 import (
+	"cmp"
+	"math/rand/v2"
+
 	"github.com/leaselab/leaselab/model/bounds"
+	"gonum.org/v1/plot/plotter"
 
 	"context"
 	"errors"
@@ -736,5 +740,26 @@ func TestProveReport(t *testing.T) {
 		if !strings.Contains(page, "data:image/png;base64,") || (res.Lattice > 1) != strings.Contains(page, "residue classes") {
 			t.Errorf("%s: the page's plots or its classes' note", c.name)
 		}
+	}
+}
+
+// TestDecimate: a plot's points keep, per column, its first, least,
+// greatest and last, in order; few points are kept whole.
+func TestDecimate(t *testing.T) {
+	var pts plotter.XYs
+	rng := rand.New(rand.NewPCG(3, 4))
+	for i := range 100000 {
+		pts = append(pts, plotter.XY{X: float64(i), Y: rng.Float64()})
+	}
+	pts[54321].Y = 7
+	out := decimate(pts, 1000)
+	if len(out) > 4000 || len(out) < 2000 || out[0] != pts[0] || out[len(out)-1] != pts[len(pts)-1] {
+		t.Fatalf("%d points kept, first %v last %v", len(out), out[0], out[len(out)-1])
+	}
+	if !slices.ContainsFunc(out, func(p plotter.XY) bool { return p.Y == 7 }) || !slices.IsSortedFunc(out, func(a, b plotter.XY) int { return cmp.Compare(a.X, b.X) }) {
+		t.Errorf("the greatest point lost, or the order")
+	}
+	if few := pts[:3000]; len(decimate(few, 1000)) != len(few) {
+		t.Errorf("3000 points of 1000 columns decimated")
 	}
 }
