@@ -2,14 +2,10 @@ package sweep
 
 import (
 	"cmp"
-	"math/rand/v2"
-
-	"github.com/leaselab/leaselab/model/bounds"
-	"gonum.org/v1/plot/plotter"
-
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
@@ -17,7 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"gonum.org/v1/plot/plotter"
+
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/model/bounds"
 	"github.com/leaselab/leaselab/model/verdict"
 	"github.com/leaselab/leaselab/scenarios"
 	"github.com/leaselab/leaselab/sim/virtual"
