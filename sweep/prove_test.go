@@ -655,6 +655,13 @@ func TestProveReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := t.TempDir()
+		// An earlier proof's files in the same directory are gone.
+		stale := []string{"curve-overlap.png", "map-gap.svg", "curves.csv", "witness-failover.yaml"}
+		for _, f := range stale {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 		files, err := WriteProve(dir, res)
 		if err != nil {
 			t.Fatal(err)
@@ -667,6 +674,11 @@ func TestProveReport(t *testing.T) {
 			return string(b)
 		}
 		md, page := read("prove.md"), read("index.html")
+		for _, f := range stale {
+			if _, err := os.Stat(filepath.Join(dir, f)); err == nil && !slices.Contains(files, f) {
+				t.Errorf("%s %v: an earlier proof's %s left beside %v", c.name, c.vary, f, files)
+			}
+		}
 		for _, pr := range res.Proofs {
 			worst, bound := model.DurationsApart(pr.Worst, pr.Bound)
 			row := fmt.Sprintf("| %s | %s | %s | %s | proven, ", pr.Metric, worst, res.PointText(pr.At, pr.At2), bound)

@@ -1,16 +1,17 @@
 package sweep
 
 import (
-	"github.com/leaselab/leaselab/model/bounds"
-	"strings"
-
 	"fmt"
 	"io"
 	"math/big"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/model/bounds"
 	"github.com/leaselab/leaselab/scenarios"
 )
 
@@ -99,6 +100,16 @@ func WitnessFile(metric string) string { return "witness-" + shortMetric(metric)
 // curves.csv and per metric curve-METRIC.svg and .png, its plot along the
 // axis; a box's per metric map-METRIC.svg and .png, its map over the box.
 func WriteProve(dir string, r *ProveResult) (Files, error) {
+	// A proof written here before (a walk, then a box) must leave none of
+	// its files behind to be read as this one's.
+	for _, pat := range []string{"witness-*.yaml", "curve-*.svg", "curve-*.png", "map-*.svg", "map-*.png", "curves.csv"} {
+		old, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return nil, fmt.Errorf("removing the earlier proof's %s: %w", filepath.Base(f), err)
+			}
+		}
+	}
 	fs, err := newFileSet(dir, r.JSON)
 	if err != nil {
 		return nil, err
