@@ -135,6 +135,11 @@ func Heatmap(r *Result, metric string, x, y int) (svg, png []byte, err error) {
 	p.Add(&heat{pl: pl, hot: hot, limit: limitOf(r.Grid.Limits, metric)})
 	w := vg.Length(max(5, min(12, 1.2+0.6*float64(len(ax.Values))))) * vg.Inch
 	h := vg.Length(max(4, min(10, 1.6+0.45*float64(len(ay.Values))))) * vg.Inch
+	return drawPlot(p, w, h)
+}
+
+// drawPlot draws p as SVG (fonts embedded) and as PNG, w × h.
+func drawPlot(p *plot.Plot, w, h vg.Length) (svg, png []byte, err error) {
 	sc := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
 	p.Draw(draw.New(sc))
 	var sb bytes.Buffer

@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"html/template"
@@ -16,8 +15,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/leaselab/leaselab/model"
 )
@@ -208,19 +205,7 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 	}
 	p.Y.Max = max(top*1.35, 0.001)
 	w, h := 8*vg.Inch, 3.6*vg.Inch
-	sc := vgsvg.NewWith(vgsvg.UseWH(w, h), vgsvg.EmbedFonts(true))
-	p.Draw(draw.New(sc))
-	var sb bytes.Buffer
-	if _, err := sc.WriteTo(&sb); err != nil {
-		return nil, nil, err
-	}
-	ic := vgimg.NewWith(vgimg.UseWH(w, h), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))
-	p.Draw(draw.New(ic))
-	var pb bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
-		return nil, nil, err
-	}
-	return sb.Bytes(), pb.Bytes(), nil
+	return drawPlot(p, w, h)
 }
 
 // mapPlot draws one metric over a box: each square the metric's exact
@@ -258,19 +243,7 @@ func (r *ProveResult) mapPlot(mp ProveMap, pr Proof) (svg, png []byte, err error
 		p.Title.Text += fmt.Sprintf("\nthe ring: the proven worst, %s at %s", model.DurationText(pr.Worst), r.PointText(pr.At, pr.At2))
 	}
 	w, ht := 8*vg.Inch, 5.4*vg.Inch
-	sc := vgsvg.NewWith(vgsvg.UseWH(w, ht), vgsvg.EmbedFonts(true))
-	p.Draw(draw.New(sc))
-	var sb bytes.Buffer
-	if _, err := sc.WriteTo(&sb); err != nil {
-		return nil, nil, err
-	}
-	ic := vgimg.NewWith(vgimg.UseWH(w, ht), vgimg.UseDPI(120), vgimg.UseBackgroundColor(color.White))
-	p.Draw(draw.New(ic))
-	var pb bytes.Buffer
-	if _, err := (vgimg.PngCanvas{Canvas: ic}).WriteTo(&pb); err != nil {
-		return nil, nil, err
-	}
-	return sb.Bytes(), pb.Bytes(), nil
+	return drawPlot(p, w, ht)
 }
 
 // boxHeat plots a ProveMap: a square per schedule of its grid, reaching
