@@ -337,6 +337,8 @@ type ProveResult struct {
 	// Complete is false when the walk stopped early; Incomplete says why.
 	Complete   bool   `json:"complete"`
 	Incomplete string `json:"incomplete,omitempty"`
+	// FullOrder is ProveOptions.FullOrder: the paths were full orders.
+	FullOrder bool `json:"full_order,omitempty"`
 	// Proofs are the metrics' results, in Space.Metrics' order.
 	Proofs []Proof `json:"proofs"`
 	// Curves are, for a walk, each metric at every schedule it was taken
@@ -417,7 +419,11 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	}
 	unit, _ := s.latticeStep()
 	if unit > 1 {
-		return proveClasses(ctx, s, o, unit)
+		res, err := proveClasses(ctx, s, o, unit)
+		if res != nil {
+			res.FullOrder = o.FullOrder
+		}
+		return res, err
 	}
 	prove := proveWalk
 	if len(s.Vary) == 2 {
@@ -427,7 +433,7 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 	if err != nil {
 		return nil, err
 	}
-	res.Classes = 1
+	res.Classes, res.FullOrder = 1, o.FullOrder
 	if res.Complete {
 		res.ClassesDone = 1
 	}
@@ -504,7 +510,7 @@ func proveWalk(ctx context.Context, s ProveSpace, o ProveOptions, lat lattice) (
 		case p.excessSeen[i] && b.Excess > 0:
 			b.Verdict = VerdictCounterexample
 		case !res.Complete:
-			b.Verdict, b.Why = VerdictIncomplete, "the walk stopped early (below)"
+			b.Verdict, b.Why = VerdictIncomplete, fmt.Sprintf("the walk stopped at %s=%v, before the range's end", p.axis, res.Reached)
 		case b.NotMeasured > 0:
 			b.Verdict, b.Why = VerdictIncomplete, b.notMeasuredWhy()
 		case !p.excessSeen[i]:
@@ -550,6 +556,7 @@ type prover struct {
 	found, boundVaries, excessSeen []bool
 	excess, excessAt               []time.Duration
 	curves                         []ProveCurve
+	lastTaken                      time.Duration // the axis value take saw last (walks take in axis order)
 }
 
 // path is what one run recorded: the identities of the events popped, and
@@ -901,8 +908,9 @@ func (p *prover) check(x, y time.Duration, cur, nx, got *path) error {
 }
 
 // convex verifies that each metric at y, inside the segment [x, e], is at
-// most the larger of its values at the ends (a maximum of affine
-// functions is convex).
+// most the larger of its values at the ends: each window is affine, so
+// longest at an end, and one that counts anywhere (a stale window from
+// 20 ms on) counts there.
 func (p *prover) convex(x, e, y time.Duration, a, b, mid *path) error {
 	for i, w := range mid.ws {
 		if !w.Found || !a.ws[i].Found || !b.ws[i].Found {
@@ -919,6 +927,11 @@ func (p *prover) convex(x, e, y time.Duration, a, b, mid *path) error {
 // take counts the run at x (in the segment from seg) towards each
 // metric's worst.
 func (p *prover) take(x, seg time.Duration, pa *path) {
+	if p.curves != nil && x == p.lastTaken {
+		// A bound's piece ending at the segment's end: taken once.
+		return
+	}
+	p.lastTaken = x
 	if p.curves == nil {
 		for _, m := range p.s.Metrics {
 			p.curves = append(p.curves, ProveCurve{Metric: m})

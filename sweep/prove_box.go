@@ -1077,7 +1077,7 @@ func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions, lat latti
 			}
 			for i := range b.proofs {
 				if b.proofs[i].Verdict == VerdictProven {
-					b.proofs[i].Verdict, b.proofs[i].Why = VerdictIncomplete, "the cells found do not cover the box (below)"
+					b.proofs[i].Verdict, b.proofs[i].Why = VerdictIncomplete, "the cells found do not cover the box"
 				}
 			}
 		} else {
@@ -1121,30 +1121,39 @@ func (b *boxProver) maps(lo, hi [2]int64) []ProveMap {
 		for k := range n {
 			xs[k] = time.Duration(lo[i])
 			if n > 1 {
-				xs[k] += time.Duration((hi[i] - lo[i]) / int64(n-1) * int64(k))
+				// Both edges of the box: its span is far below 2⁶³/n.
+				xs[k] += time.Duration((hi[i] - lo[i]) * int64(k) / int64(n-1))
 			}
 		}
 		return xs
 	}
+	if len(b.s.Metrics) == 0 {
+		return nil
+	}
 	xs, ys := grid(0, mapColumns), grid(1, mapRows)
-	var out []ProveMap
+	out := make([]ProveMap, len(b.s.Metrics))
 	for i, m := range b.s.Metrics {
-		mp := ProveMap{Metric: m, X: xs, Y: ys}
-		for _, y := range ys {
-			v, known, here := make([]time.Duration, len(xs)), make([]bool, len(xs)), make([]bool, len(xs))
-			for k, x := range xs {
-				u, ok := b.lat.point(int64(x), int64(y))
-				if !ok {
-					continue
-				}
-				here[k] = true
-				if c := b.holds(u); c != nil && c.paths[0].ws[i].Found {
-					v[k], known[k] = time.Duration(c.metricAt(i, u)), true
+		out[i] = ProveMap{Metric: m, X: xs, Y: ys}
+	}
+	for _, y := range ys {
+		for i := range out {
+			mp := &out[i]
+			mp.V, mp.Known, mp.here = append(mp.V, make([]time.Duration, len(xs))), append(mp.Known, make([]bool, len(xs))), append(mp.here, make([]bool, len(xs)))
+		}
+		j := len(out[0].V) - 1
+		for k, x := range xs {
+			u, ok := b.lat.point(int64(x), int64(y))
+			if !ok {
+				continue
+			}
+			c := b.holds(u)
+			for i := range out {
+				out[i].here[j][k] = true
+				if c != nil && c.paths[0].ws[i].Found {
+					out[i].V[j][k], out[i].Known[j][k] = time.Duration(c.metricAt(i, u)), true
 				}
 			}
-			mp.V, mp.Known, mp.here = append(mp.V, v), append(mp.Known, known), append(mp.here, here)
 		}
-		out = append(out, mp)
 	}
 	return out
 }

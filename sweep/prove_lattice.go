@@ -136,6 +136,7 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 		}
 	}
 	var res *ProveResult
+	stopped := 0 // the class that stopped, counted from 1
 	limit := s.MaxSegments
 	progress := o.Progress
 	for k, lat := range classes {
@@ -172,6 +173,7 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 			res.Complete = false
 			res.Reached = r.Reached
 			res.Incomplete = fmt.Sprintf("the residue class %s (%d of %d) %s; %d segments or cells in all", lat.text(s), k+1, len(classes), r.Incomplete, res.Segments)
+			stopped = k + 1
 			break
 		}
 		res.ClassesDone++
@@ -187,7 +189,7 @@ func proveClasses(ctx context.Context, s ProveSpace, o ProveOptions, unit int64)
 	if !res.Complete {
 		for i := range res.Proofs {
 			if res.Proofs[i].Verdict == VerdictProven {
-				res.Proofs[i].Verdict, res.Proofs[i].Why = VerdictIncomplete, "a residue class was not proven whole (below)"
+				res.Proofs[i].Verdict, res.Proofs[i].Why = VerdictIncomplete, fmt.Sprintf("residue class %d of %d was not proven whole", stopped, len(classes))
 			}
 		}
 	}

@@ -27,11 +27,23 @@ import (
 
 // proveCommand is the command line that proves the same space again.
 func (r *ProveResult) proveCommand() string {
-	parts := []string{"chaos prove", r.Space.Name}
+	// A file is named by its path: a built-in of the same name is another
+	// scenario.
+	what := r.Space.Base.Name
+	if r.Space.Base.Source != "" {
+		what = shellWord(r.Space.Base.Source)
+	}
+	parts := []string{"chaos prove", what}
 	for _, v := range r.Space.Vary {
 		parts = append(parts, fmt.Sprintf("--vary %s=%s..%s", v.Param, v.Lo, v.Hi))
 	}
 	parts = append(parts, fmt.Sprintf("--seed %d", r.Space.Seed))
+	if r.Space.MaxSegments != DefaultMaxSegments {
+		parts = append(parts, fmt.Sprintf("--max-segments %d", r.Space.MaxSegments))
+	}
+	if r.FullOrder {
+		parts = append(parts, "--full-order")
+	}
 	var ms []string
 	for _, m := range r.Space.Metrics {
 		ms = append(ms, shortMetric(m))
@@ -40,6 +52,16 @@ func (r *ProveResult) proveCommand() string {
 		parts = append(parts, "--metric "+strings.Join(ms, ","))
 	}
 	return strings.Join(parts, " ")
+}
+
+// shellWord quotes s for a POSIX shell where it needs it.
+func shellWord(s string) string {
+	if s != "" && strings.IndexFunc(s, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_./-+=:,@", c))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // verdictLine is a proof's verdict in words, with its margin.
@@ -101,7 +123,7 @@ func ProveMarkdown(w io.Writer, r *ProveResult) error {
 			p("- **%s**: %s\n", x.Metric, x.Formula)
 		}
 		if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
-			p("  (%d schedules unknown, not counted: %s)\n", x.Unknown-x.NotMeasured, x.UnknownWhy)
+			p("- %s: %d schedules unknown, not counted: %s\n", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy)
 		}
 	}
 	p("\n## Reproduce\n\n```sh\n%s\n", r.proveCommand())
@@ -113,18 +135,18 @@ func ProveMarkdown(w io.Writer, r *ProveResult) error {
 	p("```\n\n")
 	p("The proof is about the model, not about real Redis: the virtual backend's calibration tables tie the two. A witness run on the real backend lands within its timing (a millisecond or two) of the schedule, where a worst that needs a fault within microseconds of a call may not reproduce.\n")
 	if len(r.Curves) > 0 {
-		p("\ncurves.csv holds each metric at every schedule the walk took (each segment's ends); between the two ends of one segment a metric is convex, so on or below the line joining them%s.\n", r.ClassesNote())
+		p("\ncurves.csv holds each metric at every schedule the walk took (each segment's ends, and the bound's pieces'). %s\n", curvesCaption(r))
 	}
 	return bw.Flush()
 }
 
-// ClassesNote qualifies a walk's curves when residue classes were walked:
-// their points are joined in axis order.
-func (r *ProveResult) ClassesNote() string {
-	if r.Lattice <= 1 {
-		return ""
+// curvesCaption says how to read a walk's curves.
+func curvesCaption(r *ProveResult) string {
+	t := "Inside a segment every window a metric is the largest of is affine, so the metric's largest value there is at one of the segment's ends: the line joining the ends is drawn for the eye, not measured between them. It breaks where no value was measured, and a plot keeps of each of 1,600 columns its first, least, greatest and last point."
+	if r.Lattice > 1 {
+		t += fmt.Sprintf(" The %d residue classes' points are joined in axis order.", r.Classes)
 	}
-	return fmt.Sprintf(" (here each of the %d residue classes' segments: the plot joins the classes' points in axis order)", r.Classes)
+	return t
 }
 
 // CurvesCSV writes a walk's curves: one row per metric and schedule.
@@ -133,11 +155,15 @@ func CurvesCSV(w io.Writer, r *ProveResult) error {
 	fmt.Fprintf(bw, "metric,%s_ns,value_ns,bound_ns,measured\n", r.Axis)
 	for _, c := range r.Curves {
 		for _, pt := range c.Points {
-			bound := fmt.Sprint(int64(pt.Bound))
-			if pt.Bound == model.Unbounded {
-				bound = ""
+			// Where nothing was measured there is no value and no bound.
+			value, bound := "", ""
+			if pt.Found {
+				value = fmt.Sprint(int64(pt.Value))
+				if pt.Bound != model.Unbounded {
+					bound = fmt.Sprint(int64(pt.Bound))
+				}
 			}
-			fmt.Fprintf(bw, "%s,%d,%d,%s,%v\n", shortMetric(c.Metric), int64(pt.At), int64(pt.Value), bound, pt.Found)
+			fmt.Fprintf(bw, "%s,%d,%s,%s,%v\n", shortMetric(c.Metric), int64(pt.At), value, bound, pt.Found)
 		}
 	}
 	return bw.Flush()
@@ -151,43 +177,65 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 			svg, png, err = nil, nil, fmt.Errorf("drawing the %s curve: %v", c.Metric, e)
 		}
 	}()
-	var vals, bounds plotter.XYs
+	// Stretches where nothing was measured break the lines: no line
+	// crosses them.
+	var vals, bounds []plotter.XYs
+	brokenV, brokenB := true, true
 	for _, pt := range c.Points {
 		if !pt.Found {
+			brokenV, brokenB = true, true
 			continue
 		}
-		vals = append(vals, plotter.XY{X: pt.At.Seconds(), Y: pt.Value.Seconds()})
-		if pt.Bound != model.Unbounded {
-			bounds = append(bounds, plotter.XY{X: pt.At.Seconds(), Y: pt.Bound.Seconds()})
+		if brokenV {
+			vals = append(vals, nil)
 		}
+		vals[len(vals)-1] = append(vals[len(vals)-1], plotter.XY{X: pt.At.Seconds(), Y: pt.Value.Seconds()})
+		brokenV = false
+		if pt.Bound == model.Unbounded {
+			brokenB = true
+			continue
+		}
+		if brokenB {
+			bounds = append(bounds, nil)
+		}
+		bounds[len(bounds)-1] = append(bounds[len(bounds)-1], plotter.XY{X: pt.At.Seconds(), Y: pt.Bound.Seconds()})
+		brokenB = false
 	}
-	vals, bounds = decimate(vals, curveColumns), decimate(bounds, curveColumns)
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s along %s (%s)", r.Space.Name, c.Metric, r.Axis, pr.Verdict)
 	p.Title.TextStyle.Font = sans(10)
 	p.X.Label.Text, p.Y.Label.Text = r.Axis+" (s)", c.Metric+" (s)"
 	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
 	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+	p.X.Min, p.X.Max = r.Lo.Seconds(), r.Hi.Seconds()
 	p.Y.Min = 0
 	p.Legend.TextStyle.Font = sans(8)
 	p.Legend.Top = true
-	if len(bounds) > 0 {
-		l, err := plotter.NewLine(bounds)
-		if err != nil {
-			return nil, nil, err
+	top := 0.0
+	lines := func(runs []plotter.XYs, style func(*plotter.Line), name string) error {
+		for k, run := range runs {
+			l, err := plotter.NewLine(decimate(run, curveColumns))
+			if err != nil {
+				return err
+			}
+			style(l)
+			p.Add(l)
+			if k == 0 {
+				p.Legend.Add(name, l)
+			}
+			for _, xy := range run {
+				top = max(top, xy.Y)
+			}
 		}
-		l.Color, l.Dashes, l.Width = colLine, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
-		p.Add(l)
-		p.Legend.Add("bound", l)
+		return nil
 	}
-	if len(vals) > 0 {
-		l, err := plotter.NewLine(vals)
-		if err != nil {
-			return nil, nil, err
-		}
-		l.Color, l.Width = curveColour(c.Metric), vg.Points(1)
-		p.Add(l)
-		p.Legend.Add("exact value", l)
+	if err := lines(bounds, func(l *plotter.Line) {
+		l.Color, l.Dashes, l.Width = colLine, []vg.Length{vg.Points(4), vg.Points(3)}, vg.Points(1)
+	}, "bound"); err != nil {
+		return nil, nil, err
+	}
+	if err := lines(vals, func(l *plotter.Line) { l.Color, l.Width = curveColour(c.Metric), vg.Points(1) }, "value at each schedule taken"); err != nil {
+		return nil, nil, err
 	}
 	if pr.Formula != "" {
 		s, err := plotter.NewScatter(plotter.XYs{{X: pr.At.Seconds(), Y: pr.Worst.Seconds()}})
@@ -199,10 +247,6 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 		p.Legend.Add(fmt.Sprintf("worst %s at %s", model.DurationText(pr.Worst), r.PointText(pr.At, pr.At2)), s)
 	}
 	// Headroom above the curves for the legend.
-	top := 0.0
-	for _, xy := range append(vals, bounds...) {
-		top = max(top, xy.Y)
-	}
 	p.Y.Max = max(top*1.35, 0.001)
 	w, h := 8*vg.Inch, 3.6*vg.Inch
 	return drawPlot(p, w, h)
@@ -357,11 +401,11 @@ func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 		Style                  template.CSS
 		Rows                   []proveRow
 		Plots                  []htmlImg
-		MapSize                string
+		MapSize, Caption       string
 		Witnesses, HasCurves   bool
 		WitnessFiles, Unknowns []string
 	}{R: r, Title: "Prove " + r.Space.Name, Range: r.RangeText(), Model: r.modelLine(), Count: r.countLine(),
-		Command: r.proveCommand(), Style: template.CSS(pageStyle), HasCurves: len(r.Curves) > 0}
+		Command: r.proveCommand(), Style: template.CSS(pageStyle), HasCurves: len(r.Curves) > 0, Caption: curvesCaption(r)}
 	for _, x := range r.Proofs {
 		row := proveRow{Metric: x.Metric, Worst: "—", At: "—", Bound: "—", Verdict: r.verdictLine(x), Formula: x.Formula, Class: "missing"}
 		if x.Verdict != VerdictNone && x.Formula != "" {
@@ -417,7 +461,7 @@ Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everythi
 <ul>{{range .Rows}}{{if .Formula}}<li><b>{{.Metric}}</b>: {{.Formula}}</li>{{end}}{{end}}</ul>
 {{if .Unknowns}}<ul>{{range .Unknowns}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if and .Plots .HasCurves}}<h2>Along the axis</h2>
-<p>Each metric at every schedule the walk took (each segment's ends, exact); between the two ends of one segment a metric is convex, so on or below the line joining them{{.R.ClassesNote}}. The values are in <a href="curves.csv">curves.csv</a>.</p>
+<p>Each metric at every schedule the walk took (each segment's ends, exact). {{.Caption}} The values are in <a href="curves.csv">curves.csv</a>.</p>
 {{range .Plots}}{{.Img}}
 {{end}}{{else if .Plots}}<h2>Over the box</h2>
 <p>Each square is the metric's exact value at the schedule at its centre ({{.MapSize}}), from the windows of the cell that holds it; grey where none is known. A worst on an edge a few µs wide falls between the squares: the ring marks the proven worst.</p>
@@ -461,13 +505,23 @@ func SeedsSummary(results []*ProveResult) []SeedsLine {
 			if l.Worst == nil || q.Worst > l.Worst.Worst {
 				l.Worst, l.WorstSeed = q, r.Space.Seed
 			}
-			if l.Closest == nil || q.Excess > l.Closest.Excess {
+			if q.seen && (l.Closest == nil || q.Excess > l.Closest.Excess) {
+				// Only a proof that met a bound has a distance to it.
 				l.Closest, l.ClosestSeed = q, r.Space.Seed
 			}
 		}
 		out = append(out, l)
 	}
 	return out
+}
+
+// closestText is the closest any seed came to the metric's bound, and
+// which.
+func (l SeedsLine) closestText() string {
+	if l.Closest == nil {
+		return "no bound applies"
+	}
+	return fmt.Sprintf("%s (seed %d)", marginText(l.Closest.Excess), l.ClosestSeed)
 }
 
 // marginText is how far a proof's excess leaves it from its bound.
@@ -486,8 +540,8 @@ func WriteSeedsSummary(w io.Writer, results []*ProveResult) {
 			fmt.Fprintf(w, "  %-17s not measured under any seed\n", l.Metric)
 			continue
 		}
-		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s); closest to its bound: %s (seed %d); proven under %d of %d seeds\n",
-			l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed, results[0].PointText(l.Worst.At, l.Worst.At2), marginText(l.Closest.Excess), l.ClosestSeed, l.Proven, l.Measured)
+		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s); closest to its bound: %s; proven under %d of %d seeds\n",
+			l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed, results[0].PointText(l.Worst.At, l.Worst.At2), l.closestText(), l.Proven, l.Measured)
 	}
 }
 
@@ -498,16 +552,26 @@ func SeedsMarkdown(w io.Writer, results []*ProveResult, dirs []string) error {
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	r0 := results[0]
 	p("# chaos prove: %s, %d seeds\n\n", r0.Space.Name, len(results))
-	p("Every schedule of %s on the nanosecond grid, within the calibrated virtual model, proven once per seed (%d..%d): each seed's jitter and backoff draws are a proof of their own.\n\n",
-		r0.RangeText(), r0.Space.Seed, results[len(results)-1].Space.Seed)
+	complete := 0
+	for _, r := range results {
+		if r.Complete {
+			complete++
+		}
+	}
+	p("Every schedule of %s on the nanosecond grid, within the calibrated virtual model, under each seed of %d..%d: each seed's jitter and backoff draws are a proof of their own. %d of the %d proofs are complete",
+		r0.RangeText(), r0.Space.Seed, results[len(results)-1].Space.Seed, complete, len(results))
+	if complete < len(results) {
+		p(" (an incomplete one's worst is the worst it reached)")
+	}
+	p(".\n\n")
 	p("| metric | worst over the seeds | closest to its bound | proven under |\n|---|---|---|---|\n")
 	for _, l := range SeedsSummary(results) {
 		if l.Worst == nil {
 			p("| %s | not measured under any seed | | |\n", l.Metric)
 			continue
 		}
-		p("| %s | %s (seed %d, %s) | %s (seed %d) | %d of %d seeds |\n", l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed,
-			r0.PointText(l.Worst.At, l.Worst.At2), marginText(l.Closest.Excess), l.ClosestSeed, l.Proven, l.Measured)
+		p("| %s | %s (seed %d, %s) | %s | %d of %d seeds |\n", l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed,
+			r0.PointText(l.Worst.At, l.Worst.At2), l.closestText(), l.Proven, l.Measured)
 	}
 	p("\n## Each seed\n\n")
 	for k, r := range results {

@@ -726,10 +726,21 @@ func TestProveReport(t *testing.T) {
 		}
 		rows := strings.Split(strings.TrimSpace(read("curves.csv")), "\n")[1:]
 		n := 0
+		pv := res.prover()
 		for i, cu := range res.Curves {
 			pr := res.Proofs[i]
 			top, at := time.Duration(-1), time.Duration(0)
 			for k, pt := range cu.Points {
+				if k%23 == 0 {
+					// The value is what a run of that schedule measures.
+					r, err := virtual.Run(pv.scenario(pt.At), virtual.Options{})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if w := judge(Space{Metrics: res.Space.Metrics}, Schedule{}, r)[i]; w.Found != pt.Found || w.Found && (w.Measured != pt.Value || w.Predicted != pt.Bound) {
+						t.Errorf("%s %s at %v: the curve %v (bound %v), a run %v (bound %v)", c.name, cu.Metric, pt.At, pt.Value, pt.Bound, w.Measured, w.Predicted)
+					}
+				}
 				if k > 0 && pt.At < cu.Points[k-1].At {
 					t.Errorf("%s %s: %v after %v: not in axis order", c.name, cu.Metric, pt.At, cu.Points[k-1].At)
 				}

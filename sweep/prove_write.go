@@ -100,15 +100,8 @@ func WitnessFile(metric string) string { return "witness-" + shortMetric(metric)
 // curves.csv and per metric curve-METRIC.svg and .png, its plot along the
 // axis; a box's per metric map-METRIC.svg and .png, its map over the box.
 func WriteProve(dir string, r *ProveResult) (Files, error) {
-	// A proof written here before (a walk, then a box) must leave none of
-	// its files behind to be read as this one's.
-	for _, pat := range []string{"witness-*.yaml", "curve-*.svg", "curve-*.png", "map-*.svg", "map-*.png", "curves.csv"} {
-		old, _ := filepath.Glob(filepath.Join(dir, pat))
-		for _, f := range old {
-			if err := os.Remove(f); err != nil {
-				return nil, fmt.Errorf("removing the earlier proof's %s: %w", filepath.Base(f), err)
-			}
-		}
+	if err := ClearProve(dir); err != nil {
+		return nil, err
 	}
 	fs, err := newFileSet(dir, r.JSON)
 	if err != nil {
@@ -183,6 +176,21 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 	}
 	err = fs.put("index.html", []byte(hb.String()))
 	return fs.names, err
+}
+
+// ClearProve removes from dir the files a proof or a summary over seeds
+// wrote there before: a proof written after another (a walk, then a box;
+// one seed, then several) must leave none of them to be read as its own.
+func ClearProve(dir string) error {
+	for _, pat := range []string{"result.json", "prove.md", "index.html", "seeds.md", "witness-*.yaml", "curve-*.svg", "curve-*.png", "map-*.svg", "map-*.png", "curves.csv"} {
+		old, _ := filepath.Glob(filepath.Join(dir, pat))
+		for _, f := range old {
+			if err := os.Remove(f); err != nil {
+				return fmt.Errorf("removing an earlier proof's %s: %w", filepath.Base(f), err)
+			}
+		}
+	}
+	return nil
 }
 
 // WriteTable prints the proof: per metric the exact worst, where, the

@@ -94,6 +94,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if first == 0 {
 		first = max(s.Base.Seed, 1)
 	}
+
 	var (
 		bad        []string // "METRIC (seed K)", counterexamples
 		incomplete []string
@@ -146,7 +147,12 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if err := sweep.SeedsMarkdown(&md, results, rel); err != nil {
 			return err
 		}
-		sum := filepath.Join(out, results[0].Space.Name, "seeds.md")
+		top := filepath.Join(out, results[0].Space.Name)
+		// The seeds' summary takes the place of one seed's proof there.
+		if err := sweep.ClearProve(top); err != nil {
+			return err
+		}
+		sum := filepath.Join(top, "seeds.md")
 		if err := os.WriteFile(sum, []byte(md.String()), 0o644); err != nil {
 			return fmt.Errorf("writing the seeds' summary: %w", err)
 		}

@@ -1,10 +1,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/leaselab/leaselab/scenarios"
 )
 
 // chaos prove: per metric the worst, where, the bound and the verdict; the
@@ -92,6 +98,22 @@ func TestProveSeeds(t *testing.T) {
 	if !strings.Contains(stdout, "over 3 seeds (1..3)") || !strings.Contains(stdout, "worst 6.548s (seed 1") || !strings.Contains(stdout, "proven under 3 of 3 seeds") {
 		t.Errorf("the summary over the seeds is missing or wrong:\n%s", stdout)
 	}
+	// One seed's proof, then several: its report is gone from beside the
+	// seeds' summary; several, then one: the summary is gone.
+	if c, so, se := chaos(t, "prove", "partition-blackhole", "--out", dir); c != exitOK {
+		t.Fatalf("prove: exit %d\n%s\n%s", c, so, se)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "partition-blackhole", "seeds.md")); err == nil {
+		t.Errorf("seeds.md left beside one seed's proof")
+	}
+	if c, so, se := chaos(t, "prove", "partition-blackhole", "--seeds", "3", "--out", dir); c != exitOK {
+		t.Fatalf("prove --seeds 3: exit %d\n%s\n%s", c, so, se)
+	}
+	for _, f := range []string{"prove.md", "result.json", "witness-overlap.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, "partition-blackhole", f)); err == nil {
+			t.Errorf("one seed's %s left beside the seeds' summary", f)
+		}
+	}
 	// The same summary as a file, linking each seed's report.
 	sum, err := os.ReadFile(filepath.Join(dir, "partition-blackhole", "seeds.md"))
 	if err != nil || !strings.Contains(string(sum), "| max_overlap | 6.548s (seed 1, at=2.521750001s) |") || !strings.Contains(string(sum), "| 3 of 3 seeds |") || !strings.Contains(string(sum), "[report](seed-2/prove.md)") {
@@ -100,4 +122,98 @@ func TestProveSeeds(t *testing.T) {
 	if c, _, se := chaos(t, "prove", "partition-blackhole", "--seeds", "0", "--out", dir); c != exitUsage || !strings.Contains(se, "--seeds 0") {
 		t.Errorf("--seeds 0: exit %d, %s: want 2 naming it", c, se)
 	}
+}
+
+// TestProveReportReproduces: the command a proof's report gives proves the
+// same space again: a file (whose name is a built-in's, whose path needs
+// quoting) by its path, with the segment limit it stopped at.
+func TestProveReportReproduces(t *testing.T) {
+	dir := t.TempDir()
+	sc, err := scenarios.Open("partition-blackhole")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc.Faults[0].For = 4200 * time.Millisecond // not the built-in's
+	y, err := scenarios.Marshal(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(dir, "my pb.yaml")
+	if err := os.WriteFile(file, y, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, again := filepath.Join(dir, "first"), filepath.Join(dir, "again")
+	if c, so, se := chaos(t, "prove", file, "--vary", "at=2.4s..2.6s", "--max-segments", "5", "--out", first); c != exitFailed {
+		t.Fatalf("prove, cut short: exit %d, want %d\n%s\n%s", c, exitFailed, so, se)
+	}
+	md, err := os.ReadFile(filepath.Join(first, sc.Name, "prove.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmd string
+	for _, l := range strings.Split(string(md), "\n") {
+		if strings.HasPrefix(l, "chaos prove ") {
+			cmd = l
+		}
+	}
+	words := shellWords(t, cmd)
+	if len(words) < 3 || words[2] != file || !slices.Contains(words, "--max-segments") {
+		t.Fatalf("the report's command %q: want the file's path and the segment limit", cmd)
+	}
+	if c, so, se := chaos(t, append(words[1:], "--out", again)...); c != exitFailed {
+		t.Fatalf("%s: exit %d\n%s\n%s", cmd, c, so, se)
+	}
+	type proof struct {
+		Segments int
+		Proofs   []struct {
+			Metric, Verdict string
+			Worst, At       time.Duration
+		}
+	}
+	var a, b proof
+	for k, d := range []string{first, again} {
+		data, err := os.ReadFile(filepath.Join(d, sc.Name, "result.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(data, []*proof{&a, &b}[k]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !reflect.DeepEqual(a, b) || a.Segments != 5 || len(a.Proofs) == 0 {
+		t.Errorf("the report's command proved %+v, the first proof %+v", b, a)
+	}
+}
+
+// shellWords splits a POSIX shell line of plain and single-quoted words.
+func shellWords(t *testing.T, line string) []string {
+	t.Helper()
+	var words []string
+	var w strings.Builder
+	in, quoted := false, false
+	for _, c := range line {
+		switch {
+		case quoted && c == '\'':
+			quoted = false
+		case quoted:
+			w.WriteRune(c)
+		case c == '\'':
+			quoted, in = true, true
+		case c == ' ':
+			if in {
+				words, in = append(words, w.String()), false
+				w.Reset()
+			}
+		default:
+			w.WriteRune(c)
+			in = true
+		}
+	}
+	if in {
+		words = append(words, w.String())
+	}
+	if quoted {
+		t.Fatalf("an unterminated quote in %q", line)
+	}
+	return words
 }
