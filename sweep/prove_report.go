@@ -7,6 +7,7 @@ import (
 	"html/template"
 	"image/color"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -30,8 +31,13 @@ func (r *ProveResult) proveCommand() string {
 	// A file is named by its path: a built-in of the same name is another
 	// scenario.
 	what := r.Space.Base.Name
-	if r.Space.Base.Source != "" {
-		what = shellWord(r.Space.Base.Source)
+	if src := r.Space.Base.Source; src != "" {
+		// Absolute: the witness lines beside it run from the report's
+		// directory, not from where the proof was started.
+		if abs, err := filepath.Abs(src); err == nil {
+			src = abs
+		}
+		what = shellWord(src)
 	}
 	parts := []string{"chaos prove", what}
 	for _, v := range r.Space.Vary {

@@ -1,8 +1,10 @@
 package sweep
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/big"
 	"os"
 	"path/filepath"
@@ -182,12 +184,22 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 // wrote there before: a proof written after another (a walk, then a box;
 // one seed, then several) must leave none of them to be read as its own.
 func ClearProve(dir string) error {
-	for _, pat := range []string{"result.json", "prove.md", "index.html", "seeds.md", "witness-*.yaml", "curve-*.svg", "curve-*.png", "map-*.svg", "map-*.png", "curves.csv"} {
-		old, _ := filepath.Glob(filepath.Join(dir, pat))
-		for _, f := range old {
-			if err := os.Remove(f); err != nil {
-				return fmt.Errorf("removing an earlier proof's %s: %w", filepath.Base(f), err)
-			}
+	// The names are matched, not the path: a directory named "run[1]" is
+	// not a pattern.
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading %s for an earlier proof's files: %w", dir, err)
+	}
+	pats := []string{"result.json", "prove.md", "index.html", "seeds.md", "witness-*.yaml", "curve-*.svg", "curve-*.png", "map-*.svg", "map-*.png", "curves.csv"}
+	for _, e := range entries {
+		if !e.Type().IsRegular() || !slices.ContainsFunc(pats, func(p string) bool { ok, _ := filepath.Match(p, e.Name()); return ok }) {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, e.Name())); err != nil {
+			return fmt.Errorf("removing an earlier proof's %s: %w", e.Name(), err)
 		}
 	}
 	return nil

@@ -138,14 +138,30 @@ func TestProveReportReproduces(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Named relative to where the proof starts; written to a directory
+	// whose name is a glob pattern matching a neighbour's, which keeps its
+	// files.
+	t.Chdir(dir)
 	file := filepath.Join(dir, "my pb.yaml")
 	if err := os.WriteFile(file, y, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	first, again := filepath.Join(dir, "first"), filepath.Join(dir, "again")
-	if c, so, se := chaos(t, "prove", file, "--vary", "at=2.4s..2.6s", "--max-segments", "5", "--out", first); c != exitFailed {
+	neighbour := filepath.Join(dir, "run1", sc.Name, "index.html")
+	if err := os.MkdirAll(filepath.Dir(neighbour), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(neighbour, []byte("mine"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	first, again := filepath.Join(dir, "run[1]"), filepath.Join(dir, "again")
+	if c, so, se := chaos(t, "prove", "my pb.yaml", "--vary", "at=2.4s..2.6s", "--max-segments", "5", "--out", "run[1]"); c != exitFailed {
 		t.Fatalf("prove, cut short: exit %d, want %d\n%s\n%s", c, exitFailed, so, se)
 	}
+	if _, err := os.Stat(neighbour); err != nil {
+		t.Errorf("a neighbour's report, matched by the output directory's name: %v", err)
+	}
+	// The command runs from the report's directory, as its witness lines do.
+	t.Chdir(filepath.Join(first, sc.Name))
 	md, err := os.ReadFile(filepath.Join(first, sc.Name, "prove.md"))
 	if err != nil {
 		t.Fatal(err)
