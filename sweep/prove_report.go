@@ -83,6 +83,20 @@ func (r *ProveResult) verdictLine(p Proof) string {
 	return "not measured: " + nonEmptyText(p.UnknownWhy, p.Why)
 }
 
+// proofNotes are what a proof's row leaves out: a box's supremum above
+// the worst schedule found (what the verdict compares with the bound), and
+// the unknown schedules left out of the worst.
+func (r *ProveResult) proofNotes(x Proof) []string {
+	var n []string
+	if r.Axis2 != "" && x.Formula != "" && x.Sup != x.Worst {
+		n = append(n, fmt.Sprintf("%s: the supremum over the cells' real polygons is %s, which the verdict compares with the bound; the worst schedule found is %s", x.Metric, model.DurationText(x.Sup), model.DurationText(x.Worst)))
+	}
+	if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
+		n = append(n, fmt.Sprintf("%s: %d schedules unknown, not counted: %s", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy))
+	}
+	return n
+}
+
 // modelLine says what the proof is about.
 func (r *ProveResult) modelLine() string {
 	mode, rate := "spec mode", "each clock at its fixed rate"
@@ -128,8 +142,8 @@ func ProveMarkdown(w io.Writer, r *ProveResult) error {
 		if x.Formula != "" {
 			p("- **%s**: %s\n", x.Metric, x.Formula)
 		}
-		if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
-			p("- %s: %d schedules unknown, not counted: %s\n", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy)
+		for _, n := range r.proofNotes(x) {
+			p("- %s\n", n)
 		}
 	}
 	p("\n## Reproduce\n\n```sh\n%s\n", r.proveCommand())
@@ -401,15 +415,15 @@ type proveRow struct {
 // writeProveHTML writes the report's page, the plots embedded.
 func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 	pg := struct {
-		R                      *ProveResult
-		Title, Range, Model    string
-		Count, Command         string
-		Style                  template.CSS
-		Rows                   []proveRow
-		Plots                  []htmlImg
-		MapSize, Caption       string
-		Witnesses, HasCurves   bool
-		WitnessFiles, Unknowns []string
+		R                    *ProveResult
+		Title, Range, Model  string
+		Count, Command       string
+		Style                template.CSS
+		Rows                 []proveRow
+		Plots                []htmlImg
+		MapSize, Caption     string
+		Witnesses, HasCurves bool
+		WitnessFiles, Notes  []string
 	}{R: r, Title: "Prove " + r.Space.Name, Range: r.RangeText(), Model: r.modelLine(), Count: r.countLine(),
 		Command: r.proveCommand(), Style: template.CSS(pageStyle), HasCurves: len(r.Curves) > 0, Caption: curvesCaption(r)}
 	for _, x := range r.Proofs {
@@ -425,9 +439,7 @@ func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 		if x.Verdict != VerdictNone {
 			pg.WitnessFiles = append(pg.WitnessFiles, WitnessFile(x.Metric))
 		}
-		if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
-			pg.Unknowns = append(pg.Unknowns, fmt.Sprintf("%s: %d schedules unknown, not counted: %s", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy))
-		}
+		pg.Notes = append(pg.Notes, r.proofNotes(x)...)
 		pg.Rows = append(pg.Rows, row)
 	}
 	if len(r.Maps) > 0 {
@@ -465,7 +477,7 @@ Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everythi
 </table>
 <h2>Bounds</h2>
 <ul>{{range .Rows}}{{if .Formula}}<li><b>{{.Metric}}</b>: {{.Formula}}</li>{{end}}{{end}}</ul>
-{{if .Unknowns}}<ul>{{range .Unknowns}}<li>{{.}}</li>{{end}}</ul>{{end}}
+{{if .Notes}}<ul>{{range .Notes}}<li>{{.}}</li>{{end}}</ul>{{end}}
 {{if and .Plots .HasCurves}}<h2>Along the axis</h2>
 <p>Each metric at every schedule the walk took (each segment's ends, exact). {{.Caption}} The values are in <a href="curves.csv">curves.csv</a>.</p>
 {{range .Plots}}{{.Img}}

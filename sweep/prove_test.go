@@ -694,6 +694,12 @@ func TestProveReport(t *testing.T) {
 			if slices.Contains(files, "curves.csv") || len(res.Curves) > 0 {
 				t.Errorf("%s: a box with curves: %v", c.name, files)
 			}
+			for _, pr := range res.Proofs {
+				note := fmt.Sprintf("%s: the supremum over the cells' real polygons is %s", pr.Metric, model.DurationText(pr.Sup))
+				if (pr.Sup != pr.Worst) != strings.Contains(md, note) {
+					t.Errorf("%s %s: supremum %v, worst %v; prove.md's note: %v", c.name, pr.Metric, pr.Sup, pr.Worst, strings.Contains(md, note))
+				}
+			}
 			// Every schedule of the map is known (the box is covered), and
 			// its value is what a run of it measures.
 			p := res.prover()
