@@ -82,13 +82,13 @@ func commandOf(sc model.Scenario, seed int64, timeScale float64, backend string,
 	case sc.Source != "":
 		// The file as it was named: its safe mode may have been
 		// overridden either way, which only the flag says.
-		c.arg, c.safe, c.strict = shellQuote(sc.Source), true, sc.StrictClaims
+		c.arg, c.safe, c.strict = ShellQuote(sc.Source), true, sc.StrictClaims
 	case builtin && sc.Name != "":
 		c.arg, c.safe, c.strict = sc.Name, sc.Params.Safe != e.Scenario.Params.Safe, sc.StrictClaims && !e.Scenario.StrictClaims
 	case sc.Name == "":
 		c.arg, c.safe, c.strict = "<scenario>.yaml", sc.Params.Safe, sc.StrictClaims
 	default:
-		c.arg, c.safe, c.strict = shellQuote(sc.Name+".yaml"), sc.Params.Safe, sc.StrictClaims
+		c.arg, c.safe, c.strict = ShellQuote(sc.Name+".yaml"), sc.Params.Safe, sc.StrictClaims
 	}
 	return c.String()
 }
@@ -97,7 +97,7 @@ func commandOf(sc model.Scenario, seed int64, timeScale float64, backend string,
 // explore` writes its worst schedules): the path quoted for a shell if
 // need be, --safe on and --strict-claims when sc has them.
 func FileCommand(path string, sc model.Scenario, seed int64, timeScale float64, backend string) string {
-	return line{arg: shellQuote(path), sc: sc, safe: sc.Params.Safe, strict: sc.StrictClaims, seed: seed, timeScale: timeScale, backend: backend}.String()
+	return line{arg: ShellQuote(path), sc: sc, safe: sc.Params.Safe, strict: sc.StrictClaims, seed: seed, timeScale: timeScale, backend: backend}.String()
 }
 
 // line is a reproduce command: the scenario argument and the flags it needs.
@@ -128,7 +128,7 @@ func (c line) String() string {
 		cmd += " --backend " + c.backend
 	}
 	if c.agent != nil && c.agent.Override {
-		cmd += " --agent " + shellQuote(strings.Join(c.agent.Command, " "))
+		cmd += " --agent " + ShellQuote(strings.Join(c.agent.Command, " "))
 	}
 	return cmd
 }
@@ -146,9 +146,9 @@ func CommandOf(res *verdict.Result) string {
 	return commandOf(res.Scenario, res.Seed, res.TimeScale, nonEmpty(res.Backend, backendReal), res.Agent)
 }
 
-// shellQuote quotes s for a POSIX shell unless it is made only of
+// ShellQuote quotes s for a POSIX shell unless it is made only of
 // characters no shell treats specially.
-func shellQuote(s string) string {
+func ShellQuote(s string) string {
 	if s != "" && strings.IndexFunc(s, func(r rune) bool {
 		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_./+:,@%", r))
 	}) < 0 {

@@ -297,24 +297,10 @@ func writeExploreHTML(w io.Writer, r *ExploreResult) error {
 		}
 		pg.Rows = append(pg.Rows, row)
 	}
-	bw := bufio.NewWriter(w)
-	if err := explorePage.Execute(bw, pg); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writePage(w, explorePage, pg)
 }
 
-var explorePage = template.Must(template.New("explore").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>{{.Title}}</title>
-<style>{{.Style}}</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-<p class="banner{{if not .R.Complete}} incomplete{{end}}">
+var explorePage = template.Must(template.New("explore").Parse(pageHead + `<p class="banner{{if not .R.Complete}} incomplete{{end}}">
 {{.R.Runs}} runs on the virtual backend over {{.R.Space.Seeds}} seeds (first seed {{.R.Space.FirstSeed}}): each fault's start moved over a {{.R.Space.Window}} window, aligned to the elector's calls, then refined.
 {{if .R.Skipped}}<br/>{{.R.SkippedText}}{{end}}
 {{if not .R.Complete}}<br/><b>Incomplete:</b> {{.R.Incomplete}}{{end}}

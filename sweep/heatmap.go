@@ -86,6 +86,15 @@ var (
 	colText    = color.NRGBA{0x22, 0x22, 0x22, 0xff}
 )
 
+// labelAxes names p's axes x and y, in the plots' fonts (the title's
+// too).
+func labelAxes(p *plot.Plot, x, y string) {
+	p.Title.TextStyle.Font = sans(10)
+	p.X.Label.Text, p.Y.Label.Text = x, y
+	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
+	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+}
+
 func sans(size font.Length) font.Font {
 	return font.Font{Typeface: "Liberation", Variant: "Sans", Size: size}
 }
@@ -111,10 +120,7 @@ func Heatmap(r *Result, metric string, x, y int) (svg, png []byte, err error) {
 	if len(r.Grid.Axes) > 2 {
 		p.Title.Text += "\n(worst over the other axes)"
 	}
-	p.Title.TextStyle.Font = sans(10)
-	p.X.Label.Text, p.Y.Label.Text = ax.Param, ay.Param
-	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
-	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+	labelAxes(p, ax.Param, ay.Param)
 	ticks := func(vs []string) plot.ConstantTicks {
 		var t []plot.Tick
 		for i, v := range vs {

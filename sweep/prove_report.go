@@ -2,7 +2,6 @@ package sweep
 
 import (
 	"bufio"
-	"encoding/base64"
 	"fmt"
 	"html/template"
 	"image/color"
@@ -18,6 +17,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 
 	"github.com/leaselab/leaselab/model"
+	"github.com/leaselab/leaselab/scenarios"
 )
 
 // A proof's report, for a design review: prove.md and index.html say what
@@ -26,20 +26,16 @@ import (
 // reproduce them; a walk's report plots each metric along the axis from
 // the values the walk took (curves.csv holds them).
 
-// proveCommand is the command line that proves the same space again.
+// proveCommand is the command line that proves the same space again, from
+// where this proof was started.
 func (r *ProveResult) proveCommand() string {
 	// A file is named by its path: a built-in of the same name is another
 	// scenario.
 	what := r.Space.Base.Name
-	if src := r.Space.Base.Source; src != "" {
-		// Absolute: the witness lines beside it run from the report's
-		// directory, not from where the proof was started.
-		if abs, err := filepath.Abs(src); err == nil {
-			src = abs
-		}
-		what = shellWord(src)
+	if r.Space.Base.Source != "" {
+		what = scenarios.ShellQuote(r.Space.Base.Source)
 	}
-	parts := []string{"chaos prove", what}
+	parts := []string{scenarios.Program(), "prove", what}
 	for _, v := range r.Space.Vary {
 		parts = append(parts, fmt.Sprintf("--vary %s=%s..%s", v.Param, v.Lo, v.Hi))
 	}
@@ -60,14 +56,16 @@ func (r *ProveResult) proveCommand() string {
 	return strings.Join(parts, " ")
 }
 
-// shellWord quotes s for a POSIX shell where it needs it.
-func shellWord(s string) string {
-	if s != "" && strings.IndexFunc(s, func(c rune) bool {
-		return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_./-+=:,@", c))
-	}) < 0 {
-		return s
+// witnessCommands run each witness file written into dir on the virtual
+// backend, from where the proof was started.
+func (r *ProveResult) witnessCommands(dir string) []string {
+	var cmds []string
+	for _, p := range r.Proofs {
+		if p.Verdict != VerdictNone {
+			cmds = append(cmds, scenarios.FileCommand(filepath.Join(dir, WitnessFile(p.Metric)), r.WitnessScenario(p), r.Space.Seed, 1, "virtual"))
+		}
 	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return cmds
 }
 
 // verdictLine is a proof's verdict in words, with its margin.
@@ -97,12 +95,22 @@ func (r *ProveResult) proofNotes(x Proof) []string {
 	return n
 }
 
-// modelLine says what the proof is about.
-func (r *ProveResult) modelLine() string {
-	mode, rate := "spec mode", "each clock at its fixed rate"
+// modelTexts say which clock rates and which elector mode the proof is
+// about.
+func (r *ProveResult) modelTexts() (rate, mode string) {
+	rate, mode = "fixed clock rate", "spec mode"
+	if r.Lattice > 1 {
+		rate = "each clock at its fixed rate"
+	}
 	if r.Space.Base.Params.Safe {
 		mode = "safe mode"
 	}
+	return rate, mode
+}
+
+// modelLine says what the proof is about.
+func (r *ProveResult) modelLine() string {
+	rate, mode := r.modelTexts()
 	t := fmt.Sprintf("the calibrated virtual model (%s, %s), seed %d", mode, rate, r.Space.Seed)
 	if r.Lattice > 1 {
 		t += fmt.Sprintf("; a drifting clock: %d residue classes modulo %v", r.Classes, time.Duration(r.Lattice))
@@ -118,8 +126,9 @@ func (r *ProveResult) countLine() string {
 	return fmt.Sprintf("%d segments, %d runs, %v", r.Segments, r.Runs, r.Elapsed.Round(time.Millisecond))
 }
 
-// ProveMarkdown writes the proof's report as Markdown.
-func ProveMarkdown(w io.Writer, r *ProveResult) error {
+// ProveMarkdown writes the proof's report as Markdown; dir is where its
+// files are written, as its commands name them.
+func ProveMarkdown(w io.Writer, r *ProveResult, dir string) error {
 	bw := bufio.NewWriter(w)
 	p := func(format string, a ...any) { fmt.Fprintf(bw, format, a...) }
 	p("# chaos prove: %s\n\n", r.Space.Name)
@@ -146,11 +155,9 @@ func ProveMarkdown(w io.Writer, r *ProveResult) error {
 			p("- %s\n", n)
 		}
 	}
-	p("\n## Reproduce\n\n```sh\n%s\n", r.proveCommand())
-	for _, x := range r.Proofs {
-		if x.Verdict != VerdictNone {
-			p("chaos run --backend virtual %s   # the %s witness, exact on the virtual backend\n", WitnessFile(x.Metric), shortMetric(x.Metric))
-		}
+	p("\n## Reproduce\n\nFrom where the proof was started; each witness exact on the virtual backend:\n\n```sh\n%s\n", r.proveCommand())
+	for _, c := range r.witnessCommands(dir) {
+		p("%s\n", c)
 	}
 	p("```\n\n")
 	p("The proof is about the model, not about real Redis: the virtual backend's calibration tables tie the two. A witness run on the real backend lands within its timing (a millisecond or two) of the schedule, where a worst that needs a fault within microseconds of a call may not reproduce.\n")
@@ -223,10 +230,7 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 	}
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s along %s (%s)", r.Space.Name, c.Metric, r.Axis, pr.Verdict)
-	p.Title.TextStyle.Font = sans(10)
-	p.X.Label.Text, p.Y.Label.Text = r.Axis+" (s)", c.Metric+" (s)"
-	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
-	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+	labelAxes(p, r.Axis+" (s)", c.Metric+" (s)")
 	p.X.Min, p.X.Max = r.Lo.Seconds(), r.Hi.Seconds()
 	p.Y.Min = 0
 	p.Legend.TextStyle.Font = sans(8)
@@ -292,10 +296,7 @@ func (r *ProveResult) mapPlot(mp ProveMap, pr Proof) (svg, png []byte, err error
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("%s: %s over %s × %s (%s)\npale green 0, darker longer, up to %s on this grid; grey not known",
 		r.Space.Name, mp.Metric, r.Axis, r.Axis2, pr.Verdict, model.DurationText(h.top))
-	p.Title.TextStyle.Font = sans(10)
-	p.X.Label.Text, p.Y.Label.Text = r.Axis+" (s)", r.Axis2+" (s)"
-	p.X.Label.TextStyle.Font, p.Y.Label.TextStyle.Font = sans(9), sans(9)
-	p.X.Tick.Label.Font, p.Y.Tick.Label.Font = sans(8), sans(8)
+	labelAxes(p, r.Axis+" (s)", r.Axis2+" (s)")
 	p.Add(h)
 	if pr.Formula != "" {
 		s, err := plotter.NewScatter(plotter.XYs{{X: pr.At.Seconds(), Y: pr.At2.Seconds()}})
@@ -356,6 +357,35 @@ func (h *boxHeat) DataRange() (xmin, xmax, ymin, ymax float64) {
 	return ex[0], ex[len(ex)-1], ey[0], ey[len(ey)-1]
 }
 
+// reportPlots draws the report's plots: a walk's curves or a box's maps,
+// each metric's that met a bound.
+func (r *ProveResult) reportPlots() ([]heatmapFile, error) {
+	var plots []heatmapFile
+	for i, pr := range r.Proofs {
+		if pr.Formula == "" {
+			continue
+		}
+		var (
+			f   = heatmapFile{name: curveFile(pr.Metric), title: fmt.Sprintf("%s along %s", pr.Metric, r.Axis)}
+			err error
+		)
+		switch {
+		case i < len(r.Curves):
+			f.svg, f.png, err = r.curvePlot(r.Curves[i], pr)
+		case i < len(r.Maps):
+			f.name, f.title = "map-"+shortMetric(pr.Metric), fmt.Sprintf("%s over %s × %s", pr.Metric, r.Axis, r.Axis2)
+			f.svg, f.png, err = r.mapPlot(r.Maps[i], pr)
+		default:
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		plots = append(plots, f)
+	}
+	return plots, nil
+}
+
 // curveColumns is how many columns of the axis a curve's plot keeps
 // points in: a walk of many segments is drawn from each column's first,
 // least, greatest and last point, which a plot of this width cannot tell
@@ -413,19 +443,21 @@ type proveRow struct {
 }
 
 // writeProveHTML writes the report's page, the plots embedded.
-func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
+func writeProveHTML(w io.Writer, r *ProveResult, dir string, plots []heatmapFile) error {
 	pg := struct {
-		R                    *ProveResult
-		Title, Range, Model  string
-		Count, Command       string
-		Style                template.CSS
-		Rows                 []proveRow
-		Plots                []htmlImg
-		MapSize, Caption     string
-		Witnesses, HasCurves bool
-		WitnessFiles, Notes  []string
+		R                   *ProveResult
+		Title, Range, Model string
+		Count, Command      string
+		Style               template.CSS
+		Rows                []proveRow
+		Plots               []htmlImg
+		MapSize, Caption    string
+		HasCurves           bool
+		Witnesses           []string
+		Notes               []string
 	}{R: r, Title: "Prove " + r.Space.Name, Range: r.RangeText(), Model: r.modelLine(), Count: r.countLine(),
-		Command: r.proveCommand(), Style: template.CSS(pageStyle), HasCurves: len(r.Curves) > 0, Caption: curvesCaption(r)}
+		Command: r.proveCommand(), Style: template.CSS(pageStyle), HasCurves: len(r.Curves) > 0, Caption: curvesCaption(r),
+		Witnesses: r.witnessCommands(dir)}
 	for _, x := range r.Proofs {
 		row := proveRow{Metric: x.Metric, Worst: "—", At: "—", Bound: "—", Verdict: r.verdictLine(x), Formula: x.Formula, Class: "missing"}
 		if x.Verdict != VerdictNone && x.Formula != "" {
@@ -436,9 +468,6 @@ func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 				row.Class = "unsafe"
 			}
 		}
-		if x.Verdict != VerdictNone {
-			pg.WitnessFiles = append(pg.WitnessFiles, WitnessFile(x.Metric))
-		}
 		pg.Notes = append(pg.Notes, r.proofNotes(x)...)
 		pg.Rows = append(pg.Rows, row)
 	}
@@ -446,26 +475,12 @@ func writeProveHTML(w io.Writer, r *ProveResult, plots []heatmapFile) error {
 		pg.MapSize = fmt.Sprintf("a grid of %d × %d schedules", len(r.Maps[0].X), len(r.Maps[0].Y))
 	}
 	for _, m := range plots {
-		pg.Plots = append(pg.Plots, htmlImg{Title: m.title, Img: template.HTML(`<img src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(m.png) + `" alt="` + template.HTMLEscapeString(m.title) + `"/>`)})
+		pg.Plots = append(pg.Plots, pngImg(m.title, m.png))
 	}
-	bw := bufio.NewWriter(w)
-	if err := provePage.Execute(bw, pg); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writePage(w, provePage, pg)
 }
 
-var provePage = template.Must(template.New("prove").Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>{{.Title}}</title>
-<style>{{.Style}}</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-<p class="banner{{if not .R.Complete}} incomplete{{end}}">
+var provePage = template.Must(template.New("prove").Parse(pageHead + `<p class="banner{{if not .R.Complete}} incomplete{{end}}">
 Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everything else as the scenario file has it. {{.Count}}.
 {{if not .R.Complete}}<br/><b>Incomplete:</b> {{.R.Incomplete}}{{end}}
 </p>
@@ -486,8 +501,9 @@ Every schedule of {{.Range}} on the nanosecond grid, within {{.Model}}; everythi
 {{range .Plots}}{{.Img}}
 {{end}}{{end}}
 <h2>Reproduce</h2>
+<p>From where the proof was started; each witness exact on the virtual backend:</p>
 <pre><code>{{.Command}}
-{{range .WitnessFiles}}chaos run --backend virtual {{.}}
+{{range .Witnesses}}{{.}}
 {{end}}</code></pre>
 <p>The proof is about the model, not about real Redis: the virtual backend's calibration tables tie the two. A witness run on the real backend lands within its timing (a millisecond or two) of the schedule, where a worst that needs a fault within microseconds of a call may not reproduce.</p>
 </body>
@@ -520,11 +536,12 @@ func SeedsSummary(results []*ProveResult) []SeedsLine {
 			if q.Verdict == VerdictProven {
 				l.Proven++
 			}
-			if l.Worst == nil || q.Worst > l.Worst.Worst {
+			// A proof that measured nothing has no worst (not 0), and only
+			// one that met a bound has a distance to it.
+			if q.found && (l.Worst == nil || q.Worst > l.Worst.Worst) {
 				l.Worst, l.WorstSeed = q, r.Space.Seed
 			}
 			if q.seen && (l.Closest == nil || q.Excess > l.Closest.Excess) {
-				// Only a proof that met a bound has a distance to it.
 				l.Closest, l.ClosestSeed = q, r.Space.Seed
 			}
 		}

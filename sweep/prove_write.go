@@ -122,13 +122,12 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 		}
 	}
 	var md strings.Builder
-	if err := ProveMarkdown(&md, r); err != nil {
+	if err := ProveMarkdown(&md, r, dir); err != nil {
 		return fs.names, err
 	}
 	if err := fs.put("prove.md", []byte(md.String())); err != nil {
 		return fs.names, err
 	}
-	var plots []heatmapFile
 	if len(r.Curves) > 0 {
 		var cb strings.Builder
 		if err := CurvesCSV(&cb, r); err != nil {
@@ -137,43 +136,21 @@ func WriteProve(dir string, r *ProveResult) (Files, error) {
 		if err := fs.put("curves.csv", []byte(cb.String())); err != nil {
 			return fs.names, err
 		}
-		for i, c := range r.Curves {
-			if i >= len(r.Proofs) || r.Proofs[i].Formula == "" {
-				continue
-			}
-			svg, png, err := r.curvePlot(c, r.Proofs[i])
-			if err != nil {
-				return fs.names, err
-			}
-			name := curveFile(c.Metric)
-			if err := fs.put(name+".svg", svg); err != nil {
-				return fs.names, err
-			}
-			if err := fs.put(name+".png", png); err != nil {
-				return fs.names, err
-			}
-			plots = append(plots, heatmapFile{name: name, title: fmt.Sprintf("%s along %s", c.Metric, r.Axis), svg: svg, png: png})
-		}
 	}
-	for i, mp := range r.Maps {
-		if i >= len(r.Proofs) || r.Proofs[i].Formula == "" {
-			continue
-		}
-		svg, png, err := r.mapPlot(mp, r.Proofs[i])
-		if err != nil {
+	plots, err := r.reportPlots()
+	if err != nil {
+		return fs.names, err
+	}
+	for _, f := range plots {
+		if err := fs.put(f.name+".svg", f.svg); err != nil {
 			return fs.names, err
 		}
-		name := "map-" + shortMetric(mp.Metric)
-		if err := fs.put(name+".svg", svg); err != nil {
+		if err := fs.put(f.name+".png", f.png); err != nil {
 			return fs.names, err
 		}
-		if err := fs.put(name+".png", png); err != nil {
-			return fs.names, err
-		}
-		plots = append(plots, heatmapFile{name: name, title: fmt.Sprintf("%s over %s × %s", mp.Metric, r.Axis, r.Axis2), svg: svg, png: png})
 	}
 	var hb strings.Builder
-	if err := writeProveHTML(&hb, r, plots); err != nil {
+	if err := writeProveHTML(&hb, r, dir, plots); err != nil {
 		return fs.names, err
 	}
 	err = fs.put("index.html", []byte(hb.String()))
@@ -215,14 +192,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 	case len(r.Space.Base.Faults) > len(r.faultsMoved()):
 		fixed = "the other faults and the followers' starts"
 	}
-	mode := "spec mode"
-	if r.Space.Base.Params.Safe {
-		mode = "safe mode"
-	}
-	rate := "fixed clock rate"
-	if r.Lattice > 1 {
-		rate = "each clock at its fixed rate"
-	}
+	rate, mode := r.modelTexts()
 	fmt.Fprintf(w, "%s: %s, seed %d, %s as the file has them; virtual model, %s, %s\n",
 		r.Space.Name, r.RangeText(), r.Space.Seed, fixed, rate, mode)
 	if r.Lattice > 1 {

@@ -219,7 +219,7 @@ func writeHTML(w io.Writer, r *Result, maps []heatmapFile) error {
 		pg.Cells = append(pg.Cells, htmlCell{c, cls})
 	}
 	for _, m := range maps {
-		pg.Heatmaps = append(pg.Heatmaps, htmlImg{Title: m.title, Img: template.HTML(`<img src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(m.png) + `" alt="` + template.HTMLEscapeString(m.title) + `"/>`)})
+		pg.Heatmaps = append(pg.Heatmaps, pngImg(m.title, m.png))
 	}
 	// Reproduce the worst overlap and the worst gap of the sweep.
 	worst := func(pick func(Cell) Stat) (Cell, bool) {
@@ -244,11 +244,7 @@ func writeHTML(w io.Writer, r *Result, maps []heatmapFile) error {
 			pg.Repro = append(pg.Repro, fmt.Sprintf("worst %s %s: cell %d (%s), seed %d", m.name, model.DurationText(m.pick(c).Max), c.Index, strings.Join(set, ", "), m.pick(c).WorstSeed))
 		}
 	}
-	bw := bufio.NewWriter(w)
-	if err := page.Execute(bw, pg); err != nil {
-		return err
-	}
-	return bw.Flush()
+	return writePage(w, page, pg)
 }
 
 func limitText(d time.Duration) string {
@@ -256,6 +252,34 @@ func limitText(d time.Duration) string {
 		return "none"
 	}
 	return d.String()
+}
+
+// pageHead opens the sweep's, the search's and the proof's pages: a page
+// value with Title and Style.
+const pageHead = `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8"/>
+<meta name="viewport" content="width=device-width, initial-scale=1"/>
+<title>{{.Title}}</title>
+<style>{{.Style}}</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+`
+
+// writePage executes t with pg into w.
+func writePage(w io.Writer, t *template.Template, pg any) error {
+	bw := bufio.NewWriter(w)
+	if err := t.Execute(bw, pg); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// pngImg is a PNG embedded in a page, titled.
+func pngImg(title string, png []byte) htmlImg {
+	return htmlImg{Title: title, Img: template.HTML(`<img src="data:image/png;base64,` + base64.StdEncoding.EncodeToString(png) + `" alt="` + template.HTMLEscapeString(title) + `"/>`)}
 }
 
 // pageStyle is the style of the sweep's and the search's pages.
@@ -276,17 +300,7 @@ code{background:#f4f4f4;padding:0 .2em}
 
 var page = template.Must(template.New("sweep").Funcs(template.FuncMap{
 	"s": func(d time.Duration) string { return strconv.FormatFloat(d.Seconds(), 'f', 3, 64) },
-}).Parse(`<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8"/>
-<meta name="viewport" content="width=device-width, initial-scale=1"/>
-<title>{{.Title}}</title>
-<style>{{.Style}}</style>
-</head>
-<body>
-<h1>{{.Title}}</h1>
-<p class="banner{{if not .R.Complete}} incomplete{{end}}">
+}).Parse(pageHead + `<p class="banner{{if not .R.Complete}} incomplete{{end}}">
 {{len .R.Cells}} cells × {{.R.Grid.Seeds}} seeds (first seed {{.R.Grid.FirstSeed}}), {{.R.Runs}} runs on the virtual backend.
 <b>{{.Safe}}</b> cells are in the safe region ({{range $i, $l := .Limits}}{{if $i}}, {{end}}{{$l}}{{end}}; a cell is safe when its worst seed keeps every limit).
 {{if not .R.Complete}}<br/><b>Incomplete:</b> {{.R.Incomplete}}{{end}}

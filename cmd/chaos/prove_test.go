@@ -160,24 +160,35 @@ func TestProveReportReproduces(t *testing.T) {
 	if _, err := os.Stat(neighbour); err != nil {
 		t.Errorf("a neighbour's report, matched by the output directory's name: %v", err)
 	}
-	// The command runs from the report's directory, as its witness lines do.
-	t.Chdir(filepath.Join(first, sc.Name))
 	md, err := os.ReadFile(filepath.Join(first, sc.Name, "prove.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var cmd string
-	for _, l := range strings.Split(string(md), "\n") {
-		if strings.HasPrefix(l, "chaos prove ") {
-			cmd = l
+	// The report's commands, run from where the proof was started: the
+	// proof again, and each witness.
+	var prove []string
+	var witnesses [][]string
+	_, block, _ := strings.Cut(string(md), "```sh\n")
+	block, _, _ = strings.Cut(block, "```")
+	for _, l := range strings.Split(strings.TrimSpace(block), "\n") {
+		words := shellWords(t, l)
+		switch k := slices.Index(words, "prove"); {
+		case k >= 0 && strings.HasSuffix(words[0], "chaos"):
+			prove = words[k:]
+		case slices.Contains(words, "run") && strings.HasSuffix(words[0], "chaos"):
+			witnesses = append(witnesses, words[slices.Index(words, "run"):])
 		}
 	}
-	words := shellWords(t, cmd)
-	if len(words) < 3 || words[2] != file || !slices.Contains(words, "--max-segments") {
-		t.Fatalf("the report's command %q: want the file's path and the segment limit", cmd)
+	if len(prove) < 2 || prove[1] != "my pb.yaml" || !slices.Contains(prove, "--max-segments") || len(witnesses) != 3 {
+		t.Fatalf("the report's commands %q, %q: want the file as named, the segment limit and three witnesses\n%s", prove, witnesses, md)
 	}
-	if c, so, se := chaos(t, append(words[1:], "--out", again)...); c != exitFailed {
-		t.Fatalf("%s: exit %d\n%s\n%s", cmd, c, so, se)
+	if c, so, se := chaos(t, append(prove, "--out", again)...); c != exitFailed {
+		t.Fatalf("%q: exit %d\n%s\n%s", prove, c, so, se)
+	}
+	for _, w := range witnesses {
+		if c, so, se := chaos(t, append(w, "--out", filepath.Join(dir, "runs"))...); c != exitOK || !strings.Contains(so, "virtual") {
+			t.Errorf("%q: exit %d\n%s\n%s", w, c, so, se)
+		}
 	}
 	type proof struct {
 		Segments int
