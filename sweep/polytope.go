@@ -78,6 +78,19 @@ func (h halfSpace) value(x ratVec) *big.Rat {
 // holds reports whether the integer point x satisfies h (exact: the
 // products are big, a coordinate times a gradient can pass int64).
 func (h halfSpace) holds(x []int64) bool {
+	// In int64 when no product or sum can pass 2⁶²: a box's times are
+	// below 2³⁸ ns (4.5 minutes) and its gradients small.
+	small := h.c > -1<<60 && h.c < 1<<60
+	for i, g := range h.g {
+		small = small && g > -1<<20 && g < 1<<20 && x[i] > -1<<38 && x[i] < 1<<38
+	}
+	if small {
+		v := h.c
+		for i, g := range h.g {
+			v += g * x[i]
+		}
+		return v <= 0
+	}
 	v := big.NewInt(h.c)
 	t := new(big.Int)
 	for i, g := range h.g {

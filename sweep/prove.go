@@ -184,11 +184,18 @@ func (s ProveSpace) Check() error {
 			bad("metric %q: want one of %s", m, strings.Join(proveMetrics, ", "))
 		}
 	}
-	if len(s.Vary) > 2 {
-		bad("%d axes: prove walks one axis or a box of two", len(s.Vary))
+	if len(s.Vary) > maxAxes {
+		bad("%d axes: prove walks one axis or a box of up to %d", len(s.Vary), maxAxes)
 	}
-	if len(s.Vary) == 2 && s.Vary[0].Param == s.Vary[1].Param {
-		bad("vary %s twice: a box needs two different axes", s.Vary[0].Param)
+	if unit, ok := s.latticeStep(); ok && unit > 1 && len(s.Vary) > 2 {
+		bad("%d axes with a drifting clock: its residue classes are proven over a walk or a box of two axes (a box of %d axes would take %d classes)", len(s.Vary), len(s.Vary), pow(unit, len(s.Vary)))
+	}
+	for j, r := range s.Vary {
+		for _, q := range s.Vary[:j] {
+			if q.Param == r.Param {
+				bad("vary %s twice: a box needs different axes", r.Param)
+			}
+		}
 	}
 	for j, r := range s.Vary {
 		field, k, isFault := faultAxis(r.Param)
@@ -229,8 +236,10 @@ type Proof struct {
 	Worst time.Duration `json:"worst"`
 	At    time.Duration `json:"at"`
 	Open  bool          `json:"open,omitempty"`
-	// At2 is the second axis's value of a box proof's worst schedule.
-	At2 time.Duration `json:"at2,omitempty"`
+	// At2 is the second axis's value of a box proof's worst schedule,
+	// AtMore the third's and the fourth's.
+	At2    time.Duration   `json:"at2,omitempty"`
+	AtMore []time.Duration `json:"at_more,omitempty"`
 	// Sup is a box proof's supremum of the metric over its cells' real
 	// polygons: it bounds every schedule of the box, and a proof compares
 	// it with the bound (Worst, the largest schedule found, is at most a
@@ -252,6 +261,8 @@ type Proof struct {
 	Excess      time.Duration `json:"excess"`
 	ExcessAt    time.Duration `json:"excess_at"`
 	ExcessAt2   time.Duration `json:"excess_at2,omitempty"`
+	// ExcessAtMore are ExcessAt's third and fourth axes.
+	ExcessAtMore []time.Duration `json:"excess_at_more,omitempty"`
 	BoundVaries bool          `json:"bound_varies,omitempty"`
 	// Replayed is the metric measured by the ordinary virtual run of the
 	// witness schedule (equal to Worst, or Prove fails).
@@ -312,6 +323,8 @@ type ProveResult struct {
 	Axis2 string        `json:"axis2,omitempty"`
 	Lo2   time.Duration `json:"lo2,omitempty"`
 	Hi2   time.Duration `json:"hi2,omitempty"`
+	// More are a box's third and fourth axes.
+	More []ProveAxis `json:"more_axes,omitempty"`
 	// Segments is how many segments the walk cut the range into (on each
 	// every recorded comparison keeps its outcome), Runs how many virtual
 	// runs it took, Reached how far it got (Hi when complete; with residue
@@ -351,6 +364,45 @@ type ProveResult struct {
 	// Elapsed is the wall time of the walk (it differs between machines;
 	// everything else is a function of the space).
 	Elapsed time.Duration `json:"elapsed"`
+}
+
+// ProveAxis is one axis of a box proof and its range (closed).
+type ProveAxis struct {
+	Axis string        `json:"axis"`
+	Lo   time.Duration `json:"lo"`
+	Hi   time.Duration `json:"hi"`
+}
+
+// setAt sets the worst schedule's coordinates.
+func (pr *Proof) setAt(x []time.Duration) {
+	pr.At, pr.At2, pr.AtMore = splitPoint(x)
+}
+
+// setExcessAt sets the coordinates of the schedule closest to the bound.
+func (pr *Proof) setExcessAt(x []time.Duration) {
+	pr.ExcessAt, pr.ExcessAt2, pr.ExcessAtMore = splitPoint(x)
+}
+
+// Point is the worst schedule's coordinates, one per axis of r.
+func (r *ProveResult) Point(p Proof) []time.Duration {
+	return r.point(p.At, p.At2, p.AtMore...)
+}
+
+// ExcessPoint is the coordinates of the schedule closest to the bound (the
+// counterexample's).
+func (r *ProveResult) ExcessPoint(p Proof) []time.Duration {
+	return r.point(p.ExcessAt, p.ExcessAt2, p.ExcessAtMore...)
+}
+
+func splitPoint(x []time.Duration) (a, b time.Duration, more []time.Duration) {
+	a = x[0]
+	if len(x) > 1 {
+		b = x[1]
+	}
+	if len(x) > 2 {
+		more = slices.Clone(x[2:])
+	}
+	return a, b, more
 }
 
 // ProveOptions configure Prove.
@@ -426,8 +478,11 @@ func Prove(ctx context.Context, s ProveSpace, o ProveOptions) (*ProveResult, err
 		return res, err
 	}
 	prove := proveWalk
-	if len(s.Vary) == 2 {
+	switch {
+	case len(s.Vary) == 2:
 		prove = proveBoxResult
+	case len(s.Vary) > 2:
+		prove = provePolyResult
 	}
 	res, err := prove(ctx, s, o, lattice{})
 	if err != nil {
@@ -1115,4 +1170,13 @@ func (p *prover) judge(r *verdict.Result) []Worst {
 		r.Evaluation = verdict.Evaluate(eff, r.Analysis, r.Predictions)
 	}
 	return judge(Space{Metrics: p.s.Metrics, Tolerance: p.s.Tolerance}, Schedule{Seed: p.s.Seed}, r)
+}
+
+// pow is b to the power k.
+func pow(b int64, k int) int64 {
+	out := int64(1)
+	for range k {
+		out *= b
+	}
+	return out
 }

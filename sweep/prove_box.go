@@ -645,10 +645,16 @@ func windowGrads(po, q *path, f func(dd int64) ([2]int64, bool)) [][][2]int64 {
 // sameWindows checks that every run of the cell has the same windows, and
 // that each metric is the maximum of them.
 func (b *boxProver) sameWindows(c *boxCell) error {
-	for k, pa := range c.paths {
+	return b.sameWindowsAt(c.paths, func(k int) string { return b.pointText(pointDur(c.pts[k])...) })
+}
+
+// sameWindowsAt checks that the runs of one cell (the k-th at at(k)) have
+// the same windows, and that each metric is the maximum of them.
+func (p *prover) sameWindowsAt(paths []*path, at func(k int) string) error {
+	for k, pa := range paths {
 		for i, ws := range pa.wins {
-			if len(ws) != len(c.paths[0].wins[i]) {
-				return fmt.Errorf("%w: %s has %d windows at %s, %d at %s in the same cell", ErrPathMismatch, b.s.Metrics[i], len(ws), b.pointText(pointDur(c.pts[k])...), len(c.paths[0].wins[i]), b.pointText(pointDur(c.pts[0])...))
+			if len(ws) != len(paths[0].wins[i]) {
+				return fmt.Errorf("%w: %s has %d windows at %s, %d at %s in the same cell", ErrPathMismatch, p.s.Metrics[i], len(ws), at(k), len(paths[0].wins[i]), at(0))
 			}
 			w := pa.ws[i]
 			var most int64
@@ -658,7 +664,7 @@ func (b *boxProver) sameWindows(c *boxCell) error {
 				}
 			}
 			if w.Found && time.Duration(most) != w.Measured {
-				return fmt.Errorf("%w: %s at %s is %v, not the maximum of its windows %v", ErrPathMismatch, w.Metric, b.pointText(pointDur(c.pts[k])...), w.Measured, ws)
+				return fmt.Errorf("%w: %s at %s is %v, not the maximum of its windows %v", ErrPathMismatch, w.Metric, at(k), w.Measured, ws)
 			}
 		}
 	}
@@ -1060,8 +1066,7 @@ func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions, lat latti
 	start := time.Now()
 	p := &prover{s: s, o: o, lat: lat, axis: s.Vary[0].Param, axes: []string{s.Vary[0].Param, s.Vary[1].Param},
 		lo: time.Duration(lo[0]), hi: time.Duration(hi[0]), rng: rand.New(rand.NewPCG(uint64(s.Seed), 0x9e0f))}
-	res := &ProveResult{Format: FormatVersion, Space: s, Axis: p.axes[0], Lo: time.Duration(tlo[0]), Hi: time.Duration(thi[0]),
-		Axis2: p.axes[1], Lo2: time.Duration(tlo[1]), Hi2: time.Duration(thi[1]), Complete: true}
+	res := newBoxResult(s)
 	b := &boxProver{prover: p, lo: lo, hi: hi, byKey: map[string]*boxCell{}, ran: map[[2]int64]bool{}, pending: map[[2]int64]*path{}}
 	err := b.run(ctx)
 	if err == nil {
@@ -1095,15 +1100,37 @@ func proveBoxResult(ctx context.Context, s ProveSpace, o ProveOptions, lat latti
 	return res, nil
 }
 
+// newBoxResult is the result of a box proof of the space, before it is
+// proven.
+func newBoxResult(s ProveSpace) *ProveResult {
+	res := &ProveResult{Format: FormatVersion, Space: s, Complete: true}
+	for i, r := range s.Vary {
+		a, _ := time.ParseDuration(r.Lo)
+		z, _ := time.ParseDuration(r.Hi)
+		switch i {
+		case 0:
+			res.Axis, res.Lo, res.Hi = r.Param, a, z
+		case 1:
+			res.Axis2, res.Lo2, res.Hi2 = r.Param, a, z
+		default:
+			res.More = append(res.More, ProveAxis{r.Param, a, z})
+		}
+	}
+	return res
+}
+
 // ProveMap is one metric over a grid of a box's schedules, for its
 // report: V[j][i] is its exact value at the schedule (X[i], Y[j]), from
 // the windows of the cell holding it; Known[j][i] is false where no cell
-// found holds it or its cell's runs measure no value.
+// found holds it or its cell's runs measure no value. A box of more than
+// two axes is mapped on the plane of its first two through the metric's
+// worst schedule: Through are that schedule's other coordinates.
 type ProveMap struct {
-	Metric string
-	X, Y   []time.Duration
-	V      [][]time.Duration
-	Known  [][]bool
+	Metric  string
+	X, Y    []time.Duration
+	Through []time.Duration
+	V       [][]time.Duration
+	Known   [][]bool
 	// here marks the schedules of the residue class that drew the map.
 	here [][]bool
 }
@@ -1115,22 +1142,10 @@ const mapColumns, mapRows = 160, 100
 // class's coordinates): a schedule of another residue class is left for
 // that class's map.
 func (b *boxProver) maps(lo, hi [2]int64) []ProveMap {
-	grid := func(i int, n int) []time.Duration {
-		n = int(min(int64(n), hi[i]-lo[i]+1))
-		xs := make([]time.Duration, n)
-		for k := range n {
-			xs[k] = time.Duration(lo[i])
-			if n > 1 {
-				// Both edges of the box: its span is far below 2⁶³/n.
-				xs[k] += time.Duration((hi[i] - lo[i]) * int64(k) / int64(n-1))
-			}
-		}
-		return xs
-	}
 	if len(b.s.Metrics) == 0 {
 		return nil
 	}
-	xs, ys := grid(0, mapColumns), grid(1, mapRows)
+	xs, ys := mapGrid(lo[0], hi[0], mapColumns), mapGrid(lo[1], hi[1], mapRows)
 	out := make([]ProveMap, len(b.s.Metrics))
 	for i, m := range b.s.Metrics {
 		out[i] = ProveMap{Metric: m, X: xs, Y: ys}
@@ -1156,6 +1171,21 @@ func (b *boxProver) maps(lo, hi [2]int64) []ProveMap {
 		}
 	}
 	return out
+}
+
+// mapGrid is n times from lo to hi, both edges among them (fewer when the
+// range holds fewer).
+func mapGrid(lo, hi int64, n int) []time.Duration {
+	n = int(min(int64(n), hi-lo+1))
+	xs := make([]time.Duration, n)
+	for k := range n {
+		xs[k] = time.Duration(lo)
+		if n > 1 {
+			// The box's span is far below 2⁶³/n.
+			xs[k] += time.Duration((hi - lo) * int64(k) / int64(n-1))
+		}
+	}
+	return xs
 }
 
 // holds is the cell found that holds x, if any (covered, without its

@@ -74,7 +74,7 @@ func (r *ProveResult) verdictLine(p Proof) string {
 	case VerdictProven:
 		return fmt.Sprintf("proven, %s below the bound", model.DurationText(-p.Excess))
 	case VerdictCounterexample:
-		return fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s", model.DurationText(p.Excess), r.PointText(p.ExcessAt, p.ExcessAt2))
+		return fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s", model.DurationText(p.Excess), r.pointText(r.ExcessPoint(p)))
 	case VerdictIncomplete:
 		return "incomplete: " + p.Why
 	}
@@ -144,7 +144,7 @@ func ProveMarkdown(w io.Writer, r *ProveResult, dir string) error {
 			continue
 		}
 		worst, bound := model.DurationsApart(x.Worst, x.Bound)
-		p("| %s | %s | %s | %s | %s | %s |\n", x.Metric, worst, r.PointText(x.At, x.At2), bound, r.verdictLine(x), WitnessFile(x.Metric))
+		p("| %s | %s | %s | %s | %s | %s |\n", x.Metric, worst, r.pointText(r.Point(x)), bound, r.verdictLine(x), WitnessFile(x.Metric))
 	}
 	p("\n## Bounds\n\n")
 	for _, x := range r.Proofs {
@@ -268,7 +268,7 @@ func (r *ProveResult) curvePlot(c ProveCurve, pr Proof) (svg, png []byte, err er
 		}
 		s.GlyphStyle.Shape, s.GlyphStyle.Radius, s.GlyphStyle.Color = draw.CircleGlyph{}, vg.Points(3.5), colText
 		p.Add(s)
-		p.Legend.Add(fmt.Sprintf("worst %s at %s", model.DurationText(pr.Worst), r.PointText(pr.At, pr.At2)), s)
+		p.Legend.Add(fmt.Sprintf("worst %s at %s", model.DurationText(pr.Worst), r.pointText(r.Point(pr))), s)
 	}
 	// Headroom above the curves for the legend.
 	p.Y.Max = max(top*1.35, 0.001)
@@ -305,7 +305,7 @@ func (r *ProveResult) mapPlot(mp ProveMap, pr Proof) (svg, png []byte, err error
 		}
 		s.GlyphStyle.Shape, s.GlyphStyle.Radius, s.GlyphStyle.Color = draw.RingGlyph{}, vg.Points(5), colText
 		p.Add(s)
-		p.Title.Text += fmt.Sprintf("\nthe ring: the proven worst, %s at %s", model.DurationText(pr.Worst), r.PointText(pr.At, pr.At2))
+		p.Title.Text += fmt.Sprintf("\nthe ring: the proven worst, %s at %s", model.DurationText(pr.Worst), r.pointText(r.Point(pr)))
 	}
 	w, ht := 8*vg.Inch, 5.4*vg.Inch
 	return drawPlot(p, w, ht)
@@ -462,7 +462,7 @@ func writeProveHTML(w io.Writer, r *ProveResult, dir string, plots []heatmapFile
 		row := proveRow{Metric: x.Metric, Worst: "—", At: "—", Bound: "—", Verdict: r.verdictLine(x), Formula: x.Formula, Class: "missing"}
 		if x.Verdict != VerdictNone && x.Formula != "" {
 			row.Worst, row.Bound = model.DurationsApart(x.Worst, x.Bound)
-			row.At, row.Witness = r.PointText(x.At, x.At2), WitnessFile(x.Metric)
+			row.At, row.Witness = r.pointText(r.Point(x)), WitnessFile(x.Metric)
 			row.Class = "safe"
 			if x.Verdict != VerdictProven {
 				row.Class = "unsafe"
@@ -576,7 +576,7 @@ func WriteSeedsSummary(w io.Writer, results []*ProveResult) {
 			continue
 		}
 		fmt.Fprintf(w, "  %-17s worst %s (seed %d, %s); closest to its bound: %s; proven under %d of %d seeds\n",
-			l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed, results[0].PointText(l.Worst.At, l.Worst.At2), l.closestText(), l.Proven, l.Measured)
+			l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed, results[0].pointText(results[0].Point(*l.Worst)), l.closestText(), l.Proven, l.Measured)
 	}
 }
 
@@ -606,7 +606,7 @@ func SeedsMarkdown(w io.Writer, results []*ProveResult, dirs []string) error {
 			continue
 		}
 		p("| %s | %s (seed %d, %s) | %s | %d of %d seeds |\n", l.Metric, model.DurationText(l.Worst.Worst), l.WorstSeed,
-			r0.PointText(l.Worst.At, l.Worst.At2), l.closestText(), l.Proven, l.Measured)
+			r0.pointText(r0.Point(*l.Worst)), l.closestText(), l.Proven, l.Measured)
 	}
 	p("\n## Each seed\n\n")
 	for k, r := range results {

@@ -37,11 +37,10 @@ func (r *ProveResult) Scenario(metric string, x time.Duration, x2 ...time.Durati
 // proof did on the virtual backend; else its worst schedule, with the
 // bound's default slack.
 func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
-	x, x2 := p.At, p.At2
+	pt := r.Point(p)
 	if p.Verdict == VerdictCounterexample {
-		x, x2 = p.ExcessAt, p.ExcessAt2
+		pt = r.ExcessPoint(p)
 	}
-	pt := r.point(x, x2)
 	sc := r.Scenario(p.Metric, pt[0], pt[1:]...)
 	sc.Name = r.Space.Base.Name + "-proven-" + shortMetric(p.Metric)
 	if len(sc.Name) > 60 {
@@ -51,11 +50,11 @@ func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
 	case VerdictCounterexample:
 		sc.Expect[0].Slack = time.Nanosecond
 		sc.Description = fmt.Sprintf("chaos prove: a counterexample to the %s bound of %s over %s (seed %d): at %s it exceeds %s (%s) by %s.",
-			p.Metric, r.Space.Base.Name, r.RangeText(), r.Space.Seed, r.PointText(x, x2), bounds.BoundText(p.Bound), p.Formula, model.DurationText(p.Excess))
+			p.Metric, r.Space.Base.Name, r.RangeText(), r.Space.Seed, r.pointText(pt), bounds.BoundText(p.Bound), p.Formula, model.DurationText(p.Excess))
 	default:
 		worst, bound := model.DurationsApart(p.Worst, p.Bound)
 		sc.Description = fmt.Sprintf("chaos prove: the exact worst %s of %s over %s (seed %d) on the virtual backend: %s at %s, bound %s (%s): %s.",
-			p.Metric, r.Space.Base.Name, r.RangeText(), r.Space.Seed, worst, r.PointText(x, x2), bound, p.Formula, p.Verdict)
+			p.Metric, r.Space.Base.Name, r.RangeText(), r.Space.Seed, worst, r.pointText(pt), bound, p.Formula, p.Verdict)
 	}
 	return sc
 }
@@ -65,33 +64,56 @@ func (r *ProveResult) WitnessScenario(p Proof) model.Scenario {
 func (r *ProveResult) prover() *prover {
 	p := &prover{s: r.Space, axis: r.Axis}
 	if r.Axis2 != "" {
-		p.axes = []string{r.Axis, r.Axis2}
+		p.axes = r.axisNames()
 	}
 	return p
 }
 
-// point is the schedule's coordinates on the result's axes.
-func (r *ProveResult) point(x, x2 time.Duration) []time.Duration {
+// Axes are the result's axes and their ranges: the walk's one, or a box's.
+func (r *ProveResult) Axes() []ProveAxis {
+	out := []ProveAxis{{r.Axis, r.Lo, r.Hi}}
 	if r.Axis2 != "" {
-		return []time.Duration{x, x2}
+		out = append(out, ProveAxis{r.Axis2, r.Lo2, r.Hi2})
 	}
-	return []time.Duration{x}
+	return append(out, r.More...)
+}
+
+func (r *ProveResult) axisNames() []string {
+	var out []string
+	for _, a := range r.Axes() {
+		out = append(out, a.Axis)
+	}
+	return out
+}
+
+// point is the schedule's coordinates on the result's axes.
+func (r *ProveResult) point(x, x2 time.Duration, more ...time.Duration) []time.Duration {
+	if r.Axis2 == "" {
+		return []time.Duration{x}
+	}
+	out := append([]time.Duration{x, x2}, more...)
+	for len(out) < len(r.Axes()) {
+		out = append(out, 0)
+	}
+	return out
 }
 
 // PointText is a schedule of the proof by its coordinates: "at=2s", or a
-// box's "at=2s for=3s".
-func (r *ProveResult) PointText(x, x2 time.Duration) string {
-	return r.prover().pointText(r.point(x, x2)...)
+// box's "at=2s for=3s" (more: its third and fourth axes').
+func (r *ProveResult) PointText(x, x2 time.Duration, more ...time.Duration) string {
+	return r.pointText(r.point(x, x2, more...))
 }
+
+func (r *ProveResult) pointText(x []time.Duration) string { return r.prover().pointText(x...) }
 
 // RangeText is the range proven: "at=2s..9s", or a box's "at=2s..9s ×
 // for=1s..14s".
 func (r *ProveResult) RangeText() string {
-	t := fmt.Sprintf("%s=%v..%v", r.Axis, r.Lo, r.Hi)
-	if r.Axis2 != "" {
-		t += fmt.Sprintf(" × %s=%v..%v", r.Axis2, r.Lo2, r.Hi2)
+	var parts []string
+	for _, a := range r.Axes() {
+		parts = append(parts, fmt.Sprintf("%s=%v..%v", a.Axis, a.Lo, a.Hi))
 	}
-	return t
+	return strings.Join(parts, " × ")
 }
 
 // WitnessFile names a metric's witness scenario file.
@@ -187,7 +209,7 @@ func ClearProve(dir string) error {
 func (r *ProveResult) WriteTable(w io.Writer) {
 	fixed := "the followers' starts"
 	switch {
-	case startAxis(r.Axis) >= 0 || startAxis(r.Axis2) >= 0:
+	case slices.ContainsFunc(r.axisNames(), func(a string) bool { return startAxis(a) >= 0 }):
 		fixed = "the rest"
 	case len(r.Space.Base.Faults) > len(r.faultsMoved()):
 		fixed = "the other faults and the followers' starts"
@@ -211,14 +233,14 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		v := p.Verdict
 		switch {
 		case p.Verdict == VerdictCounterexample:
-			v = fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s", model.DurationText(p.Excess), r.PointText(p.ExcessAt, p.ExcessAt2))
+			v = fmt.Sprintf("COUNTEREXAMPLE: %s over the bound at %s", model.DurationText(p.Excess), r.pointText(r.ExcessPoint(p)))
 		case p.Verdict == VerdictProven:
 			v = fmt.Sprintf("proven (%s below the bound)", model.DurationText(-p.Excess))
 		}
 		worst, bound := model.DurationsApart(p.Worst, p.Bound)
 		// The schedule's coordinate stays exact: it is what reproduces.
 		fmt.Fprintf(w, "  %-17s worst %-14s at %-17s bound %-10s %s\n      %s\n",
-			p.Metric, worst, r.PointText(p.At, p.At2), bound, v, p.Formula)
+			p.Metric, worst, r.pointText(r.Point(p)), bound, v, p.Formula)
 		if r.Axis2 != "" && p.Sup != p.Worst {
 			fmt.Fprintf(w, "      the supremum over the cells' real polygons: %s\n", model.DurationText(p.Sup))
 		}
@@ -253,7 +275,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 // faultsMoved are the indices of the faults an axis moves.
 func (r *ProveResult) faultsMoved() []int {
 	var ks []int
-	for _, a := range []string{r.Axis, r.Axis2} {
+	for _, a := range r.axisNames() {
 		if _, k, ok := faultAxis(a); ok && !slices.Contains(ks, k) {
 			ks = append(ks, k)
 		}
@@ -263,7 +285,10 @@ func (r *ProveResult) faultsMoved() []int {
 
 // boxSize is how many schedules (integer points) a box proof covers.
 func (r *ProveResult) boxSize() float64 {
-	n := big.NewInt(int64(r.Hi-r.Lo) + 1)
-	f, _ := new(big.Float).SetInt(n.Mul(n, big.NewInt(int64(r.Hi2-r.Lo2)+1))).Float64()
+	n := big.NewInt(1)
+	for _, a := range r.Axes() {
+		n.Mul(n, big.NewInt(int64(a.Hi-a.Lo)+1))
+	}
+	f, _ := new(big.Float).SetInt(n).Float64()
 	return f
 }

@@ -1,0 +1,135 @@
+package sweep
+
+import (
+	"context"
+	"math/big"
+	"math/rand/v2"
+	"testing"
+	"time"
+)
+
+// polyOver proves partition-blackhole over a box of the axes with the
+// polytope prover.
+func polyOver(t *testing.T, axes []string, lo, hi []time.Duration, o ProveOptions) *polyProver {
+	t.Helper()
+	sc := builtinScenario(t, "partition-blackhole")
+	var vary []Range
+	for i, a := range axes {
+		vary = append(vary, Range{Param: a, Lo: lo[i].String(), Hi: hi[i].String()})
+	}
+	s := ProveSpace{Base: sc, Vary: vary}.withDefaults()
+	if err := s.Check(); err != nil {
+		t.Fatal(err)
+	}
+	p := &prover{s: s, o: o, axis: axes[0], axes: axes, rng: rand.New(rand.NewPCG(1, 2))}
+	b := &polyProver{prover: p, n: len(axes), byKey: map[string]*polyCell{}, ran: map[vec]bool{}, pending: map[vec]*path{}, steps: neighbourSteps(len(axes))}
+	for i := range axes {
+		b.lo[i], b.hi[i] = int64(lo[i]), int64(hi[i])
+	}
+	if err := b.run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.finish(); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// On a box of two axes the polytope prover and the box prover are two
+// independent provers of one claim: they find the same cells (the same
+// paths, each holding as many schedules) and the same worst values, where
+// and with what supremum.
+func TestPolyProverAgreesWithTheBoxProver(t *testing.T) {
+	for _, tc := range []struct {
+		axes   [2]string
+		lo, hi [2]time.Duration
+	}{
+		{[2]string{ParamAt, ParamFor}, [2]time.Duration{2400 * time.Millisecond, 9 * time.Second}, [2]time.Duration{2700 * time.Millisecond, 11 * time.Second}},
+		{[2]string{"start1", "start2"}, [2]time.Duration{3950 * time.Millisecond, 3950 * time.Millisecond}, [2]time.Duration{4050 * time.Millisecond, 4050 * time.Millisecond}},
+	} {
+		t.Run(tc.axes[0]+"×"+tc.axes[1], func(t *testing.T) {
+			box, res := boxOver(t, tc.axes, tc.lo, tc.hi, ProveOptions{})
+			poly := polyOver(t, tc.axes[:], tc.lo[:], tc.hi[:], ProveOptions{})
+			t.Logf("box prover: %d cells, %d runs; polytope prover: %d cells, %d runs", len(box.cells), box.runs, len(poly.cells), poly.runs)
+			if len(box.cells) != len(poly.cells) {
+				t.Fatalf("the box prover found %d cells, the polytope prover %d", len(box.cells), len(poly.cells))
+			}
+			for _, c := range box.cells {
+				d := poly.byKey[c.key]
+				if d == nil {
+					t.Fatalf("the box prover's cell of %v has no path among the polytope prover's", c.o())
+				}
+				if c.count.Cmp(d.count) != 0 {
+					t.Fatalf("the cell of %v holds %v schedules, %v by the polytope prover", c.o(), c.count, d.count)
+				}
+			}
+			for i, p := range res.Proofs {
+				q := poly.proofs[i]
+				if p.Worst != q.Worst || p.At != q.At || p.At2 != q.At2 || p.Sup != q.Sup || p.Verdict != q.Verdict || p.Excess != q.Excess {
+					t.Errorf("%s: box prover worst %v at (%v, %v) sup %v %s excess %v; polytope prover %v at (%v, %v) sup %v %s excess %v",
+						p.Metric, p.Worst, p.At, p.At2, p.Sup, p.Verdict, p.Excess, q.Worst, q.At, q.At2, q.Sup, q.Verdict, q.Excess)
+				}
+			}
+		})
+	}
+}
+
+// Over three axes (the fault's start and length and a follower's phase):
+// random schedules each lie in exactly one cell, run its path and measure
+// each metric as its windows predict, never above the proof's worst; the
+// cells' counts add up to the box's.
+func TestPolyProverThreeAxes(t *testing.T) {
+	axes := []string{ParamAt, ParamFor, "start1"}
+	lo := []time.Duration{2500 * time.Millisecond, 9900 * time.Millisecond, 3990 * time.Millisecond}
+	hi := []time.Duration{2600 * time.Millisecond, 10100 * time.Millisecond, 4010 * time.Millisecond}
+	start := time.Now()
+	b := polyOver(t, axes, lo, hi, ProveOptions{})
+	total := new(big.Int)
+	ranks := map[int]int{}
+	for _, c := range b.cells {
+		total.Add(total, c.count)
+		ranks[c.rank]++
+	}
+	t.Logf("%d cells (by rank %v), %d runs, in %v", len(b.cells), ranks, b.runs, time.Since(start))
+	if total.Cmp(b.boxCount()) != 0 {
+		t.Fatalf("the cells hold %v points, the box %v", total, b.boxCount())
+	}
+	for _, p := range b.proofs {
+		t.Logf("%s: worst %v at %v sup %v bound %v %s", p.Metric, p.Worst, []time.Duration{p.At, p.At2, p.AtMore[0]}, p.Sup, p.Bound, p.Verdict)
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 200 {
+		var x vec
+		for i := range 3 {
+			x[i] = b.lo[i] + rng.Int64N(b.hi[i]-b.lo[i]+1)
+		}
+		var in []*polyCell
+		for _, c := range b.cells {
+			if c.contains(x, 3) {
+				in = append(in, c)
+			}
+		}
+		if len(in) != 1 {
+			t.Fatalf("%s lies in %d cells", b.text(x), len(in))
+		}
+		pa, err := b.recordAt(b.dur(x)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cellKey(pa) != in[0].key {
+			t.Fatalf("%s runs another path than its cell's", b.text(x))
+		}
+		for i, p := range b.proofs {
+			w := pa.ws[i]
+			if !w.Found {
+				continue
+			}
+			if got := time.Duration(in[0].metricAt(i, x)); got != w.Measured {
+				t.Fatalf("%s: %s measured %v, its cell's windows give %v", b.text(x), p.Metric, w.Measured, got)
+			}
+			if w.Measured > p.Worst {
+				t.Fatalf("%s: %s %v above the proof's worst %v", b.text(x), p.Metric, w.Measured, p.Worst)
+			}
+		}
+	}
+}
