@@ -258,12 +258,12 @@ type Proof struct {
 	// (negative: how far below it stays at the closest), ExcessAt where:
 	// the counterexample's schedule when positive. BoundVaries: the bound
 	// changes within a segment (found by bisection: see Prove).
-	Excess      time.Duration `json:"excess"`
-	ExcessAt    time.Duration `json:"excess_at"`
-	ExcessAt2   time.Duration `json:"excess_at2,omitempty"`
+	Excess    time.Duration `json:"excess"`
+	ExcessAt  time.Duration `json:"excess_at"`
+	ExcessAt2 time.Duration `json:"excess_at2,omitempty"`
 	// ExcessAtMore are ExcessAt's third and fourth axes.
 	ExcessAtMore []time.Duration `json:"excess_at_more,omitempty"`
-	BoundVaries bool          `json:"bound_varies,omitempty"`
+	BoundVaries  bool            `json:"bound_varies,omitempty"`
 	// Replayed is the metric measured by the ordinary virtual run of the
 	// witness schedule (equal to Worst, or Prove fails).
 	Replayed time.Duration `json:"replayed"`
