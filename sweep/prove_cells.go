@@ -53,17 +53,15 @@ type polyCell struct {
 	// builtRank is the rank it was last built with: a cell of full rank
 	// is final, a flat one is built again as it grows.
 	builtRank int
-	// grad are the comparisons' differences' gradients, wgrad the windows',
-	// each over den: along the cell, value(x) = value(o) + g·(x−o)/den.
-	den   int64
-	grad  []vec
-	wgrad [][]vec
+	// grad are the comparisons' differences' slopes, wgrad the windows'.
+	grad  []slope
+	wgrad [][]slope
 	poly  *polytope
 	count *big.Int
 	// lo..hi bound its integer points; blo..bhi are the buckets it is
 	// filed under.
 	lo, hi     vec
-	blo, bhi   int
+	blo, bhi   [2]int
 	indexed    bool
 	cornersRun bool
 }
@@ -160,9 +158,23 @@ func (c *polyCell) contains(x vec, n int) bool {
 	return true
 }
 
-func (b *polyProver) bucket(x0 int64) int {
-	w := (b.hi[0]-b.lo[0])/boxBuckets + 1
-	return int((x0 - b.lo[0]) / w)
+// The cells are filed in a grid over the box's first two axes.
+const gridColumns, gridRows = 256, 64
+
+// square is the grid square of x's first two coordinates.
+func (b *polyProver) square(x vec) [2]int {
+	w0 := (b.hi[0]-b.lo[0])/gridColumns + 1
+	w1 := (b.hi[1]-b.lo[1])/gridRows + 1
+	return [2]int{int((x[0] - b.lo[0]) / w0), int((x[1] - b.lo[1]) / w1)}
+}
+
+// bucket is the cells filed under x's square.
+func (b *polyProver) bucket(x vec) []*polyCell {
+	if b.buckets == nil {
+		return nil
+	}
+	q := b.square(x)
+	return b.buckets[q[0]*(gridRows+1)+q[1]]
 }
 
 func (b *polyProver) covered(x vec) *polyCell {
@@ -171,10 +183,10 @@ func (b *polyProver) covered(x vec) *polyCell {
 			return c
 		}
 	}
-	if b.buckets == nil || !b.inBox(x) {
+	if !b.inBox(x) {
 		return nil
 	}
-	for _, c := range b.buckets[b.bucket(x[0])] {
+	for _, c := range b.bucket(x) {
 		if c.contains(x, b.n) {
 			if len(b.recent) < 32 {
 				b.recent = append(b.recent, c)
@@ -298,7 +310,9 @@ func (b *polyProver) add(x vec, pa *path) error {
 		for i := range b.n {
 			y[i] = x[i] + d[i]
 		}
-		if !b.inBox(y) || b.ran[y] || !c.adds(y) {
+		// A point another cell holds is not this one's (cells are
+		// disjoint, what disjoint certifies): no run there.
+		if !b.inBox(y) || b.ran[y] || !c.adds(y) || b.covered(y) != nil {
 			continue
 		}
 		q, err := b.record(y)
@@ -376,21 +390,31 @@ func dirRows(ds []vec) [][]int64 {
 	return out
 }
 
+// index files the cell under the grid squares its bounding box spans
+// (those not filed before: a flat cell grows as its points are found).
 func (b *polyProver) index(c *polyCell) {
 	if b.buckets == nil {
-		b.buckets = make([][]*polyCell, boxBuckets+1)
+		b.buckets = make([][]*polyCell, (gridColumns+1)*(gridRows+1))
 	}
-	lo, hi := b.bucket(max(c.lo[0], b.lo[0])), b.bucket(min(c.hi[0], b.hi[0]))
-	for k := lo; k <= hi; k++ {
-		if c.indexed && k >= c.blo && k <= c.bhi {
-			continue
+	var in, out vec
+	for i := range 2 {
+		in[i], out[i] = max(c.lo[i], b.lo[i]), min(c.hi[i], b.hi[i])
+	}
+	lo, hi := b.square(in), b.square(out)
+	for k0 := lo[0]; k0 <= hi[0]; k0++ {
+		for k1 := lo[1]; k1 <= hi[1]; k1++ {
+			if c.indexed && k0 >= c.blo[0] && k0 <= c.bhi[0] && k1 >= c.blo[1] && k1 <= c.bhi[1] {
+				continue
+			}
+			b.buckets[k0*(gridRows+1)+k1] = append(b.buckets[k0*(gridRows+1)+k1], c)
 		}
-		b.buckets[k] = append(b.buckets[k], c)
 	}
 	if !c.indexed {
 		c.blo, c.bhi, c.indexed = lo, hi, true
 	}
-	c.blo, c.bhi = min(c.blo, lo), max(c.bhi, hi)
+	for i := range 2 {
+		c.blo[i], c.bhi[i] = min(c.blo[i], lo[i]), max(c.bhi[i], hi[i])
+	}
 }
 
 func (b *polyProver) restore(c *polyCell) error {
@@ -659,32 +683,42 @@ func (b *polyProver) build(c *polyCell) error {
 	us, ps := c.basis()
 	c.builtRank = c.rank
 	nc := len(po.a)
-	c.grad = make([]vec, nc)
-	c.wgrad = make([][]vec, len(po.wins))
+	c.grad = make([]slope, nc)
+	c.wgrad = make([][]slope, len(po.wins))
 	for i := range po.wins {
-		c.wgrad[i] = make([]vec, len(po.wins[i]))
+		c.wgrad[i] = make([]slope, len(po.wins[i]))
+		for j := range c.wgrad[i] {
+			c.wgrad[i][j].den = 1
+		}
 	}
-	c.den = 1
+	for k := range c.grad {
+		c.grad[k].den = 1
+	}
 	var hs []halfSpace
 	if len(us) > 0 {
 		s, ok := newGradientSolver(us, b.n)
 		if !ok {
 			return fmt.Errorf("%w: the directions of the cell of %s are dependent", ErrPathMismatch, b.text(o))
 		}
-		c.den = s.det.Int64()
 		delta := make([]int64, len(us))
-		grad := func(val func(pa *path) int64) (vec, bool) {
+		grad := func(val func(pa *path) int64) (slope, bool) {
 			v0 := val(po)
 			for k, q := range ps {
 				delta[k] = val(q) - v0
 			}
 			g, ok := s.solve(delta)
-			return g, ok
+			if !ok {
+				return slope{}, false
+			}
+			sl := slope{g, s.det.Int64()}.reduced()
+			// Full rank: every gradient is an integer (each value moves by an
+			// integer per unit step along each axis).
+			return sl, len(us) < b.n || sl.den == 1
 		}
 		for k := range nc {
 			g, ok := grad(func(pa *path) int64 { return pa.a[k] - pa.b[k] })
 			if !ok {
-				return fmt.Errorf("%w: comparison %d is too steep in the cell of %s", ErrPathMismatch, k, b.text(o))
+				return fmt.Errorf("%w: comparison %d is not affine in the cell of %s", ErrPathMismatch, k, b.text(o))
 			}
 			c.grad[k] = g
 		}
@@ -692,38 +726,14 @@ func (b *polyProver) build(c *polyCell) error {
 			for j := range po.wins[i] {
 				g, ok := grad(func(pa *path) int64 { return pa.wins[i][j] })
 				if !ok {
-					return fmt.Errorf("%w: a window of %s is too steep in the cell of %s", ErrPathMismatch, b.s.Metrics[i], b.text(o))
+					return fmt.Errorf("%w: a window of %s is not affine in the cell of %s", ErrPathMismatch, b.s.Metrics[i], b.text(o))
 				}
 				c.wgrad[i][j] = g
 			}
 		}
-		if len(us) == b.n && c.den != 1 {
-			// Full rank: every gradient is an integer (each operand moves by
-			// an integer per unit step).
-			for k, g := range append(slices.Clone(c.grad), flatten(c.wgrad)...) {
-				for i := range b.n {
-					if g[i]%c.den != 0 {
-						return fmt.Errorf("%w: value %d is not affine in the cell of %s", ErrPathMismatch, k, b.text(o))
-					}
-				}
-			}
-			for k := range c.grad {
-				for i := range b.n {
-					c.grad[k][i] /= c.den
-				}
-			}
-			for i := range c.wgrad {
-				for j := range c.wgrad[i] {
-					for a := range b.n {
-						c.wgrad[i][j][a] /= c.den
-					}
-				}
-			}
-			c.den = 1
-		}
 	}
 	for k := range nc {
-		g := c.grad[k]
+		g, den := c.grad[k].g, c.grad[k].den
 		d0 := po.a[k] - po.b[k]
 		if g == (vec{}) {
 			continue
@@ -734,11 +744,11 @@ func (b *polyProver) build(c *polyCell) error {
 		var cst *big.Int
 		switch sign(d0) {
 		case -1:
-			cst = new(big.Int).Mul(big.NewInt(c.den), big.NewInt(d0))
-			cst.Add(cst, big.NewInt(c.den)).Sub(cst, big.NewInt(dot(g, o)))
+			cst = new(big.Int).Mul(big.NewInt(den), big.NewInt(d0))
+			cst.Add(cst, big.NewInt(den)).Sub(cst, dotBig(g, o))
 		case 1:
-			cst = new(big.Int).Mul(big.NewInt(c.den), big.NewInt(-d0))
-			cst.Add(cst, big.NewInt(c.den)).Add(cst, big.NewInt(dot(g, o)))
+			cst = new(big.Int).Mul(big.NewInt(den), big.NewInt(-d0))
+			cst.Add(cst, big.NewInt(den)).Add(cst, dotBig(g, o))
 			g = neg(g)
 		default:
 			return fmt.Errorf("%w: a tie (comparison %d) moves along the cell of %s", ErrPathMismatch, k, b.text(o))
@@ -781,14 +791,6 @@ func neg(g vec) vec {
 	return g
 }
 
-func flatten(w [][]vec) []vec {
-	var out []vec
-	for _, ws := range w {
-		out = append(out, ws...)
-	}
-	return out
-}
-
 // normalizeSpaces tightens each half-space (its gradient divided by their
 // gcd, its constant rounded to keep the same integer points) and keeps, of
 // those with one gradient, the strongest.
@@ -821,14 +823,48 @@ func normalizeSpaces(hs []halfSpace) []halfSpace {
 	return out
 }
 
-// predict is a value at x from its value v0 at the origin and its
-// gradient (false when it is not an integer there: x is off the cell).
-func (c *polyCell) predict(v0 int64, g vec, x vec) (int64, bool) {
-	num := dot(g, sub(x, c.o()))
-	if num%c.den != 0 {
+// slope is a value's gradient along a cell, g/den (den > 0): at x the
+// value is its value at the origin o plus g·(x−o)/den. A flat cell's
+// gradient is known only along its hull, solved on a few axes, so it may
+// be a fraction there; a full cell's is an integer.
+type slope struct {
+	g   vec
+	den int64
+}
+
+// reduced divides g and den by their gcd.
+func (s slope) reduced() slope {
+	d := s.den
+	for _, v := range s.g {
+		d = gcd(d, abs64(v))
+	}
+	if d > 1 {
+		for i := range s.g {
+			s.g[i] /= d
+		}
+		s.den /= d
+	}
+	return s
+}
+
+// predict is a value at x from its value v0 at the origin and its slope
+// (false when it is not an integer there: x is off the cell).
+func (c *polyCell) predict(v0 int64, s slope, x vec) (int64, bool) {
+	num, rem := new(big.Int).QuoRem(dotBig(s.g, sub(x, c.o())), big.NewInt(s.den), new(big.Int))
+	if rem.Sign() != 0 || !num.IsInt64() {
 		return 0, false
 	}
-	return v0 + num/c.den, true
+	return v0 + num.Int64(), true
+}
+
+func dotBig(g, x vec) *big.Int {
+	s := new(big.Int)
+	for i := range g {
+		if g[i] != 0 {
+			s.Add(s, new(big.Int).Mul(big.NewInt(g[i]), big.NewInt(x[i])))
+		}
+	}
+	return s
 }
 
 // lineRange is the range of the last axis the half-spaces allow with the
@@ -1012,7 +1048,7 @@ func (b *polyProver) uncovered() []vec {
 		seen[x] = true
 		type iv struct{ lo, hi int64 }
 		var ivs []iv
-		for _, c := range b.buckets[b.bucket(x[0])] {
+		for _, c := range b.bucket(x) {
 			in := true
 			for i := range b.n - 1 {
 				in = in && x[i] >= c.lo[i] && x[i] <= c.hi[i]
@@ -1050,9 +1086,12 @@ func (b *polyProver) disjoint(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		sq := [2]int{k / (gridRows + 1), k % (gridRows + 1)}
 		for i, c := range bucket {
 			for _, d := range bucket[i+1:] {
-				if max(c.blo, d.blo) != k || !boxesMeet(c, d, b.n) {
+				// Each pair once: in the first square both are filed under.
+				first := [2]int{max(c.blo[0], d.blo[0]), max(c.blo[1], d.blo[1])}
+				if first != sq || !boxesMeet(c, d, b.n) {
 					continue
 				}
 				if separatesPoly(c.poly, d.poly) || separatesPoly(d.poly, c.poly) {
@@ -1117,11 +1156,10 @@ func (c *polyCell) supremum(i int, n int) (*big.Rat, ratVec) {
 	o := c.o()
 	var best *big.Rat
 	var at ratVec
-	den := new(big.Rat).SetInt64(c.den)
 	for _, v := range c.poly.verts {
 		m := new(big.Rat)
 		for j := range po.wins[i] {
-			g := c.wgrad[i][j]
+			g, den := c.wgrad[i][j].g, new(big.Rat).SetInt64(c.wgrad[i][j].den)
 			s := new(big.Rat)
 			for a := range n {
 				s.Add(s, new(big.Rat).Mul(new(big.Rat).SetInt64(g[a]), new(big.Rat).Sub(v.x[a], new(big.Rat).SetInt64(o[a]))))

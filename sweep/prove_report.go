@@ -87,7 +87,7 @@ func (r *ProveResult) verdictLine(p Proof) string {
 func (r *ProveResult) proofNotes(x Proof) []string {
 	var n []string
 	if r.Axis2 != "" && x.Formula != "" && x.Sup != x.Worst {
-		n = append(n, fmt.Sprintf("%s: the supremum over the cells' real polygons is %s, which the verdict compares with the bound; the worst schedule found is %s", x.Metric, model.DurationText(x.Sup), model.DurationText(x.Worst)))
+		n = append(n, fmt.Sprintf("%s: the supremum over the cells' real %s is %s, which the verdict compares with the bound; the worst schedule found is %s", x.Metric, r.cellShapes(), model.DurationText(x.Sup), model.DurationText(x.Worst)))
 	}
 	if x.Unknown > x.NotMeasured && x.Verdict != VerdictNone {
 		n = append(n, fmt.Sprintf("%s: %d schedules unknown, not counted: %s", x.Metric, x.Unknown-x.NotMeasured, x.UnknownWhy))
@@ -294,8 +294,8 @@ func (r *ProveResult) mapPlot(mp ProveMap, pr Proof) (svg, png []byte, err error
 		}
 	}
 	p := plot.New()
-	p.Title.Text = fmt.Sprintf("%s: %s over %s × %s (%s)\npale green 0, darker longer, up to %s on this grid; grey not known",
-		r.Space.Name, mp.Metric, r.Axis, r.Axis2, pr.Verdict, model.DurationText(h.top))
+	p.Title.Text = fmt.Sprintf("%s: %s over %s × %s%s (%s)\npale green 0, darker longer, up to %s on this grid; grey not known",
+		r.Space.Name, mp.Metric, r.Axis, r.Axis2, r.throughText(mp), pr.Verdict, model.DurationText(h.top))
 	labelAxes(p, r.Axis+" (s)", r.Axis2+" (s)")
 	p.Add(h)
 	if pr.Formula != "" {
@@ -309,6 +309,21 @@ func (r *ProveResult) mapPlot(mp ProveMap, pr Proof) (svg, png []byte, err error
 	}
 	w, ht := 8*vg.Inch, 5.4*vg.Inch
 	return drawPlot(p, w, ht)
+}
+
+// throughText says, for a box of more than two axes, where its map's
+// plane lies: " through start1=4s start2=3.9s, the worst's".
+func (r *ProveResult) throughText(mp ProveMap) string {
+	if len(mp.Through) == 0 {
+		return ""
+	}
+	var parts []string
+	for i, a := range r.More {
+		if i < len(mp.Through) {
+			parts = append(parts, fmt.Sprintf("%s=%v", a.Axis, mp.Through[i]))
+		}
+	}
+	return " through " + strings.Join(parts, " ") + ", the worst's"
 }
 
 // boxHeat plots a ProveMap: a square per schedule of its grid, reaching
@@ -373,7 +388,7 @@ func (r *ProveResult) reportPlots() ([]heatmapFile, error) {
 		case i < len(r.Curves):
 			f.svg, f.png, err = r.curvePlot(r.Curves[i], pr)
 		case i < len(r.Maps):
-			f.name, f.title = "map-"+shortMetric(pr.Metric), fmt.Sprintf("%s over %s × %s", pr.Metric, r.Axis, r.Axis2)
+			f.name, f.title = "map-"+shortMetric(pr.Metric), fmt.Sprintf("%s over %s × %s%s", pr.Metric, r.Axis, r.Axis2, r.throughText(r.Maps[i]))
 			f.svg, f.png, err = r.mapPlot(r.Maps[i], pr)
 		default:
 			continue
@@ -473,6 +488,9 @@ func writeProveHTML(w io.Writer, r *ProveResult, dir string, plots []heatmapFile
 	}
 	if len(r.Maps) > 0 {
 		pg.MapSize = fmt.Sprintf("a grid of %d × %d schedules", len(r.Maps[0].X), len(r.Maps[0].Y))
+		if len(r.More) > 0 {
+			pg.MapSize += fmt.Sprintf("; a box of %d axes is mapped on the plane of its first two through each metric's worst schedule", len(r.Axes()))
+		}
 	}
 	for _, m := range plots {
 		pg.Plots = append(pg.Plots, pngImg(m.title, m.png))

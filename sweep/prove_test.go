@@ -114,8 +114,14 @@ func TestProveRefuses(t *testing.T) {
 			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "at", Lo: "3s", Hi: "4s"}}
 		}, "twice"},
 		{"partition-blackhole", func(s *ProveSpace) {
+			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "for", Lo: "3s", Hi: "4s"}, {Param: "start1", Lo: "0s", Hi: "1s"}, {Param: "start2", Lo: "0s", Hi: "1s"}, {Param: "start0", Lo: "0s", Hi: "1s"}}
+		}, "5 axes: prove walks one axis or a box of up to 4"},
+		{"partition-blackhole", func(s *ProveSpace) {
+			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "start1", Lo: "3s", Hi: "4s"}, {Param: "start1", Lo: "0s", Hi: "1s"}}
+		}, "vary start1 twice"},
+		{"clock-drift", func(s *ProveSpace) {
 			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "for", Lo: "3s", Hi: "4s"}, {Param: "start1", Lo: "0s", Hi: "1s"}}
-		}, "3 axes"},
+		}, "3 axes with a drifting clock"},
 		{"redis-restart", func(s *ProveSpace) {
 			s.Vary = []Range{{Param: "at", Lo: "1s", Hi: "2s"}, {Param: "for", Lo: "3s", Hi: "4s"}}
 		}, "instant"},

@@ -242,7 +242,7 @@ func (r *ProveResult) WriteTable(w io.Writer) {
 		fmt.Fprintf(w, "  %-17s worst %-14s at %-17s bound %-10s %s\n      %s\n",
 			p.Metric, worst, r.pointText(r.Point(p)), bound, v, p.Formula)
 		if r.Axis2 != "" && p.Sup != p.Worst {
-			fmt.Fprintf(w, "      the supremum over the cells' real polygons: %s\n", model.DurationText(p.Sup))
+			fmt.Fprintf(w, "      the supremum over the cells' real %s: %s\n", r.cellShapes(), model.DurationText(p.Sup))
 		}
 		if p.Verdict == VerdictIncomplete && p.Why != "" {
 			fmt.Fprintf(w, "      incomplete: %s\n", p.Why)
@@ -291,4 +291,13 @@ func (r *ProveResult) boxSize() float64 {
 	}
 	f, _ := new(big.Float).SetInt(n).Float64()
 	return f
+}
+
+// cellShapes names a box's cells' real shapes: polygons over two axes,
+// polytopes over more.
+func (r *ProveResult) cellShapes() string {
+	if len(r.More) > 0 {
+		return "polytopes"
+	}
+	return "polygons"
 }

@@ -24,10 +24,10 @@ start1=0s..6s: the first follower's phase), the rest and the seed fixed;
 in a scenario of several faults atK and forK move faults[K] (at and for
 are faults[0]'s), the others staying where the file has them:
 every schedule of the range on the model's nanosecond grid, not a
-sample. Two --vary flags prove a box of two axes (the fault's start × its
-length, two followers' phases): cut into cells where every run takes the
-same path, their schedules counted exactly to certify that the cells cover
-the box. It walks the range from breakpoint to breakpoint (where two of the
+sample. Two to four --vary flags prove a box (the fault's start × its
+length, two followers' phases, or all four at once): cut into cells where
+every run takes the same path, their schedules counted exactly to certify
+that the cells cover the box. It walks the range from breakpoint to breakpoint (where two of the
 run's event times cross, so that a comparison could turn), checks each
 segment's path at its end and at random points inside it, and takes each
 metric's supremum at the segments' ends. Per metric: the worst value, where,
@@ -37,13 +37,16 @@ FILE' reproduces), or incomplete (the segment limit was reached: it says how
 far it got). Writes result.json, per metric witness-METRIC.yaml, and a report:
 prove.md and index.html (a walk's with each metric plotted along the axis,
 curve-METRIC.svg/.png, and its values in curves.csv; a box's with each
-mapped over it, map-METRIC.svg/.png). The seed fixes the
+mapped over it, map-METRIC.svg/.png: over a box of three or four axes,
+on the plane of its first two through the metric's worst schedule). The
+seed fixes the
 jitter and backoff draws: --seeds N proves each of N seeds in turn.
 
 What it proves is the calibrated virtual model, spec or safe mode, each clock
 fault at its fixed rate: a drifting clock rounds its readings to the
 nanosecond, so the range is proven one residue class of its times at a time
-(5 classes modulo 5ns at rate 0.2; a box, 25). It refuses rates that need
+(5 classes modulo 5ns at rate 0.2; a box of two axes, 25; a box of
+more axes with a drifting clock is refused). It refuses rates that need
 more classes, and runner mode, rather than answer them wrongly
 (docs/prove.md).
 
@@ -52,6 +55,7 @@ Examples:
   chaos prove partition-blackhole --vary for=1s..14s --metric overlap
   chaos prove partition-blackhole --vary start1=0s..6s
   chaos prove partition-blackhole --vary at=2s..10.5s --vary for=1s..14s --metric overlap
+  chaos prove partition-blackhole --vary at=2.4s..2.7s --vary for=9.9s..10.1s --vary start1=3.9s..4.1s
   chaos prove flapping-network --vary at2=11s..15s   # the third flap's start
   chaos prove my-scenario.yaml --vary at=5s..9s --seed 3
   chaos prove partition-blackhole --seeds 5      # seeds 1..5, each proven
@@ -72,7 +76,7 @@ func cmdProve(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	)
 	fs.StringVar(&out, "out", "./chaos-prove", "write the proof to `DIR`/<name>/")
 	fs.StringVar(&metrics, "metric", "", "the metrics to prove, comma-separated: overlap, gap, stale, failover (default the first three)")
-	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length), startN (instance N's start), atK or forK (faults[K]'s start or length); twice for a box of two axes")
+	fs.Var(&vary, "vary", "the axis to walk, `PARAM=LO..HI`: at (the fault's start), for (its length), startN (instance N's start), atK or forK (faults[K]'s start or length); two to four times for a box")
 	fs.Int64Var(&s.Seed, "seed", 0, "the seed (jitter and backoff draws; default the file's, or 1)")
 	var seeds int
 	fs.IntVar(&seeds, "seeds", 1, "prove for `N` seeds in turn, from --seed on: each seed's own proof under DIR/<name>/seed-K/, and the worst over them")
