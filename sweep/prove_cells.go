@@ -1048,7 +1048,7 @@ func (b *polyProver) uncovered() []vec {
 		seen[x] = true
 		type iv struct{ lo, hi int64 }
 		var ivs []iv
-		for _, c := range b.bucket(x) {
+		for _, c := range b.lineCells(x) {
 			in := true
 			for i := range b.n - 1 {
 				in = in && x[i] >= c.lo[i] && x[i] <= c.hi[i]
@@ -1074,6 +1074,27 @@ func (b *polyProver) uncovered() []vec {
 			out = append(out, y)
 			if len(out) == 64 {
 				break
+			}
+		}
+	}
+	return out
+}
+
+// lineCells are the cells filed under the squares a line along the last
+// axis through x crosses: one square over three axes or more, a column of
+// them over two.
+func (b *polyProver) lineCells(x vec) []*polyCell {
+	if b.n > 2 {
+		return b.bucket(x)
+	}
+	seen := map[*polyCell]bool{}
+	var out []*polyCell
+	k0 := b.square(x)[0]
+	for k1 := range gridRows + 1 {
+		for _, c := range b.buckets[k0*(gridRows+1)+k1] {
+			if !seen[c] {
+				seen[c] = true
+				out = append(out, c)
 			}
 		}
 	}

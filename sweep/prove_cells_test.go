@@ -4,6 +4,8 @@ import (
 	"context"
 	"math/big"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -50,6 +52,7 @@ func TestPolyProverAgreesWithTheBoxProver(t *testing.T) {
 		t.Run(tc.axes[0]+"×"+tc.axes[1], func(t *testing.T) {
 			box, res := boxOver(t, tc.axes, tc.lo, tc.hi, ProveOptions{})
 			poly := polyOver(t, tc.axes[:], tc.lo[:], tc.hi[:], ProveOptions{})
+			defer checkRescan(t, poly)
 			t.Logf("box prover: %d cells, %d runs; polytope prover: %d cells, %d runs", len(box.cells), box.runs, len(poly.cells), poly.runs)
 			if len(box.cells) != len(poly.cells) {
 				t.Fatalf("the box prover found %d cells, the polytope prover %d", len(box.cells), len(poly.cells))
@@ -97,6 +100,8 @@ func TestPolyProverThreeAxes(t *testing.T) {
 	for _, p := range b.proofs {
 		t.Logf("%s: worst %v at %v sup %v bound %v %s", p.Metric, p.Worst, []time.Duration{p.At, p.At2, p.AtMore[0]}, p.Sup, p.Bound, p.Verdict)
 	}
+	checkRescan(t, b)
+	checkOverlapCaught(t, b)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 200 {
 		var x vec
@@ -131,5 +136,110 @@ func TestPolyProverThreeAxes(t *testing.T) {
 				t.Fatalf("%s: %s %v above the proof's worst %v", b.text(x), p.Metric, w.Measured, p.Worst)
 			}
 		}
+	}
+}
+
+// A box of three axes whose third is a single value is the box of two at
+// that value: the same paths, each holding as many schedules, and the same
+// worst values at the same schedules.
+func TestPolyProverFlatThirdAxis(t *testing.T) {
+	const phase = 4 * time.Second
+	lo := []time.Duration{2400 * time.Millisecond, 9900 * time.Millisecond, phase}
+	hi := []time.Duration{2600 * time.Millisecond, 10100 * time.Millisecond, phase}
+	poly := polyOver(t, []string{ParamAt, ParamFor, "start1"}, lo, hi, ProveOptions{})
+
+	sc := builtinScenario(t, "partition-blackhole")
+	sc.Starts = make([]time.Duration, max(len(sc.Starts), 2))
+	copy(sc.Starts, builtinScenario(t, "partition-blackhole").Starts)
+	sc.Starts[1] = phase
+	s := ProveSpace{Base: sc, Vary: []Range{
+		{Param: ParamAt, Lo: lo[0].String(), Hi: hi[0].String()},
+		{Param: ParamFor, Lo: lo[1].String(), Hi: hi[1].String()},
+	}}
+	res, err := Prove(context.Background(), s, ProveOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("three axes, the third flat: %d cells, %d runs; two axes: %d cells", len(poly.cells), poly.runs, res.Segments)
+	if len(poly.cells) != res.Segments {
+		t.Fatalf("%d cells over three axes, %d over two", len(poly.cells), res.Segments)
+	}
+	for i, p := range res.Proofs {
+		q := poly.proofs[i]
+		if p.Worst != q.Worst || p.At != q.At || p.At2 != q.At2 || q.AtMore[0] != phase || p.Sup != q.Sup || p.Verdict != q.Verdict {
+			t.Errorf("%s: two axes %v at (%v, %v) sup %v %s; three %v at (%v, %v, %v) sup %v %s",
+				p.Metric, p.Worst, p.At, p.At2, p.Sup, p.Verdict, q.Worst, q.At, q.At2, q.AtMore, q.Sup, q.Verdict)
+		}
+	}
+}
+
+// checkRescan takes away the largest cell of each rank and shows the
+// coverage scan finding a schedule of it.
+func checkRescan(t *testing.T, b *polyProver) {
+	t.Helper()
+	largest := map[int]*polyCell{}
+	for _, c := range b.cells {
+		if l := largest[c.rank]; l == nil || c.count.Cmp(l.count) > 0 {
+			largest[c.rank] = c
+		}
+	}
+	all := b.cells
+	defer func() { b.cells = all; b.reindex() }()
+	for rank, gone := range largest {
+		b.cells = nil
+		for _, c := range all {
+			if c != gone {
+				b.cells = append(b.cells, c)
+			}
+		}
+		b.reindex()
+		xs := b.uncovered()
+		if len(xs) == 0 || !slices.ContainsFunc(xs, func(x vec) bool { return gone.contains(x, b.n) }) {
+			t.Fatalf("the cell of %s (rank %d, %v schedules) taken away: the scan found %d schedules, none of it", b.text(gone.o()), rank, gone.count, len(xs))
+		}
+	}
+}
+
+// reindex files the cells anew.
+func (b *polyProver) reindex() {
+	b.buckets, b.recent = nil, nil
+	for _, c := range b.cells {
+		c.indexed = false
+		b.index(c)
+	}
+}
+
+// checkOverlapCaught moves a side of the largest full cell 1 µs out (into
+// its neighbour) and wants the disjointness check to name the two.
+func checkOverlapCaught(t *testing.T, b *polyProver) {
+	t.Helper()
+	var c *polyCell
+	for _, d := range b.cells {
+		if d.rank == b.n && (c == nil || d.count.Cmp(c.count) > 0) {
+			c = d
+		}
+	}
+	if c == nil {
+		t.Fatal("no full cell")
+	}
+	poly, lo, hi := c.poly, c.lo, c.hi
+	defer func() { c.poly, c.lo, c.hi = poly, lo, hi; b.reindex() }()
+	var hs []halfSpace
+	for _, h := range poly.hs[2*b.n:] {
+		hs = append(hs, halfSpace{h.g, h.c})
+	}
+	if len(hs) == 0 {
+		t.Fatal("the largest full cell has no side inside the box")
+	}
+	hs[0].c -= 1000 * max(abs64(hs[0].g[0]), abs64(hs[0].g[1]), abs64(hs[0].g[2]))
+	c.poly = newPolytope(b.lo[:b.n], b.hi[:b.n], hs)
+	for i := range b.n {
+		lo, hi := c.poly.bounds(i)
+		c.lo[i], c.hi[i] = ceilRat(lo), floorRat(hi)
+	}
+	b.reindex()
+	err := b.disjoint(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "in common") {
+		t.Fatalf("a cell moved into its neighbour: %v, want the two named as sharing schedules", err)
 	}
 }
