@@ -326,6 +326,11 @@ func (p *polytope) latticePoints() (*big.Int, error) {
 	if p == nil || len(p.verts) == 0 {
 		return new(big.Int), nil
 	}
+	if p.dim > 2 {
+		if a := p.sliceAxis(); a != 0 {
+			return p.swapped(a).latticePoints()
+		}
+	}
 	lo0, hi0 := p.bounds(0)
 	first, last := ceilRat(lo0), floorRat(hi0)
 	if first > last {
@@ -425,6 +430,58 @@ func (p *polytope) latticePoints() (*big.Int, error) {
 		}
 	}
 	return total, nil
+}
+
+// sliceAxis is the axis to slice across: the one with the fewest slices
+// to count, each integer position of a thin polytope, or per stretch
+// between two vertices as many as the closed-form sum takes.
+func (p *polytope) sliceAxis() int {
+	best, bestCost := 0, int64(-1)
+	for i := range p.dim {
+		lo, hi := p.bounds(i)
+		span := floorRat(hi) - ceilRat(lo) + 1
+		var xs []*big.Rat
+		for _, v := range p.verts {
+			xs = append(xs, v.x[i])
+		}
+		slices.SortFunc(xs, func(a, b *big.Rat) int { return a.Cmp(b) })
+		xs = slices.CompactFunc(xs, func(a, b *big.Rat) bool { return a.Cmp(b) == 0 })
+		cost := min(max(span, 0), int64(len(xs))*int64(p.dim+3))
+		if bestCost < 0 || cost < bestCost {
+			best, bestCost = i, cost
+		}
+	}
+	return best
+}
+
+// swapped is the polytope with axes 0 and a swapped (the same integer
+// points, their coordinates swapped).
+func (p *polytope) swapped(a int) *polytope {
+	q := &polytope{dim: p.dim}
+	for _, h := range p.hs {
+		g := slices.Clone(h.g)
+		g[0], g[a] = g[a], g[0]
+		q.hs = append(q.hs, halfSpace{g, h.c})
+	}
+	// The box's sides come first, axis by axis: swap those too.
+	q.hs[0], q.hs[1], q.hs[2*a], q.hs[2*a+1] = q.hs[2*a], q.hs[2*a+1], q.hs[0], q.hs[1]
+	for _, v := range p.verts {
+		x := slices.Clone(v.x)
+		x[0], x[a] = x[a], x[0]
+		tight := make([]int, len(v.tight))
+		for k, t := range v.tight {
+			switch {
+			case t == 0 || t == 1:
+				t += 2 * a
+			case t == 2*a || t == 2*a+1:
+				t -= 2 * a
+			}
+			tight[k] = t
+		}
+		slices.Sort(tight)
+		q.verts = append(q.verts, polyVertex{x: x, tight: tight})
+	}
+	return q
 }
 
 // slicePeriod is the least common multiple of the nonzero determinants of

@@ -78,6 +78,9 @@ type polyProver struct {
 	ran     map[vec]bool
 	queue   []vec
 	pending map[vec]*path
+	// next are the points of pending, taken before the queue: a whole
+	// path waits there (thousands of comparisons), so not for long.
+	next []vec
 	recent  []*polyCell
 	buckets [][]*polyCell
 	steps   []vec // neighbour steps, shortest first
@@ -228,15 +231,19 @@ func (b *polyProver) run(ctx context.Context) error {
 	}
 	want := b.boxCount()
 	for {
-		for len(b.queue) > 0 {
+		for len(b.queue) > 0 || len(b.next) > 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
 			if len(b.cells) >= b.s.MaxSegments {
 				return errSegmentLimit
 			}
-			x := b.queue[0]
-			b.queue = b.queue[1:]
+			var x vec
+			if k := len(b.next); k > 0 {
+				x, b.next = b.next[k-1], b.next[:k-1]
+			} else {
+				x, b.queue = b.queue[0], b.queue[1:]
+			}
 			if c := b.covered(x); c != nil {
 				if pa := b.pending[x]; pa != nil && cellKey(pa) != c.key {
 					return fmt.Errorf("%w: %s runs another path than the cell of %s that holds it", ErrPathMismatch, b.text(x), b.text(c.o()))
@@ -325,7 +332,7 @@ func (b *polyProver) add(x vec, pa *path) error {
 			c.addDir(y)
 		} else {
 			b.pending[y] = q
-			b.queue = append(b.queue, y)
+			b.next = append(b.next, y)
 		}
 	}
 	rebuilt := false
@@ -354,6 +361,11 @@ func (b *polyProver) add(x vec, pa *path) error {
 	}
 	c.grad = nil
 	b.probe(c)
+	// What a vertex lies on served the clipping and the probes; a box of
+	// four axes holds tens of thousands of cells.
+	for k := range c.poly.verts {
+		c.poly.verts[k].tight = nil
+	}
 	return nil
 }
 
@@ -955,7 +967,7 @@ func (b *polyProver) check(c *polyCell) error {
 }
 
 // around are the integer points near a rational point: the corners of the
-// unit cube holding it and a step beyond each along every axis.
+// unit cube holding it and a step beyond the cube along every axis.
 func (b *polyProver) around(x ratVec, visit func(vec)) {
 	var f vec
 	for i := range b.n {
@@ -967,13 +979,13 @@ func (b *polyProver) around(x ratVec, visit func(vec)) {
 			y[i] = f[i] + int64(m>>i&1)
 		}
 		visit(y)
-		for i := range b.n {
-			for _, s := range []int64{-1, 1} {
-				z := y
-				z[i] += s
-				visit(z)
-			}
-		}
+	}
+	for i := range b.n {
+		below, beyond := f, f
+		below[i]--
+		beyond[i] += 2
+		visit(below)
+		visit(beyond)
 	}
 }
 

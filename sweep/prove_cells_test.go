@@ -80,11 +80,25 @@ func TestPolyProverAgreesWithTheBoxProver(t *testing.T) {
 // Over three axes (the fault's start and length and a follower's phase):
 // random schedules each lie in exactly one cell, run its path and measure
 // each metric as its windows predict, never above the proof's worst; the
-// cells' counts add up to the box's.
+// cells' counts add up to the box's; a cell taken away is found again by
+// the coverage scan, and one moved into its neighbour is caught.
 func TestPolyProverThreeAxes(t *testing.T) {
 	axes := []string{ParamAt, ParamFor, "start1"}
 	lo := []time.Duration{2500 * time.Millisecond, 9900 * time.Millisecond, 3990 * time.Millisecond}
 	hi := []time.Duration{2600 * time.Millisecond, 10100 * time.Millisecond, 4010 * time.Millisecond}
+	checkPolyBox(t, axes, lo, hi)
+}
+
+// The same over four axes: the fault's start and length and both
+// followers' phases.
+func TestPolyProverFourAxes(t *testing.T) {
+	axes := []string{ParamAt, ParamFor, "start1", "start2"}
+	lo := []time.Duration{2520 * time.Millisecond, 10000 * time.Millisecond, 3995 * time.Millisecond, 3995 * time.Millisecond}
+	hi := []time.Duration{2525 * time.Millisecond, 10030 * time.Millisecond, 4005 * time.Millisecond, 4005 * time.Millisecond}
+	checkPolyBox(t, axes, lo, hi)
+}
+
+func checkPolyBox(t *testing.T, axes []string, lo, hi []time.Duration) {
 	start := time.Now()
 	b := polyOver(t, axes, lo, hi, ProveOptions{})
 	total := new(big.Int)
@@ -98,19 +112,19 @@ func TestPolyProverThreeAxes(t *testing.T) {
 		t.Fatalf("the cells hold %v points, the box %v", total, b.boxCount())
 	}
 	for _, p := range b.proofs {
-		t.Logf("%s: worst %v at %v sup %v bound %v %s", p.Metric, p.Worst, []time.Duration{p.At, p.At2, p.AtMore[0]}, p.Sup, p.Bound, p.Verdict)
+		t.Logf("%s: worst %v at %v sup %v bound %v %s", p.Metric, p.Worst, append([]time.Duration{p.At, p.At2}, p.AtMore...), p.Sup, p.Bound, p.Verdict)
 	}
 	checkRescan(t, b)
 	checkOverlapCaught(t, b)
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 200 {
 		var x vec
-		for i := range 3 {
+		for i := range b.n {
 			x[i] = b.lo[i] + rng.Int64N(b.hi[i]-b.lo[i]+1)
 		}
 		var in []*polyCell
 		for _, c := range b.cells {
-			if c.contains(x, 3) {
+			if c.contains(x, b.n) {
 				in = append(in, c)
 			}
 		}
@@ -231,7 +245,11 @@ func checkOverlapCaught(t *testing.T, b *polyProver) {
 	if len(hs) == 0 {
 		t.Fatal("the largest full cell has no side inside the box")
 	}
-	hs[0].c -= 1000 * max(abs64(hs[0].g[0]), abs64(hs[0].g[1]), abs64(hs[0].g[2]))
+	var steep int64
+	for _, g := range hs[0].g {
+		steep = max(steep, abs64(g))
+	}
+	hs[0].c -= 1000 * steep
 	c.poly = newPolytope(b.lo[:b.n], b.hi[:b.n], hs)
 	for i := range b.n {
 		lo, hi := c.poly.bounds(i)
