@@ -80,7 +80,7 @@ type polyProver struct {
 	pending map[vec]*path
 	// next are the points of pending, taken before the queue: a whole
 	// path waits there (thousands of comparisons), so not for long.
-	next []vec
+	next    []vec
 	recent  []*polyCell
 	buckets [][]*polyCell
 	steps   []vec // neighbour steps, shortest first
