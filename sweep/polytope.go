@@ -9,8 +9,9 @@ import (
 
 // The geometry of a box of more than two axes: a cell is the set of integer
 // points of a convex polytope {x : g·x + c ≤ 0 for each half-space}, in as
-// many dimensions as the box has axes (a tie cell: in the coordinates of its
-// plane's lattice, fewer). Two things are asked of it, both exactly:
+// many dimensions as the box has axes (a flat one, a tie's, held to its
+// hull by pairs of opposite half-spaces). Two things are asked of it, both
+// exactly:
 //
 //   - its vertices, where a metric (a maximum of affine windows) is largest;
 //   - the number of its integer points, for the coverage certificate.
@@ -18,14 +19,16 @@ import (
 // The vertices come from clipping the box by one half-space at a time
 // (the double description: a vertex keeps the half-spaces it lies on, and
 // two vertices are joined by an edge when no third lies on every half-space
-// they share). The count slices the polytope across its first coordinate:
-// between two of its vertices' first coordinates the slice keeps its shape,
+// they share). The count slices the polytope across one axis (the one
+// with the fewest slices to count): between two of its vertices'
+// coordinates on that axis the slice keeps its shape,
 // so its count is a quasi-polynomial in the slice's position, of degree one
 // below the dimension, whose period divides the least common multiple of
 // the slice's vertices' denominators (the determinants of the half-spaces'
 // minors). Each residue class of that period is summed in closed form from
 // as many slices as the degree needs, plus one that checks them; slices at
-// the vertices themselves are counted one by one.
+// the vertices themselves are counted one by one, and so are the stretches
+// of a polytope whose period is too large to pay for.
 
 // halfSpace is g·x + c ≤ 0.
 type halfSpace struct {
@@ -388,14 +391,17 @@ func (p *polytope) latticePoints() (*big.Int, error) {
 		}
 		total.Add(total, n)
 	}
-	period := p.slicePeriod()
+	period, ok := p.slicePeriod()
 	deg := int64(p.dim - 1)
 	for k := 0; k+1 < len(crit); k++ {
 		a, b := crit[k]+1, crit[k+1]-1
 		if a > b {
 			continue
 		}
-		if b-a+1 <= (deg+2)*period {
+		if !ok && b-a+1 > maxSlicePeriod {
+			return nil, fmt.Errorf("%w: the slices' period passes %d and a stretch of %d slices lies between two vertices", errCountCheck, maxSlicePeriod, b-a+1)
+		}
+		if !ok || b-a+1 <= (deg+2)*period {
 			for s := a; s <= b; s++ {
 				n, err := slice(s)
 				if err != nil {
@@ -484,62 +490,54 @@ func (p *polytope) swapped(a int) *polytope {
 	return q
 }
 
+// maxSlicePeriod is the largest slice period summed in closed form (each
+// residue class costs a few slices); past it, stretches are counted slice
+// by slice, and one too long for that is an error.
+const maxSlicePeriod = 1 << 16
+
 // slicePeriod is the least common multiple of the nonzero determinants of
 // the (dim−1)-square minors of the half-spaces' gradients without their
-// first coordinate: every vertex of a slice has a denominator dividing one.
-func (p *polytope) slicePeriod() int64 {
+// first coordinate: every vertex of a slice has a denominator dividing one
+// (false when it passes maxSlicePeriod).
+func (p *polytope) slicePeriod() (int64, bool) {
 	k := p.dim - 1
-	rows := make([][]int64, len(p.hs))
+	rows := make([][]*big.Int, len(p.hs))
 	for i, h := range p.hs {
-		rows[i] = h.g[1:]
+		rows[i] = make([]*big.Int, k)
+		for j, g := range h.g[1:] {
+			rows[i][j] = big.NewInt(g)
+		}
 	}
-	l := int64(1)
+	l := big.NewInt(1)
+	limit := big.NewInt(maxSlicePeriod)
 	pick := make([]int, k)
-	var walk func(at, from int)
-	walk = func(at, from int) {
+	var walk func(at, from int) bool
+	walk = func(at, from int) bool {
 		if at == k {
-			m := make([][]int64, k)
+			m := make([][]*big.Int, k)
 			for i, r := range pick {
 				m[i] = rows[r]
 			}
-			if d := abs64(det(m)); d > 1 {
-				l = l / gcd(l, d) * d
+			d := detBig(m)
+			if d.Sign() != 0 {
+				d.Abs(d)
+				g := new(big.Int).GCD(nil, nil, l, d)
+				l.Mul(l, d.Quo(d, g))
 			}
-			return
+			return l.Cmp(limit) <= 0
 		}
 		for r := from; r < len(rows); r++ {
 			pick[at] = r
-			walk(at+1, r+1)
+			if !walk(at+1, r+1) {
+				return false
+			}
 		}
+		return true
 	}
-	walk(0, 0)
-	return l
-}
-
-// det is the determinant of a small integer matrix (Laplace expansion: at
-// most 3×3 here).
-func det(m [][]int64) int64 {
-	switch len(m) {
-	case 0:
-		return 1
-	case 1:
-		return m[0][0]
-	case 2:
-		return m[0][0]*m[1][1] - m[0][1]*m[1][0]
+	if !walk(0, 0) {
+		return 0, false
 	}
-	var d int64
-	for j := range m {
-		minor := make([][]int64, len(m)-1)
-		for i := 1; i < len(m); i++ {
-			minor[i-1] = append(slices.Clone(m[i][:j]), m[i][j+1:]...)
-		}
-		t := m[0][j] * det(minor)
-		if j%2 == 1 {
-			t = -t
-		}
-		d += t
-	}
-	return d
+	return l.Int64(), true
 }
 
 // forwardDiffs are Δ^i f(0) for i = 0..len(f)−1.

@@ -248,3 +248,33 @@ func TestForwardDiffs(t *testing.T) {
 		t.Fatalf("the squares' polynomial at 3 = %v, want 16", got)
 	}
 }
+
+// Gradients whose minors' least common multiple passes any closed-form
+// budget (the first 18 primes: far past int64): the stretches are counted
+// slice by slice, and the count is still exact.
+func TestPolytopeLargePeriod(t *testing.T) {
+	primes := []int64{2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61}
+	lo, hi := []int64{0, 0, -4000}, []int64{400, 70, 4000}
+	var hs []halfSpace
+	for _, p := range primes {
+		hs = append(hs, halfSpace{[]int64{1, p, 1}, -p * p / 4})
+	}
+	if _, ok := newPolytope(lo, hi, hs).slicePeriod(); ok {
+		t.Fatal("the primes' period is within the closed-form budget")
+	}
+	got, err := newPolytope(lo, hi, hs).latticePoints()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := new(big.Int)
+	for s := lo[0]; s <= hi[0]; s++ {
+		var ps []halfPlane
+		for _, h := range hs {
+			ps = append(ps, halfPlane{h.g[1], h.g[2], h.c + h.g[0]*s})
+		}
+		want.Add(want, latticeCount([2]int64{lo[1], lo[2]}, [2]int64{hi[1], hi[2]}, ps))
+	}
+	if got.Cmp(want) != 0 {
+		t.Fatalf("counted %v, slice by slice %v", got, want)
+	}
+}

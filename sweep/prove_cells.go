@@ -413,6 +413,16 @@ func (b *polyProver) index(c *polyCell) {
 		in[i], out[i] = max(c.lo[i], b.lo[i]), min(c.hi[i], b.hi[i])
 	}
 	lo, hi := b.square(in), b.square(out)
+	if c.indexed && (lo[0] > c.blo[0] || lo[1] > c.blo[1] || hi[0] < c.bhi[0] || hi[1] < c.bhi[1]) {
+		// Not grown from the squares it was filed under: file it anew.
+		for k0 := c.blo[0]; k0 <= c.bhi[0]; k0++ {
+			for k1 := c.blo[1]; k1 <= c.bhi[1]; k1++ {
+				k := k0*(gridRows+1) + k1
+				b.buckets[k] = slices.DeleteFunc(b.buckets[k], func(d *polyCell) bool { return d == c })
+			}
+		}
+		c.indexed = false
+	}
 	for k0 := lo[0]; k0 <= hi[0]; k0++ {
 		for k1 := lo[1]; k1 <= hi[1]; k1++ {
 			if c.indexed && k0 >= c.blo[0] && k0 <= c.bhi[0] && k1 >= c.blo[1] && k1 <= c.bhi[1] {
@@ -421,12 +431,7 @@ func (b *polyProver) index(c *polyCell) {
 			b.buckets[k0*(gridRows+1)+k1] = append(b.buckets[k0*(gridRows+1)+k1], c)
 		}
 	}
-	if !c.indexed {
-		c.blo, c.bhi, c.indexed = lo, hi, true
-	}
-	for i := range 2 {
-		c.blo[i], c.bhi[i] = min(c.blo[i], lo[i]), max(c.bhi[i], hi[i])
-	}
+	c.blo, c.bhi, c.indexed = lo, hi, true
 }
 
 func (b *polyProver) restore(c *polyCell) error {
@@ -712,6 +717,9 @@ func (b *polyProver) build(c *polyCell) error {
 		if !ok {
 			return fmt.Errorf("%w: the directions of the cell of %s are dependent", ErrPathMismatch, b.text(o))
 		}
+		if !s.det.IsInt64() {
+			return fmt.Errorf("%w: the points found in the cell of %s lie too far apart to solve its gradients", ErrPathMismatch, b.text(o))
+		}
 		delta := make([]int64, len(us))
 		grad := func(val func(pa *path) int64) (slope, bool) {
 			v0 := val(po)
@@ -765,12 +773,15 @@ func (b *polyProver) build(c *polyCell) error {
 		default:
 			return fmt.Errorf("%w: a tie (comparison %d) moves along the cell of %s", ErrPathMismatch, k, b.text(o))
 		}
+		most, least := b.reach(g, cst)
 		switch {
-		case cst.Cmp(big.NewInt(-1<<61)) < 0:
-			// Holds all over the box: |g·x| is far below 2⁶¹ there.
+		case most.Sign() <= 0:
+			// Holds all over the box: it cuts nothing.
 			continue
-		case cst.Cmp(big.NewInt(1<<61)) > 0:
-			return fmt.Errorf("%w: comparison %d of the cell of %s holds nowhere", ErrPathMismatch, k, b.text(o))
+		case least.Sign() > 0:
+			return fmt.Errorf("%w: comparison %d of the cell of %s holds nowhere in the box", ErrPathMismatch, k, b.text(o))
+		case !cst.IsInt64() || cst.CmpAbs(big.NewInt(1<<61)) > 0:
+			return fmt.Errorf("%w: comparison %d of the cell of %s cuts the box at a constant past 2⁶¹", ErrPathMismatch, k, b.text(o))
 		}
 		hs = append(hs, halfSpace{slices.Clone(g[:b.n]), cst.Int64()})
 	}
@@ -833,6 +844,22 @@ func normalizeSpaces(hs []halfSpace) []halfSpace {
 		out = append(out, halfSpace{g, c})
 	}
 	return out
+}
+
+// reach is the greatest and least of g·x + cst over the box (at its
+// corners), exact.
+func (b *polyProver) reach(g vec, cst *big.Int) (most, least *big.Int) {
+	most, least = new(big.Int).Set(cst), new(big.Int).Set(cst)
+	for i := range b.n {
+		lo := new(big.Int).Mul(big.NewInt(g[i]), big.NewInt(b.lo[i]))
+		hi := new(big.Int).Mul(big.NewInt(g[i]), big.NewInt(b.hi[i]))
+		if lo.Cmp(hi) > 0 {
+			lo, hi = hi, lo
+		}
+		most.Add(most, hi)
+		least.Add(least, lo)
+	}
+	return most, least
 }
 
 // slope is a value's gradient along a cell, g/den (den > 0): at x the
@@ -906,6 +933,9 @@ func lineRange(hs []halfSpace, x vec, n int) (lo, hi int64, ok bool) {
 // last axis through its bounding box (a found point when none of a few
 // meets it).
 func (b *polyProver) sample(c *polyCell) vec {
+	if c.rank < b.n {
+		return b.sampleFlat(c)
+	}
 	for range 64 {
 		var x vec
 		for i := range b.n - 1 {
@@ -917,6 +947,59 @@ func (b *polyProver) sample(c *polyCell) vec {
 		}
 	}
 	return c.pts[b.rng.IntN(len(c.pts))]
+}
+
+// sampleFlat is a random point of a flat cell, inside its hull: from a
+// found point along a random combination of its found directions, as far
+// as the half-spaces allow either way (its lines through the box miss a
+// hull that ties axes other than the last).
+func (b *polyProver) sampleFlat(c *polyCell) vec {
+	p := c.pts[b.rng.IntN(len(c.pts))]
+	var u vec
+	for u == (vec{}) {
+		for _, d := range c.dirs {
+			k := b.rng.Int64N(3) - 1
+			for i := range u {
+				u[i] += k * d[i]
+			}
+		}
+	}
+	var g int64
+	for _, v := range u {
+		g = gcd(g, abs64(v))
+	}
+	for i := range u {
+		u[i] /= g
+	}
+	// g·(p + t·u) + c ≤ 0 for every half-space: a·t ≤ rest.
+	lo, hi := int64(minInt64/4), int64(maxInt64/4)
+	for _, h := range c.poly.hs {
+		a, rest := new(big.Int), big.NewInt(-h.c)
+		for i := range b.n {
+			a.Add(a, new(big.Int).Mul(big.NewInt(h.g[i]), big.NewInt(u[i])))
+			rest.Sub(rest, new(big.Int).Mul(big.NewInt(h.g[i]), big.NewInt(p[i])))
+		}
+		// (Div is Euclidean: a floor for a positive divisor.)
+		switch a.Sign() {
+		case 1: // t ≤ ⌊rest/a⌋
+			if q := new(big.Int).Div(rest, a); q.IsInt64() {
+				hi = min(hi, q.Int64())
+			}
+		case -1: // t ≥ ⌈rest/a⌉ = −⌊rest/(−a)⌋
+			if q := new(big.Int).Div(rest, new(big.Int).Neg(a)); q.IsInt64() {
+				lo = max(lo, -q.Int64())
+			}
+		}
+	}
+	if lo > hi {
+		return p
+	}
+	t := lo + b.rng.Int64N(hi-lo+1)
+	var x vec
+	for i := range b.n {
+		x[i] = p[i] + t*u[i]
+	}
+	return x
 }
 
 // check runs random points of the cell (Interior, default 1) and verifies
@@ -1183,12 +1266,12 @@ func (c *polyCell) metricAt(i int, x vec) int64 {
 }
 
 // supremum is metric i's largest value over the cell's real polytope (at
-// a vertex) and the vertex.
-func (c *polyCell) supremum(i int, n int) (*big.Rat, ratVec) {
+// a vertex) and the vertices where it is.
+func (c *polyCell) supremum(i int, n int) (*big.Rat, []ratVec) {
 	po := c.paths[0]
 	o := c.o()
 	var best *big.Rat
-	var at ratVec
+	var at []ratVec
 	for _, v := range c.poly.verts {
 		m := new(big.Rat)
 		for j := range po.wins[i] {
@@ -1203,25 +1286,29 @@ func (c *polyCell) supremum(i int, n int) (*big.Rat, ratVec) {
 				m = w
 			}
 		}
-		if best == nil || m.Cmp(best) > 0 {
-			best, at = m, v.x
+		switch {
+		case best == nil || m.Cmp(best) > 0:
+			best, at = m, []ratVec{v.x}
+		case m.Cmp(best) == 0:
+			at = append(at, v.x)
 		}
 	}
 	return best, at
 }
 
 // candidates are the cell's integer points where a metric may be largest:
-// those run and those near v, its best vertex for the metric.
-func (b *polyProver) candidates(c *polyCell, v ratVec) []vec {
+// those run and those near vs, the vertices where it is (a metric constant
+// along an edge is largest at both its ends: the smallest schedule is near
+// one of them).
+func (b *polyProver) candidates(c *polyCell, vs []ratVec) []vec {
 	out := slices.Clone(c.pts)
-	if v == nil {
-		return out
+	for _, v := range vs {
+		b.around(v, func(p vec) {
+			if c.contains(p, b.n) {
+				out = append(out, p)
+			}
+		})
 	}
-	b.around(v, func(p vec) {
-		if c.contains(p, b.n) {
-			out = append(out, p)
-		}
-	})
 	return out
 }
 
@@ -1392,9 +1479,11 @@ func provePolyResult(ctx context.Context, s ProveSpace, o ProveOptions, lat latt
 	}
 	res.Segments, res.Runs = len(b.cells), p.runs
 	if err != nil {
-		if !errors.Is(err, errSegmentLimit) && !errors.Is(err, errCoverage) && ctx.Err() == nil {
+		if !errors.Is(err, errSegmentLimit) && !errors.Is(err, errCoverage) && !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
 			return nil, err
 		}
+		// A cell stopped half built has no polytope to take a worst from.
+		b.cells = slices.DeleteFunc(b.cells, func(c *polyCell) bool { return c.poly == nil || c.count == nil })
 		res.Complete = false
 		res.Incomplete = fmt.Sprintf("stopped after %d cells: %v", len(b.cells), err)
 		if err := b.finish(); err != nil {

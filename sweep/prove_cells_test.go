@@ -116,6 +116,26 @@ func checkPolyBox(t *testing.T, axes []string, lo, hi []time.Duration) {
 	}
 	checkRescan(t, b)
 	checkOverlapCaught(t, b)
+	// A flat cell's interior check samples inside its hull, not only at
+	// the points it was found from.
+	flat, fresh := 0, 0
+	for _, c := range b.cells {
+		if c.rank == b.n || c.count.Cmp(big.NewInt(3)) < 0 {
+			continue
+		}
+		flat++
+		x := b.sampleFlat(c)
+		if !c.contains(x, b.n) {
+			t.Fatalf("a sample of the flat cell of %s, %s, lies outside it", b.text(c.o()), b.text(x))
+		}
+		if !slices.Contains(c.pts, x) {
+			fresh++
+		}
+	}
+	t.Logf("%d flat cells sampled, %d at a schedule not run before", flat, fresh)
+	if flat == 0 || fresh*2 < flat {
+		t.Fatalf("%d of %d flat cells sampled at a schedule not run before: want most", fresh, flat)
+	}
 	rng := rand.New(rand.NewPCG(7, 8))
 	for range 200 {
 		var x vec

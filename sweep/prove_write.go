@@ -25,7 +25,11 @@ func (r *ProveResult) JSON() ([]byte, error) { return indentJSON(r) }
 // expectation.
 func (r *ProveResult) Scenario(metric string, x time.Duration, x2 ...time.Duration) model.Scenario {
 	p := r.prover()
-	sc := p.scenarioAt(append([]time.Duration{x}, x2...)...)
+	pt := append([]time.Duration{x}, x2...)
+	for len(pt) < len(p.axisNames()) {
+		pt = append(pt, 0) // as PointText: an axis not given is 0
+	}
+	sc := p.scenarioAt(pt...)
 	sc.Expect = []model.Expectation{{Metric: model.Metric(metric), Max: "predicted"}}
 	sc.StrictClaims = false
 	return sc
