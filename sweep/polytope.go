@@ -245,14 +245,21 @@ func rank(rows [][]int64) int {
 	if len(rows) == 0 {
 		return 0
 	}
-	n := len(rows[0])
+	_, pivots := rowReduce(rows, len(rows[0]))
+	return len(pivots)
+}
+
+// rowReduce is the reduced row echelon form of integer rows of n columns
+// (exact) and its pivot columns.
+func rowReduce(rows [][]int64, n int) ([][]*big.Rat, []int) {
 	m := make([][]*big.Rat, len(rows))
 	for i, r := range rows {
 		m[i] = make([]*big.Rat, n)
-		for j, v := range r {
-			m[i][j] = new(big.Rat).SetInt64(v)
+		for j := range n {
+			m[i][j] = new(big.Rat).SetInt64(r[j])
 		}
 	}
+	var pivots []int
 	rk := 0
 	for col := 0; col < n && rk < len(m); col++ {
 		piv := -1
@@ -266,18 +273,23 @@ func rank(rows [][]int64) int {
 			continue
 		}
 		m[rk], m[piv] = m[piv], m[rk]
-		for r := rk + 1; r < len(m); r++ {
-			if m[r][col].Sign() == 0 {
+		inv := new(big.Rat).Inv(m[rk][col])
+		for c := range n {
+			m[rk][c].Mul(m[rk][c], inv)
+		}
+		for r := range m {
+			if r == rk || m[r][col].Sign() == 0 {
 				continue
 			}
-			f := new(big.Rat).Quo(m[r][col], m[rk][col])
-			for c := col; c < n; c++ {
+			f := new(big.Rat).Set(m[r][col])
+			for c := range n {
 				m[r][c].Sub(m[r][c], new(big.Rat).Mul(f, m[rk][c]))
 			}
 		}
+		pivots = append(pivots, col)
 		rk++
 	}
-	return rk
+	return m, pivots
 }
 
 func intersect(a, b []int) []int {

@@ -3,6 +3,7 @@ package sweep
 import (
 	"math/big"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -40,7 +41,7 @@ func randomHalfSpaces(rng *rand.Rand, dim, n int, lo, hi []int64, coef int64) []
 
 // bruteCount counts the box's integer points that satisfy every half-space.
 func bruteCount(lo, hi []int64, hs []halfSpace) int64 {
-	x := slicesCloneInt(lo)
+	x := slices.Clone(lo)
 	var n int64
 	for {
 		ok := true
@@ -68,17 +69,36 @@ func bruteCount(lo, hi []int64, hs []halfSpace) int64 {
 	}
 }
 
-func slicesCloneInt(a []int64) []int64 { return append([]int64(nil), a...) }
+// randomBox is a box of dim axes near the origin, axis i spanning
+// 1 + span(i) integers at most.
+func randomBox(rng *rand.Rand, dim int, span func() int64) (lo, hi []int64) {
+	lo, hi = make([]int64, dim), make([]int64, dim)
+	for i := range dim {
+		lo[i] = rng.Int64N(21) - 10
+		hi[i] = lo[i] + span()
+	}
+	return lo, hi
+}
+
+// sliceBySlice counts a 3-axis box's integer points that satisfy hs, one
+// slice across the first axis at a time, each by the two-axis count.
+func sliceBySlice(lo, hi []int64, hs []halfSpace) *big.Int {
+	n := new(big.Int)
+	for s := lo[0]; s <= hi[0]; s++ {
+		var ps []halfPlane
+		for _, h := range hs {
+			ps = append(ps, halfPlane{h.g[1], h.g[2], h.c + h.g[0]*s})
+		}
+		n.Add(n, latticeCount([2]int64{lo[1], lo[2]}, [2]int64{hi[1], hi[2]}, ps))
+	}
+	return n
+}
 
 func TestPolytopeCountsSmall(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for trial := range 1500 {
 		dim := 2 + trial%3
-		lo, hi := make([]int64, dim), make([]int64, dim)
-		for i := range dim {
-			lo[i] = rng.Int64N(21) - 10
-			hi[i] = lo[i] + rng.Int64N(map[int]int64{2: 30, 3: 16, 4: 8}[dim])
-		}
+		lo, hi := randomBox(rng, dim, func() int64 { return rng.Int64N(map[int]int64{2: 30, 3: 16, 4: 8}[dim]) })
 		hs := randomHalfSpaces(rng, dim, 1+rng.IntN(6), lo, hi, 4)
 		want := bruteCount(lo, hi, hs)
 		got, err := newPolytope(lo, hi, hs).latticePoints()
@@ -104,14 +124,7 @@ func TestPolytopeCountsLong(t *testing.T) {
 			hs[k].g[0] = rng.Int64N(3) - 1
 			hs[k].c = -(hs[k].g[0]*(lo[0]+hi[0])/2 + hs[k].g[1]*(lo[1]+hi[1])/2 + hs[k].g[2]*(lo[2]+hi[2])/2) + rng.Int64N(400)
 		}
-		want := new(big.Int)
-		for s := lo[0]; s <= hi[0]; s++ {
-			var ps []halfPlane
-			for _, h := range hs {
-				ps = append(ps, halfPlane{h.g[1], h.g[2], h.c + h.g[0]*s})
-			}
-			want.Add(want, latticeCount([2]int64{lo[1], lo[2]}, [2]int64{hi[1], hi[2]}, ps))
-		}
+		want := sliceBySlice(lo, hi, hs)
 		got, err := newPolytope(lo, hi, hs).latticePoints()
 		if err != nil {
 			t.Fatalf("trial %d: %v", trial, err)
@@ -122,19 +135,13 @@ func TestPolytopeCountsLong(t *testing.T) {
 	}
 }
 
-// Every vertex satisfies every half-space and lies on dim independent
-// ones; a linear function's maximum over the integer points is at most its
-// maximum over the vertices, and the vertices are those found by solving
-// every dim of the half-spaces.
+// The vertices are exactly the feasible solutions of every dim of the
+// half-spaces taken as equalities, and each satisfies every half-space.
 func TestPolytopeVertices(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for trial := range 400 {
 		dim := 2 + trial%3
-		lo, hi := make([]int64, dim), make([]int64, dim)
-		for i := range dim {
-			lo[i] = rng.Int64N(21) - 10
-			hi[i] = lo[i] + 1 + rng.Int64N(10)
-		}
+		lo, hi := randomBox(rng, dim, func() int64 { return 1 + rng.Int64N(10) })
 		hs := randomHalfSpaces(rng, dim, 1+rng.IntN(5), lo, hi, 3)
 		p := newPolytope(lo, hi, hs)
 		all := append(boxSides(lo, hi), hs...)
@@ -266,14 +273,7 @@ func TestPolytopeLargePeriod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := new(big.Int)
-	for s := lo[0]; s <= hi[0]; s++ {
-		var ps []halfPlane
-		for _, h := range hs {
-			ps = append(ps, halfPlane{h.g[1], h.g[2], h.c + h.g[0]*s})
-		}
-		want.Add(want, latticeCount([2]int64{lo[1], lo[2]}, [2]int64{hi[1], hi[2]}, ps))
-	}
+	want := sliceBySlice(lo, hi, hs)
 	if got.Cmp(want) != 0 {
 		t.Fatalf("counted %v, slice by slice %v", got, want)
 	}

@@ -958,53 +958,65 @@ func (b *boxProver) finish() error {
 				}
 			}
 		}
-		if found {
-			pr.At, pr.At2 = time.Duration(worstAt[0]), time.Duration(worstAt[1])
-			rep, err := b.replayAt(i, pointDur(worstAt)...)
-			if err != nil {
-				return err
-			}
-			if rep.Measured != pr.Worst {
-				return fmt.Errorf("%w: the ordinary run of %s measures %s %v, the cell's gradients %v", ErrPathMismatch, b.pointText(pointDur(worstAt)...), m, rep.Measured, pr.Worst)
-			}
-			pr.Replayed = rep.Measured
+		if err := b.settle(&pr, i, found, seen, pointDur(worstAt), pointDur(excessAt), supExcess, "polygon"); err != nil {
+			return err
 		}
-		if seen {
-			pr.ExcessAt, pr.ExcessAt2 = time.Duration(excessAt[0]), time.Duration(excessAt[1])
-		}
-		switch {
-		case pr.NotMeasured > 0 && (!found || !seen || pr.Excess <= 0):
-			// Short of a counterexample, a worst not known everywhere.
-			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
-		case !found || !seen:
-			pr.Why = pr.UnknownWhy
-			if found {
-				pr.Why = "no bound applies"
-			}
-		case pr.Excess > 0:
-			// Confirm on the ordinary run, against that schedule's own bound.
-			rep, err := b.replayAt(i, pointDur(excessAt)...)
-			if err != nil {
-				return err
-			}
-			if e := rep.Measured - rep.Predicted; e > 0 {
-				pr.Verdict, pr.Excess = VerdictCounterexample, e
-			} else {
-				pr.Verdict = VerdictIncomplete
-				pr.Why = fmt.Sprintf("the bound varies inside a cell: %s is %v there, within its own bound %v but above the cell's lowest", b.pointText(pointDur(excessAt)...), rep.Measured, rep.Predicted)
-			}
-		case supExcess != nil && supExcess.Sign() > 0:
-			pr.Verdict = VerdictIncomplete
-			pr.Why = fmt.Sprintf("no schedule found exceeds the bound, but a cell's supremum over its real polygon does, by %v", time.Duration(ceilRat(supExcess)))
-		default:
-			pr.Verdict = VerdictProven
-			if supExcess != nil {
-				// The margin a proof has is the supremum's, not the worst found.
-				pr.Excess = time.Duration(ceilRat(supExcess))
-			}
-		}
-		pr.found, pr.seen = found, seen
 		b.proofs = append(b.proofs, pr)
+	}
+	return nil
+}
+
+// settle finishes a box proof's metric i once its cells are taken: the
+// worst schedule replayed by the ordinary run (which must measure the
+// same), the counterexample confirmed against its schedule's own bound,
+// and the verdict, which compares the cells' supremum over their real
+// shapes (polygons, polytopes) with the bound.
+func (p *prover) settle(pr *Proof, i int, found, seen bool, worstAt, excessAt []time.Duration, supExcess *big.Rat, shape string) error {
+	pr.found, pr.seen = found, seen
+	if found {
+		pr.setAt(worstAt)
+		rep, err := p.replayAt(i, worstAt...)
+		if err != nil {
+			return err
+		}
+		if rep.Measured != pr.Worst {
+			return fmt.Errorf("%w: the ordinary run of %s measures %s %v, the cell's gradients %v", ErrPathMismatch, p.pointText(worstAt...), pr.Metric, rep.Measured, pr.Worst)
+		}
+		pr.Replayed = rep.Measured
+	}
+	if seen {
+		pr.setExcessAt(excessAt)
+	}
+	switch {
+	case pr.NotMeasured > 0 && (!found || !seen || pr.Excess <= 0):
+		// Short of a counterexample, a worst not known everywhere.
+		pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
+	case !found || !seen:
+		pr.Why = pr.UnknownWhy
+		if found {
+			pr.Why = "no bound applies"
+		}
+	case pr.Excess > 0:
+		// Confirm on the ordinary run, against that schedule's own bound.
+		rep, err := p.replayAt(i, excessAt...)
+		if err != nil {
+			return err
+		}
+		if e := rep.Measured - rep.Predicted; e > 0 {
+			pr.Verdict, pr.Excess = VerdictCounterexample, e
+		} else {
+			pr.Verdict = VerdictIncomplete
+			pr.Why = fmt.Sprintf("the bound varies inside a cell: %s is %v there, within its own bound %v but above the cell's lowest", p.pointText(excessAt...), rep.Measured, rep.Predicted)
+		}
+	case supExcess != nil && supExcess.Sign() > 0:
+		pr.Verdict = VerdictIncomplete
+		pr.Why = fmt.Sprintf("no schedule found exceeds the bound, but a cell's supremum over its real %s does, by %v", shape, time.Duration(ceilRat(supExcess)))
+	default:
+		pr.Verdict = VerdictProven
+		if supExcess != nil {
+			// The margin a proof has is the supremum's, not the worst found.
+			pr.Excess = time.Duration(ceilRat(supExcess))
+		}
 	}
 	return nil
 }

@@ -609,45 +609,9 @@ func adjugate(m [][]*big.Int) [][]*big.Int {
 // complement is an integer basis of the directions orthogonal to us, in n
 // dimensions (rational elimination, each vector scaled to integers).
 func complement(us []vec, n int) [][]int64 {
-	// Row-reduce the directions; the free columns give the null space of
-	// the matrix whose rows are us.
-	m := make([][]*big.Rat, len(us))
-	for i, u := range us {
-		m[i] = make([]*big.Rat, n)
-		for j := range n {
-			m[i][j] = new(big.Rat).SetInt64(u[j])
-		}
-	}
-	var pivots []int
-	rk := 0
-	for col := 0; col < n && rk < len(m); col++ {
-		piv := -1
-		for r := rk; r < len(m); r++ {
-			if m[r][col].Sign() != 0 {
-				piv = r
-				break
-			}
-		}
-		if piv < 0 {
-			continue
-		}
-		m[rk], m[piv] = m[piv], m[rk]
-		inv := new(big.Rat).Inv(m[rk][col])
-		for c := range n {
-			m[rk][c].Mul(m[rk][c], inv)
-		}
-		for r := range m {
-			if r == rk || m[r][col].Sign() == 0 {
-				continue
-			}
-			f := new(big.Rat).Set(m[r][col])
-			for c := range n {
-				m[r][c].Sub(m[r][c], new(big.Rat).Mul(f, m[rk][c]))
-			}
-		}
-		pivots = append(pivots, col)
-		rk++
-	}
+	// The free columns of the directions' reduced rows give the null
+	// space of the matrix whose rows are us.
+	m, pivots := rowReduce(dirRows(us), n)
 	var out [][]int64
 	for free := range n {
 		if slices.Contains(pivots, free) {
@@ -1369,49 +1333,9 @@ func (b *polyProver) finish() error {
 				}
 			}
 		}
-		if found {
-			pr.setAt(b.dur(worstAt))
-			rep, err := b.replayAt(i, b.dur(worstAt)...)
-			if err != nil {
-				return err
-			}
-			if rep.Measured != pr.Worst {
-				return fmt.Errorf("%w: the ordinary run of %s measures %s %v, the cell's gradients %v", ErrPathMismatch, b.text(worstAt), m, rep.Measured, pr.Worst)
-			}
-			pr.Replayed = rep.Measured
+		if err := b.settle(&pr, i, found, seen, b.dur(worstAt), b.dur(excessAt), supExcess, "polytope"); err != nil {
+			return err
 		}
-		if seen {
-			pr.setExcessAt(b.dur(excessAt))
-		}
-		switch {
-		case pr.NotMeasured > 0 && (!found || !seen || pr.Excess <= 0):
-			pr.Verdict, pr.Why = VerdictIncomplete, pr.notMeasuredWhy()
-		case !found || !seen:
-			pr.Why = pr.UnknownWhy
-			if found {
-				pr.Why = "no bound applies"
-			}
-		case pr.Excess > 0:
-			rep, err := b.replayAt(i, b.dur(excessAt)...)
-			if err != nil {
-				return err
-			}
-			if e := rep.Measured - rep.Predicted; e > 0 {
-				pr.Verdict, pr.Excess = VerdictCounterexample, e
-			} else {
-				pr.Verdict = VerdictIncomplete
-				pr.Why = fmt.Sprintf("the bound varies inside a cell: %s is %v there, within its own bound %v but above the cell's lowest", b.text(excessAt), rep.Measured, rep.Predicted)
-			}
-		case supExcess != nil && supExcess.Sign() > 0:
-			pr.Verdict = VerdictIncomplete
-			pr.Why = fmt.Sprintf("no schedule found exceeds the bound, but a cell's supremum over its real polytope does, by %v", time.Duration(ceilRat(supExcess)))
-		default:
-			pr.Verdict = VerdictProven
-			if supExcess != nil {
-				pr.Excess = time.Duration(ceilRat(supExcess))
-			}
-		}
-		pr.found, pr.seen = found, seen
 		b.proofs = append(b.proofs, pr)
 		b.at = append(b.at, b.dur(worstAt))
 	}
